@@ -1,0 +1,56 @@
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { z } from 'zod';
+import { inFlightTaskSchema } from '../lib/core/schemas';
+import { parseJsonText, parseWith } from '../lib/core/validate';
+
+/**
+ * The node-local task registry: written by the worker, read by the agent. It lives in the
+ * node's data directory, so it survives agent and worker restarts.
+ */
+export const registrySchema = z.strictObject({
+  version: z.literal(1),
+  /** Cumulative completions on this node. */
+  completedTotal: z.number().int().min(0),
+  /** Wall-clock ms of recent completions on this node (same machine as the reader). */
+  recentCompletions: z.array(z.number()).max(10_000),
+  inFlight: z.array(inFlightTaskSchema).max(256),
+});
+export type Registry = z.output<typeof registrySchema>;
+
+/** The worker's pid file: the pid and its start time, so a reused pid is not mistaken for it. */
+export const pidFileSchema = z.strictObject({ pid: z.number().int().positive(), startTicks: z.number().int().min(0) });
+export type PidFile = z.output<typeof pidFileSchema>;
+
+export const emptyRegistry = (): Registry => ({ version: 1, completedTotal: 0, recentCompletions: [], inFlight: [] });
+
+export const registryPath = (dataDir: string): string => `${dataDir}/registry.json`;
+export const workerPidPath = (dataDir: string): string => `${dataDir}/worker.pid.json`;
+export const rolePath = (dataDir: string): string => `${dataDir}/role.json`;
+
+/** Writes JSON atomically: a reader sees the old file or the new one, never half of one. */
+export const writeJsonAtomic = async (path: string, value: unknown): Promise<void> => {
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = `${path}.${process.pid}.tmp`;
+  await writeFile(tmp, JSON.stringify(value));
+  await rename(tmp, path);
+};
+
+/** Reads and validates a local JSON file; null when it does not exist. */
+export const readJsonFile = async <S extends z.ZodType>(path: string, schema: S): Promise<z.output<S> | null> => {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+  return parseWith(schema, parseJsonText(text, path), path);
+};
+
+/** What the agent tells the worker: may it consume, and under which epoch. */
+export const roleFileSchema = z.strictObject({
+  role: z.enum(['primary', 'standby', 'fenced']),
+  epoch: z.number().int().min(0),
+});
+export type RoleFile = z.output<typeof roleFileSchema>;

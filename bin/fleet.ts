@@ -1,0 +1,105 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { ValidationError, describeError } from '../lib/core/errors';
+import type { Report } from '../lib/core/report';
+import { parseScenario, type Scenario } from '../lib/core/scenario';
+import { parseJsonText } from '../lib/core/validate';
+import { DEMO_SCENARIO, DEMO_TIME_SCALE } from '../lib/drill/demo';
+import { formatEntry, formatSummary } from '../lib/drill/render';
+import { runDrill } from '../lib/drill/run';
+
+/** Exit codes of DESIGN section 8. */
+const EXIT = { ok: 0, failed: 1, badInput: 2 } as const;
+
+const positiveNumber = (name: string, max: number) => (raw: string): number => {
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0 || n > max) throw new InvalidArgumentError(`${name} must be a number in (0, ${max}]`);
+  return n;
+};
+const integer = (raw: string): number => {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a non-negative integer');
+  return n;
+};
+
+const readScenario = (file: string): Scenario => {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ValidationError(`scenario file ${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? describeError(error)})`, '--scenario');
+  }
+  return parseScenario(parseJsonText(text, `scenario file ${file}`));
+};
+
+/** Runs a scenario with the live timeline on stdout; returns the exit code. */
+const drill = async (scenario: Scenario, opts: { timeScale: number; seed: number; json?: string; keep?: boolean }): Promise<number> => {
+  const abort = new AbortController();
+  const stop = (): void => {
+    process.stderr.write('\ninterrupted: stopping the local fleet…\n');
+    abort.abort();
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  console.log(`Scenario "${scenario.name}": ${scenario.nodes} nodes, ${scenario.seconds}s at ×${opts.timeScale} (≈${Math.round(scenario.seconds / opts.timeScale)}s + drain), seed ${opts.seed}`);
+  const report: Report = await runDrill(scenario, {
+    timeScale: opts.timeScale,
+    seed: opts.seed,
+    signal: abort.signal,
+    keep: opts.keep === true,
+    onEntry: (e) => console.log(formatEntry(e)),
+    onPhase: (p) => console.log(`… ${p}`),
+  });
+  console.log(formatSummary(report));
+  if (opts.json !== undefined) writeFileSync(opts.json, `${JSON.stringify(report, null, 2)}\n`);
+  if (abort.signal.aborted) return EXIT.failed;
+  return report.ok ? EXIT.ok : EXIT.failed;
+};
+
+const program = new Command()
+  .name('fleet')
+  .description("Queen's Fleet: self-healing media fleet. Drills run on the embedded local cloud.")
+  .exitOverride()
+  .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+program
+  .command('drill')
+  .description('run a scenario file on the local cloud and check its expectations and invariants')
+  .requiredOption('--scenario <file>', 'scenario JSON file (DESIGN section 8)')
+  .addOption(new Option('--time-scale <n>', 'divide every duration by n').argParser(positiveNumber('--time-scale', 100)).default(20))
+  .addOption(new Option('--seed <n>', 'workload seed').argParser(integer).default(1))
+  .option('--json <file>', 'write the report as JSON')
+  .option('--keep', 'keep the run directory with the node logs')
+  .action(async (o: { scenario: string; timeScale: number; seed: number; json?: string; keep?: boolean }) => {
+    process.exitCode = await drill(readScenario(o.scenario), o);
+  });
+
+program
+  .command('demo')
+  .description('a 2-node fleet whose primary worker stalls: detection, restart, recovery (≈45 s)')
+  .addOption(new Option('--seed <n>', 'workload seed').argParser(integer).default(1))
+  .option('--json <file>', 'write the report as JSON')
+  .action(async (o: { seed: number; json?: string }) => {
+    process.exitCode = await drill(DEMO_SCENARIO, { timeScale: DEMO_TIME_SCALE, ...o });
+  });
+
+const main = async (): Promise<void> => {
+  try {
+    await program.parseAsync(process.argv);
+  } catch (error) {
+    const e = error as { code?: string; exitCode?: number };
+    if (typeof e.code === 'string' && e.code.startsWith('commander.')) {
+      process.exitCode = e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help' ? EXIT.ok : EXIT.badInput;
+      return;
+    }
+    if (error instanceof ValidationError) {
+      console.error(`fleet: ${error.message}`);
+      process.exitCode = EXIT.badInput;
+      return;
+    }
+    console.error(`fleet: ${describeError(error)}`);
+    process.exitCode = EXIT.failed;
+  }
+};
+
+void main();

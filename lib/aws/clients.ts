@@ -1,0 +1,63 @@
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { SNSClient } from '@aws-sdk/client-sns';
+import { SSMClient } from '@aws-sdk/client-ssm';
+import { LightsailClient } from '@aws-sdk/client-lightsail';
+import { Route53Client } from '@aws-sdk/client-route-53';
+
+/** Options every client shares; the SDK itself reads AWS_ENDPOINT_URL(_<SERVICE>) and credentials. */
+export interface ClientOptions {
+  region: string;
+  /** Retry attempts for throttling and transient errors (SDK standard mode). */
+  maxAttempts?: number;
+}
+
+/**
+ * The one place clients are built. Endpoints come from the SDK's standard settings
+ * (`AWS_ENDPOINT_URL`, `AWS_ENDPOINT_URL_S3`, …), so the same code runs on AWS and on the
+ * embedded local cloud; S3 switches to path-style addressing when its endpoint is overridden,
+ * because a bucket name cannot prefix an IP address.
+ */
+export class ClientFactory {
+  private readonly cache = new Map<string, unknown>();
+
+  constructor(
+    private readonly options: ClientOptions,
+    private readonly env: NodeJS.ProcessEnv = process.env,
+  ) {}
+
+  private memo<T>(key: string, build: () => T): T {
+    if (!this.cache.has(key)) this.cache.set(key, build());
+    return this.cache.get(key) as T;
+  }
+
+  private get base(): { region: string; maxAttempts: number } {
+    return { region: this.options.region, maxAttempts: this.options.maxAttempts ?? 3 };
+  }
+
+  s3(): S3Client {
+    const overridden = this.env.AWS_ENDPOINT_URL_S3 !== undefined || this.env.AWS_ENDPOINT_URL !== undefined;
+    return this.memo('s3', () => new S3Client({ ...this.base, forcePathStyle: overridden }));
+  }
+  sqs(): SQSClient {
+    return this.memo('sqs', () => new SQSClient(this.base));
+  }
+  sns(): SNSClient {
+    return this.memo('sns', () => new SNSClient(this.base));
+  }
+  ssm(): SSMClient {
+    return this.memo('ssm', () => new SSMClient(this.base));
+  }
+  lightsail(): LightsailClient {
+    return this.memo('lightsail', () => new LightsailClient(this.base));
+  }
+  route53(): Route53Client {
+    return this.memo('route53', () => new Route53Client(this.base));
+  }
+
+  /** Closes every client built so far (idempotent). */
+  destroy(): void {
+    for (const client of this.cache.values()) (client as { destroy(): void }).destroy();
+    this.cache.clear();
+  }
+}

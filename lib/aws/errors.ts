@@ -1,0 +1,39 @@
+import { ConflictError, FleetError, NotFoundError, ThrottledError, UnreachableError } from '../core/errors';
+
+interface SdkErrorLike {
+  name?: string;
+  code?: string;
+  $metadata?: { httpStatusCode?: number };
+  $retryable?: { throttling?: boolean };
+}
+
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
+const THROTTLE_NAMES = new Set(['SlowDown', 'ThrottlingException', 'Throttling', 'TooManyRequestsException', 'RequestLimitExceeded', 'RequestThrottled', 'ThrottledException', 'PriorRequestNotComplete']);
+const NOT_FOUND_NAMES = new Set(['NoSuchKey', 'NotFound', 'NoSuchBucket', 'QueueDoesNotExist', 'AWS.SimpleQueueService.NonExistentQueue', 'InvocationDoesNotExist', 'NotFoundException', 'NoSuchHostedZone', 'InvalidInstanceId']);
+
+/** True for network-level failures: nothing reached the service. */
+export const isConnectionError = (error: unknown): boolean => {
+  const e = error as SdkErrorLike & { cause?: SdkErrorLike };
+  return CONNECTION_CODES.has(e.code ?? '') || CONNECTION_CODES.has(e.cause?.code ?? '') || e.name === 'TimeoutError' || e.name === 'AbortError';
+};
+
+/**
+ * Turns an SDK error into the project's typed errors, where the call returns. `what` names the
+ * call for the message (`PUT peer-sync/leader.json`). Unknown errors keep their cause.
+ */
+export const toFleetError = (error: unknown, what: string): FleetError => {
+  if (error instanceof FleetError) return error;
+  const e = error as SdkErrorLike;
+  const status = e.$metadata?.httpStatusCode;
+  const name = e.name ?? 'Error';
+  if (status === 412 || status === 409 || name === 'PreconditionFailed' || name === 'ConditionalRequestConflict') {
+    return new ConflictError(`${what}: precondition failed (${name})`, { cause: error });
+  }
+  if (THROTTLE_NAMES.has(name) || status === 429 || status === 503 || e.$retryable?.throttling === true) {
+    return new ThrottledError(`${what}: throttled (${name})`, { cause: error });
+  }
+  if (NOT_FOUND_NAMES.has(name) || status === 404) return new NotFoundError(`${what}: not found (${name})`, { cause: error });
+  if (isConnectionError(error)) return new UnreachableError(`${what}: unreachable (${name})`, { cause: error });
+  const message = error instanceof Error ? error.message : String(error);
+  return new FleetError(`${what}: ${name}: ${message}`, { cause: error });
+};

@@ -1,0 +1,82 @@
+import {
+  ChangeMessageVisibilityCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import { toFleetError } from './errors';
+
+/** A received task message in domain terms. */
+export interface QueueMessage {
+  id: string;
+  receiptHandle: string;
+  body: string;
+  /** How many times SQS has handed this message out, this time included. */
+  receiveCount: number;
+}
+
+/** The task queue: receive, acknowledge, extend, measure. One adapter for SQS. */
+export class TaskQueue {
+  constructor(
+    private readonly sqs: SQSClient,
+    readonly queueUrl: string,
+  ) {}
+
+  private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      throw toFleetError(error, `SQS ${what}`);
+    }
+  }
+
+  async receive(max: number, waitSeconds: number, visibilitySeconds: number, signal?: AbortSignal): Promise<QueueMessage[]> {
+    const out = await this.call('ReceiveMessage', () =>
+      this.sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: this.queueUrl,
+          MaxNumberOfMessages: Math.min(10, Math.max(1, max)),
+          WaitTimeSeconds: Math.round(waitSeconds),
+          VisibilityTimeout: Math.max(1, Math.ceil(visibilitySeconds)),
+          MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+        }),
+        { abortSignal: signal },
+      ),
+    );
+    return (out.Messages ?? []).flatMap((m) =>
+      m.MessageId === undefined || m.ReceiptHandle === undefined
+        ? []
+        : [{ id: m.MessageId, receiptHandle: m.ReceiptHandle, body: m.Body ?? '', receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? '1') }],
+    );
+  }
+
+  async delete(receiptHandle: string): Promise<void> {
+    await this.call('DeleteMessage', () => this.sqs.send(new DeleteMessageCommand({ QueueUrl: this.queueUrl, ReceiptHandle: receiptHandle })));
+  }
+
+  async setVisibility(receiptHandle: string, seconds: number): Promise<void> {
+    await this.call('ChangeMessageVisibility', () =>
+      this.sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: this.queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: Math.max(0, Math.ceil(seconds)) })),
+    );
+  }
+
+  async send(body: string): Promise<string> {
+    const out = await this.call('SendMessage', () => this.sqs.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: body })));
+    return out.MessageId ?? '';
+  }
+
+  /** Visible plus in-flight messages: the work the fleet still owes. */
+  async backlog(): Promise<{ visible: number; inFlight: number }> {
+    const out = await this.call('GetQueueAttributes', () =>
+      this.sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: this.queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+      ),
+    );
+    return {
+      visible: Number(out.Attributes?.ApproximateNumberOfMessages ?? '0'),
+      inFlight: Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? '0'),
+    };
+  }
+}

@@ -1,0 +1,205 @@
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { z } from 'zod';
+import { ConflictError, CorruptObjectError, isRetryable, NotFoundError, OversizedError, ValidationError } from '../core/errors';
+import { retry, realRetryDeps, type RetryDeps, type RetryPolicy } from '../core/retry';
+import { parseJsonText, parseWith } from '../core/validate';
+import { toFleetError } from './errors';
+
+/** A stored value with the ETag that guards its next compare-and-swap. */
+export interface Versioned<T> {
+  value: T;
+  etag: string;
+}
+
+export interface StateStoreOptions {
+  bucket: string;
+  /** Key prefix, `peer-sync/` by default; keys passed to the store are relative to it. */
+  prefix: string;
+  /** Objects larger than this are reported, never parsed. */
+  maxObjectBytes: number;
+  /** Retries of one request on throttling or connection errors. */
+  requestRetry?: RetryPolicy;
+  /** Re-read-and-apply rounds of `update` when a CAS loses. */
+  casRetry?: RetryPolicy;
+  deps?: RetryDeps;
+}
+
+/** Counts of the requests this store made, for drills and cost benches. */
+export interface RequestCounts {
+  GET: number;
+  PUT: number;
+  LIST: number;
+  bytesUp: number;
+  bytesDown: number;
+}
+
+const DEFAULT_REQUEST_RETRY: RetryPolicy = { attempts: 4, baseMs: 50, capMs: 2_000 };
+const DEFAULT_CAS_RETRY: RetryPolicy = { attempts: 40, baseMs: 10, capMs: 500 };
+
+/**
+ * JSON objects in the state bucket, with conditional create (If-None-Match: *) and
+ * compare-and-swap update (If-Match: etag). 412 and 409 become ConflictError; throttling is
+ * retried with jitter; every read is validated against its schema.
+ */
+export class StateStore {
+  readonly counts: RequestCounts = { GET: 0, PUT: 0, LIST: 0, bytesUp: 0, bytesDown: 0 };
+  private readonly requestRetry: RetryPolicy;
+  private readonly casRetry: RetryPolicy;
+  private readonly deps: RetryDeps;
+
+  constructor(
+    private readonly s3: S3Client,
+    private readonly options: StateStoreOptions,
+  ) {
+    this.requestRetry = options.requestRetry ?? DEFAULT_REQUEST_RETRY;
+    this.casRetry = options.casRetry ?? DEFAULT_CAS_RETRY;
+    this.deps = options.deps ?? realRetryDeps;
+  }
+
+  private fullKey(key: string): string {
+    return this.options.prefix + key;
+  }
+
+  private request<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    return retry(
+      async () => {
+        try {
+          return await fn();
+        } catch (error) {
+          throw toFleetError(error, what);
+        }
+      },
+      isRetryable,
+      this.requestRetry,
+      this.deps,
+    );
+  }
+
+  /**
+   * Reads and validates one object; null when it does not exist. Throws ValidationError for
+   * malformed content and OversizedError above the size limit: callers report and skip.
+   */
+  async read<S extends z.ZodType>(key: string, schema: S): Promise<Versioned<z.output<S>> | null> {
+    const full = this.fullKey(key);
+    const raw = await this.request(`GET ${full}`, async () => {
+      this.counts.GET++;
+      try {
+        const out = await this.s3.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: full }));
+        const size = out.ContentLength ?? 0;
+        if (size > this.options.maxObjectBytes) {
+          (out.Body as { destroy?: () => void } | undefined)?.destroy?.();
+          throw new OversizedError(`${full}: ${size} bytes exceeds the limit of ${this.options.maxObjectBytes}`, full, out.ETag ?? '', size);
+        }
+        const text = (await out.Body?.transformToString('utf8')) ?? '';
+        this.counts.bytesDown += Buffer.byteLength(text);
+        return { text, etag: out.ETag ?? '' };
+      } catch (error) {
+        if (toFleetError(error, full) instanceof NotFoundError) return null;
+        throw error;
+      }
+    });
+    if (raw === null) return null;
+    try {
+      return { value: parseWith(schema, parseJsonText(raw.text, full), full), etag: raw.etag };
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      throw new CorruptObjectError(error.message, error.field, full, raw.etag, { cause: error });
+    }
+  }
+
+  private async putBody(key: string, value: unknown, condition: { IfMatch?: string; IfNoneMatch?: string }): Promise<string> {
+    const full = this.fullKey(key);
+    const body = JSON.stringify(value);
+    return this.request(`PUT ${full}`, async () => {
+      this.counts.PUT++;
+      this.counts.bytesUp += Buffer.byteLength(body);
+      const out = await this.s3.send(
+        new PutObjectCommand({ Bucket: this.options.bucket, Key: full, Body: body, ContentType: 'application/json', ...condition }),
+      );
+      return out.ETag ?? '';
+    });
+  }
+
+  /** Creates the object only if it does not exist (If-None-Match: *); ConflictError otherwise. */
+  create(key: string, value: unknown): Promise<string> {
+    return this.putBody(key, value, { IfNoneMatch: '*' });
+  }
+
+  /** Replaces the object only if its ETag is still `etag`; ConflictError otherwise. */
+  replace(key: string, value: unknown, etag: string): Promise<string> {
+    return this.putBody(key, value, { IfMatch: etag });
+  }
+
+  /** Unconditional write, for objects with a single writer (a node's own heartbeat). */
+  put(key: string, value: unknown): Promise<string> {
+    return this.putBody(key, value, {});
+  }
+
+  /**
+   * Compare-and-swap loop: reads the current value, lets `apply` compute the next one (value
+   * null: nothing to write), writes it conditionally, and on conflict starts over after a
+   * jittered pause. `apply` must be pure: it may run several times. A corrupt current object
+   * goes to `onCorrupt` (to be reported and copied aside) and is then treated as absent and
+   * replaced by CAS against its own ETag, so nothing valid is overwritten.
+   */
+  async update<S extends z.ZodType, R>(
+    key: string,
+    schema: S,
+    apply: (current: z.output<S> | null) => { value: z.output<S> | null; result: R },
+    onCorrupt?: (error: CorruptObjectError) => Promise<void>,
+  ): Promise<{ written: boolean; result: R }> {
+    return retry(
+      async () => {
+        let current: Versioned<z.output<S>> | null;
+        let corruptEtag: string | undefined;
+        try {
+          current = await this.read(key, schema);
+        } catch (error) {
+          if (!(error instanceof CorruptObjectError) || onCorrupt === undefined) throw error;
+          await onCorrupt(error);
+          current = null;
+          corruptEtag = error.etag;
+        }
+        const next = apply(current?.value ?? null);
+        if (next.value === null) return { written: false, result: next.result };
+        const etag = current?.etag ?? corruptEtag;
+        if (etag === undefined) await this.create(key, next.value);
+        else await this.replace(key, next.value, etag);
+        return { written: true, result: next.result };
+      },
+      (error) => error instanceof ConflictError,
+      this.casRetry,
+      this.deps,
+    );
+  }
+
+  /** Reads an object's raw text, unvalidated, for quarantine copies; null when absent. */
+  async readText(key: string): Promise<string | null> {
+    const full = this.fullKey(key);
+    return this.request(`GET ${full}`, async () => {
+      this.counts.GET++;
+      try {
+        const out = await this.s3.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: full, Range: `bytes=0-${this.options.maxObjectBytes - 1}` }));
+        return (await out.Body?.transformToString('utf8')) ?? '';
+      } catch (error) {
+        if (toFleetError(error, full) instanceof NotFoundError) return null;
+        throw error;
+      }
+    });
+  }
+
+  /** Keys (relative to the prefix) under `under`, following continuation tokens. */
+  async list(under: string): Promise<string[]> {
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      const out = await this.request(`LIST ${this.fullKey(under)}`, () => {
+        this.counts.LIST++;
+        return this.s3.send(new ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: this.fullKey(under), ContinuationToken: token }));
+      });
+      for (const o of out.Contents ?? []) if (o.Key !== undefined) keys.push(o.Key.slice(this.options.prefix.length));
+      token = out.IsTruncated === true ? out.NextContinuationToken : undefined;
+    } while (token !== undefined);
+    return keys;
+  }
+}

@@ -1,0 +1,147 @@
+import { z } from 'zod';
+import { parseWith } from './validate';
+import { ValidationError } from './errors';
+
+/** One node of the fleet as the watchdog knows it. */
+export const nodeSpecSchema = z.strictObject({
+  /** Logical name, also the S3 heartbeat prefix: `node-1`. */
+  name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be lower-case letters, digits and dashes'),
+  /** SSM managed-instance id (hybrid activation) or EC2 id the Run Command targets. */
+  instanceId: z.string().regex(/^(mi|i)-[0-9a-f]{8,17}$/, 'must be an SSM managed-instance id such as mi-0123456789abcdef0'),
+  /** Lightsail instance name, for the independent liveness confirmation. */
+  lightsailName: z.string().min(1).optional(),
+  /** Lower is preferred when promoting a standby. */
+  priority: z.number().int().min(0).default(100),
+});
+export type NodeSpec = z.output<typeof nodeSpecSchema>;
+
+const seconds = z.number().positive();
+
+/**
+ * The whole configuration, flat so that every key maps to one environment variable
+ * (`sampleIntervalSeconds` ⇔ `FLEET_SAMPLE_INTERVAL_SECONDS`). Defaults are the seed's.
+ */
+export const configSchema = z
+  .strictObject({
+    region: z.string().min(1).default('us-west-2'),
+    bucket: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name').default('dablio-queens-fleet-state'),
+    prefix: z.string().regex(/^([a-zA-Z0-9._-]+\/)*$/, 'must be empty or end with /').default('peer-sync/'),
+    queueUrl: z.url().optional(),
+    topicArn: z.string().regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$/, 'must be an SNS topic ARN').optional(),
+    nodes: z.array(nodeSpecSchema).default([]),
+
+    sampleIntervalSeconds: seconds.default(15),
+    syncIntervalSeconds: seconds.default(30),
+    completionWindowSeconds: seconds.default(300),
+    stallSamples: z.number().int().min(2).max(100).default(8),
+    recoverySamples: z.number().int().min(1).max(100).default(2),
+    heartbeatSamples: z.number().int().min(2).max(200).default(16),
+    leaseRenewSeconds: seconds.default(30),
+    leaseExpirySeconds: seconds.default(90),
+
+    restartBudgetPerHour: z.number().int().min(0).default(3),
+    restartVerifySeconds: seconds.default(60),
+    watchdogScheduleSeconds: seconds.default(60),
+
+    concurrency: z.number().int().min(1).max(64).default(2),
+    visibilityTimeoutSeconds: seconds.default(300),
+    receiveWaitSeconds: z.number().min(0).max(20).default(20),
+    workerStopTimeoutSeconds: seconds.default(30),
+    workerRestartSeconds: seconds.default(1),
+    maxObjectBytes: z.number().int().min(1024).default(1024 * 1024),
+
+    /** Agent only: the node this agent runs on, its state directory and health port. */
+    nodeName: z.string().optional(),
+    dataDir: z.string().default('/var/queen-fleet'),
+    healthPort: z.number().int().min(0).max(65535).default(8087),
+  })
+  .superRefine((c, ctx) => {
+    const issue = (path: string, message: string): void => {
+      ctx.addIssue({ code: 'custom', path: [path], message });
+    };
+    if (!(c.sampleIntervalSeconds < c.syncIntervalSeconds)) issue('syncIntervalSeconds', 'must be greater than sampleIntervalSeconds');
+    if (!(c.syncIntervalSeconds <= c.leaseRenewSeconds)) issue('leaseRenewSeconds', 'must be at least syncIntervalSeconds');
+    if (!(c.leaseRenewSeconds < c.leaseExpirySeconds)) issue('leaseExpirySeconds', 'must be greater than leaseRenewSeconds');
+    if (!(c.completionWindowSeconds >= c.sampleIntervalSeconds)) issue('completionWindowSeconds', 'must be at least sampleIntervalSeconds');
+    if (!(c.heartbeatSamples >= c.stallSamples)) issue('heartbeatSamples', 'must be at least stallSamples so a late watchdog sees a whole window');
+    const names = new Set<string>();
+    c.nodes.forEach((n, i) => {
+      if (names.has(n.name)) ctx.addIssue({ code: 'custom', path: ['nodes', i, 'name'], message: `duplicate node name ${n.name}` });
+      names.add(n.name);
+    });
+    if (c.nodeName !== undefined && c.nodes.length > 0 && !names.has(c.nodeName)) issue('nodeName', `is not one of the configured nodes (${[...names].join(', ')})`);
+  });
+
+export type Config = z.output<typeof configSchema>;
+export type ConfigInput = z.input<typeof configSchema>;
+
+/** Duration settings the drill divides by its time scale. */
+export const DURATION_KEYS = [
+  'sampleIntervalSeconds',
+  'syncIntervalSeconds',
+  'completionWindowSeconds',
+  'leaseRenewSeconds',
+  'leaseExpirySeconds',
+  'restartVerifySeconds',
+  'watchdogScheduleSeconds',
+  'visibilityTimeoutSeconds',
+  'receiveWaitSeconds',
+  'workerStopTimeoutSeconds',
+  'workerRestartSeconds',
+] as const satisfies readonly (keyof Config)[];
+
+const ENV_PREFIX = 'FLEET_';
+const toEnvName = (key: string): string => ENV_PREFIX + key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase();
+const CONFIG_KEYS = Object.keys(configSchema.shape) as (keyof Config)[];
+/** Environment variable name for each config key. */
+export const ENV_NAMES: Readonly<Record<keyof Config, string>> = Object.fromEntries(CONFIG_KEYS.map((k) => [k, toEnvName(k)])) as Record<keyof Config, string>;
+/** `FLEET_CONFIG_FILE` names an optional JSON file; the environment overrides it key by key. */
+export const CONFIG_FILE_ENV = 'FLEET_CONFIG_FILE';
+
+/** Defaults tell each key's JSON type: numbers and arrays need coercion from a string. */
+const DEFAULTS: Readonly<Record<string, unknown>> = configSchema.parse({});
+
+/** Turns one environment value into the JSON type its key expects. */
+const coerceEnv = (key: keyof Config, raw: string): unknown => {
+  const sample = DEFAULTS[key];
+  if (typeof sample === 'number') {
+    const n = Number(raw);
+    if (raw.trim() === '' || Number.isNaN(n)) throw new ValidationError(`${ENV_NAMES[key]}: must be a number, got "${raw}"`, key);
+    return n;
+  }
+  if (Array.isArray(sample)) {
+    try {
+      return JSON.parse(raw) as unknown;
+    } catch {
+      throw new ValidationError(`${ENV_NAMES[key]}: must be a JSON array`, key);
+    }
+  }
+  return raw;
+};
+
+/**
+ * Builds the configuration from an optional parsed JSON file and the environment. Pure: the
+ * caller reads the file. Unknown `FLEET_*` variables are rejected like unknown file keys.
+ */
+export const buildConfig = (env: Readonly<Record<string, string | undefined>>, file?: unknown): Config => {
+  const fromFile = file === undefined ? {} : parseWith(z.record(z.string(), z.unknown()), file, 'config file');
+  const known = new Set<string>([...Object.values(ENV_NAMES), CONFIG_FILE_ENV]);
+  for (const name of Object.keys(env)) {
+    if (name.startsWith(ENV_PREFIX) && !known.has(name) && env[name] !== undefined) {
+      throw new ValidationError(`config: unknown environment variable ${name}`, name);
+    }
+  }
+  const fromEnv: Record<string, unknown> = {};
+  for (const key of CONFIG_KEYS) {
+    const raw = env[ENV_NAMES[key]];
+    if (raw !== undefined) fromEnv[key] = coerceEnv(key, raw);
+  }
+  return parseWith(configSchema, { ...fromFile, ...fromEnv }, 'config');
+};
+
+/** Returns a copy with every duration divided by `timeScale` (drills run time faster). */
+export const scaleConfig = (config: Config, timeScale: number): Config => {
+  const scaled: Config = { ...config };
+  for (const key of DURATION_KEYS) scaled[key] = config[key] / timeScale;
+  return scaled;
+};

@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { nodeNameSchema } from './schemas';
+
+/** Kinds of incident steps; each is written once under `events/` and alerted on SNS. */
+export const EVENT_KINDS = ['STALLED', 'RESTART_SENT', 'RESTART_RESULT', 'RESTART_FAILED', 'RESTART_BUDGET_EXHAUSTED', 'STILL_STALLED', 'RECOVERED'] as const;
+export type EventKind = (typeof EVENT_KINDS)[number];
+
+/** Metrics that justified a step, copied from the samples. */
+export const eventMetricsSchema = z.strictObject({
+  failingSamples: z.number().int().min(0),
+  healthySamples: z.number().int().min(0),
+  fault: z.enum(['no-worker', 'no-progress']).nullable(),
+  workerProcesses: z.number().int().min(0).nullable(),
+  cpuPercent: z.number().min(0).nullable(),
+  memoryBytes: z.number().int().min(0).nullable(),
+  backlog: z.number().int().min(0).nullable(),
+  completionsInWindow: z.number().int().min(0).nullable(),
+  inFlight: z.number().int().min(0).nullable(),
+});
+export type EventMetrics = z.output<typeof eventMetricsSchema>;
+
+/** `events/<incidentId>/<kind>.json`, and the body of every alert. */
+export const fleetEventSchema = z.strictObject({
+  version: z.literal(1),
+  id: z.string().min(1).max(200),
+  incidentId: z.string().min(1).max(160),
+  kind: z.enum(EVENT_KINDS),
+  node: nodeNameSchema,
+  epoch: z.number().int().min(0),
+  /** The watchdog's clock, ms since the epoch. */
+  at: z.number(),
+  summary: z.string().max(1000),
+  next: z.string().max(500),
+  metrics: eventMetricsSchema,
+  commandId: z.string().max(64).optional(),
+});
+export type FleetEvent = z.output<typeof fleetEventSchema>;
+
+/** The key of an event object below the state prefix. */
+export const eventKey = (event: Pick<FleetEvent, 'incidentId' | 'kind'>): string => `events/${event.incidentId}/${event.kind}.json`;

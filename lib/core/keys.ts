@@ -1,0 +1,13 @@
+/** Keys below the state prefix (`peer-sync/` by default). */
+export const KEYS = {
+  leader: 'leader.json',
+  watchdogState: 'watchdog/state.json',
+  heartbeat: (node: string): string => `nodes/${node}/heartbeat.json`,
+  done: (taskId: string): string => `tasks/${taskId}/done.json`,
+  quarantine: (key: string, at: number): string => `quarantine/${key.replace(/\//g, '_')}.${at}.txt`,
+} as const;
+
+const HEARTBEAT_RE = /(?:^|\/)nodes\/([^/]+)\/heartbeat\.json$/;
+
+/** The node named by a heartbeat key, or null when the key is not a heartbeat. */
+export const nodeOfHeartbeatKey = (key: string): string | null => HEARTBEAT_RE.exec(key)?.[1] ?? null;

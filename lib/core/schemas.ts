@@ -1,0 +1,88 @@
+import { z } from 'zod';
+
+/**
+ * Schemas of everything stored under the state prefix and of the task message. Every read is
+ * validated against one of these; `version` lets a future layout be told apart.
+ */
+
+const nodeName = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/);
+const taskId = z.string().regex(/^[A-Za-z0-9._-]{1,128}$/);
+
+/** One in-flight task as the worker reports it. */
+export const inFlightTaskSchema = z.strictObject({
+  taskId,
+  /** Counter that advances whenever the task makes progress (ticks, bytes, frames). */
+  progress: z.number().int().min(0),
+  stage: z.string().max(64).optional(),
+  /** Cumulative CPU milliseconds of the task's stage process, when it runs in one. */
+  stageCpuMs: z.number().min(0).optional(),
+});
+export type InFlightTask = z.output<typeof inFlightTaskSchema>;
+
+/** One health sample taken by the agent every sample interval. */
+export const sampleSchema = z.strictObject({
+  /** Monotonic sequence number per agent boot; with `boot` it orders samples. */
+  seq: z.number().int().min(0),
+  /** The node's wall clock in ms: informational only, never compared across machines. */
+  at: z.number(),
+  workerProcesses: z.number().int().min(0),
+  cpuPercent: z.number().min(0),
+  memoryBytes: z.number().int().min(0),
+  /** Tasks completed on this node since the worker registry began: a cumulative counter. */
+  completedTotal: z.number().int().min(0),
+  /** Tasks completed in the completion-rate window (5 min by default): a reported metric. */
+  completionsInWindow: z.number().int().min(0),
+  inFlight: z.array(inFlightTaskSchema).max(256),
+  /** Visible plus in-flight messages of the task queue, or null when it could not be read. */
+  backlog: z.number().int().min(0).nullable(),
+  epochSeen: z.number().int().min(0),
+});
+export type Sample = z.output<typeof sampleSchema>;
+
+/** `nodes/<node>/heartbeat.json`: the latest samples of one node, newest last. */
+export const heartbeatSchema = z.strictObject({
+  version: z.literal(1),
+  node: nodeName,
+  /** Random id of this agent process: sequence numbers restart with it. */
+  boot: z.string().min(1).max(64),
+  instanceId: z.string().max(64).optional(),
+  agentVersion: z.string().max(32),
+  role: z.enum(['primary', 'standby', 'fenced']),
+  samples: z.array(sampleSchema).min(1).max(200),
+});
+export type Heartbeat = z.output<typeof heartbeatSchema>;
+
+/** `leader.json`: who is primary, with an epoch that only grows. Changed by CAS only. */
+export const leaderSchema = z.strictObject({
+  version: z.literal(1),
+  primary: nodeName,
+  epoch: z.number().int().min(1),
+  /** Bumped on every renewal so the content, and therefore the ETag, changes. */
+  renewals: z.number().int().min(0),
+  reason: z.string().max(500),
+  changedBy: z.string().max(128),
+});
+export type Leader = z.output<typeof leaderSchema>;
+
+/** `tasks/<taskId>/done.json`: created once with If-None-Match: *, by the first finisher. */
+export const doneSchema = z.strictObject({
+  version: z.literal(1),
+  taskId,
+  node: nodeName,
+  epoch: z.number().int().min(0),
+  /** The finisher's wall clock: informational, the object's existence is the fact. */
+  finishedAt: z.number(),
+});
+export type Done = z.output<typeof doneSchema>;
+
+/** The body of an SQS task message. */
+export const taskMessageSchema = z.strictObject({
+  taskId,
+  episode: z.string().max(128).optional(),
+  /** Nominal work in scenario seconds; the synthetic worker divides by its time scale. */
+  workSeconds: z.number().positive().max(86_400),
+  stages: z.array(z.enum(['transcode', 'titling', 'metadata', 'delivery'])).min(1).max(4).optional(),
+});
+export type TaskMessage = z.output<typeof taskMessageSchema>;
+
+export { nodeName as nodeNameSchema, taskId as taskIdSchema };

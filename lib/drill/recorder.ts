@@ -1,0 +1,102 @@
+import { fleetEventSchema } from '../core/events';
+import { leaderSchema } from '../core/schemas';
+import type { Observations, TimelineEntry } from '../core/report';
+import type { CloudObserver, LocalCloud } from '../localcloud/cloud';
+import type { FleetEvent } from '../localcloud/fleet';
+
+const DONE_RE = /tasks\/([^/]+)\/done\.json$/;
+
+/**
+ * Watches the local cloud's wire and the fleet's processes and keeps what the report needs,
+ * in scenario seconds. It trusts nothing the system says about itself beyond what crossed
+ * the wire: completions are done.json creations, restarts are SSM commands that ran.
+ */
+export class Recorder {
+  private startMs: number | null = null;
+  readonly timeline: TimelineEntry[] = [];
+  readonly faults: Observations['faults'] = [];
+  readonly events: Observations['events'] = [];
+  readonly supervisorRestarts: Observations['supervisorRestarts'] = [];
+  readonly leaders: Observations['leaders'] = [];
+  readonly receives: Observations['receives'] = [];
+  readonly completions = new Map<string, number>();
+  readonly heartbeatsSeen = new Set<string>();
+  onHeartbeat: ((fullKey: string) => void) | undefined;
+  onEntry: ((entry: TimelineEntry) => void) | undefined;
+
+  constructor(
+    private readonly prefix: string,
+    private readonly timeScale: number,
+  ) {}
+
+  /** Scenario time now; negative before the run started. */
+  t(atMs = Date.now()): number {
+    return this.startMs === null ? 0 : ((atMs - this.startMs) / 1000) * this.timeScale;
+  }
+
+  begin(): void {
+    this.startMs = Date.now();
+  }
+
+  get started(): boolean {
+    return this.startMs !== null;
+  }
+
+  note(node: string, event: string, detail: string, t = this.t()): void {
+    const entry = { t, node, event, detail };
+    this.timeline.push(entry);
+    this.onEntry?.(entry);
+  }
+
+  readonly observer: CloudObserver = {
+    s3Put: (fullKey, body) => {
+      if (!fullKey.startsWith(this.prefix)) return;
+      const key = fullKey.slice(this.prefix.length);
+      const done = DONE_RE.exec(key);
+      if (done?.[1] !== undefined) {
+        this.completions.set(done[1], (this.completions.get(done[1]) ?? 0) + 1);
+        return;
+      }
+      if (key.endsWith('/heartbeat.json')) {
+        this.heartbeatsSeen.add(key);
+        this.onHeartbeat?.(fullKey);
+        return;
+      }
+      if (key === 'leader.json') {
+        const leader = leaderSchema.safeParse(JSON.parse(body.toString('utf8')));
+        if (leader.success && !this.leaders.some((l) => l.epoch === leader.data.epoch)) {
+          this.leaders.push({ t: this.t(), epoch: leader.data.epoch, primary: leader.data.primary });
+          this.note(leader.data.primary, 'role', `primary, epoch ${leader.data.epoch}`);
+        }
+        return;
+      }
+      if (key.startsWith('events/')) {
+        const event = fleetEventSchema.safeParse(JSON.parse(body.toString('utf8')));
+        if (event.success) {
+          this.events.push({ t: this.t(), kind: event.data.kind, node: event.data.node, incidentId: event.data.incidentId });
+          this.note(event.data.node, event.data.kind.toLowerCase(), event.data.summary);
+        }
+      }
+    },
+    sqsReceive: (count, principal) => {
+      if (this.started) this.receives.push({ t: this.t(), node: principal, count });
+    },
+  };
+
+  /** Fleet process events: supervisor restarts after crashes, watchdog-driven restarts. */
+  fleetEvent(event: FleetEvent): void {
+    if (!this.started) return;
+    if (event.type === 'worker-exited') this.note(event.node, 'worker-exit', `${event.how}${event.planned ? ' (planned stop)' : ''}`);
+    if (event.type === 'worker-started' && event.restarts > 0) {
+      this.supervisorRestarts.push({ t: this.t(), node: event.node });
+      this.note(event.node, 'worker-restart', `supervisor restarted the worker (pid ${event.pid})`);
+    }
+  }
+
+  /** SSM restarts issued by the watchdog, from the fake's command log. */
+  restarts(cloud: LocalCloud, nodeOf: (instanceId: string) => string): Observations['restarts'] {
+    return cloud.fakes.commands
+      .filter((c) => c.principal === 'watchdog')
+      .map((c) => ({ t: this.t(c.requestedAt), node: nodeOf(c.instanceId), finishedAt: c.finishedAt === null ? null : this.t(c.finishedAt), ok: c.ok }));
+  }
+}

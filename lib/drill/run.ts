@@ -1,0 +1,182 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { handler as watchdogHandler, resetForTests } from '../../functions/watchdog/handler';
+import { ClientFactory } from '../aws/clients';
+import { TaskQueue } from '../aws/queue';
+import { StateStore } from '../aws/state-store';
+import { buildConfig, CONFIG_FILE_ENV, scaleConfig, type Config } from '../core/config';
+import { describeError } from '../core/errors';
+import { KEYS } from '../core/keys';
+import { buildReport, type Report, type TimelineEntry } from '../core/report';
+import type { Fault, Scenario } from '../core/scenario';
+import type { Leader } from '../core/schemas';
+import { planWorkload } from '../core/workload';
+import { buildBundles } from '../localcloud/bundle';
+import { startLocalCloud, type LocalCloud } from '../localcloud/cloud';
+import { LocalFleet, localInstanceId, type FleetEvent } from '../localcloud/fleet';
+import { LocalScheduler } from '../localcloud/scheduler';
+import { Recorder } from './recorder';
+import { sleep } from '../sleep';
+
+export interface DrillOptions {
+  timeScale: number;
+  seed: number;
+  /** Each timeline entry as it happens (the live view). */
+  onEntry?: (entry: TimelineEntry) => void;
+  /** Progress of long phases, for people. */
+  onPhase?: (phase: string) => void;
+  signal?: AbortSignal;
+  /** Keep the run directory (node logs) instead of deleting it. */
+  keep?: boolean;
+}
+
+
+const waitFor = async (cond: () => boolean, timeoutMs: number, signal?: AbortSignal): Promise<boolean> => {
+  const until = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > until || signal?.aborted === true) return false;
+    await sleep(50, signal);
+  }
+  return true;
+};
+
+/** The drill's configuration: the scenario's overrides, the local cloud's resources, the fleet. */
+const drillConfig = (scenario: Scenario, cloud: LocalCloud): Config =>
+  buildConfig({}, {
+    ...scenario.config,
+    region: cloud.region,
+    bucket: cloud.bucket,
+    queueUrl: cloud.queueUrl,
+    topicArn: cloud.topicArn,
+    nodes: Array.from({ length: scenario.nodes }, (_, i) => ({ name: `node-${i + 1}`, instanceId: localInstanceId(i + 1), lightsailName: `queen-fleet-node-${i + 1}`, priority: i + 1 })),
+    ...(scenario.workload.concurrency === undefined ? {} : { concurrency: scenario.workload.concurrency }),
+  });
+
+/** Points this process's AWS SDK and config at the local cloud, for the in-process handler. */
+const useLocalCloud = (cloud: LocalCloud, configFile: string): void => {
+  for (const name of Object.keys(process.env)) if (name.startsWith('FLEET_') || name.startsWith('AWS_ENDPOINT_URL')) delete process.env[name];
+  Object.assign(process.env, {
+    AWS_ENDPOINT_URL: cloud.endpoint,
+    AWS_REGION: cloud.region,
+    AWS_ACCESS_KEY_ID: 'watchdog',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    // The in-process watchdog's info lines would interleave with the live timeline.
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    [CONFIG_FILE_ENV]: configFile,
+  });
+  delete process.env.AWS_PROFILE;
+  delete process.env.AWS_SESSION_TOKEN;
+  resetForTests();
+};
+
+/**
+ * Runs one scenario on a fresh local cloud and local fleet, then reports. Everything it
+ * starts is stopped before it returns, also on failure.
+ */
+export const runDrill = async (scenario: Scenario, options: DrillOptions): Promise<Report> => {
+  const { timeScale, seed, signal } = options;
+  const phase = options.onPhase ?? ((): void => undefined);
+  const runDir = await mkdtemp(join(tmpdir(), 'queens-fleet-'));
+  let cloud: LocalCloud | undefined;
+  let fleet: LocalFleet | undefined;
+  let scheduler: LocalScheduler | undefined;
+  let clients: ClientFactory | undefined;
+  const timers: NodeJS.Timeout[] = [];
+  try {
+    phase('building node bundles');
+    const bundles = await buildBundles(join(runDir, 'bundles'));
+    const base = { prefix: 'peer-sync/' };
+    const recorder = new Recorder(base.prefix, timeScale);
+    if (options.onEntry !== undefined) recorder.onEntry = options.onEntry;
+    phase('starting the local cloud');
+    cloud = await startLocalCloud(recorder.observer);
+    const config = scaleConfig(drillConfig(scenario, cloud), timeScale);
+    const configFile = join(runDir, 'config.json');
+    await writeFile(configFile, JSON.stringify(config, null, 2));
+    useLocalCloud(cloud, configFile);
+
+    clients = new ClientFactory({ region: cloud.region }, { ...process.env, AWS_ACCESS_KEY_ID: 'drill' });
+    const store = new StateStore(clients.s3(), { bucket: config.bucket, prefix: config.prefix, maxObjectBytes: config.maxObjectBytes });
+    const queue = new TaskQueue(clients.sqs(), cloud.queueUrl);
+    const leader: Leader = { version: 1, primary: 'node-1', epoch: 1, renewals: 0, reason: 'drill bootstrap', changedBy: 'drill' };
+    await store.create(KEYS.leader, leader);
+
+    const nodeOf = new Map(config.nodes.map((n) => [n.instanceId, n.name]));
+    cloud.fakes.onCommandDone = (c): void => {
+      if (c.principal === 'watchdog') recorder.note(nodeOf.get(c.instanceId) ?? c.instanceId, 'restart', `SSM ${c.ok === true ? 'ran' : 'failed'}: ${c.command}`);
+    };
+    phase(`starting ${scenario.nodes} nodes`);
+    fleet = new LocalFleet(cloud, config, bundles, runDir, configFile);
+    cloud.fakes.fleet = fleet;
+    fleet.on('event', (e: FleetEvent) => recorder.fleetEvent(e));
+    config.nodes.forEach((n, i) => fleet?.startNode(n.name, i + 1));
+
+    const sched = new LocalScheduler((event) => watchdogHandler(event), config.watchdogScheduleSeconds * 1000, (error) => recorder.note('watchdog', 'error', describeError(error)));
+    scheduler = sched;
+    recorder.onHeartbeat = (fullKey): void => sched.heartbeat(config.bucket, fullKey);
+    const ready = await waitFor(() => recorder.heartbeatsSeen.size >= scenario.nodes, 30_000, signal);
+    if (!ready) throw new Error(`the local fleet did not report in: ${recorder.heartbeatsSeen.size} of ${scenario.nodes} heartbeats (logs in ${runDir})`);
+
+    recorder.begin();
+    sched.start();
+    phase('running');
+    const wall = (scenarioSeconds: number): number => (scenarioSeconds * 1000) / timeScale;
+    const currentPrimary = (): string => recorder.leaders.at(-1)?.primary ?? 'node-1';
+    const resolveTarget = (f: Fault): string => {
+      if (f.target === 'primary') return currentPrimary();
+      if (f.target === 'standby') return config.nodes.map((n) => n.name).find((n) => n !== currentPrimary()) ?? currentPrimary();
+      return f.target;
+    };
+    const plan = planWorkload(scenario, seed, timeScale);
+    for (const task of plan) {
+      timers.push(setTimeout(() => {
+        queue.send(JSON.stringify(task.message)).catch((error: unknown) => recorder.note('drill', 'error', `enqueue ${task.message.taskId}: ${describeError(error)}`));
+      }, wall(task.at)));
+    }
+    for (const fault of scenario.faults) {
+      timers.push(setTimeout(() => {
+        const node = resolveTarget(fault);
+        recorder.faults.push({ at: recorder.t(), kind: fault.kind, node });
+        const signalName = fault.kind === 'stall-worker' ? 'SIGSTOP' : 'SIGKILL';
+        recorder.note(node, 'fault', `${fault.kind} (${signalName} to the worker)`);
+        fleet?.signalWorker(node, signalName);
+      }, wall(fault.at)));
+    }
+    await sleep(wall(scenario.seconds), signal);
+    phase('draining');
+    recorder.note('drill', 'drain', 'faults cleared; waiting for every task to complete');
+    for (const n of config.nodes) fleet.signalWorker(n.name, 'SIGCONT');
+    const ids = plan.map((p) => p.message.taskId);
+    await waitFor(() => ids.every((id) => recorder.completions.has(id)), wall(scenario.seconds), signal);
+    const wallSeconds = recorder.t() / timeScale;
+    recorder.note('drill', 'end', `${[...recorder.completions.keys()].length} of ${ids.length} tasks completed`);
+    await sched.stop();
+
+    return buildReport(
+      scenario,
+      {
+        faults: recorder.faults,
+        events: recorder.events,
+        restarts: recorder.restarts(cloud, (id) => nodeOf.get(id) ?? id),
+        supervisorRestarts: recorder.supervisorRestarts,
+        leaders: recorder.leaders,
+        receives: recorder.receives,
+        completions: recorder.completions,
+        enqueued: ids,
+        timeline: recorder.timeline,
+        aws: { s3: { ...cloud.counts.s3 }, sqs: cloud.counts.sqs, sns: cloud.counts.sns, ssm: cloud.counts.ssm, lambdaInvocations: sched.invocations },
+        lambdaInvocations: sched.invocations,
+      },
+      { seed, timeScale, wallSeconds },
+    );
+  } finally {
+    for (const t of timers) clearTimeout(t);
+    await scheduler?.stop();
+    await fleet?.stop();
+    clients?.destroy();
+    await cloud?.stop();
+    if (options.keep !== true) await rm(runDir, { recursive: true, force: true });
+  }
+};
