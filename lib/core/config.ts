@@ -106,14 +106,14 @@ const coerceEnv = (key: keyof Config, raw: string): unknown => {
   const sample = DEFAULTS[key];
   if (typeof sample === 'number') {
     const n = Number(raw);
-    if (raw.trim() === '' || Number.isNaN(n)) throw new ValidationError(`${ENV_NAMES[key]}: must be a number, got "${raw}"`, key);
+    if (raw.trim() === '' || Number.isNaN(n)) throw new ValidationError(`config: ${ENV_NAMES[key]} (${key}): must be a number, got "${raw}"`, key);
     return n;
   }
   if (Array.isArray(sample)) {
     try {
       return JSON.parse(raw) as unknown;
     } catch {
-      throw new ValidationError(`${ENV_NAMES[key]}: must be a JSON array`, key);
+      throw new ValidationError(`config: ${ENV_NAMES[key]} (${key}): must be a JSON array`, key);
     }
   }
   return raw;

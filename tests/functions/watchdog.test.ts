@@ -1,0 +1,122 @@
+import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import { GetCommandInvocationCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { mockClient } from 'aws-sdk-client-mock';
+import { handler, resetForTests } from '../../functions/watchdog/handler';
+import type { FleetEvent } from '../../lib/core/events';
+import { frozen, heartbeat, NODES, working } from '../helpers/fixtures';
+import { MemoryS3 } from '../helpers/memory-s3';
+
+const TOPIC = 'arn:aws:sns:us-west-2:123456789012:fleet-events';
+const scheduled = { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} };
+const s3Event = (key: string): unknown => ({ Records: [{ s3: { object: { key } } }] });
+
+const ssm = mockClient(SSMClient);
+const sns = mockClient(SNSClient);
+let s3: MemoryS3;
+
+const published = (): FleetEvent[] => sns.commandCalls(PublishCommand).map((c) => JSON.parse(c.args[0].input.Message ?? '{}') as FleetEvent);
+const kinds = (): string[] => published().map((e) => e.kind);
+
+describe('watchdog handler', () => {
+  const saved = { ...process.env };
+  beforeEach(() => {
+    ssm.reset();
+    sns.reset();
+    s3 = new MemoryS3();
+    ssm.on(SendCommandCommand).resolves({ Command: { CommandId: 'cmd-0001' } });
+    sns.on(PublishCommand).resolves({ MessageId: 'm-1' });
+    Object.assign(process.env, { FLEET_BUCKET: 'state-bucket', FLEET_TOPIC_ARN: TOPIC, FLEET_NODES: JSON.stringify(NODES) });
+    resetForTests();
+    s3.set('peer-sync/leader.json', { version: 1, primary: 'node-1', epoch: 3, renewals: 0, reason: 'test', changedBy: 'test' });
+  });
+  afterAll(() => {
+    process.env = saved;
+    s3.mock.restore();
+    ssm.restore();
+    sns.restore();
+  });
+
+  const stallPrimary = (): void => {
+    s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', frozen(0, 9)));
+    s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9)));
+  };
+
+  it('restarts a stalled primary with the fixed command and nothing else', async () => {
+    stallPrimary();
+    await handler(s3Event('peer-sync/nodes/node-1/heartbeat.json'));
+    expect(ssm).toHaveReceivedCommandTimes(SendCommandCommand, 1);
+    expect(ssm).toHaveReceivedCommandWith(SendCommandCommand, {
+      DocumentName: 'AWS-RunShellScript',
+      InstanceIds: ['mi-00000000000000001'],
+      Parameters: { commands: ['systemctl restart queen-fleet-worker'] },
+      Comment: 'queen-fleet node-1-e3-i1',
+      TimeoutSeconds: 60,
+    });
+  });
+
+  it('alerts once per transition, with the metrics, however often it runs', async () => {
+    stallPrimary();
+    for (let i = 0; i < 4; i++) await handler(scheduled);
+    expect(kinds()).toEqual(['STALLED', 'RESTART_SENT']);
+    const stalled = published()[0];
+    expect(stalled?.metrics).toMatchObject({ failingSamples: 8, fault: 'no-progress', workerProcesses: 1, backlog: 5 });
+    expect(sns).toHaveReceivedCommandWith(PublishCommand, { TopicArn: TOPIC, Subject: '[queen-fleet] STALLED node-1' });
+    expect(s3.json('peer-sync/events/node-1-e3-i1/STALLED.json')).toMatchObject({ kind: 'STALLED', node: 'node-1', epoch: 3 });
+  });
+
+  it('restarts once when two invocations run at the same time', async () => {
+    stallPrimary();
+    await Promise.all([handler(scheduled), handler(s3Event('peer-sync/nodes/node-1/heartbeat.json')), handler(scheduled)]);
+    expect(ssm).toHaveReceivedCommandTimes(SendCommandCommand, 1);
+    expect(kinds().filter((k) => k === 'STALLED')).toHaveLength(1);
+  });
+
+  it('records the verified outcome of the restart', async () => {
+    stallPrimary();
+    ssm.on(GetCommandInvocationCommand).resolves({ Status: 'Success' });
+    await handler(scheduled);
+    await handler(scheduled);
+    expect(ssm).toHaveReceivedCommandWith(GetCommandInvocationCommand, { CommandId: 'cmd-0001', InstanceId: 'mi-00000000000000001' });
+    expect(kinds()).toEqual(['STALLED', 'RESTART_SENT', 'RESTART_RESULT']);
+  });
+
+  it('alerts RESTART_FAILED when the command cannot be delivered', async () => {
+    stallPrimary();
+    ssm.on(SendCommandCommand).rejects(Object.assign(new Error('instance not connected'), { name: 'InvalidInstanceId', $metadata: { httpStatusCode: 400 } }));
+    await handler(scheduled);
+    expect(kinds()).toEqual(['STALLED', 'RESTART_FAILED']);
+    expect(published()[1]?.summary).toContain('not delivered');
+  });
+
+  it('skips a malformed heartbeat, reports it, and still judges the others', async () => {
+    s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', frozen(0, 9)));
+    s3.set('peer-sync/nodes/node-2/heartbeat.json', '{"version":1,"node":');
+    const run = await handler(scheduled);
+    expect(run.rejected).toEqual([expect.stringContaining('node-2')]);
+    expect(run.heartbeats).toBe(1);
+    expect(ssm).toHaveReceivedCommandTimes(SendCommandCommand, 1);
+  });
+
+  it('rejects a heartbeat that claims to be another node', async () => {
+    s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-1', frozen(0, 9)));
+    const run = await handler(scheduled);
+    expect(run.rejected).toEqual(['node-2: heartbeat claims node node-1']);
+    expect(ssm).not.toHaveReceivedCommand(SendCommandCommand);
+  });
+
+  it('ignores a notification for a node the fleet does not know', async () => {
+    stallPrimary();
+    const run = await handler(s3Event('peer-sync/nodes/node-9/heartbeat.json'));
+    expect(run.rejected).toEqual(['peer-sync/nodes/node-9/heartbeat.json']);
+    expect(s3.mock.calls()).toHaveLength(0);
+  });
+
+  it('rebuilds a corrupt state object after copying it aside', async () => {
+    stallPrimary();
+    s3.set('peer-sync/watchdog/state.json', '{"version": 99}');
+    await handler(scheduled);
+    expect([...s3.objects.keys()].some((k) => k.startsWith('peer-sync/quarantine/watchdog_state.json.'))).toBe(true);
+    expect(s3.json('peer-sync/watchdog/state.json')).toMatchObject({ version: 1 });
+    expect(ssm).toHaveReceivedCommandTimes(SendCommandCommand, 1);
+  });
+});

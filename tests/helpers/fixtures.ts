@@ -1,0 +1,38 @@
+import type { Heartbeat, Sample } from '../../lib/core/schemas';
+
+/** A healthy-looking sample; override what the case is about. */
+export const sample = (seq: number, over: Partial<Sample> = {}): Sample => ({
+  seq,
+  at: 1_700_000_000_000 + seq * 15_000,
+  workerProcesses: 1,
+  cpuPercent: 3,
+  memoryBytes: 50_000_000,
+  completedTotal: 0,
+  completionsInWindow: 0,
+  inFlight: [],
+  backlog: 5,
+  epochSeen: 1,
+  ...over,
+});
+
+/** `n` samples of a frozen worker: backlog steady, same task, same progress. */
+export const frozen = (from: number, n: number, over: Partial<Sample> = {}): Sample[] =>
+  Array.from({ length: n }, (_, i) => sample(from + i, { inFlight: [{ taskId: 'task-0001', progress: 7 }], ...over }));
+
+/** `n` samples of a working worker: the task's progress advances each time. */
+export const working = (from: number, n: number): Sample[] =>
+  Array.from({ length: n }, (_, i) => sample(from + i, { inFlight: [{ taskId: 'task-0001', progress: 10 + from + i }] }));
+
+export const heartbeat = (node: string, samples: Sample[], boot = 'boot-1'): Heartbeat => ({
+  version: 1,
+  node,
+  boot,
+  agentVersion: '0.1.0',
+  role: node === 'node-1' ? 'primary' : 'standby',
+  samples,
+});
+
+export const NODES = [
+  { name: 'node-1', instanceId: 'mi-00000000000000001', priority: 1 },
+  { name: 'node-2', instanceId: 'mi-00000000000000002', priority: 2 },
+];

@@ -1,0 +1,92 @@
+import { GetObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { z } from 'zod';
+import { StateStore } from '../../../lib/aws/state-store';
+import { ConflictError, CorruptObjectError, OversizedError, ThrottledError } from '../../../lib/core/errors';
+import { MemoryS3 } from '../../helpers/memory-s3';
+
+const counter = z.strictObject({ n: z.number().int() });
+const noSleep = { sleep: () => Promise.resolve(), random: () => 0.5 };
+const makeStore = (maxObjectBytes = 1024): StateStore =>
+  new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes, deps: noSleep });
+const slowDown = (): S3ServiceException => new S3ServiceException({ name: 'SlowDown', $fault: 'server', $metadata: { httpStatusCode: 503 }, message: 'SlowDown' });
+
+describe('StateStore', () => {
+  let s3: MemoryS3;
+  beforeEach(() => {
+    s3 = new MemoryS3();
+  });
+  afterAll(() => s3.mock.restore());
+
+  it('creates with If-None-Match: * and refuses a second create with ConflictError', async () => {
+    const store = makeStore();
+    await store.create('x.json', { n: 1 });
+    await expect(store.create('x.json', { n: 2 })).rejects.toBeInstanceOf(ConflictError);
+    expect(s3.json('peer-sync/x.json')).toEqual({ n: 1 });
+  });
+
+  it('replaces only against the current ETag', async () => {
+    const store = makeStore();
+    const etag = await store.create('x.json', { n: 1 });
+    await store.replace('x.json', { n: 2 }, etag);
+    await expect(store.replace('x.json', { n: 3 }, etag)).rejects.toBeInstanceOf(ConflictError);
+    expect(s3.json('peer-sync/x.json')).toEqual({ n: 2 });
+  });
+
+  it('retries a throttled request with back-off and then succeeds', async () => {
+    const store = makeStore();
+    s3.mock.on(PutObjectCommand).rejectsOnce(slowDown()).rejectsOnce(slowDown()).resolves({ ETag: '"e"' });
+    await expect(store.put('x.json', { n: 1 })).resolves.toBe('"e"');
+    expect(s3.mock).toHaveReceivedCommandTimes(PutObjectCommand, 3);
+  });
+
+  it('gives up after its bounded attempts with ThrottledError', async () => {
+    const store = makeStore();
+    s3.mock.on(PutObjectCommand).rejects(slowDown());
+    await expect(store.put('x.json', { n: 1 })).rejects.toBeInstanceOf(ThrottledError);
+    expect(s3.mock).toHaveReceivedCommandTimes(PutObjectCommand, 4);
+  });
+
+  it('reports malformed JSON as CorruptObjectError with the ETag', async () => {
+    s3.set('peer-sync/x.json', '{"n": 1');
+    await expect(makeStore().read('x.json', counter)).rejects.toBeInstanceOf(CorruptObjectError);
+  });
+
+  it('reports a schema mismatch naming the field', async () => {
+    s3.set('peer-sync/x.json', { n: 'one' });
+    await expect(makeStore().read('x.json', counter)).rejects.toMatchObject({ field: 'n' });
+  });
+
+  it('refuses an oversized object without parsing it', async () => {
+    s3.set('peer-sync/x.json', { n: 1, pad: 'x'.repeat(2000) });
+    await expect(makeStore(1024).read('x.json', counter)).rejects.toBeInstanceOf(OversizedError);
+  });
+
+  it('returns null for a missing object', async () => {
+    await expect(makeStore().read('missing.json', counter)).resolves.toBeNull();
+  });
+
+  it('update re-reads and re-applies after losing a CAS, and applies no lost update', async () => {
+    const store = makeStore();
+    await Promise.all(Array.from({ length: 10 }, () => store.update('c.json', counter, (cur) => ({ value: { n: (cur?.n ?? 0) + 1 }, result: null }))));
+    expect(s3.json('peer-sync/c.json')).toEqual({ n: 10 });
+  });
+
+  it('update replaces a corrupt object by CAS against its ETag after reporting it', async () => {
+    s3.set('peer-sync/c.json', 'garbage');
+    const reported: string[] = [];
+    await makeStore().update('c.json', counter, (cur) => ({ value: { n: (cur?.n ?? 0) + 1 }, result: null }), (e) => {
+      reported.push(e.key);
+      return Promise.resolve();
+    });
+    expect(reported).toEqual(['peer-sync/c.json']);
+    expect(s3.json('peer-sync/c.json')).toEqual({ n: 1 });
+  });
+
+  it('counts its requests', async () => {
+    const store = makeStore();
+    await store.create('x.json', { n: 1 });
+    await store.read('x.json', counter);
+    expect(store.counts).toMatchObject({ PUT: 1, GET: 1 });
+    expect(s3.mock).toHaveReceivedCommandWith(GetObjectCommand, { Bucket: 'b', Key: 'peer-sync/x.json' });
+  });
+});

@@ -1,0 +1,45 @@
+import { buildConfig, scaleConfig } from '../../../lib/core/config';
+import { ValidationError } from '../../../lib/core/errors';
+
+describe('buildConfig', () => {
+  it('gives the seed defaults', () => {
+    expect(buildConfig({})).toMatchObject({ sampleIntervalSeconds: 15, syncIntervalSeconds: 30, completionWindowSeconds: 300, stallSamples: 8, leaseRenewSeconds: 30, leaseExpirySeconds: 90, region: 'us-west-2' });
+  });
+
+  it('reads numbers and JSON arrays from the environment, over the file', () => {
+    const c = buildConfig({ FLEET_STALL_SAMPLES: '6', FLEET_NODES: '[{"name":"node-1","instanceId":"mi-0123456789abcdef0"}]' }, { stallSamples: 10, bucket: 'my-bucket' });
+    expect(c.stallSamples).toBe(6);
+    expect(c.bucket).toBe('my-bucket');
+    expect(c.nodes).toEqual([{ name: 'node-1', instanceId: 'mi-0123456789abcdef0', priority: 100 }]);
+  });
+
+  it.each([
+    ['an unknown key in the file', {}, { stallSample: 8 }, 'stallSample'],
+    ['an unknown FLEET_ variable', { FLEET_STAL_SAMPLES: '8' }, undefined, 'FLEET_STAL_SAMPLES'],
+    ['a number that is not one', { FLEET_SAMPLE_INTERVAL_SECONDS: 'soon' }, undefined, 'sampleIntervalSeconds'],
+    ['a sample interval not below the sync interval', { FLEET_SAMPLE_INTERVAL_SECONDS: '30' }, undefined, 'syncIntervalSeconds'],
+    ['a lease that expires before it is renewed', {}, { leaseExpirySeconds: 20 }, 'leaseExpirySeconds'],
+    ['a bad instance id', {}, { nodes: [{ name: 'node-1', instanceId: 'server-1' }] }, 'nodes.0.instanceId'],
+    ['duplicate node names', {}, { nodes: [{ name: 'node-1', instanceId: 'mi-0123456789abcdef0' }, { name: 'node-1', instanceId: 'mi-0123456789abcdef1' }] }, 'nodes.1.name'],
+    ['an agent node that is not in the fleet', { FLEET_NODE_NAME: 'node-9' }, { nodes: [{ name: 'node-1', instanceId: 'mi-0123456789abcdef0' }] }, 'nodeName'],
+  ])('rejects %s, naming the field', (_name, env, file, field) => {
+    let caught: unknown;
+    try {
+      buildConfig(env, file);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ValidationError);
+    expect((caught as ValidationError).field).toBe(field);
+    expect((caught as ValidationError).message).toContain(field.startsWith('FLEET_') ? field : field.split('.').pop()!);
+  });
+});
+
+describe('scaleConfig', () => {
+  it('divides every duration and nothing else', () => {
+    const c = scaleConfig(buildConfig({}), 20);
+    expect(c.sampleIntervalSeconds).toBe(0.75);
+    expect(c.leaseExpirySeconds).toBe(4.5);
+    expect(c.stallSamples).toBe(8);
+  });
+});

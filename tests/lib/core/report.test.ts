@@ -1,0 +1,67 @@
+import { buildReport, type Observations } from '../../../lib/core/report';
+import { parseScenario } from '../../../lib/core/scenario';
+
+const scenario = parseScenario({
+  name: 'r',
+  nodes: 2,
+  seconds: 600,
+  workload: { tasks: 3, meanTaskSeconds: 90 },
+  faults: [{ at: 120, kind: 'stall-worker' }],
+  expect: { restarts: 1, maxDetectSeconds: 170, lostTasks: 0, duplicateCompletions: 0 },
+});
+
+const observations = (over: Partial<Observations> = {}): Observations => ({
+  faults: [{ at: 120, kind: 'stall-worker', node: 'node-1' }],
+  events: [
+    { t: 250, kind: 'STALLED', node: 'node-1', incidentId: 'i1' },
+    { t: 280, kind: 'RECOVERED', node: 'node-1', incidentId: 'i1' },
+  ],
+  restarts: [{ t: 251, node: 'node-1', finishedAt: 253, ok: true }],
+  supervisorRestarts: [],
+  leaders: [{ t: 0, epoch: 1, primary: 'node-1' }],
+  receives: [{ t: 10, node: 'node-1', count: 1 }],
+  completions: new Map([['task-0001', 1], ['task-0002', 1], ['task-0003', 1]]),
+  enqueued: ['task-0001', 'task-0002', 'task-0003'],
+  timeline: [],
+  aws: { s3: { GET: 0, PUT: 0, LIST: 0, HEAD: 0 }, sqs: 0, sns: 0, ssm: 0, lambdaInvocations: 0 },
+  lambdaInvocations: 0,
+  ...over,
+});
+const meta = { seed: 1, timeScale: 20, wallSeconds: 30 };
+
+describe('buildReport', () => {
+  it('passes a healed stall and fills the incident', () => {
+    const r = buildReport(scenario, observations(), meta);
+    expect(r.ok).toBe(true);
+    expect(r.incidents[0]).toMatchObject({ node: 'node-1', faultAt: 120, detectedAt: 250, restartedAt: 253, recoveredAt: 280, failoverAt: null });
+    expect(r.epochs).toEqual([{ epoch: 1, primary: 'node-1', from: 0, to: null }]);
+  });
+
+  it('counts a task without completion as lost and fails', () => {
+    const r = buildReport(scenario, observations({ completions: new Map([['task-0001', 1]]) }), meta);
+    expect(r.tasks).toMatchObject({ completed: 1, lost: 2 });
+    expect(r.invariants.noLostTasks).toBe(false);
+    expect(r.ok).toBe(false);
+  });
+
+  it('counts completions beyond the first as duplicates', () => {
+    const r = buildReport(scenario, observations({ completions: new Map([['task-0001', 2], ['task-0002', 1], ['task-0003', 3]]) }), meta);
+    expect(r.tasks.duplicateCompletions).toBe(3);
+    expect(r.invariants.noDuplicateCompletions).toBe(false);
+  });
+
+  it('fails the detection bound when the stall was never detected', () => {
+    const r = buildReport(scenario, observations({ events: [] }), meta);
+    expect(r.expectations.find((e) => e.name === 'maxDetectSeconds')).toMatchObject({ actual: null, ok: false });
+  });
+
+  it('flags a receive by a node that is not the primary of the epoch', () => {
+    const r = buildReport(scenario, observations({ receives: [{ t: 10, node: 'node-2', count: 1 }] }), meta);
+    expect(r.invariants.singlePrimaryPerEpoch).toBe(false);
+  });
+
+  it('flags a failover away from a primary no fault touched', () => {
+    const r = buildReport(scenario, observations({ faults: [], leaders: [{ t: 0, epoch: 1, primary: 'node-1' }, { t: 50, epoch: 2, primary: 'node-2' }] }), meta);
+    expect(r.invariants.noFalseFailovers).toBe(false);
+  });
+});

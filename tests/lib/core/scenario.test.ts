@@ -1,0 +1,58 @@
+import { ValidationError } from '../../../lib/core/errors';
+import { parseScenario } from '../../../lib/core/scenario';
+import { planWorkload } from '../../../lib/core/workload';
+
+const valid = {
+  name: 'stall',
+  nodes: 2,
+  seconds: 600,
+  workload: { tasks: 20, meanTaskSeconds: 90 },
+  faults: [{ at: 120, kind: 'stall-worker', target: 'primary', until: 'restart' }],
+  expect: { restarts: { min: 1, max: 1 }, failovers: 0, maxDetectSeconds: 170 },
+};
+
+const fieldOf = (input: unknown): string => {
+  try {
+    parseScenario(input);
+  } catch (error) {
+    if (error instanceof ValidationError) return error.field;
+    throw error;
+  }
+  throw new Error('accepted');
+};
+
+describe('parseScenario', () => {
+  it('accepts the DESIGN example and fills defaults', () => {
+    const s = parseScenario(valid);
+    expect(s.workload.spread).toBe(0.3);
+    expect(s.faults[0]).toMatchObject({ kind: 'stall-worker', until: 'restart' });
+  });
+
+  it.each([
+    ['an unknown expectation key', { ...valid, expect: { restart: 1 } }, 'expect.restart'],
+    ['an unknown top-level key', { ...valid, node: 2 }, 'node'],
+    ['a fault kind that does not exist', { ...valid, faults: [{ at: 1, kind: 'explode' }] }, 'faults.0.kind'],
+    ['a fault after the end', { ...valid, faults: [{ at: 900, kind: 'crash-worker' }] }, 'faults.0.at'],
+    ['a target node beyond the fleet', { ...valid, faults: [{ at: 1, kind: 'crash-worker', target: 'node-3' }] }, 'faults.0.target'],
+    ['a negative task count', { ...valid, workload: { tasks: -1, meanTaskSeconds: 90 } }, 'workload.tasks'],
+    ['a missing name', { ...valid, name: undefined }, 'name'],
+    ['a fault kind not supported yet', { ...valid, faults: [{ at: 1, kind: 'kill-node' }] }, 'faults.0.kind'],
+    ['a stall that never ends (not supported yet)', { ...valid, faults: [{ at: 1, kind: 'stall-worker', until: 'never' }] }, 'faults.0.until'],
+  ])('rejects %s, naming the field', (_name, input, field) => {
+    expect(fieldOf(input)).toBe(field);
+  });
+});
+
+describe('planWorkload', () => {
+  it('is the same for the same seed and spreads arrivals over the first half', () => {
+    const s = parseScenario(valid);
+    const a = planWorkload(s, 7, 20);
+    expect(planWorkload(s, 7, 20)).toEqual(a);
+    expect(planWorkload(s, 8, 20)).not.toEqual(a);
+    expect(a).toHaveLength(20);
+    expect(a.at(-1)!.at).toBeLessThan(300);
+    const mean = a.reduce((sum, t) => sum + t.message.workSeconds * 20, 0) / a.length;
+    expect(mean).toBeGreaterThan(60);
+    expect(mean).toBeLessThan(120);
+  });
+});

@@ -1,0 +1,94 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Report } from '../../lib/core/report';
+import { killAll, processesMatching, ROOT, runFleet } from '../helpers/children';
+
+/**
+ * `fleet drill` end to end: the CLI, the local cloud, real node processes, the real watchdog
+ * handler. Drills are timing-sensitive, so they run one after another in this file.
+ */
+const out = mkdtempSync(join(tmpdir(), 'qf-drill-test-'));
+const scenario = (name: string): string => join(ROOT, 'tests/scenarios', `${name}.json`);
+const DRILL_MS = 150_000;
+
+const drill = async (name: string, extra: string[] = []): Promise<{ code: number | null; report: Report; stdout: string }> => {
+  const json = join(out, `${name}.json`);
+  const res = await runFleet(['drill', '--scenario', scenario(name), '--time-scale', '20', '--seed', '1', '--json', json, ...extra], DRILL_MS);
+  if (res.code !== 0 && res.code !== 1) throw new Error(`drill ${name} exited ${res.code}: ${res.stderr}`);
+  return { code: res.code, report: JSON.parse(readFileSync(json, 'utf8')) as Report, stdout: res.stdout };
+};
+
+afterAll(() => killAll());
+
+describe('fleet drill: bad input', () => {
+  const write = (body: unknown): string => {
+    const file = join(out, `bad-${Math.random().toString(36).slice(2)}.json`);
+    writeFileSync(file, typeof body === 'string' ? body : JSON.stringify(body));
+    return file;
+  };
+
+  it.each([
+    ['an unknown expectation key', { name: 'x', nodes: 2, seconds: 60, workload: { tasks: 1, meanTaskSeconds: 10 }, expect: { restartz: 1 } }, 'expect.restartz'],
+    ['a bad node count', { name: 'x', nodes: 0, seconds: 60, workload: { tasks: 1, meanTaskSeconds: 10 } }, 'nodes'],
+    ['a fault kind not supported yet', { name: 'x', nodes: 2, seconds: 60, workload: { tasks: 1, meanTaskSeconds: 10 }, faults: [{ at: 1, kind: 'partition-node' }] }, 'not supported yet'],
+    ['text that is not JSON', '{ "name": ', 'not valid JSON'],
+  ])('exits 2 on %s and names it', async (_name, body, needle) => {
+    const res = await runFleet(['drill', '--scenario', write(body)], 30_000);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(needle);
+  });
+
+  it('exits 2 on a missing file and on a bad --time-scale', async () => {
+    expect((await runFleet(['drill', '--scenario', join(out, 'nope.json')], 30_000)).code).toBe(2);
+    const res = await runFleet(['drill', '--scenario', scenario('steady-no-fault'), '--time-scale', 'fast'], 30_000);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('--time-scale');
+  });
+});
+
+describe('fleet drill on the local cloud', () => {
+  it(
+    'detects a stalled primary worker, restarts it once, and loses nothing',
+    async () => {
+      const { code, report, stdout } = await drill('stall-recovers-after-restart');
+      expect(report.ok).toBe(true);
+      expect(code).toBe(0);
+      const incident = report.incidents[0];
+      expect(incident.detectedAt! - incident.faultAt).toBeLessThanOrEqual(170);
+      expect(incident.restartedAt).not.toBeNull();
+      expect(incident.recoveredAt).not.toBeNull();
+      expect(report.expectations.find((e) => e.name === 'restarts')?.actual).toBe(1);
+      expect(report.epochs).toHaveLength(1);
+      expect(report.tasks).toEqual({ enqueued: 20, completed: 20, lost: 0, duplicateCompletions: 0 });
+      expect(Object.values(report.invariants).every(Boolean)).toBe(true);
+      expect(stdout).toContain('stalled');
+      // Nothing of the run is left: no node host, agent or worker.
+      expect(processesMatching('queens-fleet-')).toEqual([]);
+    },
+    DRILL_MS,
+  );
+
+  it(
+    'restarts nothing in a healthy run',
+    async () => {
+      const { report } = await drill('steady-no-fault');
+      expect(report.ok).toBe(true);
+      expect(report.expectations.find((e) => e.name === 'restarts')?.actual).toBe(0);
+      expect(report.timeline.some((e) => e.event === 'stalled')).toBe(false);
+    },
+    DRILL_MS,
+  );
+
+  it(
+    'brings a crashed worker back through its supervisor within 5 s, without the watchdog',
+    async () => {
+      const { report } = await drill('crash-worker-supervised');
+      expect(report.ok).toBe(true);
+      const incident = report.incidents[0];
+      expect(incident.restartedAt! - incident.faultAt).toBeLessThanOrEqual(5);
+      expect(report.expectations.find((e) => e.name === 'restarts')?.actual).toBe(0);
+    },
+    DRILL_MS,
+  );
+});
