@@ -8,4 +8,6 @@ module.exports = {
   },
   setupFilesAfterEnv: ['<rootDir>/tests/setup.ts'],
   testTimeout: 20000,
+  // Drills are timing-sensitive on 2 cores: one test file at a time.
+  maxWorkers: 1,
 };

@@ -46,7 +46,8 @@ export class Agent {
       now: deps.now,
       epoch: () => this.role.epoch,
       backlog: async () => {
-        if (deps.queue === null) return null;
+        // Only the consuming node's backlog feeds the stall rule; a standby saves the request.
+        if (deps.queue === null || this.role.role !== 'primary') return null;
         try {
           const b = await deps.queue.backlog();
           return b.visible + b.inFlight;

@@ -10,6 +10,8 @@ export interface ClientOptions {
   region: string;
   /** Retry attempts for throttling and transient errors (SDK standard mode). */
   maxAttempts?: number;
+  /** Explicit credentials; by default the SDK's provider chain (env, SSM hybrid role, …). */
+  credentials?: { accessKeyId: string; secretAccessKey: string };
 }
 
 /**
@@ -31,8 +33,9 @@ export class ClientFactory {
     return this.cache.get(key) as T;
   }
 
-  private get base(): { region: string; maxAttempts: number } {
-    return { region: this.options.region, maxAttempts: this.options.maxAttempts ?? 3 };
+  private get base(): { region: string; maxAttempts: number; credentials?: ClientOptions['credentials'] } {
+    const { region, maxAttempts, credentials } = this.options;
+    return { region, maxAttempts: maxAttempts ?? 3, ...(credentials === undefined ? {} : { credentials }) };
   }
 
   s3(): S3Client {

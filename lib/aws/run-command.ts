@@ -57,7 +57,7 @@ export class RunCommand {
     try {
       const out = await this.ssm.send(new GetCommandInvocationCommand({ CommandId: commandId, InstanceId: instanceId }));
       const word = out.Status ?? 'Pending';
-      const output = [out.StandardErrorContent, out.StatusDetails].filter((s) => s !== undefined && s !== '').join(' ');
+      const output = [out.StatusDetails === word ? undefined : out.StatusDetails, out.StandardErrorContent].filter((s) => s !== undefined && s !== '').join(' ');
       return { status: STATUS[word] ?? 'running', detail: `${word}${output === '' ? '' : `: ${output}`}`.slice(0, 500) };
     } catch (error) {
       throw toFleetError(error, `SSM GetCommandInvocation ${commandId}`);

@@ -123,6 +123,19 @@ const judgePrimary = (spec: NodeSpec, watch: NodeWatch, epoch: number, now: numb
 };
 
 /**
+ * What must be persisted. A quiet node (no incident, no failing sample) needs only its boot:
+ * re-judging its healthy samples next time gives the same answer, so the steady state costs
+ * no PUT per invocation.
+ */
+const material = (nodes: Record<string, NodeWatch>): unknown =>
+  Object.fromEntries(
+    Object.entries(nodes).map(([name, w]) => [
+      name,
+      w.incident === null && w.counter.failing === 0 ? { boot: w.counter.boot, restartTimes: w.restartTimes, incidents: w.incidents } : w,
+    ]),
+  );
+
+/**
  * The watchdog's decision for one invocation: feed every configured node's new samples into
  * its counter and move the primary's incident along the escalation ladder. Pure: the same
  * inputs give the same verdict, and samples already judged are not judged again, so a
@@ -140,11 +153,17 @@ export const decide = (
   for (const spec of settings.nodes) {
     let watch = nodes[spec.name] ?? emptyWatch();
     const hb = heartbeats.get(spec.name);
-    if (hb !== undefined) watch = { ...watch, counter: advanceCounter(watch.counter, hb.boot, hb.samples) };
-    if (leader !== null && leader.primary === spec.name) watch = judgePrimary(spec, watch, leader.epoch, now, settings, actions);
+    if (leader !== null && leader.primary === spec.name) {
+      // The stall rule applies to the node that should be consuming; a standby's idle
+      // samples against a growing backlog would only be noise (and a PUT per invocation).
+      if (hb !== undefined) watch = { ...watch, counter: advanceCounter(watch.counter, hb.boot, hb.samples) };
+      watch = judgePrimary(spec, watch, leader.epoch, now, settings, actions);
+    } else if (hb !== undefined && watch.counter.boot !== hb.boot) {
+      watch = { ...watch, counter: { ...emptyCounter(), boot: hb.boot } };
+    }
     nodes[spec.name] = watch;
   }
-  const changed = JSON.stringify(nodes) !== JSON.stringify(state.nodes);
+  const changed = JSON.stringify(material(nodes)) !== JSON.stringify(material(state.nodes));
   return { state: changed ? { ...state, revision: state.revision + 1, nodes } : state, actions, changed };
 };
 

@@ -13,6 +13,7 @@ const DONE_RE = /tasks\/([^/]+)\/done\.json$/;
  */
 export class Recorder {
   private startMs: number | null = null;
+  private finished = false;
   readonly timeline: TimelineEntry[] = [];
   readonly faults: Observations['faults'] = [];
   readonly events: Observations['events'] = [];
@@ -36,6 +37,11 @@ export class Recorder {
 
   begin(): void {
     this.startMs = Date.now();
+  }
+
+  /** The run is over: teardown of the fleet is not part of the timeline. */
+  finish(): void {
+    this.finished = true;
   }
 
   get started(): boolean {
@@ -85,7 +91,7 @@ export class Recorder {
 
   /** Fleet process events: supervisor restarts after crashes, watchdog-driven restarts. */
   fleetEvent(event: FleetEvent): void {
-    if (!this.started) return;
+    if (!this.started || this.finished) return;
     if (event.type === 'worker-exited') this.note(event.node, 'worker-exit', `${event.how}${event.planned ? ' (planned stop)' : ''}`);
     if (event.type === 'worker-started' && event.restarts > 0) {
       this.supervisorRestarts.push({ t: this.t(), node: event.node });

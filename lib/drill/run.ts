@@ -29,6 +29,8 @@ export interface DrillOptions {
   signal?: AbortSignal;
   /** Keep the run directory (node logs) instead of deleting it. */
   keep?: boolean;
+  /** Called once the run is over, before teardown: benches read the cloud's counters here. */
+  inspect?: (cloud: LocalCloud, stats: { invocations: number; invocationMs: number[]; wallSeconds: number }) => void;
 }
 
 
@@ -78,7 +80,7 @@ const useLocalCloud = (cloud: LocalCloud, configFile: string): void => {
 export const runDrill = async (scenario: Scenario, options: DrillOptions): Promise<Report> => {
   const { timeScale, seed, signal } = options;
   const phase = options.onPhase ?? ((): void => undefined);
-  const runDir = await mkdtemp(join(tmpdir(), 'queens-fleet-'));
+  const runDir = await mkdtemp(join(tmpdir(), 'qf-run-'));
   let cloud: LocalCloud | undefined;
   let fleet: LocalFleet | undefined;
   let scheduler: LocalScheduler | undefined;
@@ -97,7 +99,8 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     await writeFile(configFile, JSON.stringify(config, null, 2));
     useLocalCloud(cloud, configFile);
 
-    clients = new ClientFactory({ region: cloud.region }, { ...process.env, AWS_ACCESS_KEY_ID: 'drill' });
+    // The drill's own calls (bootstrap, enqueue) carry their own key, apart from the watchdog's.
+    clients = new ClientFactory({ region: cloud.region, credentials: { accessKeyId: 'drill', secretAccessKey: 'local' } });
     const store = new StateStore(clients.s3(), { bucket: config.bucket, prefix: config.prefix, maxObjectBytes: config.maxObjectBytes });
     const queue = new TaskQueue(clients.sqs(), cloud.queueUrl);
     const leader: Leader = { version: 1, primary: 'node-1', epoch: 1, renewals: 0, reason: 'drill bootstrap', changedBy: 'drill' };
@@ -113,7 +116,16 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     fleet.on('event', (e: FleetEvent) => recorder.fleetEvent(e));
     config.nodes.forEach((n, i) => fleet?.startNode(n.name, i + 1));
 
-    const sched = new LocalScheduler((event) => watchdogHandler(event), config.watchdogScheduleSeconds * 1000, (error) => recorder.note('watchdog', 'error', describeError(error)));
+    const invocationMs: number[] = [];
+    const timedHandler = async (event: unknown): Promise<unknown> => {
+      const started = performance.now();
+      try {
+        return await watchdogHandler(event);
+      } finally {
+        invocationMs.push(performance.now() - started);
+      }
+    };
+    const sched = new LocalScheduler(timedHandler, config.watchdogScheduleSeconds * 1000, (error) => recorder.note('watchdog', 'error', describeError(error)));
     scheduler = sched;
     recorder.onHeartbeat = (fullKey): void => sched.heartbeat(config.bucket, fullKey);
     const ready = await waitFor(() => recorder.heartbeatsSeen.size >= scenario.nodes, 30_000, signal);
@@ -152,7 +164,9 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     await waitFor(() => ids.every((id) => recorder.completions.has(id)), wall(scenario.seconds), signal);
     const wallSeconds = recorder.t() / timeScale;
     recorder.note('drill', 'end', `${[...recorder.completions.keys()].length} of ${ids.length} tasks completed`);
+    recorder.finish();
     await sched.stop();
+    options.inspect?.(cloud, { invocations: sched.invocations, invocationMs, wallSeconds });
 
     return buildReport(
       scenario,

@@ -48,6 +48,8 @@ export interface LocalCloud {
   faults: Map<string, CallerFault>;
   /** Requests served, by service, for the drill's cost figures. */
   counts: { s3: Record<'GET' | 'PUT' | 'LIST' | 'HEAD', number>; sqs: number; sns: number; ssm: number };
+  /** The same requests by caller (access key) and kind (`s3.GET`, `sqs`, …), for cost benches. */
+  callers: Map<string, Record<string, number>>;
   stop(): Promise<void>;
 }
 
@@ -76,18 +78,28 @@ const conditionalPut = (s3: S3StoreLike) => (request: FastifyRequest, reply: Fas
   done();
 };
 
-const countRequest = (cloud: LocalCloud, request: FastifyRequest): void => {
+const requestKind = (request: FastifyRequest): string | null => {
   const target = String(request.headers['x-amz-target'] ?? '');
   const type = String(request.headers['content-type'] ?? '');
-  if (target.startsWith('AmazonSQS.')) cloud.counts.sqs++;
-  else if (target.startsWith('AmazonSSM.')) cloud.counts.ssm++;
-  else if (type.includes('x-www-form-urlencoded')) cloud.counts.sns++;
-  else if (request.method === 'PUT') cloud.counts.s3.PUT++;
-  else if (request.method === 'HEAD') cloud.counts.s3.HEAD++;
-  else if (request.method === 'GET') {
-    if (s3Path(request.url) === null) cloud.counts.s3.LIST++;
-    else cloud.counts.s3.GET++;
-  }
+  if (target.startsWith('AmazonSQS.')) return 'sqs';
+  if (target.startsWith('AmazonSSM.')) return 'ssm';
+  if (target.startsWith('Lightsail_')) return 'lightsail';
+  if (type.includes('x-www-form-urlencoded')) return 'sns';
+  if (request.method === 'PUT') return 's3.PUT';
+  if (request.method === 'HEAD') return 's3.HEAD';
+  if (request.method === 'GET') return s3Path(request.url) === null ? 's3.LIST' : 's3.GET';
+  return null;
+};
+
+const countRequest = (cloud: LocalCloud, request: FastifyRequest): void => {
+  const kind = requestKind(request);
+  if (kind === null) return;
+  if (kind.startsWith('s3.')) cloud.counts.s3[kind.slice(3) as 'GET']++;
+  else if (kind === 'sqs' || kind === 'sns' || kind === 'ssm') cloud.counts[kind]++;
+  const principal = principalOf(request);
+  const mine = cloud.callers.get(principal) ?? {};
+  mine[kind] = (mine[kind] ?? 0) + 1;
+  cloud.callers.set(principal, mine);
 };
 
 /**
@@ -104,7 +116,7 @@ export const startLocalCloud = async (observer: CloudObserver = {}): Promise<Loc
   const app: FastifyInstance = fauxqs.buildApp({ logger: false, defaultRegion: LOCAL.region, stores: { s3Store, sqsStore, snsStore: new fauxqs.SnsStore() } });
   const fakes = new AwsFakes(new Set(Object.values(NODE_COMMANDS)));
   const faults = new Map<string, CallerFault>();
-  const cloud = { fakes, faults, counts: { s3: { GET: 0, PUT: 0, LIST: 0, HEAD: 0 }, sqs: 0, sns: 0, ssm: 0 } } as unknown as LocalCloud;
+  const cloud = { fakes, faults, callers: new Map(), counts: { s3: { GET: 0, PUT: 0, LIST: 0, HEAD: 0 }, sqs: 0, sns: 0, ssm: 0 } } as unknown as LocalCloud;
 
   app.addHook('onRequest', async (request, reply) => {
     const fault = faults.get(principalOf(request));

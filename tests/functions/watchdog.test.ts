@@ -111,6 +111,18 @@ describe('watchdog handler', () => {
     expect(s3.mock.calls()).toHaveLength(0);
   });
 
+  it('writes nothing while every node stays healthy, after noting each agent boot once', async () => {
+    s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', working(0, 9)));
+    s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9)));
+    await handler(scheduled);
+    expect(s3.puts.map((p) => p.key)).toEqual(['peer-sync/watchdog/state.json']);
+    s3.puts = [];
+    s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', working(0, 20)));
+    for (let i = 0; i < 3; i++) await handler(scheduled);
+    expect(s3.puts).toEqual([]);
+    expect(sns).not.toHaveReceivedCommand(PublishCommand);
+  });
+
   it('rebuilds a corrupt state object after copying it aside', async () => {
     stallPrimary();
     s3.set('peer-sync/watchdog/state.json', '{"version": 99}');

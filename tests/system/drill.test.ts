@@ -64,7 +64,7 @@ describe('fleet drill on the local cloud', () => {
       expect(Object.values(report.invariants).every(Boolean)).toBe(true);
       expect(stdout).toContain('stalled');
       // Nothing of the run is left: no node host, agent or worker.
-      expect(processesMatching('queens-fleet-')).toEqual([]);
+      expect(processesMatching('qf-run-')).toEqual([]);
     },
     DRILL_MS,
   );

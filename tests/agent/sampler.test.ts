@@ -1,0 +1,55 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readProc } from '../../agent/proc';
+import { registryPath, workerPidPath, writeJsonAtomic } from '../../agent/registry';
+import { Sampler } from '../../agent/sampler';
+import { killAll, track } from '../helpers/children';
+
+const NOW = 1_800_000_000_000;
+
+describe('Sampler', () => {
+  let dir: string;
+  const sampler = (backlog: number | null = 4): Sampler =>
+    new Sampler({ dataDir: dir, completionWindowMs: 300_000, now: () => NOW, backlog: () => Promise.resolve(backlog), epoch: () => 3 });
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'qf-sampler-'));
+  });
+  afterAll(() => killAll());
+
+  it('counts no worker when there is no pid file', async () => {
+    expect((await sampler().take()).workerProcesses).toBe(0);
+  });
+
+  it('finds a live worker through its pid file, also while it is stopped', async () => {
+    const child = track(process.execPath, ['-e', 'setInterval(() => {}, 1000)']);
+    await new Promise((r) => setTimeout(r, 200));
+    const info = await readProc(child.pid!);
+    await writeJsonAtomic(workerPidPath(dir), { pid: child.pid, startTicks: info!.startTicks });
+    const s = sampler();
+    expect(await s.take()).toMatchObject({ workerProcesses: 1, backlog: 4, epochSeen: 3 });
+    child.kill('SIGSTOP');
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await readProc(child.pid!))?.state).toBe('T');
+    expect((await s.take()).workerProcesses).toBe(1);
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    expect((await s.take()).workerProcesses).toBe(0);
+  });
+
+  it('does not mistake a reused pid for the worker', async () => {
+    await writeJsonAtomic(workerPidPath(dir), { pid: process.pid, startTicks: 1 });
+    expect((await sampler().take()).workerProcesses).toBe(0);
+  });
+
+  it('reports registry progress and completions inside the window only', async () => {
+    await writeJsonAtomic(registryPath(dir), { version: 1, completedTotal: 9, recentCompletions: [NOW - 400_000, NOW - 200_000, NOW - 1000], inFlight: [{ taskId: 'task-0001', progress: 12, stage: 'titling' }] });
+    expect(await sampler().take()).toMatchObject({ completedTotal: 9, completionsInWindow: 2, inFlight: [{ taskId: 'task-0001', progress: 12 }] });
+  });
+
+  it('treats a torn registry as empty for one sample instead of failing', async () => {
+    await writeJsonAtomic(registryPath(dir), { version: 1, completedTotal: 'x' });
+    expect(await sampler().take()).toMatchObject({ completedTotal: 0, inFlight: [] });
+  });
+});
