@@ -37,13 +37,17 @@ export interface CloudObserver {
   sqsReceive?(count: number, principal: string): void;
 }
 
-export interface LocalCloud {
+/** Where the local cloud listens and the resources it created. */
+export interface CloudEndpoints {
   endpoint: string;
   region: string;
   bucket: string;
   queueUrl: string;
   dlqUrl: string;
   topicArn: string;
+}
+
+export interface LocalCloud extends CloudEndpoints {
   fakes: AwsFakes;
   faults: Map<string, CallerFault>;
   /** Requests served, by service, for the drill's cost figures. */

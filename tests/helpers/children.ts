@@ -2,6 +2,7 @@ import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { CloudEndpoints } from '../../lib/localcloud/cloud';
 
 export const ROOT = join(__dirname, '..', '..');
 const live = new Set<ChildProcess>();
@@ -53,13 +54,7 @@ export const runFleet = (args: string[], timeoutMs: number, env: NodeJS.ProcessE
     });
   });
 
-export interface LocalCloudInfo {
-  endpoint: string;
-  region: string;
-  bucket: string;
-  queueUrl: string;
-  dlqUrl: string;
-  topicArn: string;
+export interface LocalCloudInfo extends CloudEndpoints {
   startMs: number;
   child: ChildProcess;
 }
