@@ -15,6 +15,8 @@ export const registrySchema = z.strictObject({
   /** Wall-clock ms of recent completions on this node (same machine as the reader). */
   recentCompletions: z.array(z.number()).max(10_000),
   inFlight: z.array(inFlightTaskSchema).max(256),
+  /** The epoch the worker consumes under right now, or null. */
+  consumingEpoch: z.number().int().min(0).nullable(),
 });
 export type Registry = z.output<typeof registrySchema>;
 
@@ -22,7 +24,7 @@ export type Registry = z.output<typeof registrySchema>;
 export const pidFileSchema = z.strictObject({ pid: z.number().int().positive(), startTicks: z.number().int().min(0) });
 export type PidFile = z.output<typeof pidFileSchema>;
 
-export const emptyRegistry = (): Registry => ({ version: 1, completedTotal: 0, recentCompletions: [], inFlight: [] });
+export const emptyRegistry = (): Registry => ({ version: 1, completedTotal: 0, recentCompletions: [], inFlight: [], consumingEpoch: null });
 
 export const registryPath = (dataDir: string): string => `${dataDir}/registry.json`;
 export const workerPidPath = (dataDir: string): string => `${dataDir}/worker.pid.json`;
@@ -50,7 +52,12 @@ export const readJsonFile = async <S extends z.ZodType>(path: string, schema: S)
 
 /** What the agent tells the worker: may it consume, and under which epoch. */
 export const roleFileSchema = z.strictObject({
-  role: z.enum(['primary', 'standby', 'fenced']),
+  role: z.enum(['primary', 'pending', 'standby', 'fenced']),
   epoch: z.number().int().min(0),
+  /**
+   * CLOCK_MONOTONIC ms until which the worker may consume without hearing again from the
+   * agent: a frozen or dead agent cannot extend it, so the worker fences itself.
+   */
+  validUntil: z.number(),
 });
 export type RoleFile = z.output<typeof roleFileSchema>;

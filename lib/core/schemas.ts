@@ -36,6 +36,8 @@ export const sampleSchema = z.strictObject({
   /** Visible plus in-flight messages of the task queue, or null when it could not be read. */
   backlog: z.number().int().min(0).nullable(),
   epochSeen: z.number().int().min(0),
+  /** The epoch the worker consumes under, or null when it does not consume. */
+  consumingEpoch: z.number().int().min(0).nullable(),
 });
 export type Sample = z.output<typeof sampleSchema>;
 
@@ -47,7 +49,7 @@ export const heartbeatSchema = z.strictObject({
   boot: z.string().min(1).max(64),
   instanceId: z.string().max(64).optional(),
   agentVersion: z.string().max(32),
-  role: z.enum(['primary', 'standby', 'fenced']),
+  role: z.enum(['primary', 'pending', 'standby', 'fenced']),
   samples: z.array(sampleSchema).min(1).max(200),
 });
 export type Heartbeat = z.output<typeof heartbeatSchema>;
@@ -61,6 +63,14 @@ export const leaderSchema = z.strictObject({
   renewals: z.number().int().min(0),
   reason: z.string().max(500),
   changedBy: z.string().max(128),
+  /** The primary of the previous epoch, if any. */
+  previous: nodeName.nullable().default(null),
+  /**
+   * When the new primary may start consuming: `immediate` (the old one is confirmed stopped
+   * or dead, or the lease expired by the promoter's clock) or `await-fence` (wait until the
+   * old one reports it stopped, or a full lease expiry by the new primary's own clock).
+   */
+  handover: z.enum(['immediate', 'await-fence']).default('immediate'),
 });
 export type Leader = z.output<typeof leaderSchema>;
 
