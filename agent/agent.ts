@@ -3,12 +3,14 @@ import { createServer, type Server } from 'node:http';
 import type { Config } from '../lib/core/config';
 import { describeError } from '../lib/core/errors';
 import { KEYS } from '../lib/core/keys';
-import { leaderSchema, type Heartbeat, type Sample } from '../lib/core/schemas';
+import { mayConsume } from '../lib/core/lease';
+import type { Heartbeat, Sample } from '../lib/core/schemas';
+import { mono } from '../lib/clock';
 import type { TaskQueue } from '../lib/aws/queue';
 import type { StateStore } from '../lib/aws/state-store';
 import type { Logger } from '../lib/log';
 import { Loop } from '../lib/loop';
-import { rolePath, writeJsonAtomic, type RoleFile } from './registry';
+import { LeaseKeeper } from './lease-keeper';
 import { Sampler } from './sampler';
 
 export const AGENT_VERSION = '0.1.0';
@@ -31,7 +33,7 @@ export interface AgentDeps {
 export class Agent {
   private readonly boot = randomUUID();
   private readonly samples: Sample[] = [];
-  private role: RoleFile = { role: 'standby', epoch: 0 };
+  private readonly lease: LeaseKeeper;
   private readonly sampler: Sampler;
   private readonly sampleLoop: Loop;
   private readonly syncLoop: Loop;
@@ -40,14 +42,15 @@ export class Agent {
 
   constructor(private readonly deps: AgentDeps) {
     const c = deps.config;
+    this.lease = new LeaseKeeper({ config: c, store: deps.store, log: deps.log, ready: () => (this.samples.at(-1)?.workerProcesses ?? 0) > 0 });
     this.sampler = new Sampler({
       dataDir: c.dataDir,
       completionWindowMs: c.completionWindowSeconds * 1000,
       now: deps.now,
-      epoch: () => this.role.epoch,
+      epoch: () => this.lease.current.epoch,
       backlog: async () => {
         // Only the consuming node's backlog feeds the stall rule; a standby saves the request.
-        if (deps.queue === null || this.role.role !== 'primary') return null;
+        if (deps.queue === null || this.lease.current.role !== 'primary') return null;
         try {
           const b = await deps.queue.backlog();
           return b.visible + b.inFlight;
@@ -59,11 +62,13 @@ export class Agent {
     });
     const onError = (what: string) => (error: unknown) => deps.log.error({ err: describeError(error) }, `${what} failed; next round retries`);
     this.sampleLoop = new Loop(c.sampleIntervalSeconds * 1000, async () => { await this.sampleOnce(); }, onError('sample'));
-    this.syncLoop = new Loop(c.syncIntervalSeconds * 1000, async () => { await this.syncOnce(); }, onError('sync'));
+    this.syncLoop = new Loop(c.syncIntervalSeconds * 1000, async () => { await this.lease.sync(); }, onError('sync'));
   }
 
   /** Takes a sample and publishes the heartbeat with the most recent samples. */
   async sampleOnce(): Promise<Sample> {
+    // A lease that lapsed since the last sync fences the worker now, not at the next sync.
+    await this.lease.publish();
     const sample = await this.sampler.take();
     this.samples.push(sample);
     if (this.samples.length > this.deps.config.heartbeatSamples) this.samples.shift();
@@ -72,7 +77,7 @@ export class Agent {
       node: this.deps.config.nodeName,
       boot: this.boot,
       agentVersion: AGENT_VERSION,
-      role: this.role.role,
+      role: this.lease.current.role,
       samples: [...this.samples],
       ...(this.deps.instanceId === undefined ? {} : { instanceId: this.deps.instanceId }),
     };
@@ -80,25 +85,14 @@ export class Agent {
     return sample;
   }
 
-  /** Reads the primary's record and tells the worker its role. */
-  async syncOnce(): Promise<RoleFile> {
-    const leader = await this.deps.store.read(KEYS.leader, leaderSchema);
-    const next: RoleFile =
-      leader === null ? { role: 'standby', epoch: 0 } : { role: leader.value.primary === this.deps.config.nodeName ? 'primary' : 'standby', epoch: leader.value.epoch };
-    if (next.role !== this.role.role || next.epoch !== this.role.epoch) {
-      this.deps.log.info({ role: next.role, epoch: next.epoch }, 'role changed');
-    }
-    this.role = next;
-    await writeJsonAtomic(rolePath(this.deps.config.dataDir), next);
-    return next;
-  }
-
   private async listen(): Promise<number> {
     const server = createServer((req, res) => {
       const last = this.samples.at(-1);
-      const ok = req.url === '/healthz' && this.role.role === 'primary' && last !== undefined && last.workerProcesses > 0;
+      // 200 only for the live primary: Route 53 failover records follow this answer.
+      const role = this.lease.current;
+      const ok = req.url === '/healthz' && mayConsume(role, mono()) && last !== undefined && last.workerProcesses > 0;
       res.writeHead(req.url === '/healthz' ? (ok ? 200 : 503) : 404, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ node: this.deps.config.nodeName, role: this.role.role, epoch: this.role.epoch, lastSample: last ?? null }));
+      res.end(JSON.stringify({ node: this.deps.config.nodeName, role: role.role, epoch: role.epoch, lastSample: last ?? null }));
     });
     this.server = server;
     await new Promise<void>((resolve, reject) => {
@@ -111,7 +105,7 @@ export class Agent {
 
   /** Syncs once (so the worker learns its role at once), then starts both loops and /healthz. */
   async start(): Promise<number> {
-    await this.syncOnce().catch((error: unknown) => this.deps.log.error({ err: describeError(error) }, 'first sync failed; retrying on schedule'));
+    await this.lease.sync();
     const port = await this.listen();
     this.sampleLoop.start();
     this.syncLoop.start(this.deps.config.syncIntervalSeconds * 1000);

@@ -16,7 +16,7 @@ export const registrySchema = z.strictObject({
   recentCompletions: z.array(z.number()).max(10_000),
   inFlight: z.array(inFlightTaskSchema).max(256),
   /** The epoch the worker consumes under right now, or null. */
-  consumingEpoch: z.number().int().min(0).nullable(),
+  consumingEpoch: z.number().int().min(0).nullable().default(null),
 });
 export type Registry = z.output<typeof registrySchema>;
 
@@ -59,5 +59,7 @@ export const roleFileSchema = z.strictObject({
    * agent: a frozen or dead agent cannot extend it, so the worker fences itself.
    */
   validUntil: z.number(),
+  /** The machine boot the monotonic `validUntil` belongs to. */
+  boot: z.string().max(64),
 });
 export type RoleFile = z.output<typeof roleFileSchema>;

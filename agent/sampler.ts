@@ -63,6 +63,7 @@ export class Sampler {
       inFlight: registry.inFlight,
       backlog,
       epochSeen: this.deps.epoch(),
+      consumingEpoch: registry.consumingEpoch,
     };
   }
 }

@@ -6,6 +6,9 @@ import { parseJsonText, parseWith } from '../../lib/core/validate';
 import type { QueueMessage, TaskQueue } from '../../lib/aws/queue';
 import type { StateStore } from '../../lib/aws/state-store';
 import type { Logger } from '../../lib/log';
+import { bootId } from '../../lib/boot';
+import { mono } from '../../lib/clock';
+import { mayConsume } from '../../lib/core/lease';
 import { readProc } from '../proc';
 import { emptyRegistry, readJsonFile, registryPath, registrySchema, roleFileSchema, rolePath, workerPidPath, writeJsonAtomic, type Registry, type RoleFile } from '../registry';
 import { sleep } from '../../lib/sleep';
@@ -43,6 +46,9 @@ export class Worker {
   private flushTimer: NodeJS.Timeout | undefined;
   private closing: Promise<void> | undefined;
   private wake: (() => void) | undefined;
+  /** Aborts the receive under way when the lease lapses. */
+  private receiving: AbortController | undefined;
+  private watchTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: WorkerDeps) {}
 
@@ -64,7 +70,35 @@ export class Worker {
       }, flushMs);
     };
     flushLoop();
+    const watch = (): void => {
+      this.watchTimer = setTimeout(() => {
+        void this.checkFence().finally(watch);
+      }, flushMs);
+    };
+    watch();
     this.pollDone = this.poll();
+  }
+
+  /** May this worker consume right now? The agent's word, checked against the clock. */
+  private async allowed(): Promise<RoleFile | null> {
+    const role = await this.role();
+    return role.boot === bootId() && mayConsume(role, mono()) ? role : null;
+  }
+
+  /**
+   * Self-fencing: once the lease lapses or another node holds it, stop the receive under way,
+   * abandon running tasks and hand their messages back at once, so the next primary starts
+   * with them and never shares them.
+   */
+  private async checkFence(): Promise<void> {
+    if (this.registry.consumingEpoch === null || (await this.allowed()) !== null) return;
+    this.deps.log.warn({ epoch: this.registry.consumingEpoch, tasks: this.running.size }, 'lease lapsed or lost: fencing');
+    this.registry.consumingEpoch = null;
+    this.dirty = true;
+    this.receiving?.abort();
+    const abandoned = [...this.running.values()];
+    for (const r of abandoned) r.abort.abort();
+    await Promise.allSettled(abandoned.map((r) => this.deps.queue.setVisibility(r.message.receiptHandle, 0)));
   }
 
   private async flush(): Promise<void> {
@@ -78,27 +112,40 @@ export class Worker {
   }
 
   private async role(): Promise<RoleFile> {
-    return (await readJsonFile(rolePath(this.dataDir), roleFileSchema).catch(() => null)) ?? { role: 'standby', epoch: 0 };
+    return (await readJsonFile(rolePath(this.dataDir), roleFileSchema).catch(() => null)) ?? { role: 'standby', epoch: 0, validUntil: 0, boot: '' };
   }
 
   private async poll(): Promise<void> {
     const c = this.deps.config;
     const idleMs = (c.syncIntervalSeconds * 1000) / 4;
     while (!this.stopping.signal.aborted) {
-      const role = await this.role();
+      const role = await this.allowed();
       const free = c.concurrency - this.running.size;
-      if (role.role !== 'primary' || free <= 0) {
+      const epoch = role?.epoch ?? null;
+      if (this.registry.consumingEpoch !== epoch) {
+        this.registry.consumingEpoch = epoch;
+        this.dirty = true;
+      }
+      if (role === null || free <= 0) {
         await new Promise<void>((resolve) => {
           this.wake = resolve;
           void sleep(idleMs, this.stopping.signal).then(resolve);
         });
         continue;
       }
+      this.receiving = new AbortController();
+      const signal = AbortSignal.any([this.stopping.signal, this.receiving.signal]);
       try {
-        const messages = await this.deps.queue.receive(free, c.receiveWaitSeconds, c.visibilityTimeoutSeconds, this.stopping.signal);
+        const messages = await this.deps.queue.receive(free, c.receiveWaitSeconds, c.visibilityTimeoutSeconds, signal, role.epoch);
+        // The lease may have lapsed during the long poll: nothing received then is kept.
+        if ((await this.allowed())?.epoch !== role.epoch) {
+          await Promise.allSettled(messages.map((m) => this.deps.queue.setVisibility(m.receiptHandle, 0)));
+          continue;
+        }
         for (const m of messages) this.begin(m, role.epoch);
       } catch (error) {
         if (this.stopping.signal.aborted) break;
+        if (signal.aborted) continue;
         this.deps.log.warn({ err: describeError(error) }, 'receive failed; backing off');
         await sleep(idleMs, this.stopping.signal);
       }
@@ -176,6 +223,7 @@ export class Worker {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.stopping.abort();
+      clearTimeout(this.watchTimer);
       this.wake?.();
       const inFlight = [...this.running.values()];
       for (const r of inFlight) r.abort.abort();
@@ -183,6 +231,7 @@ export class Worker {
       await this.pollDone;
       clearTimeout(this.flushTimer);
       this.running.clear();
+      this.registry.consumingEpoch = null;
       this.dirty = true;
       await this.flush();
     })();

@@ -3,10 +3,13 @@ import { z } from 'zod';
 import { loadConfig } from '../../lib/config';
 import { ClientFactory } from '../../lib/aws/clients';
 import { AlertTopic } from '../../lib/aws/alerts';
+import { OriginRecord } from '../../lib/aws/dns';
+import { InstanceProbe } from '../../lib/aws/instances';
 import { RunCommand } from '../../lib/aws/run-command';
 import { StateStore } from '../../lib/aws/state-store';
 import { nodeOfHeartbeatKey } from '../../lib/core/keys';
 import { createLogger } from '../../lib/log';
+import { sleep } from '../../lib/sleep';
 import { runWatchdog, type WatchdogDeps, type WatchdogRun } from '../../lib/watchdog/run';
 
 /**
@@ -29,8 +32,14 @@ const build = (): WatchdogDeps => {
     store: new StateStore(clients.s3(), { bucket: config.bucket, prefix: config.prefix, maxObjectBytes: config.maxObjectBytes }),
     alerts: config.topicArn === undefined ? null : new AlertTopic(clients.sns(), config.topicArn),
     commands: new RunCommand(clients.ssm()),
+    probe: new InstanceProbe(clients.lightsail(), clients.ssm()),
+    dns:
+      config.hostedZoneId === undefined || config.recordName === undefined
+        ? null
+        : new OriginRecord(clients.route53(), { hostedZoneId: config.hostedZoneId, recordName: config.recordName, type: config.recordType, ttl: config.recordTtl }),
     log: createLogger('watchdog'),
     now: Date.now,
+    sleep,
   };
 };
 

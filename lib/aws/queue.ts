@@ -8,6 +8,9 @@ import {
 } from '@aws-sdk/client-sqs';
 import { toFleetError } from './errors';
 
+/** Header that names the consumer's epoch on every receive. */
+export const EPOCH_HEADER = 'x-queen-fleet-epoch';
+
 /** A received task message in domain terms. */
 export interface QueueMessage {
   id: string;
@@ -32,19 +35,28 @@ export class TaskQueue {
     }
   }
 
-  async receive(max: number, waitSeconds: number, visibilitySeconds: number, signal?: AbortSignal): Promise<QueueMessage[]> {
-    const out = await this.call('ReceiveMessage', () =>
-      this.sqs.send(
-        new ReceiveMessageCommand({
-          QueueUrl: this.queueUrl,
-          MaxNumberOfMessages: Math.min(10, Math.max(1, max)),
-          WaitTimeSeconds: Math.round(waitSeconds),
-          VisibilityTimeout: Math.max(1, Math.ceil(visibilitySeconds)),
-          MessageSystemAttributeNames: ['ApproximateReceiveCount'],
-        }),
-        { abortSignal: signal },
-      ),
-    );
+  /**
+   * Long-polls for up to `max` messages. `epoch` travels as the `x-queen-fleet-epoch` header:
+   * SQS ignores it, request logs and the drills' invariant checker read it.
+   */
+  async receive(max: number, waitSeconds: number, visibilitySeconds: number, signal?: AbortSignal, epoch?: number): Promise<QueueMessage[]> {
+    const command = new ReceiveMessageCommand({
+      QueueUrl: this.queueUrl,
+      MaxNumberOfMessages: Math.min(10, Math.max(1, max)),
+      WaitTimeSeconds: Math.round(waitSeconds),
+      VisibilityTimeout: Math.max(1, Math.ceil(visibilitySeconds)),
+      MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+    });
+    if (epoch !== undefined) {
+      command.middlewareStack.add(
+        (next) => (args) => {
+          (args.request as { headers: Record<string, string> }).headers[EPOCH_HEADER] = String(epoch);
+          return next(args);
+        },
+        { step: 'build', name: 'queenFleetEpochHeader' },
+      );
+    }
+    const out = await this.call('ReceiveMessage', () => this.sqs.send(command, { abortSignal: signal }));
     return (out.Messages ?? []).flatMap((m) =>
       m.MessageId === undefined || m.ReceiptHandle === undefined
         ? []

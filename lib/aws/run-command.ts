@@ -8,6 +8,9 @@ import { toFleetError } from './errors';
  */
 export const NODE_COMMANDS = {
   restartWorker: 'systemctl restart queen-fleet-worker',
+  stopWorker: 'systemctl stop queen-fleet-worker',
+  startWorker: 'systemctl start queen-fleet-worker',
+  restartAgent: 'systemctl restart queen-fleet-peer-sync',
 } as const;
 export type NodeCommand = keyof typeof NODE_COMMANDS;
 

@@ -147,6 +147,8 @@ export class StateStore {
     schema: S,
     apply: (current: z.output<S> | null) => { value: z.output<S> | null; result: R },
     onCorrupt?: (error: CorruptObjectError) => Promise<void>,
+    /** Runs after each read and before `apply`: where a caller gathers I/O that `apply` needs. */
+    prepare?: (current: z.output<S> | null) => Promise<void>,
   ): Promise<{ written: boolean; result: R }> {
     return retry(
       async () => {
@@ -160,6 +162,7 @@ export class StateStore {
           current = null;
           corruptEtag = error.etag;
         }
+        await prepare?.(current?.value ?? null);
         const next = apply(current?.value ?? null);
         if (next.value === null) return { written: false, result: next.result };
         const etag = current?.etag ?? corruptEtag;

@@ -12,6 +12,8 @@ export const nodeSpecSchema = z.strictObject({
   lightsailName: z.string().min(1).optional(),
   /** Lower is preferred when promoting a standby. */
   priority: z.number().int().min(0).default(100),
+  /** Address the origin record points at while this node is primary (A: IPv4, CNAME: host name). */
+  address: z.string().min(1).max(253).optional(),
 });
 export type NodeSpec = z.output<typeof nodeSpecSchema>;
 
@@ -40,6 +42,14 @@ export const configSchema = z
     leaseExpirySeconds: seconds.default(90),
 
     restartBudgetPerHour: z.number().int().min(0).default(3),
+    failoverCooldownSeconds: z.number().min(0).default(300),
+    /** How long one watchdog run waits for a stop command's result before handing over anyway. */
+    commandWaitSeconds: seconds.default(10),
+    /** Route 53 origin record the watchdog moves on failover; all three set, or none. */
+    hostedZoneId: z.string().regex(/^[A-Z0-9]{1,32}$/, 'must be a Route 53 hosted zone id').optional(),
+    recordName: z.string().min(1).max(253).optional(),
+    recordType: z.enum(['A', 'CNAME']).default('A'),
+    recordTtl: z.number().int().min(0).max(86_400).default(60),
     restartVerifySeconds: seconds.default(60),
     watchdogScheduleSeconds: seconds.default(60),
 
@@ -69,6 +79,12 @@ export const configSchema = z
       if (names.has(n.name)) ctx.addIssue({ code: 'custom', path: ['nodes', i, 'name'], message: `duplicate node name ${n.name}` });
       names.add(n.name);
     });
+    if ((c.hostedZoneId === undefined) !== (c.recordName === undefined)) issue(c.hostedZoneId === undefined ? 'hostedZoneId' : 'recordName', 'hostedZoneId and recordName go together');
+    if (c.hostedZoneId !== undefined) {
+      c.nodes.forEach((n, i) => {
+        if (n.address === undefined) ctx.addIssue({ code: 'custom', path: ['nodes', i, 'address'], message: 'is required when a Route 53 record is configured' });
+      });
+    }
     if (c.nodeName !== undefined && c.nodes.length > 0 && !names.has(c.nodeName)) issue('nodeName', `is not one of the configured nodes (${[...names].join(', ')})`);
   });
 
@@ -83,6 +99,8 @@ export const DURATION_KEYS = [
   'leaseRenewSeconds',
   'leaseExpirySeconds',
   'restartVerifySeconds',
+  'failoverCooldownSeconds',
+  'commandWaitSeconds',
   'watchdogScheduleSeconds',
   'visibilityTimeoutSeconds',
   'receiveWaitSeconds',

@@ -2,7 +2,24 @@ import { z } from 'zod';
 import { nodeNameSchema } from './schemas';
 
 /** Kinds of incident steps; each is written once under `events/` and alerted on SNS. */
-export const EVENT_KINDS = ['STALLED', 'RESTART_SENT', 'RESTART_RESULT', 'RESTART_FAILED', 'RESTART_BUDGET_EXHAUSTED', 'STILL_STALLED', 'RECOVERED'] as const;
+export const EVENT_KINDS = [
+  'STALLED',
+  'RESTART_SENT',
+  'RESTART_RESULT',
+  'RESTART_FAILED',
+  'RESTART_BUDGET_EXHAUSTED',
+  'STILL_STALLED',
+  'NODE_DEAD',
+  'AGENT_DEAD',
+  'REDUNDANCY_LOST',
+  'NO_STANDBY',
+  'FAILOVER_STARTED',
+  'OLD_PRIMARY_STOPPED',
+  'PROMOTED',
+  'RECORD_CHANGED',
+  'FAILOVER_FAILED',
+  'RECOVERED',
+] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
 /** Metrics that justified a step, copied from the samples. */
@@ -33,6 +50,9 @@ export const fleetEventSchema = z.strictObject({
   next: z.string().max(500),
   metrics: eventMetricsSchema,
   commandId: z.string().max(64).optional(),
+  /** For failover steps: the node taking over and the epoch it holds. */
+  newPrimary: nodeNameSchema.optional(),
+  newEpoch: z.number().int().min(0).optional(),
 });
 export type FleetEvent = z.output<typeof fleetEventSchema>;
 

@@ -10,6 +10,7 @@ import { describeError } from '../core/errors';
 import { KEYS } from '../core/keys';
 import { buildReport, type Report, type TimelineEntry } from '../core/report';
 import type { Fault, Scenario } from '../core/scenario';
+import { nextEpoch } from '../core/lease';
 import type { Leader } from '../core/schemas';
 import { planWorkload } from '../core/workload';
 import { buildBundles } from '../localcloud/bundle';
@@ -103,7 +104,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     clients = new ClientFactory({ region: cloud.region, credentials: { accessKeyId: 'drill', secretAccessKey: 'local' } });
     const store = new StateStore(clients.s3(), { bucket: config.bucket, prefix: config.prefix, maxObjectBytes: config.maxObjectBytes });
     const queue = new TaskQueue(clients.sqs(), cloud.queueUrl);
-    const leader: Leader = { version: 1, primary: 'node-1', epoch: 1, renewals: 0, reason: 'drill bootstrap', changedBy: 'drill' };
+    const leader: Leader = nextEpoch(null, 'node-1', 'drill bootstrap', 'drill', 'immediate');
     await store.create(KEYS.leader, leader);
 
     const nodeOf = new Map(config.nodes.map((n) => [n.instanceId, n.name]));

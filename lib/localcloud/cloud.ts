@@ -3,6 +3,7 @@ import { NODE_COMMANDS } from '../aws/run-command';
 import { principalOf, s3Error, s3Path } from './aws-wire';
 import { AwsFakes } from './fakes';
 import { loadFauxqs, type S3StoreLike } from './fauxqs';
+import { Route53Fake } from './route53-fake';
 
 /** Names of the resources every local cloud starts with. */
 export const LOCAL = {
@@ -49,6 +50,7 @@ export interface CloudEndpoints {
 
 export interface LocalCloud extends CloudEndpoints {
   fakes: AwsFakes;
+  route53: Route53Fake;
   faults: Map<string, CallerFault>;
   /** Requests served, by service, for the drill's cost figures. */
   counts: { s3: Record<'GET' | 'PUT' | 'LIST' | 'HEAD', number>; sqs: number; sns: number; ssm: number };
@@ -88,6 +90,7 @@ const requestKind = (request: FastifyRequest): string | null => {
   if (target.startsWith('AmazonSQS.')) return 'sqs';
   if (target.startsWith('AmazonSSM.')) return 'ssm';
   if (target.startsWith('Lightsail_')) return 'lightsail';
+  if (request.url.startsWith('/2013-04-01/')) return 'route53';
   if (type.includes('x-www-form-urlencoded')) return 'sns';
   if (request.method === 'PUT') return 's3.PUT';
   if (request.method === 'HEAD') return 's3.HEAD';
@@ -119,8 +122,9 @@ export const startLocalCloud = async (observer: CloudObserver = {}): Promise<Loc
   sqsStore.host = '';
   const app: FastifyInstance = fauxqs.buildApp({ logger: false, defaultRegion: LOCAL.region, stores: { s3Store, sqsStore, snsStore: new fauxqs.SnsStore() } });
   const fakes = new AwsFakes(new Set(Object.values(NODE_COMMANDS)));
+  const route53 = new Route53Fake();
   const faults = new Map<string, CallerFault>();
-  const cloud = { fakes, faults, callers: new Map(), counts: { s3: { GET: 0, PUT: 0, LIST: 0, HEAD: 0 }, sqs: 0, sns: 0, ssm: 0 } } as unknown as LocalCloud;
+  const cloud = { fakes, route53, faults, callers: new Map(), counts: { s3: { GET: 0, PUT: 0, LIST: 0, HEAD: 0 }, sqs: 0, sns: 0, ssm: 0 } } as unknown as LocalCloud;
 
   app.addHook('onRequest', async (request, reply) => {
     const fault = faults.get(principalOf(request));
@@ -140,6 +144,10 @@ export const startLocalCloud = async (observer: CloudObserver = {}): Promise<Loc
   app.addHook('preHandler', (request, reply, done) => {
     if (fakes.handles(request)) {
       fakes.handle(request, reply, principalOf(request));
+      return;
+    }
+    if (route53.handles(request)) {
+      route53.handle(request, reply);
       return;
     }
     conditionalPut(s3Store)(request, reply, done);

@@ -1,24 +1,14 @@
-import type { Config } from '../core/config';
-import { describeError, type CorruptObjectError, ConflictError, FleetError, NotFoundError } from '../core/errors';
-import { eventKey, type FleetEvent } from '../core/events';
+import { describeError, type CorruptObjectError, FleetError } from '../core/errors';
 import { KEYS } from '../core/keys';
+import { isSilent, updateSeen, type Confirmation } from '../core/liveness';
 import { heartbeatSchema, leaderSchema, type Heartbeat, type Leader } from '../core/schemas';
-import { decide, markRestartResult, markRestartSent, type WatchdogAction } from '../core/watchdog';
+import { decide, type WatchdogAction } from '../core/watchdog';
 import { emptyWatchdogState, watchdogStateSchema, type WatchdogState } from '../core/watchdog-state';
-import type { AlertTopic } from '../aws/alerts';
-import type { RunCommand } from '../aws/run-command';
-import type { StateStore } from '../aws/state-store';
-import type { Logger } from '../log';
+import { emit, sendCommand, verify } from './actions';
+import type { WatchdogDeps } from './deps';
+import { failover } from './failover';
 
-/** Everything one watchdog invocation needs; built once per Lambda container. */
-export interface WatchdogDeps {
-  config: Config;
-  store: StateStore;
-  alerts: AlertTopic | null;
-  commands: RunCommand;
-  log: Logger;
-  now: () => number;
-}
+export type { WatchdogDeps };
 
 export interface WatchdogRun {
   nodes: number;
@@ -60,25 +50,6 @@ const readHeartbeats = async ({ store, config, log }: WatchdogDeps, rejected: st
   return found;
 };
 
-/** Writes the event once (If-None-Match: *) and alerts only if this call created it. */
-export const emit = async ({ store, alerts, log }: WatchdogDeps, event: FleetEvent): Promise<boolean> => {
-  try {
-    await store.create(eventKey(event), event);
-  } catch (error) {
-    if (error instanceof ConflictError) return false;
-    throw error;
-  }
-  log.info({ event: event.kind, node: event.node, incident: event.incidentId }, event.summary);
-  if (alerts !== null) {
-    try {
-      await alerts.publish(event);
-    } catch (error) {
-      log.error({ err: describeError(error), event: event.id }, 'alert not published; the event object stands');
-    }
-  }
-  return true;
-};
-
 const quarantine = (deps: WatchdogDeps) => async (error: CorruptObjectError): Promise<void> => {
   const at = deps.now();
   const text = await deps.store.readText(KEYS.watchdogState).catch(() => null);
@@ -86,53 +57,32 @@ const quarantine = (deps: WatchdogDeps) => async (error: CorruptObjectError): Pr
   deps.log.error({ err: error.message }, 'watchdog state corrupt: copied aside and rebuilt from the next samples');
 };
 
-/** Applies an outcome reducer by CAS and emits its event. */
-const record = async (deps: WatchdogDeps, reduce: (s: WatchdogState) => { state: WatchdogState; event: FleetEvent } | null): Promise<void> => {
-  const { result } = await deps.store.update(KEYS.watchdogState, watchdogStateSchema, (current) => {
-    const out = reduce(current ?? emptyWatchdogState());
-    return { value: out?.state ?? null, result: out?.event ?? null };
-  });
-  if (result !== null) await emit(deps, result);
-};
-
-const restart = async (deps: WatchdogDeps, a: Extract<WatchdogAction, { kind: 'restart' }>): Promise<void> => {
-  let commandId: string;
-  try {
-    commandId = await deps.commands.send(a.instanceId, 'restartWorker', `queen-fleet ${a.incidentId}`);
-  } catch (error) {
-    await record(deps, (s) => markRestartResult(s, a.node, a.incidentId, false, `not delivered: ${describeError(error)}`, deps.now()));
-    return;
-  }
-  await record(deps, (s) => markRestartSent(s, a.node, a.incidentId, commandId, deps.now()));
-};
-
-const verify = async (deps: WatchdogDeps, a: Extract<WatchdogAction, { kind: 'verify' }>): Promise<void> => {
-  let outcome: { ok: boolean; detail: string } | null = null;
-  try {
-    const res = await deps.commands.result(a.commandId, a.instanceId);
-    if (res.status === 'succeeded' || res.status === 'failed') outcome = { ok: res.status === 'succeeded', detail: res.detail };
-  } catch (error) {
-    if (!(error instanceof NotFoundError)) throw error;
-  }
-  if (outcome === null && deps.now() > a.deadline) outcome = { ok: false, detail: 'no result before the verification deadline' };
-  if (outcome !== null) {
-    const { ok, detail } = outcome;
-    await record(deps, (s) => markRestartResult(s, a.node, a.incidentId, ok, detail, deps.now()));
-  }
-};
-
 const carryOut = async (deps: WatchdogDeps, action: WatchdogAction): Promise<void> => {
   switch (action.kind) {
     case 'publish':
       await emit(deps, action.event);
       return;
-    case 'restart':
-      await restart(deps, action);
+    case 'command':
+      await sendCommand(deps, action);
       return;
     case 'verify':
       await verify(deps, action);
       return;
+    case 'failover':
+      await failover(deps, action);
+      return;
   }
+};
+
+/** Asks Lightsail and SSM about nodes that went silent; nobody else costs a request. */
+const confirmSilent = async (deps: WatchdogDeps, state: WatchdogState, heartbeats: ReadonlyMap<string, Heartbeat>, now: number): Promise<Map<string, Confirmation>> => {
+  const sampleMs = deps.config.sampleIntervalSeconds * 1000;
+  const silent = deps.config.nodes.filter((spec) => {
+    const watch = state.nodes[spec.name];
+    return watch !== undefined && isSilent(updateSeen(watch, heartbeats.get(spec.name), now), now, sampleMs);
+  });
+  const found = await Promise.all(silent.map(async (spec) => [spec.name, await deps.probe.confirm(spec)] as const));
+  return new Map(found);
 };
 
 /**
@@ -144,14 +94,20 @@ export const runWatchdog = async (deps: WatchdogDeps): Promise<WatchdogRun> => {
   const rejected: string[] = [];
   const [leader, heartbeats] = await Promise.all([readLeader(deps), readHeartbeats(deps, rejected)]);
   const now = deps.now();
+  let confirmations: Map<string, Confirmation> | undefined;
   const { result: actions } = await deps.store.update(
     KEYS.watchdogState,
     watchdogStateSchema,
     (current) => {
-      const verdict = decide(current ?? emptyWatchdogState(), leader, heartbeats, now, deps.config);
+      const state = current ?? emptyWatchdogState();
+      const verdict = decide(state, leader, heartbeats, now, deps.config, confirmations ?? new Map());
       return { value: verdict.changed ? verdict.state : null, result: verdict.actions };
     },
     quarantine(deps),
+    async (current) => {
+      // Confirmations are I/O, so they are gathered before the pure decision, once.
+      confirmations ??= await confirmSilent(deps, current ?? emptyWatchdogState(), heartbeats, now);
+    },
   );
   const done: string[] = [];
   for (const action of actions) {

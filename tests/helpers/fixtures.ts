@@ -12,6 +12,7 @@ export const sample = (seq: number, over: Partial<Sample> = {}): Sample => ({
   inFlight: [],
   backlog: 5,
   epochSeen: 1,
+  consumingEpoch: 1,
   ...over,
 });
 

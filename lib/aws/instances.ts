@@ -1,0 +1,45 @@
+import { GetInstanceStateCommand, type LightsailClient } from '@aws-sdk/client-lightsail';
+import { DescribeInstanceInformationCommand, type SSMClient } from '@aws-sdk/client-ssm';
+import type { NodeSpec } from '../core/config';
+import type { Confirmation } from '../core/liveness';
+
+const RUNNING = new Set(['running']);
+const STOPPED = new Set(['stopped', 'stopping', 'shutting-down', 'terminated']);
+
+/**
+ * The independent opinions about a silent node: Lightsail's view of the instance and SSM's
+ * view of its SSM agent (a process apart from ours). Errors become "unknown", never "dead".
+ */
+export class InstanceProbe {
+  constructor(
+    private readonly lightsail: LightsailClient,
+    private readonly ssm: SSMClient,
+  ) {}
+
+  private async instance(spec: NodeSpec): Promise<Confirmation['instance']> {
+    if (spec.lightsailName === undefined) return 'unknown';
+    try {
+      const out = await this.lightsail.send(new GetInstanceStateCommand({ instanceName: spec.lightsailName }));
+      const name = out.state?.name ?? '';
+      return RUNNING.has(name) ? 'running' : STOPPED.has(name) ? 'stopped' : 'unknown';
+    } catch {
+      return 'unknown';
+    }
+  }
+
+  private async ping(spec: NodeSpec): Promise<Confirmation['ssm']> {
+    try {
+      const out = await this.ssm.send(new DescribeInstanceInformationCommand({ Filters: [{ Key: 'InstanceIds', Values: [spec.instanceId] }] }));
+      const info = (out.InstanceInformationList ?? []).find((i) => i.InstanceId === spec.instanceId);
+      if (info === undefined) return 'unknown';
+      return info.PingStatus === 'Online' ? 'online' : 'lost';
+    } catch {
+      return 'unknown';
+    }
+  }
+
+  async confirm(spec: NodeSpec): Promise<Confirmation> {
+    const [instance, ssm] = await Promise.all([this.instance(spec), this.ping(spec)]);
+    return { instance, ssm };
+  }
+}

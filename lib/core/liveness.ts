@@ -1,0 +1,60 @@
+import type { NodeSpec } from './config';
+import type { Heartbeat, Leader } from './schemas';
+import type { NodeWatch } from './watchdog-state';
+
+/** Independent evidence about a silent node, gathered by the handler (Lightsail, SSM). */
+export interface Confirmation {
+  instance: 'running' | 'stopped' | 'unknown';
+  ssm: 'online' | 'lost' | 'unknown';
+}
+
+/** What the silence of a node means, once confirmed. */
+export type Silence = 'none' | 'unconfirmed' | 'node-dead' | 'agent-dead';
+
+/** Records the newest sample the heartbeat carries, timed by the watchdog's own clock. */
+export const updateSeen = (watch: NodeWatch, hb: Heartbeat | undefined, now: number): NodeWatch => {
+  const newest = hb?.samples.reduce((m, s) => Math.max(m, s.seq), -1) ?? -1;
+  if (hb === undefined || newest < 0) return watch;
+  const seen = watch.seen;
+  if (seen !== null && seen.boot === hb.boot && seen.seq >= newest) return watch;
+  return { ...watch, seen: { boot: hb.boot, seq: newest, at: now } };
+};
+
+/** Silent: no new sample for two sample intervals by the watchdog's clock. Never seen is not silent. */
+export const isSilent = (watch: NodeWatch, now: number, sampleMs: number): boolean => watch.seen !== null && now - watch.seen.at >= 2 * sampleMs;
+
+/**
+ * The silence is only trusted with a second, independent opinion: a stopped instance or an
+ * SSM agent that lost its connection means the node is gone; a running instance whose SSM
+ * agent is online means only our agent died.
+ */
+export const classifySilence = (silent: boolean, confirmation: Confirmation | undefined): Silence => {
+  if (!silent) return 'none';
+  if (confirmation === undefined) return 'unconfirmed';
+  if (confirmation.instance === 'stopped' || confirmation.ssm === 'lost') return 'node-dead';
+  if (confirmation.instance === 'running' && confirmation.ssm === 'online') return 'agent-dead';
+  return 'unconfirmed';
+};
+
+/**
+ * Standbys that could take over now, best first: a fresh heartbeat, a live worker, synced to
+ * the current epoch, not claiming the role; then by configured priority.
+ */
+export const readyStandbys = (
+  nodes: readonly NodeSpec[],
+  watches: Readonly<Record<string, NodeWatch>>,
+  heartbeats: ReadonlyMap<string, Heartbeat>,
+  leader: Leader,
+  now: number,
+  sampleMs: number,
+): NodeSpec[] =>
+  nodes
+    .filter((spec) => {
+      if (spec.name === leader.primary) return false;
+      const watch = watches[spec.name];
+      const hb = heartbeats.get(spec.name);
+      const last = hb?.samples.at(-1);
+      if (watch === undefined || hb === undefined || last === undefined || isSilent(watch, now, sampleMs)) return false;
+      return (hb.role === 'standby' || hb.role === 'fenced') && last.workerProcesses > 0 && last.epochSeen === leader.epoch && watch.incident === null;
+    })
+    .sort((a, b) => a.priority - b.priority || a.name.localeCompare(b.name));
