@@ -113,7 +113,7 @@ describe('failover ladder', () => {
     expect(failovers(stale.actions)).toHaveLength(1);
     const notYet = decide(stale.state, leader, beats(standbyBeat('node-2', 21)), T0 + 31_000 + 72_000, settings);
     expect(failovers(notYet.actions)).toHaveLength(0);
-    const incidentId = state.nodes['node-1']!.incident!.id;
+    const incidentId = state.nodes['node-1'].incident!.id;
     const done = markFailover(stale.state, 'node-1', incidentId, true, 'done', T0 + 103_000);
     expect(done?.state.nodes['node-1']?.incident).toBeNull();
     expect(done?.state.lastFailoverAt).toBe(T0 + 103_000);

@@ -37,7 +37,7 @@ class Sim {
   sync(n: string): void {
     if (this.dead.has(n) || this.partitioned.has(n)) return;
     const now = this.mono(n);
-    let s = observe(n, this.lease[n]!, this.store.leader, this.store.etag, now);
+    let s = observe(n, this.lease[n], this.store.leader, this.store.etag, now);
     s = release(s, now, timing);
     const rank = NODES.filter((m) => m !== s.leader?.primary).indexOf(n as (typeof NODES)[number]);
     const intent = planSync(n, s, now, { timing, rank: Math.max(0, rank), ready: true });
@@ -70,14 +70,14 @@ class Sim {
   }
 
   consumers(): string[] {
-    return NODES.filter((n) => !this.dead.has(n) && mayConsume(roleOf(n, this.lease[n]!, this.mono(n), timing), this.mono(n)));
+    return NODES.filter((n) => !this.dead.has(n) && mayConsume(roleOf(n, this.lease[n], this.mono(n), timing), this.mono(n)));
   }
 
   check(): void {
     const now = this.consumers();
     expect(now.length).toBeLessThanOrEqual(1);
     for (const n of now) {
-      const epoch = this.lease[n]!.leader!.epoch;
+      const epoch = this.lease[n].leader!.epoch;
       const set = this.consumersByEpoch.get(epoch) ?? new Set();
       set.add(n);
       this.consumersByEpoch.set(epoch, set);
@@ -168,7 +168,7 @@ describe('lease protocol', () => {
     NODES.forEach((n) => sim.sync(n));
     sim.partitioned.add('node-1');
     sim.t += 61_000;
-    expect(roleOf('node-1', sim.lease['node-1']!, sim.mono('node-1'), timing).role).toBe('fenced');
+    expect(roleOf('node-1', sim.lease['node-1'], sim.mono('node-1'), timing).role).toBe('fenced');
     expect(sim.consumers()).toEqual([]);
   });
 
@@ -177,7 +177,7 @@ describe('lease protocol', () => {
     sim.bootstrap();
     sim.watchdogPromote('node-2');
     sim.sync('node-2');
-    expect(roleOf('node-2', sim.lease['node-2']!, sim.mono('node-2'), timing).role).toBe('pending');
+    expect(roleOf('node-2', sim.lease['node-2'], sim.mono('node-2'), timing).role).toBe('pending');
     sim.t += 90_000;
     sim.sync('node-2');
     expect(sim.consumers()).toEqual(['node-2']);
