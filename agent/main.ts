@@ -1,4 +1,5 @@
 import { TaskQueue } from '../lib/aws/queue';
+import { wall } from '../lib/clock';
 import { runDaemon } from '../lib/daemon';
 import { Agent } from './agent';
 
@@ -6,7 +7,7 @@ import { Agent } from './agent';
 void runDaemon('agent', async ({ config, clients, store, log }) => {
   const queue = config.queueUrl === undefined ? null : new TaskQueue(clients.sqs(), config.queueUrl);
   const instanceId = config.nodes.find((n) => n.name === config.nodeName)?.instanceId;
-  const agent = new Agent({ config, store, queue, log, now: Date.now, ...(instanceId === undefined ? {} : { instanceId }) });
+  const agent = new Agent({ config, store, queue, log, now: wall, ...(instanceId === undefined ? {} : { instanceId }) });
   const port = await agent.start();
   log.info({ healthPort: port }, 'agent started');
   return agent;

@@ -3,6 +3,7 @@ import { ClientFactory } from './aws/clients';
 import { StateStore } from './aws/state-store';
 import type { Config } from './core/config';
 import { describeError } from './core/errors';
+import { listenForClockSkew } from './clock';
 import { createLogger, type Logger } from './log';
 
 /** What a node daemon gets: its validated config (with its node name), clients, store, logger. */
@@ -24,6 +25,7 @@ export interface Daemon {
  * and exit, forcing exit 1 if closing overruns the stop timeout.
  */
 export const runDaemon = async (name: string, start: (ctx: DaemonContext) => Promise<Daemon>, required: (keyof Config)[] = []): Promise<void> => {
+  listenForClockSkew();
   const log = createLogger(name);
   let config: Config;
   try {

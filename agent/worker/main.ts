@@ -1,4 +1,5 @@
 import { TaskQueue } from '../../lib/aws/queue';
+import { wall } from '../../lib/clock';
 import { runDaemon } from '../../lib/daemon';
 import { Worker } from './worker';
 
@@ -6,7 +7,7 @@ import { Worker } from './worker';
 void runDaemon(
   'worker',
   async ({ config, clients, store, log }) => {
-    const worker = new Worker({ config, store, queue: new TaskQueue(clients.sqs(), config.queueUrl ?? ''), log, now: Date.now });
+    const worker = new Worker({ config, store, queue: new TaskQueue(clients.sqs(), config.queueUrl ?? ''), log, now: wall });
     await worker.start();
     log.info({ pid: process.pid }, 'worker started');
     return worker;

@@ -19,8 +19,11 @@ export interface Observations {
   supervisorRestarts: { t: number; node: string }[];
   /** Every successful write of leader.json. */
   leaders: { t: number; epoch: number; primary: string }[];
-  /** ReceiveMessage calls that handed out messages. */
-  receives: { t: number; node: string; count: number }[];
+  /** ReceiveMessage calls that handed out messages, with the epoch the consumer claimed. */
+  receives: { t: number; node: string; count: number; epoch: number | null }[];
+  /** Every change of the origin record, and each node's address in it. */
+  dnsChanges: { t: number; value: string }[];
+  addresses: Readonly<Record<string, string>>;
   /** Successful creations of done.json, per task id. */
   completions: ReadonlyMap<string, number>;
   enqueued: readonly string[];
@@ -60,19 +63,31 @@ const round = (t: number | null): number | null => (t === null ? null : Math.rou
 const firstAfter = <T extends { t: number }>(items: readonly T[], from: number, pred: (x: T) => boolean): T | undefined =>
   items.find((x) => x.t >= from && pred(x));
 
-/** Faults the watchdog is expected to detect: their detection time is bounded. */
-const DETECTED_FAULTS = new Set(['stall-worker']);
+/** Faults the watchdog is expected to detect, and the event that says it did. */
+const DETECTION: Readonly<Record<string, string>> = {
+  'stall-worker': 'STALLED',
+  'kill-node': 'NODE_DEAD',
+  'partition-node': 'NODE_DEAD',
+  'kill-agent': 'AGENT_DEAD',
+};
 
-const buildIncidents = (o: Observations, failovers: Report['epochs']): Incident[] =>
+/** Faults on a node that justify moving the primary role away from it. */
+const JUSTIFIES_FAILOVER = new Set(['stall-worker', 'kill-node', 'partition-node', 'kill-agent']);
+
+const buildIncidents = (o: Observations, epochs: Report['epochs']): Incident[] =>
   o.faults.map((f) => {
-    const detected = firstAfter(o.events, f.at, (e) => e.node === f.node && e.kind === 'STALLED');
+    const detectKind = DETECTION[f.kind];
+    const detected = detectKind === undefined ? undefined : firstAfter(o.events, f.at, (e) => e.node === f.node && e.kind === detectKind);
     const from = detected?.t ?? f.at;
     const restarted =
       f.kind === 'crash-worker'
         ? firstAfter(o.supervisorRestarts, f.at, (r) => r.node === f.node)?.t
         : o.restarts.find((r) => r.t >= from && r.node === f.node && r.ok === true)?.finishedAt ?? undefined;
     const recovered = detected === undefined ? undefined : firstAfter(o.events, detected.t, (e) => e.node === f.node && e.kind === 'RECOVERED');
-    const failover = failovers.find((e) => e.from >= f.at && e.primary !== f.node);
+    // The first change of primary away from the faulted node after the fault.
+    const failover = JUSTIFIES_FAILOVER.has(f.kind) ? epochs.find((e, i) => i > 0 && e.from >= f.at && epochs[i - 1]?.primary === f.node && e.primary !== f.node) : undefined;
+    const address = failover === undefined ? undefined : o.addresses[failover.primary];
+    const traffic = failover === undefined ? undefined : o.dnsChanges.find((d) => d.t >= f.at && d.value === address);
     return {
       node: f.node,
       fault: f.kind,
@@ -82,7 +97,7 @@ const buildIncidents = (o: Observations, failovers: Report['epochs']): Incident[
       recoveredAt: round(recovered?.t ?? null),
       failoverAt: round(failover?.from ?? null),
       newPrimary: failover?.primary ?? null,
-      trafficAt: null,
+      trafficAt: round(traffic?.t ?? null),
     };
   });
 
@@ -93,12 +108,19 @@ const epochsOf = (o: Observations): Report['epochs'] => {
   return list.map((e, i) => ({ ...e, from: round(e.from) ?? 0, to: round(list[i + 1]?.from ?? null) }));
 };
 
-/** Every receive must come from the primary of the epoch in force at that moment. */
-const singlePrimary = (o: Observations, epochs: Report['epochs']): boolean =>
-  o.receives.every((r) => {
-    const current = [...epochs].reverse().find((e) => e.from <= r.t);
-    return current !== undefined && current.primary === r.node;
-  });
+/**
+ * One consumer per epoch, and never two at once: every receive names its epoch, only that
+ * epoch's primary receives in it, and receives never go back to an older epoch.
+ */
+const singlePrimary = (o: Observations, epochs: Report['epochs']): boolean => {
+  const primaryOf = new Map(epochs.map((e) => [e.epoch, e.primary]));
+  let newest = 0;
+  for (const r of [...o.receives].sort((a, b) => a.t - b.t)) {
+    if (r.epoch === null || primaryOf.get(r.epoch) !== r.node || r.epoch < newest) return false;
+    newest = r.epoch;
+  }
+  return true;
+};
 
 const inRange = (actual: number, expected: number | Range): boolean =>
   typeof expected === 'number' ? actual === expected : (expected.min === undefined || actual >= expected.min) && (expected.max === undefined || actual <= expected.max);
@@ -132,11 +154,14 @@ const worst = (incidents: Incident[], step: (i: Incident) => number | null, appl
 export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: number; timeScale: number; wallSeconds: number }): Report => {
   const epochs = epochsOf(o);
   const failoverEpochs = epochs.slice(1);
-  const incidents = buildIncidents(o, failoverEpochs);
+  const incidents = buildIncidents(o, epochs);
   const completed = o.enqueued.filter((id) => (o.completions.get(id) ?? 0) > 0).length;
   const duplicates = [...o.completions.values()].reduce((sum, n) => sum + Math.max(0, n - 1), 0);
-  const faultedPrimaries = new Set(o.faults.map((f) => f.node));
-  const falseFailovers = failoverEpochs.filter((_e, i) => !faultedPrimaries.has(epochs[i]?.primary ?? '')).length;
+  // A failover away from a node that no fault touched before it is a false one.
+  const falseFailovers = failoverEpochs.filter((e, i) => {
+    const from = epochs[i]?.primary ?? '';
+    return !o.faults.some((f) => f.node === from && f.at <= e.from && JUSTIFIES_FAILOVER.has(f.kind));
+  }).length;
   const tasks = { enqueued: o.enqueued.length, completed, lost: o.enqueued.length - completed, duplicateCompletions: duplicates };
   const invariants = {
     singlePrimaryPerEpoch: singlePrimary(o, epochs),
@@ -147,7 +172,7 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
   const expectations = checkExpectations(scenario.expect, {
     restarts: o.restarts.length,
     failovers: failoverEpochs.length,
-    maxDetectSeconds: worst(incidents, (i) => i.detectedAt, (i) => DETECTED_FAULTS.has(i.fault)),
+    maxDetectSeconds: worst(incidents, (i) => i.detectedAt, (i) => DETECTION[i.fault] !== undefined),
     maxFailoverSeconds: worst(incidents, (i) => i.failoverAt, (i) => i.failoverAt !== null),
     maxTrafficSeconds: worst(incidents, (i) => i.trafficAt, (i) => i.failoverAt !== null),
     lostTasks: tasks.lost,

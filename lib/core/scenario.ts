@@ -26,7 +26,16 @@ export type Fault = z.output<typeof faultSchema>;
 export type FaultKind = Fault['kind'];
 
 /** Fault kinds the drill can inject today; the others are valid but refused with exit 2. */
-export const SUPPORTED_FAULTS: ReadonlySet<FaultKind> = new Set(['stall-worker', 'crash-worker']);
+export const SUPPORTED_FAULTS: ReadonlySet<FaultKind> = new Set([
+  'stall-worker',
+  'crash-worker',
+  'kill-node',
+  'kill-agent',
+  'partition-node',
+  'clock-skew',
+  'duplicate-watchdog',
+  'watchdog-outage',
+]);
 
 const count = z.number().int().min(0);
 const range = z.union([count, z.strictObject({ min: count.optional(), max: count.optional() })]);
@@ -81,9 +90,6 @@ export const parseScenario = (input: unknown): Scenario => {
   scenario.faults.forEach((f, i) => {
     if (!SUPPORTED_FAULTS.has(f.kind)) {
       throw new ValidationError(`scenario: faults.${i}.kind: fault kind "${f.kind}" is not supported yet (supported: ${[...SUPPORTED_FAULTS].join(', ')})`, `faults.${i}.kind`);
-    }
-    if (f.kind === 'stall-worker' && f.until === 'never') {
-      throw new ValidationError(`scenario: faults.${i}.until: "never" is not supported yet (use "restart")`, `faults.${i}.until`);
     }
   });
   return scenario;

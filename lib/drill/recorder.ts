@@ -1,3 +1,4 @@
+import { NODE_COMMANDS } from '../aws/run-command';
 import { fleetEventSchema } from '../core/events';
 import { leaderSchema } from '../core/schemas';
 import type { Observations, TimelineEntry } from '../core/report';
@@ -21,6 +22,7 @@ export class Recorder {
   readonly leaders: Observations['leaders'] = [];
   readonly receives: Observations['receives'] = [];
   readonly completions = new Map<string, number>();
+  readonly dnsChanges: Observations['dnsChanges'] = [];
   readonly heartbeatsSeen = new Set<string>();
   onHeartbeat: ((fullKey: string) => void) | undefined;
   onEntry: ((entry: TimelineEntry) => void) | undefined;
@@ -84,8 +86,8 @@ export class Recorder {
         }
       }
     },
-    sqsReceive: (count, principal) => {
-      if (this.started) this.receives.push({ t: this.t(), node: principal, count });
+    sqsReceive: (count, principal, epoch) => {
+      if (this.started) this.receives.push({ t: this.t(), node: principal, count, epoch });
     },
   };
 
@@ -99,10 +101,17 @@ export class Recorder {
     }
   }
 
+  /** The origin record changed (the Route 53 fake applied a change). */
+  dnsChange(values: string[], atMs: number): void {
+    const value = values[0] ?? '';
+    this.dnsChanges.push({ t: this.t(atMs), value });
+    this.note('dns', 'record', `origin → ${value}`);
+  }
+
   /** SSM restarts issued by the watchdog, from the fake's command log. */
   restarts(cloud: LocalCloud, nodeOf: (instanceId: string) => string): Observations['restarts'] {
     return cloud.fakes.commands
-      .filter((c) => c.principal === 'watchdog')
+      .filter((c) => c.principal === 'watchdog' && c.command === NODE_COMMANDS.restartWorker)
       .map((c) => ({ t: this.t(c.requestedAt), node: nodeOf(c.instanceId), finishedAt: c.finishedAt === null ? null : this.t(c.finishedAt), ok: c.ok }));
   }
 }

@@ -9,14 +9,15 @@ import { buildConfig, CONFIG_FILE_ENV, scaleConfig, type Config } from '../core/
 import { describeError } from '../core/errors';
 import { KEYS } from '../core/keys';
 import { buildReport, type Report, type TimelineEntry } from '../core/report';
-import type { Fault, Scenario } from '../core/scenario';
+import type { Scenario } from '../core/scenario';
 import { nextEpoch } from '../core/lease';
 import type { Leader } from '../core/schemas';
 import { planWorkload } from '../core/workload';
 import { buildBundles } from '../localcloud/bundle';
-import { startLocalCloud, type LocalCloud } from '../localcloud/cloud';
+import { LOCAL_ZONE, startLocalCloud, type LocalCloud } from '../localcloud/cloud';
 import { LocalFleet, localInstanceId, type FleetEvent } from '../localcloud/fleet';
 import { LocalScheduler } from '../localcloud/scheduler';
+import { FaultInjector } from './faults';
 import { Recorder } from './recorder';
 import { sleep } from '../sleep';
 
@@ -52,7 +53,16 @@ const drillConfig = (scenario: Scenario, cloud: LocalCloud): Config =>
     bucket: cloud.bucket,
     queueUrl: cloud.queueUrl,
     topicArn: cloud.topicArn,
-    nodes: Array.from({ length: scenario.nodes }, (_, i) => ({ name: `node-${i + 1}`, instanceId: localInstanceId(i + 1), lightsailName: `queen-fleet-node-${i + 1}`, priority: i + 1 })),
+    nodes: Array.from({ length: scenario.nodes }, (_, i) => ({
+      name: `node-${i + 1}`,
+      instanceId: localInstanceId(i + 1),
+      lightsailName: `queen-fleet-node-${i + 1}`,
+      priority: i + 1,
+      // Documentation addresses (RFC 5737): they only ever appear in the fake DNS record.
+      address: `192.0.2.${i + 1}`,
+    })),
+    hostedZoneId: LOCAL_ZONE.id,
+    recordName: LOCAL_ZONE.record,
     ...(scenario.workload.concurrency === undefined ? {} : { concurrency: scenario.workload.concurrency }),
   });
 
@@ -114,6 +124,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     phase(`starting ${scenario.nodes} nodes`);
     fleet = new LocalFleet(cloud, config, bundles, runDir, configFile);
     cloud.fakes.fleet = fleet;
+    cloud.route53.onChange = (change, at): void => recorder.dnsChange(change.values, at);
     fleet.on('event', (e: FleetEvent) => recorder.fleetEvent(e));
     config.nodes.forEach((n, i) => fleet?.startNode(n.name, i + 1));
 
@@ -136,31 +147,22 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     sched.start();
     phase('running');
     const wall = (scenarioSeconds: number): number => (scenarioSeconds * 1000) / timeScale;
-    const currentPrimary = (): string => recorder.leaders.at(-1)?.primary ?? 'node-1';
-    const resolveTarget = (f: Fault): string => {
-      if (f.target === 'primary') return currentPrimary();
-      if (f.target === 'standby') return config.nodes.map((n) => n.name).find((n) => n !== currentPrimary()) ?? currentPrimary();
-      return f.target;
-    };
     const plan = planWorkload(scenario, seed, timeScale);
     for (const task of plan) {
       timers.push(setTimeout(() => {
         queue.send(JSON.stringify(task.message)).catch((error: unknown) => recorder.note('drill', 'error', `enqueue ${task.message.taskId}: ${describeError(error)}`));
       }, wall(task.at)));
     }
-    for (const fault of scenario.faults) {
-      timers.push(setTimeout(() => {
-        const node = resolveTarget(fault);
-        recorder.faults.push({ at: recorder.t(), kind: fault.kind, node });
-        const signalName = fault.kind === 'stall-worker' ? 'SIGSTOP' : 'SIGKILL';
-        recorder.note(node, 'fault', `${fault.kind} (${signalName} to the worker)`);
-        fleet?.signalWorker(node, signalName);
-      }, wall(fault.at)));
-    }
+    const injector = new FaultInjector({ cloud, fleet, scheduler: sched, recorder, config });
+    const later = (afterScenarioSeconds: number, fn: () => void): void => {
+      timers.push(setTimeout(fn, wall(afterScenarioSeconds)));
+    };
+    for (const fault of scenario.faults) later(fault.at, () => injector.inject(fault, later));
     await sleep(wall(scenario.seconds), signal);
     phase('draining');
     recorder.note('drill', 'drain', 'faults cleared; waiting for every task to complete');
-    for (const n of config.nodes) fleet.signalWorker(n.name, 'SIGCONT');
+    for (const t of timers.splice(0)) clearTimeout(t);
+    injector.clearAll();
     const ids = plan.map((p) => p.message.taskId);
     await waitFor(() => ids.every((id) => recorder.completions.has(id)), wall(scenario.seconds), signal);
     const wallSeconds = recorder.t() / timeScale;
@@ -178,6 +180,8 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         supervisorRestarts: recorder.supervisorRestarts,
         leaders: recorder.leaders,
         receives: recorder.receives,
+        dnsChanges: recorder.dnsChanges,
+        addresses: Object.fromEntries(config.nodes.map((n) => [n.name, n.address ?? ''])),
         completions: recorder.completions,
         enqueued: ids,
         timeline: recorder.timeline,

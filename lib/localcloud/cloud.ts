@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { EPOCH_HEADER } from '../aws/queue';
 import { NODE_COMMANDS } from '../aws/run-command';
 import { principalOf, s3Error, s3Path } from './aws-wire';
 import { AwsFakes } from './fakes';
@@ -15,6 +16,9 @@ export const LOCAL = {
   topic: 'fleet-events',
   maxReceiveCount: 5,
 } as const;
+
+/** The hosted zone and origin record drills move on failover. */
+export const LOCAL_ZONE = { id: 'ZLOCALFLEET', record: 'origin.queens-fleet.test' } as const;
 
 /** Faults applied at the cloud's front door to one caller (a node's access key). */
 export interface CallerFault {
@@ -35,7 +39,8 @@ export interface CloudObserver {
   /** An SNS message published. */
   snsPublish?(message: string, principal: string): void;
   /** An SQS ReceiveMessage that handed out messages. */
-  sqsReceive?(count: number, principal: string): void;
+  /** `epoch` is the consumer's own word, from the x-queen-fleet-epoch header (null if absent). */
+  sqsReceive?(count: number, principal: string, epoch: number | null): void;
 }
 
 /** Where the local cloud listens and the resources it created. */
@@ -133,7 +138,7 @@ export const startLocalCloud = async (observer: CloudObserver = {}): Promise<Loc
       return reply.hijack();
     }
     if (fault?.latencyMs !== undefined) await sleep(fault.latencyMs);
-    const isS3 = !('x-amz-target' in request.headers) && !String(request.headers['content-type'] ?? '').includes('x-www-form-urlencoded');
+    const isS3 = requestKind(request)?.startsWith('s3.') === true;
     if (isS3 && fault?.throttleRate !== undefined && Math.random() < fault.throttleRate) {
       s3Error(reply, 503, 'SlowDown', 'Please reduce your request rate.');
       return reply;
@@ -155,7 +160,8 @@ export const startLocalCloud = async (observer: CloudObserver = {}): Promise<Loc
   app.addHook('onSend', (request, reply, payload, done) => {
     if (observer.sqsReceive !== undefined && request.headers['x-amz-target'] === 'AmazonSQS.ReceiveMessage' && reply.statusCode === 200 && typeof payload === 'string') {
       const count = (JSON.parse(payload) as { Messages?: unknown[] }).Messages?.length ?? 0;
-      if (count > 0) observer.sqsReceive(count, principalOf(request));
+      const epoch = Number(request.headers[EPOCH_HEADER] ?? Number.NaN);
+      if (count > 0) observer.sqsReceive(count, principalOf(request), Number.isInteger(epoch) ? epoch : null);
     }
     done(null, payload);
   });

@@ -7,7 +7,7 @@ import type { Config } from '../core/config';
 import type { Bundles } from './bundle';
 import type { LocalCloud } from './cloud';
 import type { FleetControl } from './fakes';
-import type { HostEvent, HostRequest } from './host-protocol';
+import type { HostCommand, HostEvent, HostRequest } from './host-protocol';
 import { exited, killGroup } from './spawn';
 
 /** One node of the local fleet, as the fleet tracks it. */
@@ -24,6 +24,14 @@ export interface LocalNode {
 
 /** Fleet events, with the node they concern. */
 export type FleetEvent = HostEvent & { node: string };
+
+/** The fixed node commands and what the node host does for each. */
+const HOST_COMMANDS: Record<string, HostCommand> = {
+  [NODE_COMMANDS.restartWorker]: 'restart-worker',
+  [NODE_COMMANDS.stopWorker]: 'stop-worker',
+  [NODE_COMMANDS.startWorker]: 'start-worker',
+  [NODE_COMMANDS.restartAgent]: 'restart-agent',
+};
 
 /** Deterministic managed-instance ids for the local nodes: `mi-0000000000000001`, … */
 export const localInstanceId = (index: number): string => `mi-${index.toString(16).padStart(17, '0')}`;
@@ -110,23 +118,46 @@ export class LocalFleet extends EventEmitter implements FleetControl {
 
   runCommand(instanceId: string, command: string): Promise<{ ok: boolean; output: string }> | null {
     const node = [...this.nodes.values()].find((n) => n.instanceId === instanceId);
-    if (node === undefined || !node.alive) return null;
-    if (command !== NODE_COMMANDS.restartWorker) return Promise.resolve({ ok: false, output: `unknown command ${command}` });
+    // A node that is down or cut off never runs the command: SSM reports no result.
+    if (node === undefined || !node.alive || this.cut(node.name)) return null;
+    const hostCommand = HOST_COMMANDS[command];
+    if (hostCommand === undefined) return Promise.resolve({ ok: false, output: `unknown command ${command}` });
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.pending.set(id, resolve);
-      if (!this.request(node, { type: 'restart-worker', id })) resolve({ ok: false, output: 'node host unreachable' });
+      if (!this.request(node, { type: 'command', id, command: hostCommand })) resolve({ ok: false, output: 'node host unreachable' });
     });
   }
 
+  /** A node cut off from the cloud by a partition fault. */
+  private cut(name: string): boolean {
+    return this.cloud.faults.get(name)?.partition === true;
+  }
+
   instances(): ReturnType<FleetControl['instances']> {
-    return [...this.nodes.values()].map((n) => ({ instanceId: n.instanceId, name: n.name, lightsailName: n.lightsailName, running: n.alive, agentOnline: n.agentPid !== null }));
+    // The SSM agent is its own process on a real node: it stays online when ours dies, and is
+    // lost when the node dies or is cut off.
+    return [...this.nodes.values()].map((n) => ({ instanceId: n.instanceId, name: n.name, lightsailName: n.lightsailName, running: n.alive, agentOnline: n.alive && !this.cut(n.name) }));
   }
 
   /** Sends a signal to a node's worker (SIGSTOP stalls it, SIGKILL crashes it). */
   signalWorker(name: string, signal: NodeJS.Signals): boolean {
     const node = this.nodes.get(name);
     return node !== undefined && this.request(node, { type: 'signal-worker', signal });
+  }
+
+  /** Sends any host request (stall-workers, kill-agent, clock-offset) to a node. */
+  tell(name: string, message: HostRequest): boolean {
+    const node = this.nodes.get(name);
+    return node !== undefined && this.request(node, message);
+  }
+
+  /** Pulls the plug: the whole process group dies at once, like a node that loses power. */
+  killNode(name: string): void {
+    const node = this.nodes.get(name);
+    if (node === undefined) return;
+    killGroup(node.host.pid);
+    node.alive = false;
   }
 
   /** Shuts every node down (SIGTERM, then the whole group is killed). Idempotent. */

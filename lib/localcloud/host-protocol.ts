@@ -1,7 +1,14 @@
 /** Messages between the local fleet (parent) and a node host (child), over the IPC channel. */
+export type HostCommand = 'restart-worker' | 'stop-worker' | 'start-worker' | 'restart-agent';
+
 export type HostRequest =
-  | { type: 'restart-worker'; id: number }
+  | { type: 'command'; id: number; command: HostCommand }
   | { type: 'signal-worker'; signal: NodeJS.Signals }
+  /** Freeze every worker this host starts from now on (a stall that restarts do not cure). */
+  | { type: 'stall-workers'; on: boolean }
+  /** Kill the agent and keep it down, as when systemd's start limit was hit. */
+  | { type: 'kill-agent' }
+  | { type: 'clock-offset'; offsetMs: number }
   | { type: 'shutdown' };
 
 export type HostEvent =

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync } from 'node:fs';
 import { describeExit, killGroup, stopChild } from './spawn';
-import type { HostEvent, HostRequest } from './host-protocol';
+import type { HostCommand, HostEvent, HostRequest } from './host-protocol';
 
 /**
  * One local node: a process-group leader that runs the agent and the worker like systemd
@@ -9,8 +9,7 @@ import type { HostEvent, HostRequest } from './host-protocol';
  * fleet that started it goes away, it takes its whole group down with it.
  */
 const env = process.env;
-const agentBundle = env.QF_AGENT_BUNDLE ?? '';
-const workerBundle = env.QF_WORKER_BUNDLE ?? '';
+const bundles = { agent: env.QF_AGENT_BUNDLE ?? '', worker: env.QF_WORKER_BUNDLE ?? '' };
 const dataDir = env.FLEET_DATA_DIR ?? '.';
 const restartMs = Number(env.QF_RESTART_MS ?? '1000');
 const stopTimeoutMs = Number(env.QF_STOP_TIMEOUT_MS ?? '5000');
@@ -19,79 +18,111 @@ const send = (event: HostEvent): void => {
   if (process.connected) process.send?.(event);
 };
 
-const childEnv = { ...env };
-delete childEnv.QF_AGENT_BUNDLE;
-delete childEnv.QF_WORKER_BUNDLE;
-delete childEnv.QF_RESTART_MS;
-delete childEnv.QF_STOP_TIMEOUT_MS;
+const childEnv = Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith('QF_')));
 
-const run = (bundle: string, log: string): ChildProcess => {
-  const out = openSync(`${dataDir}/${log}`, 'a');
-  return spawn(process.execPath, [bundle], { env: childEnv, stdio: ['ignore', out, out] });
-};
+/** A systemd-like unit: one process, restarted after a crash unless stopped on purpose. */
+class Unit {
+  child: ChildProcess | undefined;
+  restarts = 0;
+  /** `systemctl stop` (or a start limit): no automatic restart until started again. */
+  private held = false;
+  private planned = false;
+  private timer: NodeJS.Timeout | undefined;
+  clockOffsetMs = 0;
+  onStart: ((child: ChildProcess) => void) | undefined;
+
+  constructor(private readonly name: 'agent' | 'worker') {}
+
+  start(): void {
+    if (shuttingDown || this.child !== undefined) return;
+    this.held = false;
+    const out = openSync(`${dataDir}/${this.name}.log`, 'a');
+    const child = spawn(process.execPath, [bundles[this.name]], { env: childEnv, stdio: ['ignore', out, out, 'ipc'] });
+    this.child = child;
+    child.send({ type: 'clock-offset', offsetMs: this.clockOffsetMs });
+    send(this.name === 'worker' ? { type: 'worker-started', pid: child.pid ?? 0, restarts: this.restarts } : { type: 'agent-started', pid: child.pid ?? 0 });
+    this.onStart?.(child);
+    child.once('exit', (code, signal) => {
+      const how = describeExit(code, signal);
+      send(this.name === 'worker' ? { type: 'worker-exited', pid: child.pid ?? 0, how, planned: this.planned } : { type: 'agent-exited', pid: child.pid ?? 0, how });
+      if (this.child === child) this.child = undefined;
+      if (!this.planned && !this.held && !shuttingDown) {
+        this.restarts++;
+        this.timer = setTimeout(() => this.start(), restartMs);
+      }
+    });
+  }
+
+  /** `systemctl stop`: TERM + CONT, KILL after the timeout; stays down. */
+  async stop(): Promise<void> {
+    this.held = true;
+    this.planned = true;
+    clearTimeout(this.timer);
+    if (this.child !== undefined) await stopChild(this.child, stopTimeoutMs);
+    this.planned = false;
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    this.start();
+  }
+
+  /** Killed and kept down, as after systemd's start limit. */
+  kill(): void {
+    this.held = true;
+    clearTimeout(this.timer);
+    this.child?.kill('SIGKILL');
+  }
+
+  setClockOffset(ms: number): void {
+    this.clockOffsetMs = ms;
+    if (this.child?.connected === true) this.child.send({ type: 'clock-offset', offsetMs: ms });
+  }
+}
 
 let shuttingDown = false;
-let worker: ChildProcess | undefined;
-let workerRestarts = 0;
-/** Set while a planned stop (restart, shutdown) is under way: no automatic restart then. */
-let planned = false;
-let restartTimer: NodeJS.Timeout | undefined;
-
-const startWorker = (): void => {
-  if (shuttingDown) return;
-  const child = run(workerBundle, 'worker.log');
-  worker = child;
-  send({ type: 'worker-started', pid: child.pid ?? 0, restarts: workerRestarts });
-  child.once('exit', (code, signal) => {
-    send({ type: 'worker-exited', pid: child.pid ?? 0, how: describeExit(code, signal), planned });
-    if (worker === child) worker = undefined;
-    if (!planned && !shuttingDown) {
-      workerRestarts++;
-      restartTimer = setTimeout(startWorker, restartMs);
-    }
-  });
+const worker = new Unit('worker');
+const agent = new Unit('agent');
+let stallWorkers = false;
+worker.onStart = (child): void => {
+  // A stall that survives restarts: freeze each new worker once it is up.
+  if (stallWorkers) setTimeout(() => child.kill('SIGSTOP'), 200);
 };
 
-let agent: ChildProcess | undefined;
-const startAgent = (): void => {
-  if (shuttingDown) return;
-  const child = run(agentBundle, 'agent.log');
-  agent = child;
-  send({ type: 'agent-started', pid: child.pid ?? 0 });
-  child.once('exit', (code, signal) => {
-    send({ type: 'agent-exited', pid: child.pid ?? 0, how: describeExit(code, signal) });
-    if (!shuttingDown) setTimeout(startAgent, restartMs);
-  });
-};
-
-/** `systemctl restart queen-fleet-worker`: stop (TERM, CONT, then KILL), then start. */
-const restartWorker = async (): Promise<void> => {
-  planned = true;
-  clearTimeout(restartTimer);
-  if (worker !== undefined) await stopChild(worker, stopTimeoutMs);
-  planned = false;
-  startWorker();
+const COMMANDS: Record<HostCommand, () => Promise<void>> = {
+  'restart-worker': () => worker.restart(),
+  'stop-worker': () => worker.stop(),
+  'start-worker': async () => worker.start(),
+  'restart-agent': () => agent.restart(),
 };
 
 const shutdown = async (): Promise<void> => {
   if (shuttingDown) return;
   shuttingDown = true;
-  planned = true;
-  clearTimeout(restartTimer);
-  await Promise.all([worker, agent].map((c) => (c === undefined ? Promise.resolve() : stopChild(c, stopTimeoutMs))));
+  await Promise.all([worker.stop(), agent.stop()]);
   process.exit(0);
 };
 
 process.on('message', (raw: HostRequest) => {
   switch (raw.type) {
-    case 'restart-worker':
-      restartWorker().then(
-        () => send({ type: 'command-done', id: raw.id, ok: true, output: 'worker restarted' }),
+    case 'command':
+      COMMANDS[raw.command]().then(
+        () => send({ type: 'command-done', id: raw.id, ok: true, output: `${raw.command} done` }),
         (error: unknown) => send({ type: 'command-done', id: raw.id, ok: false, output: String(error) }),
       );
       return;
     case 'signal-worker':
-      worker?.kill(raw.signal);
+      worker.child?.kill(raw.signal);
+      return;
+    case 'stall-workers':
+      stallWorkers = raw.on;
+      return;
+    case 'kill-agent':
+      agent.kill();
+      return;
+    case 'clock-offset':
+      worker.setClockOffset(raw.offsetMs);
+      agent.setClockOffset(raw.offsetMs);
       return;
     case 'shutdown':
       void shutdown();
@@ -105,5 +136,5 @@ process.on('disconnect', () => {
 });
 process.on('SIGTERM', () => void shutdown());
 
-startAgent();
-startWorker();
+agent.start();
+worker.start();

@@ -7,6 +7,9 @@ export class LocalScheduler {
   private readonly inFlight = new Set<Promise<void>>();
   private stopped = false;
   invocations = 0;
+  /** Drill faults: every trigger invokes this many copies at once; or none while paused. */
+  copies = 1;
+  paused = false;
 
   constructor(
     private readonly invoke: (event: unknown) => Promise<unknown>,
@@ -17,12 +20,15 @@ export class LocalScheduler {
   ) {}
 
   private fire(event: unknown): void {
-    if (this.stopped || this.inFlight.size >= this.maxConcurrent) return;
-    this.invocations++;
-    const run = this.invoke(event)
-      .then(() => undefined, this.onError)
-      .finally(() => this.inFlight.delete(run));
-    this.inFlight.add(run);
+    if (this.stopped || this.paused) return;
+    for (let i = 0; i < this.copies; i++) {
+      if (this.inFlight.size >= this.maxConcurrent * this.copies) return;
+      this.invocations++;
+      const run = this.invoke(event)
+        .then(() => undefined, this.onError)
+        .finally(() => this.inFlight.delete(run));
+      this.inFlight.add(run);
+    }
   }
 
   /** An S3 ObjectCreated notification for a heartbeat key. */

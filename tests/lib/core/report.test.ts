@@ -19,7 +19,9 @@ const observations = (over: Partial<Observations> = {}): Observations => ({
   restarts: [{ t: 251, node: 'node-1', finishedAt: 253, ok: true }],
   supervisorRestarts: [],
   leaders: [{ t: 0, epoch: 1, primary: 'node-1' }],
-  receives: [{ t: 10, node: 'node-1', count: 1 }],
+  receives: [{ t: 10, node: 'node-1', count: 1, epoch: 1 }],
+  dnsChanges: [],
+  addresses: { 'node-1': '192.0.2.1', 'node-2': '192.0.2.2' },
   completions: new Map([['task-0001', 1], ['task-0002', 1], ['task-0003', 1]]),
   enqueued: ['task-0001', 'task-0002', 'task-0003'],
   timeline: [],
@@ -56,8 +58,32 @@ describe('buildReport', () => {
   });
 
   it('flags a receive by a node that is not the primary of the epoch', () => {
-    const r = buildReport(scenario, observations({ receives: [{ t: 10, node: 'node-2', count: 1 }] }), meta);
+    const r = buildReport(scenario, observations({ receives: [{ t: 10, node: 'node-2', count: 1, epoch: 1 }] }), meta);
     expect(r.invariants.singlePrimaryPerEpoch).toBe(false);
+  });
+
+  it('flags a receive from an older epoch after a newer one, and one with no epoch', () => {
+    const leaders = [{ t: 0, epoch: 1, primary: 'node-1' }, { t: 50, epoch: 2, primary: 'node-2' }];
+    const late = [{ t: 60, node: 'node-2', count: 1, epoch: 2 }, { t: 61, node: 'node-1', count: 1, epoch: 1 }];
+    expect(buildReport(scenario, observations({ leaders, receives: late }), meta).invariants.singlePrimaryPerEpoch).toBe(false);
+    expect(buildReport(scenario, observations({ receives: [{ t: 1, node: 'node-1', count: 1, epoch: null }] }), meta).invariants.singlePrimaryPerEpoch).toBe(false);
+    const clean = [{ t: 40, node: 'node-1', count: 1, epoch: 1 }, { t: 60, node: 'node-2', count: 1, epoch: 2 }];
+    expect(buildReport(scenario, observations({ leaders, receives: clean }), meta).invariants.singlePrimaryPerEpoch).toBe(true);
+  });
+
+  it('times a failover and the traffic move from the fault', () => {
+    const r = buildReport(
+      scenario,
+      observations({
+        faults: [{ at: 100, kind: 'kill-node', node: 'node-1' }],
+        events: [{ t: 130, kind: 'NODE_DEAD', node: 'node-1', incidentId: 'i' }],
+        leaders: [{ t: 0, epoch: 1, primary: 'node-1' }, { t: 131, epoch: 2, primary: 'node-2' }],
+        dnsChanges: [{ t: 133, value: '192.0.2.2' }],
+      }),
+      meta,
+    );
+    expect(r.incidents[0]).toMatchObject({ detectedAt: 130, failoverAt: 131, newPrimary: 'node-2', trafficAt: 133 });
+    expect(r.invariants.noFalseFailovers).toBe(true);
   });
 
   it('flags a failover away from a primary no fault touched', () => {
