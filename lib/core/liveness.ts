@@ -24,6 +24,24 @@ export const updateSeen = (watch: NodeWatch, hb: Heartbeat | undefined, now: num
 export const isSilent = (watch: NodeWatch, now: number, sampleMs: number): boolean => watch.seen !== null && now - watch.seen.at >= 2 * sampleMs;
 
 /**
+ * How long to wait for a node that has missed one heartbeat to reach the silence threshold,
+ * or null. Without it, the verdict on a dead node waits for the next trigger (up to a sample
+ * interval later); with it, one invocation sleeps at most one interval, only in that case.
+ */
+export const suspectWaitMs = (watches: Readonly<Record<string, NodeWatch>>, heartbeats: ReadonlyMap<string, Heartbeat>, now: number, sampleMs: number): number | null => {
+  let soonest: number | null = null;
+  for (const [name, stored] of Object.entries(watches)) {
+    const watch = updateSeen(stored, heartbeats.get(name), now);
+    if (watch.seen === null) continue;
+    const silentFor = now - watch.seen.at;
+    if (silentFor < sampleMs || silentFor >= 2 * sampleMs) continue;
+    const wait = 2 * sampleMs - silentFor;
+    soonest = soonest === null ? wait : Math.min(soonest, wait);
+  }
+  return soonest;
+};
+
+/**
  * The silence is only trusted with a second, independent opinion: a stopped instance or an
  * SSM agent that lost its connection means the node is gone; a running instance whose SSM
  * agent is online means only our agent died.

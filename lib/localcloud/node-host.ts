@@ -92,7 +92,10 @@ worker.onStart = (child): void => {
 const COMMANDS: Record<HostCommand, () => Promise<void>> = {
   'restart-worker': () => worker.restart(),
   'stop-worker': () => worker.stop(),
-  'start-worker': async () => worker.start(),
+  'start-worker': () => {
+    worker.start();
+    return Promise.resolve();
+  },
   'restart-agent': () => agent.restart(),
 };
 

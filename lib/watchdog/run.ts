@@ -1,6 +1,6 @@
 import { describeError, type CorruptObjectError, FleetError } from '../core/errors';
 import { KEYS } from '../core/keys';
-import { isSilent, updateSeen, type Confirmation } from '../core/liveness';
+import { isSilent, suspectWaitMs, updateSeen, type Confirmation } from '../core/liveness';
 import { heartbeatSchema, leaderSchema, type Heartbeat, type Leader } from '../core/schemas';
 import { decide, type WatchdogAction } from '../core/watchdog';
 import { emptyWatchdogState, watchdogStateSchema, type WatchdogState } from '../core/watchdog-state';
@@ -92,21 +92,32 @@ const confirmSilent = async (deps: WatchdogDeps, state: WatchdogState, heartbeat
  */
 export const runWatchdog = async (deps: WatchdogDeps): Promise<WatchdogRun> => {
   const rejected: string[] = [];
-  const [leader, heartbeats] = await Promise.all([readLeader(deps), readHeartbeats(deps, rejected)]);
-  const now = deps.now();
-  let confirmations: Map<string, Confirmation> | undefined;
+  let [leader, heartbeats] = await Promise.all([readLeader(deps), readHeartbeats(deps, rejected)]);
+  let now = deps.now();
+  let waited = false;
+  let confirmations = new Map<string, Confirmation>();
   const { result: actions } = await deps.store.update(
     KEYS.watchdogState,
     watchdogStateSchema,
     (current) => {
       const state = current ?? emptyWatchdogState();
-      const verdict = decide(state, leader, heartbeats, now, deps.config, confirmations ?? new Map());
+      const verdict = decide(state, leader, heartbeats, now, deps.config, confirmations);
       return { value: verdict.changed ? verdict.state : null, result: verdict.actions };
     },
     quarantine(deps),
     async (current) => {
-      // Confirmations are I/O, so they are gathered before the pure decision, once.
-      confirmations ??= await confirmSilent(deps, current ?? emptyWatchdogState(), heartbeats, now);
+      const state = current ?? emptyWatchdogState();
+      // A node one heartbeat late: wait (once, at most an interval) until its silence is
+      // conclusive rather than until the next trigger, then look again.
+      const wait = waited ? null : suspectWaitMs(state.nodes, heartbeats, now, deps.config.sampleIntervalSeconds * 1000);
+      if (wait !== null) {
+        waited = true;
+        await deps.sleep(wait);
+        [leader, heartbeats] = await Promise.all([readLeader(deps), readHeartbeats(deps, [])]);
+        now = deps.now();
+      }
+      // Confirmations are I/O, so they are gathered before the pure decision.
+      confirmations = await confirmSilent(deps, state, heartbeats, now);
     },
   );
   const done: string[] = [];
