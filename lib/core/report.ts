@@ -82,7 +82,9 @@ const buildIncidents = (o: Observations, epochs: Report['epochs']): Incident[] =
     const restarted =
       f.kind === 'crash-worker'
         ? firstAfter(o.supervisorRestarts, f.at, (r) => r.node === f.node)?.t
-        : o.restarts.find((r) => r.t >= from && r.node === f.node && r.ok === true)?.finishedAt ?? undefined;
+        : detected === undefined
+          ? undefined
+          : (o.restarts.find((r) => r.t >= from && r.node === f.node && r.ok === true)?.finishedAt ?? undefined);
     const recovered = detected === undefined ? undefined : firstAfter(o.events, detected.t, (e) => e.node === f.node && e.kind === 'RECOVERED');
     // The first change of primary away from the faulted node after the fault.
     const failover = JUSTIFIES_FAILOVER.has(f.kind) ? epochs.find((e, i) => i > 0 && e.from >= f.at && epochs[i - 1]?.primary === f.node && e.primary !== f.node) : undefined;

@@ -1,6 +1,6 @@
 import { NODE_COMMANDS } from '../aws/run-command';
 import { fleetEventSchema } from '../core/events';
-import { leaderSchema } from '../core/schemas';
+import { heartbeatSchema, leaderSchema } from '../core/schemas';
 import type { Observations, TimelineEntry } from '../core/report';
 import type { CloudObserver, LocalCloud } from '../localcloud/cloud';
 import type { FleetEvent } from '../localcloud/fleet';
@@ -67,6 +67,7 @@ export class Recorder {
       }
       if (key.endsWith('/heartbeat.json')) {
         this.heartbeatsSeen.add(key);
+        this.noteRole(body);
         this.onHeartbeat?.(fullKey);
         return;
       }
@@ -99,6 +100,18 @@ export class Recorder {
       this.supervisorRestarts.push({ t: this.t(), node: event.node });
       this.note(event.node, 'worker-restart', `supervisor restarted the worker (pid ${event.pid})`);
     }
+  }
+
+  private readonly roles = new Map<string, string>();
+
+  /** A node's own word on its role, from its heartbeat: shows fencing and handovers. */
+  private noteRole(body: Buffer): void {
+    const hb = heartbeatSchema.safeParse(JSON.parse(body.toString('utf8')));
+    if (!hb.success) return;
+    const { node, role } = hb.data;
+    const before = this.roles.get(node);
+    this.roles.set(node, role);
+    if (before !== undefined && before !== role && this.started) this.note(node, 'agent-role', `${before} → ${role} (epoch ${hb.data.samples.at(-1)?.epochSeen ?? '?'})`);
   }
 
   /** The origin record changed (the Route 53 fake applied a change). */

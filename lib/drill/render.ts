@@ -4,7 +4,13 @@ import type { Report, TimelineEntry } from '../core/report';
 const COLOURS: Record<string, (s: string) => string> = {
   fault: pc.red,
   stalled: pc.yellow,
-  restart: pc.cyan,
+  ssm: pc.cyan,
+  node_dead: pc.red,
+  agent_dead: pc.yellow,
+  redundancy_lost: pc.yellow,
+  no_standby: pc.red,
+  promoted: pc.magenta,
+  record: pc.magenta,
   restart_sent: pc.cyan,
   restart_result: pc.cyan,
   recovered: pc.green,
@@ -27,7 +33,9 @@ export const formatSummary = (r: Report): string => {
     const detect = i.detectedAt === null ? 'not detected' : `detected +${(i.detectedAt - i.faultAt).toFixed(1)}s`;
     const restart = i.restartedAt === null ? 'no restart' : `restarted +${(i.restartedAt - i.faultAt).toFixed(1)}s`;
     const recover = i.recoveredAt === null ? 'not recovered' : `recovered +${(i.recoveredAt - i.faultAt).toFixed(1)}s`;
-    lines.push(`  incident  ${i.fault} on ${i.node} at t=${i.faultAt}s: ${detect}, ${restart}, ${recover}`);
+    const after = (label: string, t: number | null): string[] => (t === null ? [] : [`${label} +${(t - i.faultAt).toFixed(1)}s`]);
+    const failover = i.newPrimary === null ? [] : [...after(`failover to ${i.newPrimary}`, i.failoverAt), ...after('traffic', i.trafficAt)];
+    lines.push(`  incident  ${i.fault} on ${i.node} at t=${i.faultAt}s: ${[detect, restart, recover, ...failover].join(', ')}`);
   }
   const t = r.tasks;
   lines.push(`  tasks     ${t.completed}/${t.enqueued} completed, ${t.lost} lost, ${t.duplicateCompletions} duplicate completions`);

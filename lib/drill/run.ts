@@ -119,7 +119,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
 
     const nodeOf = new Map(config.nodes.map((n) => [n.instanceId, n.name]));
     cloud.fakes.onCommandDone = (c): void => {
-      if (c.principal === 'watchdog') recorder.note(nodeOf.get(c.instanceId) ?? c.instanceId, 'restart', `SSM ${c.ok === true ? 'ran' : 'failed'}: ${c.command}`);
+      if (c.principal === 'watchdog') recorder.note(nodeOf.get(c.instanceId) ?? c.instanceId, 'ssm', `${c.ok === true ? 'ran' : 'failed'}: ${c.command}`);
     };
     phase(`starting ${scenario.nodes} nodes`);
     fleet = new LocalFleet(cloud, config, bundles, runDir, configFile);

@@ -5,21 +5,31 @@ import { leaderSchema, type Leader } from '../core/schemas';
 import { emptyCounter } from '../core/stall';
 import { markFailover, type WatchdogAction } from '../core/watchdog';
 import { makeEvent } from '../core/watchdog-events';
+import type { StateStore } from '../aws/state-store';
 import { emit, record, runAndWait } from './actions';
 import type { WatchdogDeps } from './deps';
 
 type FailoverAction = Extract<WatchdogAction, { kind: 'failover' }>;
 
-/** Moves the primary role by CAS, guarded by the epoch the failover was claimed in. */
-const promote = async (deps: WatchdogDeps, a: FailoverAction, outgoingStopped: boolean): Promise<{ ok: boolean; leader: Leader | null; detail: string }> => {
-  const { step } = a;
-  const { result } = await deps.store.update(KEYS.leader, leaderSchema, (current) => {
-    if (current !== null && current.epoch === step.fromEpoch && current.primary === a.node) {
-      const next = nextEpoch(current, step.to, `watchdog ${a.incidentId}: ${a.node} → ${step.to}`, 'watchdog', handoverFor(current, outgoingStopped));
+/** What a promotion attempt found. */
+export interface Promotion {
+  ok: boolean;
+  leader: Leader | null;
+  detail: string;
+}
+
+/**
+ * Moves the primary role from `from` to `to` by CAS, guarded by the epoch the decision was
+ * made in: whoever loses the race, or comes late, changes nothing.
+ */
+export const promoteGuarded = async (store: StateStore, move: { from: string; to: string; fromEpoch: number; reason: string; outgoingStopped: boolean }): Promise<Promotion> => {
+  const { result } = await store.update(KEYS.leader, leaderSchema, (current) => {
+    if (current !== null && current.epoch === move.fromEpoch && current.primary === move.from) {
+      const next = nextEpoch(current, move.to, move.reason, 'watchdog', handoverFor(current, move.outgoingStopped));
       return { value: next, result: { ok: true, leader: next, detail: 'promoted' } };
     }
     // Already moved: by an earlier attempt of this very failover, or by someone else.
-    const ours = current !== null && current.primary === step.to && current.epoch > step.fromEpoch;
+    const ours = current !== null && current.primary === move.to && current.epoch > move.fromEpoch;
     return { value: null, result: { ok: ours, leader: current, detail: ours ? 'already promoted' : `superseded: the role moved to ${current?.primary ?? 'nobody'}` } };
   });
   return result;
@@ -46,7 +56,7 @@ export const failover = async (deps: WatchdogDeps, a: FailoverAction): Promise<v
   }
   let promoted;
   try {
-    promoted = await promote(deps, a, stopped);
+    promoted = await promoteGuarded(deps.store, { from: a.node, to: step.to, fromEpoch: step.fromEpoch, reason: `watchdog ${a.incidentId}: ${a.node} → ${step.to}`, outgoingStopped: stopped });
   } catch (error) {
     if (!(error instanceof ConflictError)) throw error;
     return;

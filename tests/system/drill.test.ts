@@ -1,23 +1,14 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Report } from '../../lib/core/report';
-import { killAll, processesMatching, ROOT, runFleet } from '../helpers/children';
+import { killAll, processesMatching, runFleet } from '../helpers/children';
+import { DRILL_MS, DRILL_OUT, drill, scenarioFile } from '../helpers/drill';
 
 /**
  * `fleet drill` end to end: the CLI, the local cloud, real node processes, the real watchdog
  * handler. Drills are timing-sensitive, so they run one after another in this file.
  */
-const out = mkdtempSync(join(tmpdir(), 'qf-drill-test-'));
-const scenario = (name: string): string => join(ROOT, 'tests/scenarios', `${name}.json`);
-const DRILL_MS = 150_000;
-
-const drill = async (name: string, extra: string[] = []): Promise<{ code: number | null; report: Report; stdout: string }> => {
-  const json = join(out, `${name}.json`);
-  const res = await runFleet(['drill', '--scenario', scenario(name), '--time-scale', '20', '--seed', '1', '--json', json, ...extra], DRILL_MS);
-  if (res.code !== 0 && res.code !== 1) throw new Error(`drill ${name} exited ${res.code}: ${res.stderr}`);
-  return { code: res.code, report: JSON.parse(readFileSync(json, 'utf8')) as Report, stdout: res.stdout };
-};
+const out = DRILL_OUT;
+const scenario = scenarioFile;
 
 afterAll(() => killAll());
 

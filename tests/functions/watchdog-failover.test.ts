@@ -1,0 +1,104 @@
+import { GetInstanceStateCommand, LightsailClient } from '@aws-sdk/client-lightsail';
+import { ChangeResourceRecordSetsCommand, GetChangeCommand, ListResourceRecordSetsCommand, Route53Client } from '@aws-sdk/client-route-53';
+import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import { DescribeInstanceInformationCommand, GetCommandInvocationCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { mockClient } from 'aws-sdk-client-mock';
+import { handler, resetForTests } from '../../functions/watchdog/handler';
+import type { FleetEvent } from '../../lib/core/events';
+import { emptyCounter } from '../../lib/core/stall';
+import { working } from '../helpers/fixtures';
+import { heartbeat } from '../helpers/fixtures';
+import { MemoryS3 } from '../helpers/memory-s3';
+
+const NODES = [
+  { name: 'node-1', instanceId: 'mi-00000000000000001', lightsailName: 'fleet-1', priority: 1, address: '192.0.2.1' },
+  { name: 'node-2', instanceId: 'mi-00000000000000002', lightsailName: 'fleet-2', priority: 2, address: '192.0.2.2' },
+];
+const scheduled = { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} };
+
+const ssm = mockClient(SSMClient);
+const sns = mockClient(SNSClient);
+const r53 = mockClient(Route53Client);
+const lightsail = mockClient(LightsailClient);
+let s3: MemoryS3;
+
+const kinds = (): string[] => sns.commandCalls(PublishCommand).map((c) => (JSON.parse(c.args[0].input.Message ?? '{}') as FleetEvent).kind);
+const commands = (): string[] => ssm.commandCalls(SendCommandCommand).map((c) => `${c.args[0].input.InstanceIds?.[0] ?? ''} ${c.args[0].input.Parameters?.commands?.[0] ?? ''}`);
+
+describe('watchdog handler: failover', () => {
+  const saved = { ...process.env };
+  beforeEach(() => {
+    for (const m of [ssm, sns, r53, lightsail]) m.reset();
+    s3 = new MemoryS3();
+    let n = 0;
+    ssm.on(SendCommandCommand).callsFake(() => ({ Command: { CommandId: `cmd-${++n}` } }));
+    ssm.on(GetCommandInvocationCommand).resolves({ Status: 'Success' });
+    ssm.on(DescribeInstanceInformationCommand).resolves({ InstanceInformationList: [{ InstanceId: 'mi-00000000000000001', PingStatus: 'ConnectionLost' }] });
+    lightsail.on(GetInstanceStateCommand).resolves({ state: { name: 'stopped' } });
+    sns.on(PublishCommand).resolves({ MessageId: 'm' });
+    r53.on(ListResourceRecordSetsCommand).resolves({ ResourceRecordSets: [{ Name: 'origin.example.com.', Type: 'A', TTL: 60, ResourceRecords: [{ Value: '192.0.2.1' }] }] });
+    r53.on(ChangeResourceRecordSetsCommand).resolves({ ChangeInfo: { Id: '/change/C1', Status: 'PENDING', SubmittedAt: new Date() } });
+    r53.on(GetChangeCommand).resolves({ ChangeInfo: { Id: '/change/C1', Status: 'INSYNC', SubmittedAt: new Date() } });
+    Object.assign(process.env, {
+      FLEET_BUCKET: 'state-bucket',
+      FLEET_TOPIC_ARN: 'arn:aws:sns:us-west-2:123456789012:fleet-events',
+      FLEET_NODES: JSON.stringify(NODES),
+      FLEET_HOSTED_ZONE_ID: 'ZTEST',
+      FLEET_RECORD_NAME: 'origin.example.com',
+      FLEET_COMMAND_WAIT_SECONDS: '0.2',
+    });
+    resetForTests();
+    s3.set('peer-sync/leader.json', { version: 1, primary: 'node-1', epoch: 7, renewals: 40, reason: 't', changedBy: 't', previous: null, handover: 'immediate' });
+    // node-1 was last heard 40 s ago (by the watchdog's own record); node-2 reports fresh samples.
+    const node1 = heartbeat('node-1', working(0, 9));
+    s3.set('peer-sync/nodes/node-1/heartbeat.json', node1);
+    s3.set('peer-sync/nodes/node-2/heartbeat.json', { ...heartbeat('node-2', working(0, 9).map((s) => ({ ...s, epochSeen: 7, consumingEpoch: null }))), role: 'standby' });
+    const quiet = { counter: emptyCounter(), incident: null, restartTimes: [], incidents: 0 };
+    s3.set('peer-sync/watchdog/state.json', {
+      version: 1,
+      revision: 3,
+      lastFailoverAt: null,
+      nodes: { 'node-1': { ...quiet, seen: { boot: 'boot-1', seq: 8, at: Date.now() - 40_000 } }, 'node-2': { ...quiet, seen: { boot: 'boot-1', seq: 7, at: Date.now() - 10_000 } } },
+    });
+  });
+  afterAll(() => {
+    process.env = saved;
+    for (const m of [ssm, sns, r53, lightsail, s3.mock]) m.restore();
+  });
+
+  it('promotes the standby of a confirmed-dead primary, starts its worker and moves the record', async () => {
+    await handler(scheduled);
+    expect(s3.json('peer-sync/leader.json')).toMatchObject({ primary: 'node-2', epoch: 8, previous: 'node-1', handover: 'immediate', changedBy: 'watchdog' });
+    expect(r53).toHaveReceivedCommandTimes(ChangeResourceRecordSetsCommand, 1);
+    expect(r53).toHaveReceivedCommandWith(ChangeResourceRecordSetsCommand, {
+      HostedZoneId: 'ZTEST',
+      ChangeBatch: { Comment: 'queen-fleet failover', Changes: [{ Action: 'UPSERT', ResourceRecordSet: { Name: 'origin.example.com', Type: 'A', TTL: 60, ResourceRecords: [{ Value: '192.0.2.2' }] } }] },
+    });
+    expect(commands()).toEqual(['mi-00000000000000002 systemctl start queen-fleet-worker']);
+    expect(kinds()).toEqual(['NODE_DEAD', 'FAILOVER_STARTED', 'PROMOTED', 'RECORD_CHANGED']);
+    expect((s3.json('peer-sync/watchdog/state.json') as { lastFailoverAt: number | null }).lastFailoverAt).not.toBeNull();
+  });
+
+  it('does nothing twice when invoked again, or many times at once, for the same incident', async () => {
+    await Promise.all([handler(scheduled), handler(scheduled), handler(scheduled)]);
+    await handler(scheduled);
+    expect(s3.puts.filter((p) => p.key === 'peer-sync/leader.json')).toHaveLength(1);
+    expect(r53).toHaveReceivedCommandTimes(ChangeResourceRecordSetsCommand, 1);
+    expect(ssm).toHaveReceivedCommandTimes(SendCommandCommand, 1);
+    expect(kinds().filter((k) => k === 'PROMOTED')).toHaveLength(1);
+  });
+
+  it('waits for a confirmation and does not fail over a silent node it cannot confirm', async () => {
+    lightsail.on(GetInstanceStateCommand).rejects(new Error('throttled'));
+    ssm.on(DescribeInstanceInformationCommand).rejects(new Error('throttled'));
+    await handler(scheduled);
+    expect(s3.json('peer-sync/leader.json')).toMatchObject({ primary: 'node-1', epoch: 7 });
+    expect(kinds()).toEqual([]);
+  });
+
+  it('hands over only after the lease lapses when the old primary is not confirmed stopped', async () => {
+    lightsail.on(GetInstanceStateCommand).resolves({ state: { name: 'running' } });
+    await handler(scheduled);
+    expect(s3.json('peer-sync/leader.json')).toMatchObject({ primary: 'node-2', epoch: 8, handover: 'await-fence' });
+  });
+});

@@ -1,0 +1,125 @@
+import type { Report } from '../../lib/core/report';
+import { killAll, processesMatching } from '../helpers/children';
+import { actual, DRILL_MS, drill } from '../helpers/drill';
+
+/**
+ * Failover drills through `fleet drill` (issue 3). Each asserts its scenario passed, and then
+ * the specific behaviour the scenario exists for.
+ */
+afterAll(() => killAll());
+
+const passed = (report: Report): void => {
+  const failing = [...report.expectations.filter((e) => !e.ok).map((e) => e.name), ...Object.entries(report.invariants).filter(([, ok]) => !ok).map(([name]) => name)];
+  expect(failing).toEqual([]);
+  expect(report.ok).toBe(true);
+};
+
+/** The epochs never overlap: each ends where the next begins. */
+const epochsChain = (report: Report): void => {
+  report.epochs.forEach((e, i) => {
+    const next = report.epochs[i + 1];
+    expect(e.to).toBe(next === undefined ? null : next.from);
+  });
+};
+
+describe('failover drills', () => {
+  it(
+    'restarts a persistently stalled primary once, then fails over and the new primary finishes the work',
+    async () => {
+      const { report } = await drill('persistent-stall-fails-over');
+      passed(report);
+      expect(actual(report, 'restarts')).toBe(1);
+      const stall = report.incidents.find((i) => i.fault === 'stall-worker')!;
+      expect(stall).toMatchObject({ newPrimary: 'node-2' });
+      expect(stall.failoverAt).toBeGreaterThan(stall.restartedAt!);
+      expect(report.timeline.some((e) => e.event === 'old_primary_stopped')).toBe(true);
+      expect(report.tasks.lost).toBe(0);
+      epochsChain(report);
+    },
+    DRILL_MS,
+  );
+
+  it(
+    'promotes the standby within 45 s of the primary dying and moves traffic within 90 s',
+    async () => {
+      const { report } = await drill('kill-primary');
+      passed(report);
+      const kill = report.incidents[0];
+      expect(kill.failoverAt! - kill.faultAt).toBeLessThanOrEqual(45);
+      expect(kill.trafficAt! - kill.faultAt).toBeLessThanOrEqual(90);
+      expect(report.epochs.map((e) => e.primary)).toEqual(['node-1', 'node-2']);
+      epochsChain(report);
+      expect(processesMatching('qf-run-')).toEqual([]);
+    },
+    DRILL_MS,
+  );
+
+  it(
+    'fences a partitioned primary and lets a standby take over, never two consumers',
+    async () => {
+      const { report } = await drill('partition-primary');
+      passed(report);
+      expect(report.invariants.singlePrimaryPerEpoch).toBe(true);
+      expect(report.incidents[0]).toMatchObject({ newPrimary: 'node-2' });
+      // After the partition heals, the old primary reports that it no longer holds the role.
+      expect(report.timeline.some((e) => e.node === 'node-1' && e.event === 'agent-role' && /primary → (fenced|standby)/.test(e.detail))).toBe(true);
+    },
+    DRILL_MS,
+  );
+
+  it(
+    'is not moved by ±300 s of clock skew on every node',
+    async () => {
+      const { report } = await drill('clock-skew-everywhere');
+      passed(report);
+      expect(actual(report, 'restarts')).toBe(1);
+      expect(actual(report, 'failovers')).toBe(0);
+    },
+    DRILL_MS,
+  );
+
+  it(
+    'does each step once with three watchdogs running every trigger',
+    async () => {
+      const { report } = await drill('duplicate-watchdog');
+      passed(report);
+      expect(actual(report, 'restarts')).toBe(1);
+      for (const step of ['stalled', 'restart_sent', 'restart_result', 'recovered']) expect(report.timeline.filter((e) => e.event === step)).toHaveLength(1);
+      expect(report.aws.lambdaInvocations).toBeGreaterThan(0);
+    },
+    DRILL_MS,
+  );
+
+  it(
+    'lets the standby promote itself when the watchdog is down and the primary dies',
+    async () => {
+      const { report } = await drill('watchdog-outage-dead-primary');
+      passed(report);
+      expect(report.epochs.map((e) => e.primary)).toEqual(['node-1', 'node-2']);
+      expect(report.timeline.some((e) => e.event === 'promoted')).toBe(false);
+    },
+    DRILL_MS,
+  );
+
+  it(
+    'promotes exactly one node, the highest-priority ready standby, in a 3-node fleet',
+    async () => {
+      const { report } = await drill('three-nodes-kill-primary');
+      passed(report);
+      expect(report.epochs.map((e) => e.primary)).toEqual(['node-1', 'node-2']);
+      expect(report.timeline.filter((e) => e.event === 'role' && e.detail.startsWith('primary, epoch 2'))).toHaveLength(1);
+    },
+    DRILL_MS,
+  );
+
+  it(
+    'restarts a dead agent through SSM instead of failing over',
+    async () => {
+      const { report } = await drill('kill-agent-primary');
+      passed(report);
+      expect(report.timeline.some((e) => e.event === 'agent_dead')).toBe(true);
+      expect(report.incidents[0]?.recoveredAt).not.toBeNull();
+    },
+    DRILL_MS,
+  );
+});
