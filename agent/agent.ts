@@ -97,7 +97,7 @@ export class Agent {
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(this.deps.config.healthPort, '127.0.0.1', () => resolve());
+      server.listen(this.deps.config.healthPort, this.deps.config.healthHost, () => resolve());
     });
     const address = server.address();
     return typeof address === 'object' && address !== null ? address.port : 0;

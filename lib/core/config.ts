@@ -64,6 +64,8 @@ export const configSchema = z
     nodeName: z.string().optional(),
     dataDir: z.string().default('/var/queen-fleet'),
     healthPort: z.number().int().min(0).max(65535).default(8087),
+    /** Where /healthz listens: loopback by default; the node's address when Route 53 health checks it. */
+    healthHost: z.union([z.ipv4(), z.ipv6()]).default('127.0.0.1'),
   })
   .superRefine((c, ctx) => {
     const issue = (path: string, message: string): void => {
@@ -152,7 +154,8 @@ export const buildConfig = (env: Readonly<Record<string, string | undefined>>, f
   const fromEnv: Record<string, unknown> = {};
   for (const key of CONFIG_KEYS) {
     const raw = env[ENV_NAMES[key]];
-    if (raw !== undefined) fromEnv[key] = coerceEnv(key, raw);
+    // An empty variable means "not set": templates pass empty optional parameters that way.
+    if (raw !== undefined && raw !== '') fromEnv[key] = coerceEnv(key, raw);
   }
   return parseWith(configSchema, { ...fromFile, ...fromEnv }, 'config');
 };

@@ -13,6 +13,15 @@ describe('buildConfig', () => {
     expect(c.nodes).toEqual([{ name: 'node-1', instanceId: 'mi-0123456789abcdef0', priority: 100 }]);
   });
 
+  it('treats an empty variable as unset', () => {
+    expect(buildConfig({ FLEET_HOSTED_ZONE_ID: '', FLEET_RECORD_NAME: '' }).hostedZoneId).toBeUndefined();
+  });
+
+  it('wants a hosted zone and a record name together, and node addresses with them', () => {
+    expect(() => buildConfig({ FLEET_HOSTED_ZONE_ID: 'Z123' })).toThrow(/recordName/);
+    expect(() => buildConfig({}, { hostedZoneId: 'Z123', recordName: 'o.example.com', nodes: [{ name: 'node-1', instanceId: 'mi-0123456789abcdef0' }] })).toThrow(/nodes.0.address/);
+  });
+
   it.each([
     ['an unknown key in the file', {}, { stallSample: 8 }, 'stallSample'],
     ['an unknown FLEET_ variable', { FLEET_STAL_SAMPLES: '8' }, undefined, 'FLEET_STAL_SAMPLES'],
