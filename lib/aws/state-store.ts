@@ -75,16 +75,12 @@ export class StateStore {
     );
   }
 
-  /**
-   * Reads and validates one object; null when it does not exist. Throws ValidationError for
-   * malformed content and OversizedError above the size limit: callers report and skip.
-   */
-  async read<S extends z.ZodType>(key: string, schema: S): Promise<Versioned<z.output<S>> | null> {
-    const full = this.fullKey(key);
-    const raw = await this.request(`GET ${full}`, async () => {
+  /** One GET, with an optional If-None-Match; `unchanged` on 304, null when absent. */
+  private fetchText(full: string, ifNoneMatch?: string): Promise<{ text: string; etag: string } | 'unchanged' | null> {
+    return this.request(`GET ${full}`, async () => {
       this.counts.GET++;
       try {
-        const out = await this.s3.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: full }));
+        const out = await this.s3.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: full, IfNoneMatch: ifNoneMatch }));
         const size = out.ContentLength ?? 0;
         if (size > this.options.maxObjectBytes) {
           (out.Body as { destroy?: () => void } | undefined)?.destroy?.();
@@ -94,17 +90,42 @@ export class StateStore {
         this.counts.bytesDown += Buffer.byteLength(text);
         return { text, etag: out.ETag ?? '' };
       } catch (error) {
+        if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 304) return 'unchanged' as const;
         if (toFleetError(error, full) instanceof NotFoundError) return null;
         throw error;
       }
     });
-    if (raw === null) return null;
+  }
+
+  private parse<S extends z.ZodType>(schema: S, full: string, raw: { text: string; etag: string }): Versioned<z.output<S>> {
     try {
       return { value: parseWith(schema, parseJsonText(raw.text, full), full), etag: raw.etag };
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error;
       throw new CorruptObjectError(error.message, error.field, full, raw.etag, { cause: error });
     }
+  }
+
+  /**
+   * Reads and validates one object; null when it does not exist. Throws CorruptObjectError for
+   * malformed content and OversizedError above the size limit: callers report and skip.
+   */
+  async read<S extends z.ZodType>(key: string, schema: S): Promise<Versioned<z.output<S>> | null> {
+    const full = this.fullKey(key);
+    const raw = await this.fetchText(full);
+    return raw === null || raw === 'unchanged' ? null : this.parse(schema, full, raw);
+  }
+
+  /**
+   * Conditional read (If-None-Match: etag): `unchanged` costs a 304 and no body. Null when the
+   * object does not exist. Corrupt content throws CorruptObjectError like `read`.
+   */
+  async readIfChanged<S extends z.ZodType>(key: string, schema: S, etag: string | null): Promise<{ changed: false } | ({ changed: true } & Versioned<z.output<S>>) | null> {
+    const full = this.fullKey(key);
+    const raw = await this.fetchText(full, etag ?? undefined);
+    if (raw === null) return null;
+    if (raw === 'unchanged') return { changed: false };
+    return { changed: true, ...this.parse(schema, full, raw) };
   }
 
   private async putBody(key: string, value: unknown, condition: { IfMatch?: string; IfNoneMatch?: string }): Promise<string> {

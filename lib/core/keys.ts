@@ -1,6 +1,8 @@
 /** Keys below the state prefix (`peer-sync/` by default). */
 export const KEYS = {
   leader: 'leader.json',
+  manifest: 'manifest.json',
+  manifestShard: (bucket: number): string => `manifest/${bucket}.json`,
   watchdogState: 'watchdog/state.json',
   heartbeat: (node: string): string => `nodes/${node}/heartbeat.json`,
   done: (taskId: string): string => `tasks/${taskId}/done.json`,

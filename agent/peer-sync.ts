@@ -1,0 +1,159 @@
+import { ConflictError, CorruptObjectError, describeError } from '../lib/core/errors';
+import { bucketsToSync, hashTasks, manifestRootSchema, manifestShardSchema, mergeTasks, partition, BUCKETS, type ManifestRoot, type TaskEntry, type TaskMap } from '../lib/core/manifest';
+import { KEYS } from '../lib/core/keys';
+import { retry, realRetryDeps, type RetryDeps } from '../lib/core/retry';
+import type { RequestCounts, StateStore } from '../lib/aws/state-store';
+import type { Logger } from '../lib/log';
+
+/** What one round cost and did, for the cost counters and the bench. */
+export interface RoundStats {
+  requests: { GET: number; PUT: number; LIST: number };
+  bytesUp: number;
+  bytesDown: number;
+  bucketsFetched: number;
+  bucketsPushed: number;
+  rootChanged: boolean;
+}
+
+export interface PeerSyncDeps {
+  store: StateStore;
+  log: Logger;
+  /** The node's own task knowledge (its registry). */
+  localTasks: () => Promise<TaskMap>;
+  /** Called once per corrupt object found (alerting is the caller's). */
+  onCorrupt?: (key: string, reason: string) => void;
+  deps?: RetryDeps;
+}
+
+const EMPTY_ROOT: ManifestRoot = { version: 1, buckets: BUCKETS, revision: 0, hashes: {} };
+
+/**
+ * The 30-second peer-sync (the seed's "Peer-Sync Module"): read `manifest.json` with
+ * If-None-Match (a 304 costs almost nothing), compare bucket hashes with what this node knows,
+ * fetch and merge only the buckets that differ, push the merged buckets by CAS and record their
+ * hashes in the root by CAS. A round's requests and bytes grow with what changed, not with the
+ * number of tasks held. The merged view of every bucket stays here: the standby's hot copy.
+ */
+export class PeerSync {
+  private root: ManifestRoot = EMPTY_ROOT;
+  private rootEtag: string | null = null;
+  /** The fleet's task state as last merged, per bucket. */
+  private readonly view = new Map<number, Record<string, TaskEntry>>();
+
+  constructor(private readonly deps: PeerSyncDeps) {}
+
+  /** Every task this node knows of, its own and its peers'. */
+  known(): Record<string, TaskEntry> {
+    return Object.assign({}, ...this.view.values()) as Record<string, TaskEntry>;
+  }
+
+  private snapshot(): RequestCounts {
+    return { ...this.deps.store.counts };
+  }
+
+  private async readRoot(): Promise<void> {
+    try {
+      const got = await this.deps.store.readIfChanged(KEYS.manifest, manifestRootSchema, this.rootEtag);
+      if (got === null) {
+        this.root = EMPTY_ROOT;
+        this.rootEtag = null;
+      } else if (got.changed) {
+        this.root = got.value;
+        this.rootEtag = got.etag;
+      }
+    } catch (error) {
+      if (!(error instanceof CorruptObjectError)) throw error;
+      await this.quarantine(KEYS.manifest, error);
+      // Rebuilt below: every bucket looks different, so each is re-read and the root rewritten.
+      this.root = EMPTY_ROOT;
+      this.rootEtag = error.etag;
+    }
+  }
+
+  private async quarantine(key: string, error: CorruptObjectError): Promise<void> {
+    const text = await this.deps.store.readText(key).catch(() => null);
+    await this.deps.store.put(KEYS.quarantine(key, Date.now()), { reason: error.message, text }).catch(() => undefined);
+    this.deps.log.error({ key, err: error.message }, 'corrupt manifest object: copied aside, rebuilt from the fleet');
+    this.deps.onCorrupt?.(key, error.message);
+  }
+
+  /** Merges one bucket with its shard and pushes it if this node knows more. */
+  private async syncBucket(bucket: number, mine: Record<string, TaskEntry>): Promise<{ hash: string; fetched: boolean; pushed: boolean }> {
+    const key = KEYS.manifestShard(bucket);
+    let remote: Record<string, TaskEntry> = {};
+    let etag: string | null = null;
+    let fetched = false;
+    let corrupt = false;
+    if (this.root.hashes[String(bucket)] !== undefined) {
+      fetched = true;
+      try {
+        const shard = await this.deps.store.read(key, manifestShardSchema);
+        if (shard !== null) {
+          remote = shard.value.tasks;
+          etag = shard.etag;
+        }
+      } catch (error) {
+        if (!(error instanceof CorruptObjectError)) throw error;
+        await this.quarantine(key, error);
+        etag = error.etag;
+        corrupt = true;
+      }
+    }
+    const merged = mergeTasks(mine, remote);
+    const hash = hashTasks(merged);
+    let pushed = false;
+    if (corrupt || hash !== hashTasks(remote)) {
+      const body = { version: 1, bucket, tasks: merged };
+      if (etag === null) await this.deps.store.create(key, body);
+      else await this.deps.store.replace(key, body, etag);
+      pushed = true;
+    }
+    this.view.set(bucket, merged);
+    return { hash, fetched, pushed };
+  }
+
+  /** One round; conflicts restart it (bounded, with jitter). Throws only for I/O failures. */
+  async round(): Promise<RoundStats> {
+    const before = this.snapshot();
+    let fetchedCount = 0;
+    let pushedCount = 0;
+    let rootChanged = false;
+    await retry(
+      async () => {
+        await this.readRoot();
+        const local = await this.deps.localTasks();
+        const known = partition(mergeTasks(this.known(), local));
+        const localHashes = new Map([...known.entries()].map(([b, t]) => [b, hashTasks(t)] as const));
+        const todo = bucketsToSync(localHashes, this.root.hashes);
+        const newHashes: Record<string, string> = {};
+        for (const b of todo) {
+          const out = await this.syncBucket(b, known.get(b) ?? {});
+          if (out.fetched) fetchedCount++;
+          if (out.pushed) pushedCount++;
+          if (this.root.hashes[String(b)] !== out.hash) newHashes[String(b)] = out.hash;
+        }
+        if (Object.keys(newHashes).length === 0) return;
+        const next: ManifestRoot = { ...this.root, revision: this.root.revision + 1, hashes: { ...this.root.hashes, ...newHashes } };
+        this.rootEtag = this.rootEtag === null ? await this.deps.store.create(KEYS.manifest, next) : await this.deps.store.replace(KEYS.manifest, next, this.rootEtag);
+        this.root = next;
+        rootChanged = true;
+      },
+      (error) => {
+        if (!(error instanceof ConflictError)) return false;
+        this.deps.log.debug({ err: describeError(error) }, 'manifest changed under this round; merging again');
+        return true;
+      },
+      { attempts: 6, baseMs: 20, capMs: 1000 },
+      this.deps.deps ?? realRetryDeps,
+    );
+    const after = this.deps.store.counts;
+    return {
+      requests: { GET: after.GET - before.GET, PUT: after.PUT - before.PUT, LIST: after.LIST - before.LIST },
+      bytesUp: after.bytesUp - before.bytesUp,
+      bytesDown: after.bytesDown - before.bytesDown,
+      bucketsFetched: fetchedCount,
+      bucketsPushed: pushedCount,
+      rootChanged,
+    };
+  }
+}
