@@ -11,6 +11,8 @@ import type { StateStore } from '../lib/aws/state-store';
 import type { Logger } from '../lib/log';
 import { Loop } from '../lib/loop';
 import { LeaseKeeper } from './lease-keeper';
+import { PeerSync, type RoundStats } from './peer-sync';
+import { emptyRegistry, readJsonFile, registryPath, registrySchema } from './registry';
 import { Sampler } from './sampler';
 
 export const AGENT_VERSION = '0.1.0';
@@ -34,6 +36,8 @@ export class Agent {
   private readonly boot = randomUUID();
   private readonly samples: Sample[] = [];
   private readonly lease: LeaseKeeper;
+  private readonly peerSync: PeerSync;
+  private lastRound: RoundStats | null = null;
   private readonly sampler: Sampler;
   private readonly sampleLoop: Loop;
   private readonly syncLoop: Loop;
@@ -43,6 +47,11 @@ export class Agent {
   constructor(private readonly deps: AgentDeps) {
     const c = deps.config;
     this.lease = new LeaseKeeper({ config: c, store: deps.store, log: deps.log, ready: () => (this.samples.at(-1)?.workerProcesses ?? 0) > 0 });
+    this.peerSync = new PeerSync({
+      store: deps.store,
+      log: deps.log,
+      localTasks: async () => ((await readJsonFile(registryPath(c.dataDir), registrySchema).catch(() => null)) ?? emptyRegistry()).tasks,
+    });
     this.sampler = new Sampler({
       dataDir: c.dataDir,
       completionWindowMs: c.completionWindowSeconds * 1000,
@@ -62,7 +71,14 @@ export class Agent {
     });
     const onError = (what: string) => (error: unknown) => deps.log.error({ err: describeError(error) }, `${what} failed; next round retries`);
     this.sampleLoop = new Loop(c.sampleIntervalSeconds * 1000, async () => { await this.sampleOnce(); }, onError('sample'));
-    this.syncLoop = new Loop(c.syncIntervalSeconds * 1000, async () => { await this.lease.sync(); }, onError('sync'));
+    this.syncLoop = new Loop(c.syncIntervalSeconds * 1000, async () => { await this.syncOnce(); }, onError('sync'));
+  }
+
+  /** One sync: the lease first (it decides who may consume), then the task manifest. */
+  async syncOnce(): Promise<void> {
+    await this.lease.sync();
+    this.lastRound = await this.peerSync.round();
+    this.deps.log.debug({ sync: this.lastRound }, 'peer-sync round');
   }
 
   /** Takes a sample and publishes the heartbeat with the most recent samples. */
@@ -92,7 +108,7 @@ export class Agent {
       const role = this.lease.current;
       const ok = req.url === '/healthz' && mayConsume(role, mono()) && last !== undefined && last.workerProcesses > 0;
       res.writeHead(req.url === '/healthz' ? (ok ? 200 : 503) : 404, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ node: this.deps.config.nodeName, role: role.role, epoch: role.epoch, lastSample: last ?? null }));
+      res.end(JSON.stringify({ node: this.deps.config.nodeName, role: role.role, epoch: role.epoch, lastSample: last ?? null, lastSync: this.lastRound }));
     });
     this.server = server;
     await new Promise<void>((resolve, reject) => {

@@ -1,6 +1,7 @@
 import { ConflictError, CorruptObjectError, describeError } from '../lib/core/errors';
-import { bucketsToSync, hashTasks, manifestRootSchema, manifestShardSchema, mergeTasks, partition, BUCKETS, type ManifestRoot, type TaskEntry, type TaskMap } from '../lib/core/manifest';
+import { bucketOf, bucketsToSync, hashTasks, manifestRootSchema, manifestShardSchema, mergeTasks, partition, BUCKETS, type ManifestRoot, type TaskEntry, type TaskMap } from '../lib/core/manifest';
 import { KEYS } from '../lib/core/keys';
+import { doneSchema } from '../lib/core/schemas';
 import { retry, realRetryDeps, type RetryDeps } from '../lib/core/retry';
 import type { RequestCounts, StateStore } from '../lib/aws/state-store';
 import type { Logger } from '../lib/log';
@@ -39,6 +40,8 @@ export class PeerSync {
   private rootEtag: string | null = null;
   /** The fleet's task state as last merged, per bucket. */
   private readonly view = new Map<number, Record<string, TaskEntry>>();
+  /** Set when the root was corrupt: the next round lists the shards to rebuild it. */
+  private rebuildRoot = false;
 
   constructor(private readonly deps: PeerSyncDeps) {}
 
@@ -64,9 +67,10 @@ export class PeerSync {
     } catch (error) {
       if (!(error instanceof CorruptObjectError)) throw error;
       await this.quarantine(KEYS.manifest, error);
-      // Rebuilt below: every bucket looks different, so each is re-read and the root rewritten.
+      // Rebuilt this round from the shards themselves, replacing the damage by CAS on its ETag.
       this.root = EMPTY_ROOT;
       this.rootEtag = error.etag;
+      this.rebuildRoot = true;
     }
   }
 
@@ -77,27 +81,38 @@ export class PeerSync {
     this.deps.onCorrupt?.(key, error.message);
   }
 
+  /** The completions recorded by `done.json` for the tasks of one bucket: a shard's floor. */
+  private async completionsIn(bucket: number): Promise<Record<string, TaskEntry>> {
+    const out: Record<string, TaskEntry> = {};
+    for (const key of await this.deps.store.list('tasks/')) {
+      const id = /^tasks\/([^/]+)\/done\.json$/.exec(key)?.[1];
+      if (id === undefined || bucketOf(id) !== bucket) continue;
+      const done = await this.deps.store.read(key, doneSchema).catch(() => null);
+      if (done !== null) out[id] = { status: 'done', stages: 0, progress: 0, epoch: done.value.epoch, done: { node: done.value.node, epoch: done.value.epoch, at: done.value.finishedAt } };
+    }
+    return out;
+  }
+
   /** Merges one bucket with its shard and pushes it if this node knows more. */
-  private async syncBucket(bucket: number, mine: Record<string, TaskEntry>): Promise<{ hash: string; fetched: boolean; pushed: boolean }> {
+  private async syncBucket(bucket: number, mine: Record<string, TaskEntry>): Promise<{ hash: string; pushed: boolean }> {
     const key = KEYS.manifestShard(bucket);
     let remote: Record<string, TaskEntry> = {};
     let etag: string | null = null;
-    let fetched = false;
     let corrupt = false;
-    if (this.root.hashes[String(bucket)] !== undefined) {
-      fetched = true;
-      try {
-        const shard = await this.deps.store.read(key, manifestShardSchema);
-        if (shard !== null) {
-          remote = shard.value.tasks;
-          etag = shard.etag;
-        }
-      } catch (error) {
-        if (!(error instanceof CorruptObjectError)) throw error;
-        await this.quarantine(key, error);
-        etag = error.etag;
-        corrupt = true;
+    // Read even when the manifest does not list the bucket yet: a peer may have created the
+    // shard and not yet recorded it, and its content must be merged, not overwritten.
+    try {
+      const shard = await this.deps.store.read(key, manifestShardSchema);
+      if (shard !== null) {
+        remote = shard.value.tasks;
+        etag = shard.etag;
       }
+    } catch (error) {
+      if (!(error instanceof CorruptObjectError)) throw error;
+      await this.quarantine(key, error);
+      etag = error.etag;
+      corrupt = true;
+      remote = await this.completionsIn(bucket);
     }
     const merged = mergeTasks(mine, remote);
     const hash = hashTasks(merged);
@@ -109,7 +124,7 @@ export class PeerSync {
       pushed = true;
     }
     this.view.set(bucket, merged);
-    return { hash, fetched, pushed };
+    return { hash, pushed };
   }
 
   /** One round; conflicts restart it (bounded, with jitter). Throws only for I/O failures. */
@@ -125,10 +140,14 @@ export class PeerSync {
         const known = partition(mergeTasks(this.known(), local));
         const localHashes = new Map([...known.entries()].map(([b, t]) => [b, hashTasks(t)] as const));
         const todo = bucketsToSync(localHashes, this.root.hashes);
+        if (this.rebuildRoot) {
+          const shards = (await this.deps.store.list('manifest/')).map((k) => Number(/^manifest\/(\d+)\.json$/.exec(k)?.[1] ?? Number.NaN));
+          for (const b of shards) if (Number.isInteger(b) && !todo.includes(b)) todo.push(b);
+        }
         const newHashes: Record<string, string> = {};
         for (const b of todo) {
           const out = await this.syncBucket(b, known.get(b) ?? {});
-          if (out.fetched) fetchedCount++;
+          fetchedCount++;
           if (out.pushed) pushedCount++;
           if (this.root.hashes[String(b)] !== out.hash) newHashes[String(b)] = out.hash;
         }
@@ -136,6 +155,7 @@ export class PeerSync {
         const next: ManifestRoot = { ...this.root, revision: this.root.revision + 1, hashes: { ...this.root.hashes, ...newHashes } };
         this.rootEtag = this.rootEtag === null ? await this.deps.store.create(KEYS.manifest, next) : await this.deps.store.replace(KEYS.manifest, next, this.rootEtag);
         this.root = next;
+        this.rebuildRoot = false;
         rootChanged = true;
       },
       (error) => {

@@ -1,7 +1,8 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { inFlightTaskSchema } from '../lib/core/schemas';
+import { taskEntrySchema } from '../lib/core/manifest';
+import { inFlightTaskSchema, taskIdSchema } from '../lib/core/schemas';
 import { parseJsonText, parseWith } from '../lib/core/validate';
 
 /**
@@ -17,6 +18,8 @@ export const registrySchema = z.strictObject({
   inFlight: z.array(inFlightTaskSchema).max(256),
   /** The epoch the worker consumes under right now, or null. */
   consumingEpoch: z.number().int().min(0).nullable().default(null),
+  /** Every task this node worked on, as the manifest records it (peer-sync reads this). */
+  tasks: z.record(taskIdSchema, taskEntrySchema).default({}),
 });
 export type Registry = z.output<typeof registrySchema>;
 
@@ -24,7 +27,7 @@ export type Registry = z.output<typeof registrySchema>;
 export const pidFileSchema = z.strictObject({ pid: z.number().int().positive(), startTicks: z.number().int().min(0) });
 export type PidFile = z.output<typeof pidFileSchema>;
 
-export const emptyRegistry = (): Registry => ({ version: 1, completedTotal: 0, recentCompletions: [], inFlight: [], consumingEpoch: null });
+export const emptyRegistry = (): Registry => ({ version: 1, completedTotal: 0, recentCompletions: [], inFlight: [], consumingEpoch: null, tasks: {} });
 
 export const registryPath = (dataDir: string): string => `${dataDir}/registry.json`;
 export const workerPidPath = (dataDir: string): string => `${dataDir}/worker.pid.json`;

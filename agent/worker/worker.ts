@@ -9,6 +9,7 @@ import type { Logger } from '../../lib/log';
 import { bootId } from '../../lib/boot';
 import { mono } from '../../lib/clock';
 import { mayConsume } from '../../lib/core/lease';
+import { mergeEntry, type TaskEntry } from '../../lib/core/manifest';
 import { readProc } from '../proc';
 import { emptyRegistry, readJsonFile, registryPath, registrySchema, roleFileSchema, rolePath, workerPidPath, writeJsonAtomic, type Registry, type RoleFile } from '../registry';
 import { sleep } from '../../lib/sleep';
@@ -167,7 +168,7 @@ export class Worker {
     if (this.running.has(taskId)) return;
     const run: Running = { task: { taskId, progress: 0, stage: STAGES[0] }, message, abort: new AbortController() };
     this.running.set(taskId, run);
-    this.dirty = true;
+    this.record(taskId, { status: 'running', epoch });
     void this.execute(run, workSeconds, epoch)
       .catch((error: unknown) => this.deps.log.error({ err: describeError(error), taskId }, 'task failed; its message returns to the queue'))
       .finally(() => {
@@ -180,7 +181,9 @@ export class Worker {
   private async execute(run: Running, workSeconds: number, epoch: number): Promise<void> {
     const { store, queue, config } = this.deps;
     const { taskId } = run.task;
-    if ((await store.read(KEYS.done(taskId), doneSchema)) !== null) {
+    const already = await store.read(KEYS.done(taskId), doneSchema);
+    if (already !== null) {
+      this.record(taskId, { status: 'done', done: { node: already.value.node, epoch: already.value.epoch, at: already.value.finishedAt } });
       await queue.delete(run.message.receiptHandle);
       this.deps.log.info({ taskId }, 'already done elsewhere; message deleted');
       return;
@@ -192,8 +195,9 @@ export class Worker {
       await sleep(tickMs, run.abort.signal);
       if (run.abort.signal.aborted) return;
       run.task.progress = tick;
-      run.task.stage = STAGES[Math.min(STAGES.length - 1, Math.floor((tick / TICKS_PER_TASK) * STAGES.length))];
-      this.dirty = true;
+      const stage = Math.min(STAGES.length - 1, Math.floor((tick / TICKS_PER_TASK) * STAGES.length));
+      run.task.stage = STAGES[stage];
+      this.record(taskId, { progress: tick, stages: stage });
       if (Date.now() - lastExtend >= extendEveryMs) {
         lastExtend = Date.now();
         await queue.setVisibility(run.message.receiptHandle, config.visibilityTimeoutSeconds);
@@ -207,6 +211,8 @@ export class Worker {
       if (!(error instanceof ConflictError)) throw error;
       first = false;
     }
+    const winner = first ? done : ((await store.read(KEYS.done(taskId), doneSchema))?.value ?? done);
+    this.record(taskId, { status: 'done', stages: STAGES.length, done: { node: winner.node, epoch: winner.epoch, at: winner.finishedAt } });
     // The message goes only after the completion is durable: a crash before this line repeats
     // the task, and the repeat finds done.json and stops there.
     await queue.delete(run.message.receiptHandle);
@@ -217,6 +223,13 @@ export class Worker {
       this.registry.recentCompletions = [...this.registry.recentCompletions.filter((t) => t >= since), now];
       this.dirty = true;
     }
+  }
+
+  /** Folds what just happened to a task into its registry entry (a join: it only moves forward). */
+  private record(taskId: string, change: Partial<TaskEntry>): void {
+    const before = this.registry.tasks[taskId] ?? { status: 'queued', stages: 0, progress: 0, epoch: 0, done: null };
+    this.registry.tasks = { ...this.registry.tasks, [taskId]: mergeEntry(before, { ...before, ...change }) };
+    this.dirty = true;
   }
 
   /** Stops taking tasks, hands in-flight messages back to the queue, and flushes the registry. */
