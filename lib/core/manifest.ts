@@ -62,7 +62,7 @@ export const mergeTasks = (a: TaskMap, b: TaskMap): Record<string, TaskEntry> =>
 };
 
 /** Buckets the task space so a sync round touches only the buckets that changed. */
-export const BUCKETS = 64;
+export const BUCKETS = 256;
 
 /** FNV-1a: a stable, cheap spread of task ids over the buckets. */
 export const bucketOf = (taskId: string, buckets = BUCKETS): number => {

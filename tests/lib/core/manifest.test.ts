@@ -59,7 +59,7 @@ describe('buckets', () => {
   it('spreads ids stably and hashes independently of key order', () => {
     expect(bucketOf('task-0001')).toBe(bucketOf('task-0001'));
     const tasks = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`task-${i}`, { status: 'queued' as const, stages: 0, progress: 0, epoch: 0, done: null }]));
-    expect(partition(tasks).size).toBe(64);
+    expect(partition(tasks).size).toBeGreaterThan(240);
     const reversed = Object.fromEntries(Object.entries(tasks).reverse());
     expect(hashTasks(reversed)).toBe(hashTasks(tasks));
   });
