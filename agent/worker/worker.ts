@@ -1,7 +1,9 @@
 import type { Config } from '../../lib/core/config';
-import { ConflictError, describeError } from '../../lib/core/errors';
-import { KEYS } from '../../lib/core/keys';
-import { doneSchema, taskMessageSchema, type Done, type InFlightTask } from '../../lib/core/schemas';
+import { describeError } from '../../lib/core/errors';
+import { STAGES, taskMessageSchema, type InFlightTask } from '../../lib/core/schemas';
+import { emptyCounter } from '../../lib/core/stall';
+import { makeEvent } from '../../lib/core/watchdog-events';
+import type { AlertTopic } from '../../lib/aws/alerts';
 import { parseJsonText, parseWith } from '../../lib/core/validate';
 import type { QueueMessage, TaskQueue } from '../../lib/aws/queue';
 import type { StateStore } from '../../lib/aws/state-store';
@@ -10,6 +12,7 @@ import { bootId } from '../../lib/boot';
 import { mono } from '../../lib/clock';
 import { mayConsume } from '../../lib/core/lease';
 import { mergeEntry, type TaskEntry } from '../../lib/core/manifest';
+import { TaskRunner, type TaskEvents } from './task-runner';
 import { readProc } from '../proc';
 import { emptyRegistry, readJsonFile, registryPath, registrySchema, roleFileSchema, rolePath, workerPidPath, writeJsonAtomic, type Registry, type RoleFile } from '../registry';
 import { sleep } from '../../lib/sleep';
@@ -20,10 +23,10 @@ export interface WorkerDeps {
   queue: TaskQueue;
   log: Logger;
   now: () => number;
+  /** Poison-task alerts; null without a topic. */
+  alerts: AlertTopic | null;
 }
 
-const STAGES = ['transcode', 'titling', 'metadata', 'delivery'] as const;
-const TICKS_PER_TASK = 50;
 
 interface Running {
   task: InFlightTask;
@@ -51,7 +54,13 @@ export class Worker {
   private receiving: AbortController | undefined;
   private watchTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly deps: WorkerDeps) {}
+  private readonly runner: TaskRunner;
+  /** SIGTERM: running tasks stop after checkpointing their current stage. */
+  private readonly draining = new AbortController();
+
+  constructor(private readonly deps: WorkerDeps) {
+    this.runner = new TaskRunner(deps);
+  }
 
   private get dataDir(): string {
     return this.deps.config.dataDir;
@@ -161,16 +170,20 @@ export class Worker {
       taskId = task.taskId;
       workSeconds = task.workSeconds;
     } catch (error) {
-      // Left on the queue: after its maximum receive count SQS moves it to the dead-letter queue.
       this.deps.log.error({ err: describeError(error), messageId: message.id }, 'malformed task message');
+      void this.giveBack(message, `malformed: ${describeError(error)}`, epoch);
       return;
     }
     if (this.running.has(taskId)) return;
     const run: Running = { task: { taskId, progress: 0, stage: STAGES[0] }, message, abort: new AbortController() };
     this.running.set(taskId, run);
     this.record(taskId, { status: 'running', epoch });
-    void this.execute(run, workSeconds, epoch)
-      .catch((error: unknown) => this.deps.log.error({ err: describeError(error), taskId }, 'task failed; its message returns to the queue'))
+    void this.runner
+      .run(taskId, workSeconds, message, epoch, run.abort.signal, this.draining.signal, this.events(run, epoch))
+      .catch(async (error: unknown) => {
+        this.deps.log.error({ err: describeError(error), taskId }, 'task failed; its message goes back to the queue');
+        await this.giveBack(message, describeError(error), epoch);
+      })
       .finally(() => {
         this.running.delete(taskId);
         this.dirty = true;
@@ -178,51 +191,42 @@ export class Worker {
       });
   }
 
-  private async execute(run: Running, workSeconds: number, epoch: number): Promise<void> {
-    const { store, queue, config } = this.deps;
+  /** How a running task reports back: registry entries, progress for the agent's samples. */
+  private events(run: Running, epoch: number): TaskEvents {
     const { taskId } = run.task;
-    const already = await store.read(KEYS.done(taskId), doneSchema);
-    if (already !== null) {
-      this.record(taskId, { status: 'done', done: { node: already.value.node, epoch: already.value.epoch, at: already.value.finishedAt } });
-      await queue.delete(run.message.receiptHandle);
-      this.deps.log.info({ taskId }, 'already done elsewhere; message deleted');
-      return;
-    }
-    const extendEveryMs = (config.visibilityTimeoutSeconds * 1000) / 2;
-    let lastExtend = Date.now();
-    const tickMs = (workSeconds * 1000) / TICKS_PER_TASK;
-    for (let tick = 1; tick <= TICKS_PER_TASK; tick++) {
-      await sleep(tickMs, run.abort.signal);
-      if (run.abort.signal.aborted) return;
-      run.task.progress = tick;
-      const stage = Math.min(STAGES.length - 1, Math.floor((tick / TICKS_PER_TASK) * STAGES.length));
-      run.task.stage = STAGES[stage];
-      this.record(taskId, { progress: tick, stages: stage });
-      if (Date.now() - lastExtend >= extendEveryMs) {
-        lastExtend = Date.now();
-        await queue.setVisibility(run.message.receiptHandle, config.visibilityTimeoutSeconds);
-      }
-    }
-    const done: Done = { version: 1, taskId, node: config.nodeName, epoch, finishedAt: this.deps.now() };
-    let first = true;
-    try {
-      await store.create(KEYS.done(taskId), done);
-    } catch (error) {
-      if (!(error instanceof ConflictError)) throw error;
-      first = false;
-    }
-    const winner = first ? done : ((await store.read(KEYS.done(taskId), doneSchema))?.value ?? done);
-    this.record(taskId, { status: 'done', stages: STAGES.length, done: { node: winner.node, epoch: winner.epoch, at: winner.finishedAt } });
-    // The message goes only after the completion is durable: a crash before this line repeats
-    // the task, and the repeat finds done.json and stops there.
-    await queue.delete(run.message.receiptHandle);
-    if (first) {
-      const now = this.deps.now();
-      const since = now - config.completionWindowSeconds * 1000;
-      this.registry.completedTotal++;
-      this.registry.recentCompletions = [...this.registry.recentCompletions.filter((t) => t >= since), now];
-      this.dirty = true;
-    }
+    return {
+      resumed: (from) => {
+        this.deps.log.info({ taskId, from: STAGES[from] }, 'resuming from checkpoint');
+        this.record(taskId, { stages: from });
+      },
+      progress: (stage, cpu) => {
+        run.task.progress++;
+        run.task.stage = STAGES[stage];
+        if (cpu !== undefined) run.task.stageCpuMs = cpu;
+        this.record(taskId, { progress: run.task.progress });
+      },
+      checkpointed: (stages) => this.record(taskId, { status: 'checkpointed', stages, epoch }),
+      done: (winner, first) => {
+        this.record(taskId, { status: 'done', stages: STAGES.length, done: { node: winner.node, epoch: winner.epoch, at: winner.finishedAt } });
+        if (!first) return;
+        const now = this.deps.now();
+        const since = now - this.deps.config.completionWindowSeconds * 1000;
+        this.registry.completedTotal++;
+        this.registry.recentCompletions = [...this.registry.recentCompletions.filter((t) => t >= since), now];
+      },
+    };
+  }
+
+  /**
+   * Hands a message back at once (so a retry does not wait out the visibility timeout); on
+   * its last allowed receive, SQS's redrive moves it to the dead-letter queue next: alert.
+   */
+  private async giveBack(message: QueueMessage, reason: string, epoch: number): Promise<void> {
+    await this.deps.queue.setVisibility(message.receiptHandle, 0).catch(() => undefined);
+    if (message.receiveCount < this.deps.config.maxReceiveCount || this.deps.alerts === null) return;
+    const incident = { id: `poison-${message.id}`.slice(0, 160), epoch };
+    const event = makeEvent('POISON_TASK', this.deps.config.nodeName, incident, emptyCounter(), this.deps.now(), `message ${message.id} failed ${message.receiveCount} times: ${reason}`);
+    await this.deps.alerts.publish(event).catch((error: unknown) => this.deps.log.error({ err: describeError(error) }, 'poison alert not published'));
   }
 
   /** Folds what just happened to a task into its registry entry (a join: it only moves forward). */
@@ -238,6 +242,17 @@ export class Worker {
       this.stopping.abort();
       clearTimeout(this.watchTimer);
       this.wake?.();
+      // Let each task checkpoint its current stage, within half the stop timeout.
+      this.draining.abort();
+      const drained = Promise.allSettled([...this.running.values()].map((r) => new Promise<void>((resolve) => {
+        const check = setInterval(() => {
+          if (!this.running.has(r.task.taskId)) {
+            clearInterval(check);
+            resolve();
+          }
+        }, 20);
+      })));
+      await Promise.race([drained, sleep((this.deps.config.workerStopTimeoutSeconds * 1000) / 2)]);
       const inFlight = [...this.running.values()];
       for (const r of inFlight) r.abort.abort();
       await Promise.allSettled(inFlight.map((r) => this.deps.queue.setVisibility(r.message.receiptHandle, 0)));

@@ -54,6 +54,13 @@ export const configSchema = z
     watchdogScheduleSeconds: seconds.default(60),
 
     concurrency: z.number().int().min(1).max(64).default(2),
+    /**
+     * A command per stage (argv, no shell; TASK_ID, STAGE and OUTPUT_FILE in its environment).
+     * Without it each stage is the built-in synthetic module.
+     */
+    stageCommands: z.partialRecord(z.enum(['transcode', 'titling', 'metadata', 'delivery']), z.array(z.string().min(1)).min(1)).optional(),
+    /** The queue's redrive maxReceiveCount: the last attempt of a poison task alerts. */
+    maxReceiveCount: z.number().int().min(1).max(1000).default(5),
     visibilityTimeoutSeconds: seconds.default(300),
     receiveWaitSeconds: z.number().min(0).max(20).default(20),
     workerStopTimeoutSeconds: seconds.default(30),
@@ -121,6 +128,9 @@ export const CONFIG_FILE_ENV = 'FLEET_CONFIG_FILE';
 /** Defaults tell each key's JSON type: numbers and arrays need coercion from a string. */
 const DEFAULTS: Readonly<Record<string, unknown>> = configSchema.parse({});
 
+/** Keys whose environment value is JSON (objects without a default to tell the type). */
+const JSON_KEYS: ReadonlySet<string> = new Set(['stageCommands']);
+
 /** Turns one environment value into the JSON type its key expects. */
 const coerceEnv = (key: keyof Config, raw: string): unknown => {
   const sample = DEFAULTS[key];
@@ -129,11 +139,11 @@ const coerceEnv = (key: keyof Config, raw: string): unknown => {
     if (raw.trim() === '' || Number.isNaN(n)) throw new ValidationError(`config: ${ENV_NAMES[key]} (${key}): must be a number, got "${raw}"`, key);
     return n;
   }
-  if (Array.isArray(sample)) {
+  if (Array.isArray(sample) || JSON_KEYS.has(key)) {
     try {
       return JSON.parse(raw) as unknown;
     } catch {
-      throw new ValidationError(`config: ${ENV_NAMES[key]} (${key}): must be a JSON array`, key);
+      throw new ValidationError(`config: ${ENV_NAMES[key]} (${key}): must be JSON`, key);
     }
   }
   return raw;

@@ -18,6 +18,8 @@ export const EVENT_KINDS = [
   'PROMOTED',
   'RECORD_CHANGED',
   'FAILOVER_FAILED',
+  'POISON_TASK',
+  'MANIFEST_DAMAGED',
   'RECOVERED',
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];

@@ -6,6 +6,8 @@ export const KEYS = {
   watchdogState: 'watchdog/state.json',
   heartbeat: (node: string): string => `nodes/${node}/heartbeat.json`,
   done: (taskId: string): string => `tasks/${taskId}/done.json`,
+  checkpoint: (taskId: string): string => `tasks/${taskId}/checkpoint.json`,
+  output: (taskId: string, stage: string): string => `outputs/${taskId}/${stage}.json`,
   quarantine: (key: string, at: number): string => `quarantine/${key.replace(/\//g, '_')}.${at}.txt`,
 } as const;
 

@@ -85,13 +85,33 @@ export const doneSchema = z.strictObject({
 });
 export type Done = z.output<typeof doneSchema>;
 
+/** The stages of a task, in order (the seed's pipeline). */
+export const STAGES = ['transcode', 'titling', 'metadata', 'delivery'] as const;
+export type Stage = (typeof STAGES)[number];
+
+/**
+ * `tasks/<taskId>/checkpoint.json`: the stages finished, written by CAS after each stage and
+ * before anything is acknowledged; it carries the writer's epoch, and a write from an older
+ * epoch than the stored one is refused.
+ */
+export const checkpointSchema = z.strictObject({
+  version: z.literal(1),
+  taskId,
+  stages: z.number().int().min(0).max(STAGES.length),
+  epoch: z.number().int().min(0),
+  node: nodeName,
+  /** Output object of each finished stage, keyed by task id so a repeat overwrites it. */
+  outputs: z.record(z.string(), z.string().max(300)),
+});
+export type Checkpoint = z.output<typeof checkpointSchema>;
+
 /** The body of an SQS task message. */
 export const taskMessageSchema = z.strictObject({
   taskId,
   episode: z.string().max(128).optional(),
   /** Nominal work in scenario seconds; the synthetic worker divides by its time scale. */
   workSeconds: z.number().positive().max(86_400),
-  stages: z.array(z.enum(['transcode', 'titling', 'metadata', 'delivery'])).min(1).max(4).optional(),
+  stages: z.array(z.enum(STAGES)).min(1).max(4).optional(),
 });
 export type TaskMessage = z.output<typeof taskMessageSchema>;
 

@@ -19,6 +19,8 @@ const NEXT_STEP: Record<EventKind, string> = {
   PROMOTED: 'The new primary takes over; the old one fences itself on its next sync.',
   RECORD_CHANGED: 'Traffic follows the origin record.',
   FAILOVER_FAILED: 'The failover did not complete: check the state with `fleet status` and act by hand.',
+  POISON_TASK: 'SQS moves the message to the dead-letter queue; inspect it there (docs/runbook.md).',
+  MANIFEST_DAMAGED: 'The damaged object was copied to quarantine/ and rebuilt from the fleet; nothing to do unless it recurs.',
   RECOVERED: 'Nothing to do.',
 };
 
