@@ -38,10 +38,18 @@ export type TaskOutcome = 'done' | 'already-done' | 'aborted';
 export class TaskRunner {
   constructor(private readonly deps: TaskRunnerDeps) {}
 
-  private async checkpoint(taskId: string, epoch: number, stages: number, outputs: Record<string, string>): Promise<void> {
+  private async checkpoint(taskId: string, epoch: number, stages: number, outputs: Record<string, string>, resumedFrom?: number): Promise<void> {
     const { result } = await this.deps.store.update(KEYS.checkpoint(taskId), checkpointSchema, (current) => {
       if (current !== null && current.epoch > epoch) return { value: null, result: 'stale' as const };
-      const next: Checkpoint = { version: 1, taskId, stages: Math.max(stages, current?.stages ?? 0), epoch, node: this.deps.config.nodeName, outputs: { ...current?.outputs, ...outputs } };
+      const next: Checkpoint = {
+        version: 1,
+        taskId,
+        stages: Math.max(stages, current?.stages ?? 0),
+        epoch,
+        node: this.deps.config.nodeName,
+        outputs: { ...current?.outputs, ...outputs },
+        ...(resumedFrom === undefined ? {} : { resumedFrom }),
+      };
       return { value: next, result: 'ok' as const };
     });
     if (result === 'stale') throw new StaleEpochError(`${taskId}: a newer epoch checkpointed this task; epoch ${epoch} may not write`);
@@ -84,7 +92,7 @@ export class TaskRunner {
       });
       if (signal.aborted) return 'aborted';
       await store.put(outputKey, { taskId, stage: name, node: config.nodeName, epoch });
-      await this.checkpoint(taskId, epoch, stage + 1, { [name]: outputKey });
+      await this.checkpoint(taskId, epoch, stage + 1, { [name]: outputKey }, stage === from && from > 0 ? from : undefined);
       on.checkpointed(stage + 1);
       if (drain.aborted && stage + 1 < STAGES.length) return 'aborted';
     }

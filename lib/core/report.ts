@@ -27,6 +27,8 @@ export interface Observations {
   /** Successful creations of done.json, per task id. */
   completions: ReadonlyMap<string, number>;
   enqueued: readonly string[];
+  /** Messages in the dead-letter queue at the end (poison tasks). */
+  deadLettered: number;
   timeline: TimelineEntry[];
   aws: Report['aws'];
   lambdaInvocations: number;
@@ -52,7 +54,7 @@ export interface Report {
   ok: boolean;
   expectations: { name: string; expected: unknown; actual: number | null; ok: boolean }[];
   incidents: Incident[];
-  tasks: { enqueued: number; completed: number; lost: number; duplicateCompletions: number };
+  tasks: { enqueued: number; completed: number; lost: number; duplicateCompletions: number; deadLettered: number };
   epochs: { epoch: number; primary: string; from: number; to: number | null }[];
   invariants: { singlePrimaryPerEpoch: boolean; noLostTasks: boolean; noDuplicateCompletions: boolean; noFalseFailovers: boolean };
   timeline: TimelineEntry[];
@@ -164,7 +166,7 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
     const from = epochs[i]?.primary ?? '';
     return !o.faults.some((f) => f.node === from && f.at <= e.from && JUSTIFIES_FAILOVER.has(f.kind));
   }).length;
-  const tasks = { enqueued: o.enqueued.length, completed, lost: o.enqueued.length - completed, duplicateCompletions: duplicates };
+  const tasks = { enqueued: o.enqueued.length, completed, lost: o.enqueued.length - completed, duplicateCompletions: duplicates, deadLettered: o.deadLettered };
   const invariants = {
     singlePrimaryPerEpoch: singlePrimary(o, epochs),
     noLostTasks: tasks.lost === 0,

@@ -25,7 +25,7 @@ export const faultSchema = z.discriminatedUnion('kind', [
 export type Fault = z.output<typeof faultSchema>;
 export type FaultKind = Fault['kind'];
 
-/** Fault kinds the drill can inject today; the others are valid but refused with exit 2. */
+/** Fault kinds the drill can inject (all of DESIGN section 8); kept as a set so a future kind can be declared before it is built. */
 export const SUPPORTED_FAULTS: ReadonlySet<FaultKind> = new Set([
   'stall-worker',
   'crash-worker',
@@ -35,6 +35,10 @@ export const SUPPORTED_FAULTS: ReadonlySet<FaultKind> = new Set([
   'clock-skew',
   'duplicate-watchdog',
   'watchdog-outage',
+  'slow-tasks',
+  's3-throttle',
+  's3-latency',
+  'poison-task',
 ]);
 
 const count = z.number().int().min(0);

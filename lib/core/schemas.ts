@@ -102,6 +102,8 @@ export const checkpointSchema = z.strictObject({
   node: nodeName,
   /** Output object of each finished stage, keyed by task id so a repeat overwrites it. */
   outputs: z.record(z.string(), z.string().max(300)),
+  /** Set by the first checkpoint of an attempt that resumed: the stages it found done. */
+  resumedFrom: z.number().int().min(0).max(STAGES.length).optional(),
 });
 export type Checkpoint = z.output<typeof checkpointSchema>;
 

@@ -12,6 +12,11 @@ export interface FaultTargets {
   scheduler: LocalScheduler;
   recorder: Recorder;
   config: Config;
+  timeScale: number;
+  /** Multiplies the work of tasks enqueued from now on (slow-tasks). */
+  setWorkFactor: (factor: number) => void;
+  /** Puts a message on the task queue no worker can process (poison-task). */
+  enqueuePoison: () => void;
 }
 
 /**
@@ -90,10 +95,33 @@ export class FaultInjector {
           scheduler.paused = false;
         };
         break;
-      default:
-        throw new Error(`fault kind ${fault.kind} is not supported by this drill`);
+      case 'slow-tasks':
+        this.t.setWorkFactor(fault.factor);
+        detail = `tasks enqueued from now on take ×${fault.factor}`;
+        undo = (): void => this.t.setWorkFactor(1);
+        break;
+      case 's3-throttle':
+        cloud.faults.set(node, { ...cloud.faults.get(node), throttleRate: fault.rate });
+        detail = `${Math.round(fault.rate * 100)}% of its S3 requests answered 503 SlowDown`;
+        undo = (): void => {
+          const { throttleRate: _dropped, ...rest } = cloud.faults.get(node) ?? {};
+          cloud.faults.set(node, rest);
+        };
+        break;
+      case 's3-latency':
+        cloud.faults.set(node, { ...cloud.faults.get(node), latencyMs: fault.ms / this.t.timeScale });
+        detail = `+${fault.ms} ms on every request`;
+        undo = (): void => {
+          const { latencyMs: _dropped, ...rest } = cloud.faults.get(node) ?? {};
+          cloud.faults.set(node, rest);
+        };
+        break;
+      case 'poison-task':
+        this.t.enqueuePoison();
+        detail = 'a message no worker can process';
+        break;
     }
-    const scoped = fault.kind === 'duplicate-watchdog' || fault.kind === 'watchdog-outage' ? 'watchdog' : node;
+    const scoped = fault.kind === 'duplicate-watchdog' || fault.kind === 'watchdog-outage' ? 'watchdog' : fault.kind === 'slow-tasks' || fault.kind === 'poison-task' ? 'queue' : node;
     recorder.faults.push({ at: recorder.t(), kind: fault.kind, node: scoped });
     recorder.note(scoped, 'fault', `${fault.kind}: ${detail}${fault.for === undefined ? '' : ` for ${fault.for}s`}`);
     if (undo !== null) {

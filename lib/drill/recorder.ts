@@ -1,11 +1,12 @@
 import { NODE_COMMANDS } from '../aws/run-command';
 import { fleetEventSchema } from '../core/events';
-import { heartbeatSchema, leaderSchema } from '../core/schemas';
+import { checkpointSchema, heartbeatSchema, leaderSchema, STAGES } from '../core/schemas';
 import type { Observations, TimelineEntry } from '../core/report';
 import type { CloudObserver, LocalCloud } from '../localcloud/cloud';
 import type { FleetEvent } from '../localcloud/fleet';
 
 const DONE_RE = /tasks\/([^/]+)\/done\.json$/;
+const CHECKPOINT_RE = /tasks\/([^/]+)\/checkpoint\.json$/;
 
 /**
  * Watches the local cloud's wire and the fleet's processes and keeps what the report needs,
@@ -79,6 +80,11 @@ export class Recorder {
         }
         return;
       }
+      const checkpoint = CHECKPOINT_RE.exec(key);
+      if (checkpoint?.[1] !== undefined) {
+        this.noteCheckpoint(checkpoint[1], body);
+        return;
+      }
       if (key.startsWith('events/')) {
         const event = fleetEventSchema.safeParse(JSON.parse(body.toString('utf8')));
         if (event.success) {
@@ -86,6 +92,11 @@ export class Recorder {
           this.note(event.data.node, event.data.kind.toLowerCase(), event.data.summary);
         }
       }
+    },
+    snsPublish: (message) => {
+      const event = fleetEventSchema.safeParse(JSON.parse(message));
+      // Watchdog steps are noted from their event objects; a worker's poison alert only travels here.
+      if (event.success && event.data.kind === 'POISON_TASK') this.note(event.data.node, 'poison_task', event.data.summary);
     },
     sqsReceive: (count, principal, epoch) => {
       if (this.started) this.receives.push({ t: this.t(), node: principal, count, epoch });
@@ -103,6 +114,23 @@ export class Recorder {
   }
 
   private readonly roles = new Map<string, string>();
+  private readonly checkpoints = new Map<string, { node: string; stages: number }>();
+  /** Tasks another node carried on from a checkpoint, with the stage they resumed at. */
+  readonly resumptions: { t: number; taskId: string; node: string; from: string; stage: string }[] = [];
+
+  /** A checkpoint of an attempt that resumed: which stage it picked up at, and from whom. */
+  private noteCheckpoint(taskId: string, body: Buffer): void {
+    const cp = checkpointSchema.safeParse(JSON.parse(body.toString('utf8')));
+    if (!cp.success) return;
+    const before = this.checkpoints.get(taskId);
+    this.checkpoints.set(taskId, { node: cp.data.node, stages: cp.data.stages });
+    const from = cp.data.resumedFrom;
+    if (from !== undefined && before !== undefined && this.started) {
+      const stage = STAGES[from] ?? 'delivery';
+      this.resumptions.push({ t: this.t(), taskId, node: cp.data.node, from: before.node, stage });
+      this.note(cp.data.node, 'resumed', `${taskId} at stage ${stage} (${from} done on ${before.node})`);
+    }
+  }
 
   /** A node's own word on its role, from its heartbeat: shows fencing and handovers. */
   private noteRole(body: Buffer): void {

@@ -148,12 +148,29 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     phase('running');
     const wall = (scenarioSeconds: number): number => (scenarioSeconds * 1000) / timeScale;
     const plan = planWorkload(scenario, seed, timeScale);
+    let workFactor = 1;
     for (const task of plan) {
       timers.push(setTimeout(() => {
-        queue.send(JSON.stringify(task.message)).catch((error: unknown) => recorder.note('drill', 'error', `enqueue ${task.message.taskId}: ${describeError(error)}`));
+        const message = { ...task.message, workSeconds: task.message.workSeconds * workFactor };
+        queue.send(JSON.stringify(message)).catch((error: unknown) => recorder.note('drill', 'error', `enqueue ${task.message.taskId}: ${describeError(error)}`));
       }, wall(task.at)));
     }
-    const injector = new FaultInjector({ cloud, fleet, scheduler: sched, recorder, config });
+    let poisons = 0;
+    const injector = new FaultInjector({
+      cloud,
+      fleet,
+      scheduler: sched,
+      recorder,
+      config,
+      timeScale,
+      setWorkFactor: (f) => {
+        workFactor = f;
+      },
+      enqueuePoison: () => {
+        // Valid JSON, invalid task: every receive fails its schema until SQS dead-letters it.
+        void queue.send(JSON.stringify({ taskId: `poison-${++poisons}`, workSeconds: -1 })).catch(() => undefined);
+      },
+    });
     const later = (afterScenarioSeconds: number, fn: () => void): void => {
       timers.push(setTimeout(fn, wall(afterScenarioSeconds)));
     };
@@ -166,6 +183,8 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     const ids = plan.map((p) => p.message.taskId);
     await waitFor(() => ids.every((id) => recorder.completions.has(id)), wall(scenario.seconds), signal);
     const wallSeconds = recorder.t() / timeScale;
+    const deadLettered = await new TaskQueue(clients.sqs(), cloud.dlqUrl).backlog().then((b) => b.visible + b.inFlight, () => 0);
+    if (deadLettered > 0) recorder.note('queue', 'dead-letter', `${deadLettered} message(s) in the dead-letter queue`);
     recorder.note('drill', 'end', `${[...recorder.completions.keys()].length} of ${ids.length} tasks completed`);
     recorder.finish();
     await sched.stop();
@@ -184,6 +203,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         addresses: Object.fromEntries(config.nodes.map((n) => [n.name, n.address ?? ''])),
         completions: recorder.completions,
         enqueued: ids,
+        deadLettered,
         timeline: recorder.timeline,
         aws: { s3: { ...cloud.counts.s3 }, sqs: cloud.counts.sqs, sns: cloud.counts.sns, ssm: cloud.counts.ssm, lambdaInvocations: sched.invocations },
         lambdaInvocations: sched.invocations,

@@ -22,7 +22,7 @@ describe('fleet drill: bad input', () => {
   it.each([
     ['an unknown expectation key', { name: 'x', nodes: 2, seconds: 60, workload: { tasks: 1, meanTaskSeconds: 10 }, expect: { restartz: 1 } }, 'expect.restartz'],
     ['a bad node count', { name: 'x', nodes: 0, seconds: 60, workload: { tasks: 1, meanTaskSeconds: 10 } }, 'nodes'],
-    ['a fault kind not supported yet', { name: 'x', nodes: 2, seconds: 60, workload: { tasks: 1, meanTaskSeconds: 10 }, faults: [{ at: 1, kind: 's3-throttle', rate: 0.3 }] }, 'not supported yet'],
+    ['a fault kind that does not exist', { name: 'x', nodes: 2, seconds: 60, workload: { tasks: 1, meanTaskSeconds: 10 }, faults: [{ at: 1, kind: 'meteor' }] }, 'faults.0.kind'],
     ['text that is not JSON', '{ "name": ', 'not valid JSON'],
   ])('exits 2 on %s and names it', async (_name, body, needle) => {
     const res = await runFleet(['drill', '--scenario', write(body)], 30_000);

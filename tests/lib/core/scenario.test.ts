@@ -36,7 +36,7 @@ describe('parseScenario', () => {
     ['a target node beyond the fleet', { ...valid, faults: [{ at: 1, kind: 'crash-worker', target: 'node-3' }] }, 'faults.0.target'],
     ['a negative task count', { ...valid, workload: { tasks: -1, meanTaskSeconds: 90 } }, 'workload.tasks'],
     ['a missing name', { ...valid, name: undefined }, 'name'],
-    ['a fault kind not supported yet', { ...valid, faults: [{ at: 1, kind: 'poison-task' }] }, 'faults.0.kind'],
+    ['a throttle rate above 1', { ...valid, faults: [{ at: 1, kind: 's3-throttle', rate: 1.5 }] }, 'faults.0.rate'],
     ['a clock skew without its offset', { ...valid, faults: [{ at: 1, kind: 'clock-skew' }] }, 'faults.0.offsetSeconds'],
   ])('rejects %s, naming the field', (_name, input, field) => {
     expect(fieldOf(input)).toBe(field);

@@ -1,0 +1,70 @@
+import type { Report } from '../../lib/core/report';
+import { killAll } from '../helpers/children';
+import { actual, DRILL_MS, drill } from '../helpers/drill';
+
+/** Task-state drills through `fleet drill` (issue 4): nothing lost, nothing done twice. */
+afterAll(() => killAll());
+
+const clean = (report: Report): void => {
+  expect(report.expectations.filter((e) => !e.ok)).toEqual([]);
+  expect(Object.values(report.invariants).every(Boolean)).toBe(true);
+  expect(report.tasks.lost).toBe(0);
+  expect(report.tasks.duplicateCompletions).toBe(0);
+};
+
+describe('task-state drills', () => {
+  it(
+    'resumes in-flight multi-stage tasks from their checkpoints after a failover',
+    async () => {
+      const { report } = await drill('failover-mid-task-resumes');
+      clean(report);
+      const resumed = report.timeline.filter((e) => e.event === 'resumed' && e.node === 'node-2');
+      expect(resumed.length).toBeGreaterThan(0);
+      expect(resumed[0]?.detail).toMatch(/at stage (titling|metadata|delivery)/);
+    },
+    DRILL_MS,
+  );
+
+  it(
+    'resumes a task on the same node after its worker crashed mid-stage',
+    async () => {
+      const { report } = await drill('crash-mid-stage-resumes');
+      clean(report);
+      expect(report.timeline.some((e) => e.event === 'resumed' && e.node === 'node-1')).toBe(true);
+    },
+    DRILL_MS,
+  );
+
+  it(
+    'loses and duplicates nothing, and fails nothing over, under S3 throttling and latency',
+    async () => {
+      const { report } = await drill('s3-throttle-and-latency');
+      clean(report);
+      expect(actual(report, 'failovers')).toBe(0);
+      expect(actual(report, 'restarts')).toBe(0);
+    },
+    DRILL_MS,
+  );
+
+  it(
+    'declares no stall when tasks run 3× slower but progress',
+    async () => {
+      const { report } = await drill('slow-tasks');
+      clean(report);
+      expect(report.timeline.some((e) => e.event === 'stalled')).toBe(false);
+    },
+    DRILL_MS,
+  );
+
+  it(
+    'dead-letters a poison task with an alert and completes the rest',
+    async () => {
+      const { report } = await drill('poison-task');
+      clean(report);
+      expect(report.tasks.deadLettered).toBe(1);
+      expect(report.timeline.some((e) => e.event === 'poison_task')).toBe(true);
+      expect(report.tasks.completed).toBe(report.tasks.enqueued);
+    },
+    DRILL_MS,
+  );
+});
