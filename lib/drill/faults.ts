@@ -103,18 +103,12 @@ export class FaultInjector {
       case 's3-throttle':
         cloud.faults.set(node, { ...cloud.faults.get(node), throttleRate: fault.rate });
         detail = `${Math.round(fault.rate * 100)}% of its S3 requests answered 503 SlowDown`;
-        undo = (): void => {
-          const { throttleRate: _dropped, ...rest } = cloud.faults.get(node) ?? {};
-          cloud.faults.set(node, rest);
-        };
+        undo = (): void => this.clearFault(node, 'throttleRate');
         break;
       case 's3-latency':
         cloud.faults.set(node, { ...cloud.faults.get(node), latencyMs: fault.ms / this.t.timeScale });
         detail = `+${fault.ms} ms on every request`;
-        undo = (): void => {
-          const { latencyMs: _dropped, ...rest } = cloud.faults.get(node) ?? {};
-          cloud.faults.set(node, rest);
-        };
+        undo = (): void => this.clearFault(node, 'latencyMs');
         break;
       case 'poison-task':
         this.t.enqueuePoison();
@@ -134,6 +128,12 @@ export class FaultInjector {
         });
       }
     }
+  }
+
+  private clearFault(node: string, field: 'throttleRate' | 'latencyMs'): void {
+    const current = { ...this.t.cloud.faults.get(node) };
+    delete current[field];
+    this.t.cloud.faults.set(node, current);
   }
 
   /** Clears every fault that can be cleared (the drain). */
