@@ -6,7 +6,9 @@ import { KEYS } from '../lib/core/keys';
 import { mayConsume } from '../lib/core/lease';
 import type { Heartbeat, Sample } from '../lib/core/schemas';
 import { mono } from '../lib/clock';
+import type { AlertTopic } from '../lib/aws/alerts';
 import type { TaskQueue } from '../lib/aws/queue';
+import { alertFromNode } from '../lib/node-alerts';
 import type { StateStore } from '../lib/aws/state-store';
 import type { Logger } from '../lib/log';
 import { Loop } from '../lib/loop';
@@ -25,6 +27,8 @@ export interface AgentDeps {
   /** This machine's wall clock. */
   now: () => number;
   instanceId?: string;
+  /** Damage alerts; null without a topic. */
+  alerts: AlertTopic | null;
 }
 
 /**
@@ -51,6 +55,9 @@ export class Agent {
       store: deps.store,
       log: deps.log,
       localTasks: async () => ((await readJsonFile(registryPath(c.dataDir), registrySchema).catch(() => null)) ?? emptyRegistry()).tasks,
+      onCorrupt: (key, reason) => {
+        void alertFromNode(deps.alerts, deps.log, { kind: 'MANIFEST_DAMAGED', node: c.nodeName, incidentId: `manifest-${key.replace(/\W+/g, '-')}-${deps.now()}`, epoch: this.lease.current.epoch, at: deps.now(), summary: `${key} was damaged (${reason}); copied aside and rebuilt.` });
+      },
     });
     this.sampler = new Sampler({
       dataDir: c.dataDir,

@@ -1,3 +1,4 @@
+import { AlertTopic } from '../lib/aws/alerts';
 import { TaskQueue } from '../lib/aws/queue';
 import { wall } from '../lib/clock';
 import { runDaemon } from '../lib/daemon';
@@ -7,7 +8,8 @@ import { Agent } from './agent';
 void runDaemon('agent', async ({ config, clients, store, log }) => {
   const queue = config.queueUrl === undefined ? null : new TaskQueue(clients.sqs(), config.queueUrl);
   const instanceId = config.nodes.find((n) => n.name === config.nodeName)?.instanceId;
-  const agent = new Agent({ config, store, queue, log, now: wall, ...(instanceId === undefined ? {} : { instanceId }) });
+  const alerts = config.topicArn === undefined ? null : new AlertTopic(clients.sns(), config.topicArn);
+  const agent = new Agent({ config, store, queue, log, now: wall, alerts, ...(instanceId === undefined ? {} : { instanceId }) });
   const port = await agent.start();
   log.info({ healthPort: port }, 'agent started');
   return agent;

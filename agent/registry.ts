@@ -1,4 +1,4 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { taskEntrySchema } from '../lib/core/manifest';
@@ -66,3 +66,18 @@ export const roleFileSchema = z.strictObject({
   boot: z.string().max(64),
 });
 export type RoleFile = z.output<typeof roleFileSchema>;
+
+/**
+ * Loads the registry, or quarantines a damaged one (copied aside, never overwritten in place)
+ * and starts empty: the fleet's copy of every task lives in the S3 manifest, so nothing valid
+ * is lost. Returns the reason when it quarantined.
+ */
+export const loadRegistry = async (dataDir: string, now: number): Promise<{ registry: Registry; damaged: string | null }> => {
+  const path = registryPath(dataDir);
+  try {
+    return { registry: (await readJsonFile(path, registrySchema)) ?? emptyRegistry(), damaged: null };
+  } catch (error) {
+    await copyFile(path, `${path}.quarantine.${now}`).catch(() => undefined);
+    return { registry: emptyRegistry(), damaged: error instanceof Error ? error.message : String(error) };
+  }
+};

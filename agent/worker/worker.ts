@@ -1,8 +1,7 @@
 import type { Config } from '../../lib/core/config';
 import { describeError } from '../../lib/core/errors';
 import { STAGES, taskMessageSchema, type InFlightTask } from '../../lib/core/schemas';
-import { emptyCounter } from '../../lib/core/stall';
-import { makeEvent } from '../../lib/core/watchdog-events';
+import { alertFromNode } from '../../lib/node-alerts';
 import type { AlertTopic } from '../../lib/aws/alerts';
 import { parseJsonText, parseWith } from '../../lib/core/validate';
 import type { QueueMessage, TaskQueue } from '../../lib/aws/queue';
@@ -14,7 +13,7 @@ import { mayConsume } from '../../lib/core/lease';
 import { mergeEntry, type TaskEntry } from '../../lib/core/manifest';
 import { TaskRunner, type TaskEvents } from './task-runner';
 import { readProc } from '../proc';
-import { emptyRegistry, readJsonFile, registryPath, registrySchema, roleFileSchema, rolePath, workerPidPath, writeJsonAtomic, type Registry, type RoleFile } from '../registry';
+import { emptyRegistry, loadRegistry, readJsonFile, registryPath, roleFileSchema, rolePath, workerPidPath, writeJsonAtomic, type Registry, type RoleFile } from '../registry';
 import { sleep } from '../../lib/sleep';
 
 export interface WorkerDeps {
@@ -69,9 +68,13 @@ export class Worker {
   async start(): Promise<void> {
     const me = await readProc(process.pid);
     await writeJsonAtomic(workerPidPath(this.dataDir), { pid: process.pid, startTicks: me?.startTicks ?? 0 });
-    const previous = await readJsonFile(registryPath(this.dataDir), registrySchema).catch(() => null);
+    const { registry, damaged } = await loadRegistry(this.dataDir, this.deps.now());
+    if (damaged !== null) {
+      this.deps.log.error({ err: damaged }, 'task registry damaged: copied aside, starting from the manifest');
+      await this.alert('MANIFEST_DAMAGED', `local-registry-${this.deps.config.nodeName}-${this.deps.now()}`, 0, `${this.deps.config.nodeName}: local task registry damaged (${damaged}); copied aside.`);
+    }
     // Counters survive a restart; the previous process's in-flight tasks died with it.
-    this.registry = previous === null ? emptyRegistry() : { ...previous, inFlight: [] };
+    this.registry = { ...registry, inFlight: [] };
     await this.flush();
     const flushMs = Math.max(20, Math.min(250, (this.deps.config.sampleIntervalSeconds * 1000) / 4));
     const flushLoop = (): void => {
@@ -223,10 +226,12 @@ export class Worker {
    */
   private async giveBack(message: QueueMessage, reason: string, epoch: number): Promise<void> {
     await this.deps.queue.setVisibility(message.receiptHandle, 0).catch(() => undefined);
-    if (message.receiveCount < this.deps.config.maxReceiveCount || this.deps.alerts === null) return;
-    const incident = { id: `poison-${message.id}`.slice(0, 160), epoch };
-    const event = makeEvent('POISON_TASK', this.deps.config.nodeName, incident, emptyCounter(), this.deps.now(), `message ${message.id} failed ${message.receiveCount} times: ${reason}`);
-    await this.deps.alerts.publish(event).catch((error: unknown) => this.deps.log.error({ err: describeError(error) }, 'poison alert not published'));
+    if (message.receiveCount < this.deps.config.maxReceiveCount) return;
+    await this.alert('POISON_TASK', `poison-${message.id}`, epoch, `message ${message.id} failed ${message.receiveCount} times: ${reason}`);
+  }
+
+  private alert(kind: 'POISON_TASK' | 'MANIFEST_DAMAGED', incidentId: string, epoch: number, summary: string): Promise<void> {
+    return alertFromNode(this.deps.alerts, this.deps.log, { kind, node: this.deps.config.nodeName, incidentId, epoch, at: this.deps.now(), summary });
   }
 
   /** Folds what just happened to a task into its registry entry (a join: it only moves forward). */
