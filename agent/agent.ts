@@ -54,6 +54,8 @@ export class Agent {
     this.peerSync = new PeerSync({
       store: deps.store,
       log: deps.log,
+      now: deps.now,
+      retentionMs: c.taskRetentionSeconds * 1000,
       localTasks: async () => ((await readJsonFile(registryPath(c.dataDir), registrySchema).catch(() => null)) ?? emptyRegistry()).tasks,
       onCorrupt: (key, reason) => {
         void alertFromNode(deps.alerts, deps.log, { kind: 'MANIFEST_DAMAGED', node: c.nodeName, incidentId: `manifest-${key.replace(/\W+/g, '-')}-${deps.now()}`, epoch: this.lease.current.epoch, at: deps.now(), summary: `${key} was damaged (${reason}); copied aside and rebuilt.` });

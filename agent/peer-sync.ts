@@ -1,5 +1,5 @@
 import { ConflictError, CorruptObjectError, describeError } from '../lib/core/errors';
-import { bucketOf, bucketsToSync, hashTasks, manifestRootSchema, manifestShardSchema, mergeTasks, partition, BUCKETS, type ManifestRoot, type TaskEntry, type TaskMap } from '../lib/core/manifest';
+import { archiveDay, bucketOf, bucketsToSync, splitByAge, hashTasks, manifestRootSchema, manifestShardSchema, mergeTasks, partition, BUCKETS, type ManifestRoot, type TaskEntry, type TaskMap } from '../lib/core/manifest';
 import { KEYS } from '../lib/core/keys';
 import { doneSchema } from '../lib/core/schemas';
 import { retry, realRetryDeps, type RetryDeps } from '../lib/core/retry';
@@ -23,6 +23,9 @@ export interface PeerSyncDeps {
   localTasks: () => Promise<TaskMap>;
   /** Called once per corrupt object found (alerting is the caller's). */
   onCorrupt?: (key: string, reason: string) => void;
+  /** Wall clock and retention for compacting old completions into archives. */
+  now: () => number;
+  retentionMs: number;
   deps?: RetryDeps;
 }
 
@@ -42,6 +45,8 @@ export class PeerSync {
   private readonly view = new Map<number, Record<string, TaskEntry>>();
   /** Set when the root was corrupt: the next round lists the shards to rebuild it. */
   private rebuildRoot = false;
+  /** Old completions of the local registry already archived (the worker prunes them later). */
+  private readonly archived = new Set<string>();
 
   constructor(private readonly deps: PeerSyncDeps) {}
 
@@ -93,6 +98,15 @@ export class PeerSync {
     return out;
   }
 
+  /** Moves old completions into their day's archive (a merge, so repeating it is harmless). */
+  private async archive(bucket: number, old: Record<string, TaskEntry>): Promise<void> {
+    const byDay = new Map<string, Record<string, TaskEntry>>();
+    for (const [id, entry] of Object.entries(old)) byDay.set(archiveDay(entry), { ...byDay.get(archiveDay(entry)), [id]: entry });
+    for (const [day, tasks] of byDay) {
+      await this.deps.store.update(KEYS.archive(day, bucket), manifestShardSchema, (current) => ({ value: { version: 1 as const, bucket, tasks: mergeTasks(current?.tasks ?? {}, tasks) }, result: null }));
+    }
+  }
+
   /** Merges one bucket with its shard and pushes it if this node knows more. */
   private async syncBucket(bucket: number, mine: Record<string, TaskEntry>): Promise<{ hash: string; pushed: boolean }> {
     const key = KEYS.manifestShard(bucket);
@@ -114,7 +128,8 @@ export class PeerSync {
       corrupt = true;
       remote = await this.completionsIn(bucket);
     }
-    const merged = mergeTasks(mine, remote);
+    const { live: merged, old } = splitByAge(mergeTasks(mine, remote), this.deps.now(), this.deps.retentionMs);
+    await this.archive(bucket, old);
     const hash = hashTasks(merged);
     let pushed = false;
     if (corrupt || hash !== hashTasks(remote)) {
@@ -136,7 +151,11 @@ export class PeerSync {
     await retry(
       async () => {
         await this.readRoot();
-        const local = await this.deps.localTasks();
+        // Old completions of the registry go to the archives once, never back into the live manifest.
+        const { live: local, old } = splitByAge(await this.deps.localTasks(), this.deps.now(), this.deps.retentionMs);
+        const fresh = Object.entries(old).filter(([id]) => !this.archived.has(id));
+        for (const [b, tasks] of partition(Object.fromEntries(fresh))) await this.archive(b, tasks);
+        for (const [id] of fresh) this.archived.add(id);
         const known = partition(mergeTasks(this.known(), local));
         const localHashes = new Map([...known.entries()].map(([b, t]) => [b, hashTasks(t)] as const));
         const todo = bucketsToSync(localHashes, this.root.hashes);

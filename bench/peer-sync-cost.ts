@@ -35,7 +35,7 @@ const main = async (): Promise<void> => {
         prefix: `bench-${size}/`,
         maxObjectBytes: 8 << 20,
       });
-      const sync = new PeerSync({ store, log: pino({ level: 'silent' }), localTasks: () => Promise.resolve(tasks) });
+      const sync = new PeerSync({ store, log: pino({ level: 'silent' }), localTasks: () => Promise.resolve(tasks), now: Date.now, retentionMs: 7 * 86_400_000 });
       await sync.round();
       await sync.round();
       for (const changed of CHANGES) {

@@ -10,7 +10,7 @@ import type { Logger } from '../../lib/log';
 import { bootId } from '../../lib/boot';
 import { mono } from '../../lib/clock';
 import { mayConsume } from '../../lib/core/lease';
-import { mergeEntry, type TaskEntry } from '../../lib/core/manifest';
+import { mergeEntry, splitByAge, type TaskEntry } from '../../lib/core/manifest';
 import { TaskRunner, type TaskEvents } from './task-runner';
 import { readProc } from '../proc';
 import { emptyRegistry, loadRegistry, readJsonFile, registryPath, roleFileSchema, rolePath, workerPidPath, writeJsonAtomic, type Registry, type RoleFile } from '../registry';
@@ -74,7 +74,9 @@ export class Worker {
       await this.alert('MANIFEST_DAMAGED', `local-registry-${this.deps.config.nodeName}-${this.deps.now()}`, 0, `${this.deps.config.nodeName}: local task registry damaged (${damaged}); copied aside.`);
     }
     // Counters survive a restart; the previous process's in-flight tasks died with it.
-    this.registry = { ...registry, inFlight: [] };
+    // Completions past twice the retention were archived by the agent long ago: drop them.
+    const { live } = splitByAge(registry.tasks, this.deps.now(), 2 * this.deps.config.taskRetentionSeconds * 1000);
+    this.registry = { ...registry, inFlight: [], tasks: live };
     await this.flush();
     const flushMs = Math.max(20, Math.min(250, (this.deps.config.sampleIntervalSeconds * 1000) / 4));
     const flushLoop = (): void => {

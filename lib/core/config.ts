@@ -61,6 +61,8 @@ export const configSchema = z
     stageCommands: z.partialRecord(z.enum(['transcode', 'titling', 'metadata', 'delivery']), z.array(z.string().min(1)).min(1)).optional(),
     /** The queue's redrive maxReceiveCount: the last attempt of a poison task alerts. */
     maxReceiveCount: z.number().int().min(1).max(1000).default(5),
+    /** Completed tasks older than this leave the live manifest for dated archives. */
+    taskRetentionSeconds: seconds.default(7 * 86_400),
     visibilityTimeoutSeconds: seconds.default(300),
     receiveWaitSeconds: z.number().min(0).max(20).default(20),
     workerStopTimeoutSeconds: seconds.default(30),
@@ -110,6 +112,7 @@ export const DURATION_KEYS = [
   'restartVerifySeconds',
   'failoverCooldownSeconds',
   'commandWaitSeconds',
+  'taskRetentionSeconds',
   'watchdogScheduleSeconds',
   'visibilityTimeoutSeconds',
   'receiveWaitSeconds',

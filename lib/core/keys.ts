@@ -3,6 +3,7 @@ export const KEYS = {
   leader: 'leader.json',
   manifest: 'manifest.json',
   manifestShard: (bucket: number): string => `manifest/${bucket}.json`,
+  archive: (day: string, bucket: number): string => `archive/${day}/${bucket}.json`,
   watchdogState: 'watchdog/state.json',
   heartbeat: (node: string): string => `nodes/${node}/heartbeat.json`,
   done: (taskId: string): string => `tasks/${taskId}/done.json`,

@@ -120,3 +120,21 @@ export const bucketsToSync = (localHashes: ReadonlyMap<number, string>, remoteHa
   const all = new Set<number>([...localHashes.keys(), ...Object.keys(remoteHashes).map(Number)]);
   return [...all].filter((b) => localHashes.get(b) !== remoteHashes[String(b)]).sort((a, b) => a - b);
 };
+
+/**
+ * Splits off completed tasks older than the retention: they leave the live manifest for the
+ * dated archives. Age is by the completion's own timestamp; with a retention of days, a
+ * node's clock skew of minutes only shifts when a task is archived, never whether it is kept.
+ */
+export const splitByAge = (tasks: TaskMap, now: number, retentionMs: number): { live: Record<string, TaskEntry>; old: Record<string, TaskEntry> } => {
+  const live: Record<string, TaskEntry> = {};
+  const old: Record<string, TaskEntry> = {};
+  for (const [id, entry] of Object.entries(tasks)) {
+    if (entry.done !== null && now - entry.done.at > retentionMs) old[id] = entry;
+    else live[id] = entry;
+  }
+  return { live, old };
+};
+
+/** The archive day of a completion: `YYYY-MM-DD` of its timestamp (UTC). */
+export const archiveDay = (entry: TaskEntry): string => new Date(entry.done?.at ?? 0).toISOString().slice(0, 10);

@@ -12,8 +12,9 @@ describe('PeerSync on the local cloud', () => {
   let prefix = 0;
   const s3 = (): S3Client => new S3Client({ region: cloud.region, endpoint: cloud.endpoint, forcePathStyle: true, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
   const store = (p: string): StateStore => new StateStore(s3(), { bucket: cloud.bucket, prefix: p, maxObjectBytes: 1 << 20 });
-  const node = (p: string, tasks: { current: TaskMap }, corrupt: string[] = []): PeerSync =>
-    new PeerSync({ store: store(p), log: pino({ level: 'silent' }), localTasks: () => Promise.resolve(tasks.current), onCorrupt: (key) => corrupt.push(key) });
+  const DAY = 86_400_000;
+  const node = (p: string, tasks: { current: TaskMap }, corrupt: string[] = [], now = 10_000): PeerSync =>
+    new PeerSync({ store: store(p), log: pino({ level: 'silent' }), localTasks: () => Promise.resolve(tasks.current), onCorrupt: (key) => corrupt.push(key), now: () => now, retentionMs: 7 * DAY });
   const fresh = (): string => `ps${++prefix}/`;
 
   beforeAll(async () => {
@@ -57,6 +58,24 @@ describe('PeerSync on the local cloud', () => {
     expect(one.bucketsPushed).toBe(1);
     expect(one.requests.PUT).toBe(2);
     expect(bucketOf('task-7')).toBeGreaterThanOrEqual(0);
+  });
+
+  it('compacts completions older than the retention into dated archives, for good', async () => {
+    const p = fresh();
+    const old = entry({ status: 'done', done: { node: 'node-1', epoch: 1, at: Date.UTC(2026, 10, 1) } });
+    const recent = entry({ status: 'done', done: { node: 'node-1', epoch: 1, at: Date.UTC(2026, 10, 28) } });
+    const now = Date.UTC(2026, 10, 29);
+    const a = { current: { old, recent, running: entry() } as TaskMap };
+    const n = node(p, a, [], now);
+    await n.round();
+    expect(Object.keys(n.known()).sort()).toEqual(['recent', 'running']);
+    expect(await store(p).list('archive/')).toEqual([`archive/2026-11-01/${bucketOf('old')}.json`]);
+    // A peer that still remembers the old task does not bring it back.
+    const peer = node(p, { current: { old } }, [], now);
+    await peer.round();
+    const reader = node(p, { current: {} }, [], now);
+    await reader.round();
+    expect(Object.keys(reader.known()).sort()).toEqual(['recent', 'running']);
   });
 
   it('rebuilds a corrupt shard from the nodes and from done.json, alerting once', async () => {
