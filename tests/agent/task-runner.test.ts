@@ -1,0 +1,81 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DeleteMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { S3Client } from '@aws-sdk/client-s3';
+import { mockClient } from 'aws-sdk-client-mock';
+import pino from 'pino';
+import { StaleEpochError, TaskRunner, type TaskEvents } from '../../agent/worker/task-runner';
+import { TaskQueue } from '../../lib/aws/queue';
+import { StateStore } from '../../lib/aws/state-store';
+import { buildConfig } from '../../lib/core/config';
+import { MemoryS3 } from '../helpers/memory-s3';
+
+const sqs = mockClient(SQSClient);
+const message = { id: 'm-1', receiptHandle: 'rh-1', body: '', receiveCount: 1 };
+const quiet: TaskEvents = { resumed: () => undefined, progress: () => undefined, checkpointed: () => undefined, done: () => undefined };
+
+describe('TaskRunner', () => {
+  let s3: MemoryS3;
+  let runner: TaskRunner;
+  beforeEach(() => {
+    sqs.reset();
+    sqs.on(DeleteMessageCommand).resolves({});
+    s3 = new MemoryS3();
+    const config = { ...buildConfig({}), nodeName: 'node-2', dataDir: mkdtempSync(join(tmpdir(), 'qf-runner-')) };
+    runner = new TaskRunner({
+      config,
+      store: new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 }),
+      queue: new TaskQueue(new SQSClient({ region: 'us-west-2' }), 'http://q'),
+      log: pino({ level: 'silent' }),
+      now: () => 1_000,
+    });
+  });
+  afterAll(() => {
+    sqs.restore();
+    s3.mock.restore();
+  });
+  const signals = (): [AbortSignal, AbortSignal] => [new AbortController().signal, new AbortController().signal];
+
+  it('checkpoints every stage, creates done.json, and only then deletes the message', async () => {
+    const outcome = await runner.run('t1', 0.02, message, 3, ...signals(), quiet);
+    expect(outcome).toBe('done');
+    const keys = s3.puts.map((p) => p.key);
+    expect(keys.filter((k) => k.endsWith('checkpoint.json'))).toHaveLength(4);
+    expect(keys.at(-1)).toBe('peer-sync/tasks/t1/done.json');
+    expect(keys.indexOf('peer-sync/outputs/t1/delivery.json')).toBeLessThan(keys.lastIndexOf('peer-sync/tasks/t1/checkpoint.json'));
+    expect(s3.json('peer-sync/tasks/t1/done.json')).toMatchObject({ node: 'node-2', epoch: 3 });
+    expect(sqs).toHaveReceivedCommandTimes(DeleteMessageCommand, 1);
+  });
+
+  it('resumes after the last checkpoint instead of the first stage', async () => {
+    s3.set('peer-sync/tasks/t1/checkpoint.json', { version: 1, taskId: 't1', stages: 2, epoch: 3, node: 'node-1', outputs: {} });
+    const resumed: number[] = [];
+    await runner.run('t1', 0.02, message, 4, ...signals(), { ...quiet, resumed: (f) => resumed.push(f) });
+    expect(resumed).toEqual([2]);
+    expect(s3.puts.some((p) => p.key === 'peer-sync/outputs/t1/transcode.json')).toBe(false);
+    expect(s3.json('peer-sync/tasks/t1/checkpoint.json')).toMatchObject({ stages: 4, epoch: 4, node: 'node-2' });
+  });
+
+  it('refuses to work under an older epoch than the one that checkpointed', async () => {
+    s3.set('peer-sync/tasks/t1/checkpoint.json', { version: 1, taskId: 't1', stages: 1, epoch: 5, node: 'node-1', outputs: {} });
+    await expect(runner.run('t1', 0.02, message, 4, ...signals(), quiet)).rejects.toBeInstanceOf(StaleEpochError);
+    expect(s3.puts).toEqual([]);
+    expect(sqs).not.toHaveReceivedCommand(DeleteMessageCommand);
+  });
+
+  it('skips a task whose done.json exists and deletes its message', async () => {
+    s3.set('peer-sync/tasks/t1/done.json', { version: 1, taskId: 't1', node: 'node-1', epoch: 2, finishedAt: 5 });
+    expect(await runner.run('t1', 0.02, message, 3, ...signals(), quiet)).toBe('already-done');
+    expect(s3.puts).toEqual([]);
+    expect(sqs).toHaveReceivedCommandTimes(DeleteMessageCommand, 1);
+  });
+
+  it('stops after checkpointing the current stage when draining', async () => {
+    const drain = new AbortController();
+    drain.abort();
+    expect(await runner.run('t1', 0.02, message, 3, new AbortController().signal, drain.signal, quiet)).toBe('aborted');
+    expect(s3.json('peer-sync/tasks/t1/checkpoint.json')).toMatchObject({ stages: 1 });
+    expect(sqs).not.toHaveReceivedCommand(DeleteMessageCommand);
+  });
+});
