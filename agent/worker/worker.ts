@@ -1,27 +1,19 @@
-import type { Config } from '../../lib/core/config';
 import { describeError } from '../../lib/core/errors';
 import { STAGES, taskMessageSchema, type InFlightTask } from '../../lib/core/schemas';
 import { alertFromNode } from '../../lib/node-alerts';
 import type { AlertTopic } from '../../lib/aws/alerts';
 import { parseJsonText, parseWith } from '../../lib/core/validate';
-import type { QueueMessage, TaskQueue } from '../../lib/aws/queue';
-import type { StateStore } from '../../lib/aws/state-store';
-import type { Logger } from '../../lib/log';
+import type { QueueMessage } from '../../lib/aws/queue';
 import { bootId } from '../../lib/boot';
 import { mono } from '../../lib/clock';
 import { mayConsume } from '../../lib/core/lease';
 import { mergeEntry, splitByAge, type TaskEntry } from '../../lib/core/manifest';
-import { TaskRunner, type TaskEvents } from './task-runner';
+import { TaskRunner, type TaskEvents, type TaskRunnerDeps } from './task-runner';
 import { readProc } from '../proc';
 import { emptyRegistry, loadRegistry, readJsonFile, registryPath, roleFileSchema, rolePath, workerPidPath, writeJsonAtomic, type Registry, type RoleFile } from '../registry';
 import { sleep } from '../../lib/sleep';
 
-export interface WorkerDeps {
-  config: Config & { nodeName: string };
-  store: StateStore;
-  queue: TaskQueue;
-  log: Logger;
-  now: () => number;
+export interface WorkerDeps extends TaskRunnerDeps {
   /** Poison-task alerts; null without a topic. */
   alerts: AlertTopic | null;
 }

@@ -115,8 +115,6 @@ export class Recorder {
 
   private readonly roles = new Map<string, string>();
   private readonly checkpoints = new Map<string, { node: string; stages: number }>();
-  /** Tasks another node carried on from a checkpoint, with the stage they resumed at. */
-  readonly resumptions: { t: number; taskId: string; node: string; from: string; stage: string }[] = [];
 
   /** A checkpoint of an attempt that resumed: which stage it picked up at, and from whom. */
   private noteCheckpoint(taskId: string, body: Buffer): void {
@@ -127,7 +125,6 @@ export class Recorder {
     const from = cp.data.resumedFrom;
     if (from !== undefined && before !== undefined && this.started) {
       const stage = STAGES[from] ?? 'delivery';
-      this.resumptions.push({ t: this.t(), taskId, node: cp.data.node, from: before.node, stage });
       this.note(cp.data.node, 'resumed', `${taskId} at stage ${stage} (${from} done on ${before.node})`);
     }
   }
