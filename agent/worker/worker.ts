@@ -36,6 +36,8 @@ export class Worker {
   private registry: Registry = emptyRegistry();
   private dirty = true;
   private readonly running = new Map<string, Running>();
+  /** Each running task's whole life, for draining on SIGTERM. */
+  private readonly tasks = new Set<Promise<void>>();
   private readonly stopping = new AbortController();
   private pollDone: Promise<void> | undefined;
   private flushTimer: NodeJS.Timeout | undefined;
@@ -175,17 +177,20 @@ export class Worker {
     const run: Running = { task: { taskId, progress: 0, stage: STAGES[0] }, message, abort: new AbortController() };
     this.running.set(taskId, run);
     this.record(taskId, { status: 'running', epoch });
-    void this.runner
+    const task: Promise<void> = this.runner
       .run(taskId, workSeconds, message, epoch, run.abort.signal, this.draining.signal, this.events(run, epoch))
+      .then(() => undefined)
       .catch(async (error: unknown) => {
         this.deps.log.error({ err: describeError(error), taskId }, 'task failed; its message goes back to the queue');
         await this.giveBack(message, describeError(error), epoch);
       })
       .finally(() => {
         this.running.delete(taskId);
+        this.tasks.delete(task);
         this.dirty = true;
         this.wake?.();
       });
+    this.tasks.add(task);
   }
 
   /** How a running task reports back: registry entries, progress for the agent's samples. */
@@ -243,15 +248,7 @@ export class Worker {
       this.wake?.();
       // Let each task checkpoint its current stage, within half the stop timeout.
       this.draining.abort();
-      const drained = Promise.allSettled([...this.running.values()].map((r) => new Promise<void>((resolve) => {
-        const check = setInterval(() => {
-          if (!this.running.has(r.task.taskId)) {
-            clearInterval(check);
-            resolve();
-          }
-        }, 20);
-      })));
-      await Promise.race([drained, sleep((this.deps.config.workerStopTimeoutSeconds * 1000) / 2)]);
+      await Promise.race([Promise.allSettled([...this.tasks]), sleep((this.deps.config.workerStopTimeoutSeconds * 1000) / 2)]);
       const inFlight = [...this.running.values()];
       for (const r of inFlight) r.abort.abort();
       await Promise.allSettled(inFlight.map((r) => this.deps.queue.setVisibility(r.message.receiptHandle, 0)));
