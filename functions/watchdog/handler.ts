@@ -2,14 +2,9 @@ import type { Context } from 'aws-lambda';
 import { z } from 'zod';
 import { loadConfig } from '../../lib/config';
 import { ClientFactory } from '../../lib/aws/clients';
-import { AlertTopic } from '../../lib/aws/alerts';
-import { OriginRecord } from '../../lib/aws/dns';
-import { InstanceProbe } from '../../lib/aws/instances';
-import { RunCommand } from '../../lib/aws/run-command';
-import { StateStore } from '../../lib/aws/state-store';
 import { nodeOfHeartbeatKey } from '../../lib/core/keys';
 import { createLogger } from '../../lib/log';
-import { sleep } from '../../lib/sleep';
+import { buildWatchdogDeps } from '../../lib/watchdog/build';
 import { runWatchdog, type WatchdogDeps, type WatchdogRun } from '../../lib/watchdog/run';
 
 /**
@@ -26,21 +21,7 @@ let deps: WatchdogDeps | undefined;
 
 const build = (): WatchdogDeps => {
   const config = loadConfig();
-  const clients = new ClientFactory({ region: config.region });
-  return {
-    config,
-    store: new StateStore(clients.s3(), { bucket: config.bucket, prefix: config.prefix, maxObjectBytes: config.maxObjectBytes }),
-    alerts: config.topicArn === undefined ? null : new AlertTopic(clients.sns(), config.topicArn),
-    commands: new RunCommand(clients.ssm()),
-    probe: new InstanceProbe(clients.lightsail(), clients.ssm()),
-    dns:
-      config.hostedZoneId === undefined || config.recordName === undefined
-        ? null
-        : new OriginRecord(clients.route53(), { hostedZoneId: config.hostedZoneId, recordName: config.recordName, type: config.recordType, ttl: config.recordTtl }),
-    log: createLogger('watchdog'),
-    now: Date.now,
-    sleep,
-  };
+  return buildWatchdogDeps(config, new ClientFactory({ region: config.region }), createLogger('watchdog'));
 };
 
 export const handler = async (event: unknown, _context?: Context): Promise<WatchdogRun> => {

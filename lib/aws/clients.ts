@@ -4,6 +4,7 @@ import { SNSClient } from '@aws-sdk/client-sns';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { LightsailClient } from '@aws-sdk/client-lightsail';
 import { Route53Client } from '@aws-sdk/client-route-53';
+import { fromIni } from '@aws-sdk/credential-providers';
 
 /** Options every client shares; the SDK itself reads AWS_ENDPOINT_URL(_<SERVICE>) and credentials. */
 export interface ClientOptions {
@@ -12,7 +13,35 @@ export interface ClientOptions {
   maxAttempts?: number;
   /** Explicit credentials; by default the SDK's provider chain (env, SSM hybrid role, …). */
   credentials?: { accessKeyId: string; secretAccessKey: string };
+  /** One endpoint for every service (the local cloud); otherwise the SDK's own settings. */
+  endpoint?: string;
 }
+
+/** Temporary credentials as the SDK takes them. */
+export interface Credentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+  expiration?: Date;
+}
+export type CredentialsProvider = () => Promise<Credentials>;
+
+/** How long credentials read from a shared file are trusted before the file is read again. */
+export const SHARED_FILE_TRUST_MS = 10 * 60_000;
+
+/**
+ * Credentials from a shared credentials file that something else rotates: on a node, the SSM
+ * Agent rewrites the hybrid activation role's temporary keys before they expire. The SDK keeps
+ * file credentials forever (they carry no expiry), so each read is given one: the SDK reads
+ * the file again about five minutes before it, and picks up the rotated keys.
+ */
+export const rotatingFileCredentials = (file: string, now: () => number = Date.now): CredentialsProvider => {
+  const read = fromIni({ filepath: file, ignoreCache: true });
+  return async (): Promise<Credentials> => {
+    const { accessKeyId, secretAccessKey, sessionToken } = await read();
+    return { accessKeyId, secretAccessKey, ...(sessionToken === undefined ? {} : { sessionToken }), expiration: new Date(now() + SHARED_FILE_TRUST_MS) };
+  };
+};
 
 /**
  * The one place clients are built. Endpoints come from the SDK's standard settings
@@ -33,13 +62,15 @@ export class ClientFactory {
     return this.cache.get(key) as T;
   }
 
-  private get base(): { region: string; maxAttempts: number; credentials?: ClientOptions['credentials'] } {
-    const { region, maxAttempts, credentials } = this.options;
-    return { region, maxAttempts: maxAttempts ?? 3, ...(credentials === undefined ? {} : { credentials }) };
+  private get base(): { region: string; maxAttempts: number; endpoint?: string; credentials?: ClientOptions['credentials'] | CredentialsProvider } {
+    const { region, maxAttempts, credentials, endpoint } = this.options;
+    const sharedFile = this.env.AWS_SHARED_CREDENTIALS_FILE;
+    const chosen = credentials ?? (sharedFile === undefined || sharedFile === '' ? undefined : rotatingFileCredentials(sharedFile));
+    return { region, maxAttempts: maxAttempts ?? 3, ...(endpoint === undefined ? {} : { endpoint }), ...(chosen === undefined ? {} : { credentials: chosen }) };
   }
 
   s3(): S3Client {
-    const overridden = this.env.AWS_ENDPOINT_URL_S3 !== undefined || this.env.AWS_ENDPOINT_URL !== undefined;
+    const overridden = this.options.endpoint !== undefined || this.env.AWS_ENDPOINT_URL_S3 !== undefined || this.env.AWS_ENDPOINT_URL !== undefined;
     return this.memo('s3', () => new S3Client({ ...this.base, forcePathStyle: overridden }));
   }
   sqs(): SQSClient {

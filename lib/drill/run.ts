@@ -20,6 +20,7 @@ import { LocalScheduler } from '../localcloud/scheduler';
 import { FaultInjector } from './faults';
 import { Recorder } from './recorder';
 import { sleep } from '../sleep';
+import { announceLocal, withdrawLocal } from '../ops/target';
 
 export interface DrillOptions {
   timeScale: number;
@@ -31,6 +32,10 @@ export interface DrillOptions {
   signal?: AbortSignal;
   /** Keep the run directory (node logs) instead of deleting it. */
   keep?: boolean;
+  /** Announce the local cloud for operator commands (`fleet status --local`); default true. */
+  announce?: boolean;
+  /** Awaited after the report is built, before teardown: `--hold` keeps the fleet up for a look. */
+  hold?: (report: Report) => Promise<void>;
   /** Called once the run is over, before teardown: benches read the cloud's counters here. */
   inspect?: (cloud: LocalCloud, stats: { invocations: number; invocationMs: number[]; wallSeconds: number }) => void;
 }
@@ -109,6 +114,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     const configFile = join(runDir, 'config.json');
     await writeFile(configFile, JSON.stringify(config, null, 2));
     useLocalCloud(cloud, configFile);
+    if (options.announce !== false) announceLocal({ pid: process.pid, endpoint: cloud.endpoint, region: cloud.region, configFile, scenario: scenario.name, startedAt: Date.now() });
 
     // The drill's own calls (bootstrap, enqueue) carry their own key, apart from the watchdog's.
     clients = new ClientFactory({ region: cloud.region, credentials: { accessKeyId: 'drill', secretAccessKey: 'local' } });
@@ -187,10 +193,8 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     if (deadLettered > 0) recorder.note('queue', 'dead-letter', `${deadLettered} message(s) in the dead-letter queue`);
     recorder.note('drill', 'end', `${[...recorder.completions.keys()].length} of ${ids.length} tasks completed`);
     recorder.finish();
-    await sched.stop();
-    options.inspect?.(cloud, { invocations: sched.invocations, invocationMs, wallSeconds });
 
-    return buildReport(
+    const report = buildReport(
       scenario,
       {
         faults: recorder.faults,
@@ -210,7 +214,13 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
       },
       { seed, timeScale, wallSeconds },
     );
+    // The watchdog keeps judging while a held fleet is looked at.
+    await options.hold?.(report);
+    await sched.stop();
+    options.inspect?.(cloud, { invocations: sched.invocations, invocationMs, wallSeconds });
+    return report;
   } finally {
+    if (options.announce !== false) withdrawLocal();
     for (const t of timers) clearTimeout(t);
     await scheduler?.stop();
     await fleet?.stop();

@@ -18,7 +18,7 @@ export interface WatchdogRun {
 }
 
 /** Reads the primary's record; a missing or corrupt one means "no primary to judge". */
-const readLeader = async ({ store, log }: WatchdogDeps): Promise<Leader | null> => {
+export const readLeader = async ({ store, log }: WatchdogDeps): Promise<Leader | null> => {
   try {
     return (await store.read(KEYS.leader, leaderSchema))?.value ?? null;
   } catch (error) {
@@ -28,7 +28,7 @@ const readLeader = async ({ store, log }: WatchdogDeps): Promise<Leader | null> 
 };
 
 /** Reads every configured node's heartbeat; bad ones are reported and skipped. */
-const readHeartbeats = async ({ store, config, log }: WatchdogDeps, rejected: string[]): Promise<Map<string, Heartbeat>> => {
+export const readHeartbeats = async ({ store, config, log }: WatchdogDeps, rejected: string[]): Promise<Map<string, Heartbeat>> => {
   const found = new Map<string, Heartbeat>();
   await Promise.all(
     config.nodes.map(async (spec) => {

@@ -1,0 +1,121 @@
+import { NotFoundError } from '../core/errors';
+import { EVENT_KINDS, eventKey, fleetEventSchema, type EventKind, type FleetEvent } from '../core/events';
+import { KEYS } from '../core/keys';
+import { readyStandbys, updateSeen } from '../core/liveness';
+import { planReplay, type ReplayAction, type ReplayPlan } from '../core/replay';
+import type { ReplayRef, ReplayRequest } from '../core/replay-input';
+import { emptyWatchdogState, watchdogStateSchema, type Incident, type NodeWatch } from '../core/watchdog-state';
+import { sendCommand, verify } from '../watchdog/actions';
+import type { WatchdogDeps } from '../watchdog/deps';
+import { failover } from '../watchdog/failover';
+import { readHeartbeats, readLeader } from '../watchdog/run';
+
+export interface ReplayResult {
+  mode: 'dry-run' | 'execute';
+  plan: ReplayPlan;
+  /** What the execute carried out; empty for a dry run or when there was nothing to do. */
+  executed: string[];
+  /** The plan after the execute, from freshly read state. */
+  after?: ReplayPlan;
+}
+
+/** The event a request names, read from `events/` when only its id is given. */
+export const resolveEvent = async (deps: WatchdogDeps, ref: ReplayRef): Promise<FleetEvent> => {
+  if ('event' in ref) return ref.event;
+  const found = await deps.store.read(eventKey(ref), fleetEventSchema);
+  if (found === null) throw new NotFoundError(`event ${ref.eventId} not found under ${deps.config.prefix}${eventKey(ref)}`);
+  return found.value;
+};
+
+/** Reads everything the plan needs; only reads. */
+const gather = async (deps: WatchdogDeps, event: FleetEvent): Promise<ReplayPlan> => {
+  const [leader, heartbeats, state, keys] = await Promise.all([
+    readLeader(deps),
+    readHeartbeats(deps, []),
+    deps.store.read(KEYS.watchdogState, watchdogStateSchema).then((s) => s?.value ?? emptyWatchdogState()),
+    deps.store.list(`events/${event.incidentId}/`),
+  ]);
+  const now = deps.now();
+  const watches: Record<string, NodeWatch> = {};
+  for (const [name, watch] of Object.entries(state.nodes)) watches[name] = updateSeen(watch, heartbeats.get(name), now);
+  const kinds = new Set(EVENT_KINDS as readonly string[]);
+  const written = new Set(keys.map((k) => k.slice(k.lastIndexOf('/') + 1).replace(/\.json$/, '')).filter((k): k is EventKind => kinds.has(k)));
+  const ready = leader === null ? [] : readyStandbys(deps.config.nodes, watches, heartbeats, leader, now, deps.config.sampleIntervalSeconds * 1000).map((n) => n.name);
+  return planReplay({
+    event,
+    leader,
+    watch: state.nodes[event.node] ?? null,
+    written,
+    ready,
+    dns: deps.dns !== null,
+    restartVerifyMs: deps.config.restartVerifySeconds * 1000,
+  });
+};
+
+/**
+ * Claims the step by CAS on the watchdog state: only if the incident is still open and the
+ * step is as the plan saw it. Two concurrent replays (or a replay and the watchdog) cannot
+ * both win, so the step is carried out once.
+ */
+const claim = async (deps: WatchdogDeps, event: FleetEvent, accept: (incident: Incident) => Incident | null): Promise<Incident | null> => {
+  const { result } = await deps.store.update(KEYS.watchdogState, watchdogStateSchema, (current) => {
+    const state = current ?? emptyWatchdogState();
+    const watch = state.nodes[event.node];
+    const incident = watch?.incident;
+    if (watch === undefined || incident === null || incident === undefined || incident.id !== event.incidentId) return { value: null, result: null };
+    const next = accept(incident);
+    if (next === null) return { value: null, result: null };
+    return { value: { ...state, revision: state.revision + 1, nodes: { ...state.nodes, [event.node]: { ...watch, incident: next } } }, result: next };
+  });
+  return result;
+};
+
+const carryOut = async (deps: WatchdogDeps, event: FleetEvent, action: ReplayAction): Promise<string[]> => {
+  const spec = deps.config.nodes.find((n) => n.name === event.node);
+  if (spec === undefined) return [`${event.node} is not a configured node: nothing done`];
+  const base = { node: spec.name, instanceId: spec.instanceId, incidentId: event.incidentId };
+  const now = deps.now();
+  switch (action.kind) {
+    case 'verify-restart':
+      await verify(deps, { kind: 'verify', ...base, commandId: action.commandId, deadline: action.deadline });
+      return [`read the result of command ${action.commandId}`];
+    case 'send-restart': {
+      const won = await claim(deps, event, (i) => (i.restart?.status === 'claimed' && i.restart.claimedAt === action.claimedAt ? { ...i, restart: { ...i.restart, claimedAt: now } } : null));
+      if (won === null) return ['the restart was taken up meanwhile: nothing sent'];
+      await sendCommand(deps, { kind: 'command', ...base, command: action.command });
+      return [`sent ${action.command} to ${spec.name}`];
+    }
+    case 'resume-failover': {
+      const won = await claim(deps, event, (i) => (i.failover?.status === 'claimed' && i.failover.claimedAt === action.step.claimedAt ? { ...i, failover: { ...i.failover, claimedAt: now } } : null));
+      if (won?.failover == null) return ['the failover was taken up meanwhile: nothing done'];
+      await failover(deps, { kind: 'failover', node: spec.name, incidentId: event.incidentId, step: won.failover });
+      return [`resumed the failover of ${spec.name} to ${won.failover.to}`];
+    }
+    case 'retry-failover': {
+      const won = await claim(deps, event, (i) =>
+        i.failover?.status === 'failed'
+          ? { ...i, failover: { status: 'claimed', to: action.to, fromEpoch: action.fromEpoch, claimedAt: now, outgoingStopped: false, stopOutgoing: i.kind === 'stall' } }
+          : null,
+      );
+      if (won?.failover == null) return ['the failover was retried meanwhile: nothing done'];
+      await failover(deps, { kind: 'failover', node: spec.name, incidentId: event.incidentId, step: won.failover });
+      return [`retried the failover of ${spec.name} to ${action.to}`];
+    }
+  }
+};
+
+/**
+ * A replay: the plan, and with `execute` the one resuming step, each step claimed by CAS and
+ * idempotent. A dry run only reads. The epoch guard is checked again just before acting.
+ */
+export const runReplay = async (deps: WatchdogDeps, request: ReplayRequest): Promise<ReplayResult> => {
+  const event = await resolveEvent(deps, request.ref);
+  const plan = await gather(deps, event);
+  if (!request.execute) return { mode: 'dry-run', plan, executed: [] };
+  if (plan.action === null) return { mode: 'execute', plan, executed: [] };
+  const leader = await readLeader(deps);
+  if (leader?.epoch !== plan.current.epoch) return { mode: 'execute', plan, executed: [`the epoch moved to ${leader?.epoch ?? '?'} meanwhile: nothing done`] };
+  deps.log.info({ event: event.id, action: plan.action.kind }, 'replay executes');
+  const executed = await carryOut(deps, event, plan.action);
+  return { mode: 'execute', plan, executed, after: await gather(deps, event) };
+};

@@ -1,0 +1,194 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { checkTemplate } from '../../lib/template/check';
+import { createSpecLookup } from '../../lib/template/spec';
+
+/**
+ * The packaged CloudFormation, as `sls package` writes it offline, with every optional
+ * parameter set so the conditional resources are there too: checked against the CloudFormation
+ * resource specification, then held to least privilege and the storage hardening.
+ */
+const ROOT = join(__dirname, '..', '..');
+const OUT = join(ROOT, '.tmp', 'package-test');
+const PARAMS = {
+  stateBucket: 'acme-queens-fleet-ci',
+  nodes: JSON.stringify([{ name: 'node-1', instanceId: 'mi-00000000000000001', address: '192.0.2.1' }]),
+  alertEmail: 'ops@example.com',
+  hostedZoneId: 'Z0123456789ABC',
+  originRecordName: 'origin.example.com',
+  dataPlaneRecordName: 'media.example.com',
+  primaryAddress: '192.0.2.1',
+  standbyAddress: '192.0.2.2',
+};
+
+interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+  Condition?: Record<string, Record<string, unknown>>;
+  Sid?: string;
+}
+interface Resource {
+  Type: string;
+  Properties: Record<string, unknown>;
+  Condition?: string;
+}
+type Template = { Resources: Record<string, Resource>; Conditions?: Record<string, unknown> };
+
+let template: Template;
+const resources = (type: string): [string, Resource][] => Object.entries(template.Resources).filter(([, r]) => r.Type === type);
+const props = (id: string): Record<string, unknown> => {
+  const r = template.Resources[id];
+  if (r === undefined) throw new Error(`no resource ${id}`);
+  return r.Properties;
+};
+const asList = (a: string | string[]): string[] => (Array.isArray(a) ? a : [a]);
+/** Statements of a role's inline policies; `Fn::If` branches count as statements. */
+const statements = (roleId: string): Statement[] =>
+  (props(roleId).Policies as { PolicyDocument: { Statement: unknown[] } }[]).flatMap((p) =>
+    p.PolicyDocument.Statement.flatMap((s) => {
+      const branch = (s as { 'Fn::If'?: [string, Statement, unknown] })['Fn::If'];
+      return branch === undefined ? [s as Statement] : [branch[1]];
+    }),
+  );
+const actionsOf = (roleId: string): string[] => statements(roleId).flatMap((s) => asList(s.Action)).sort();
+const sub = (value: unknown): string => {
+  const v = value as { 'Fn::Sub'?: string; Ref?: string };
+  return v['Fn::Sub'] ?? (v.Ref === undefined ? JSON.stringify(value) : `Ref:${v.Ref}`);
+};
+const functionRole = (fn: string): string => ((props(`${fn}LambdaFunction`).Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'])[0];
+
+beforeAll(() => {
+  rmSync(OUT, { recursive: true, force: true });
+  mkdirSync(join(ROOT, '.tmp'), { recursive: true });
+  const args = ['node_modules/osls/bin/serverless.js', 'package', '--stage', 'ci', '--package', OUT, ...Object.entries(PARAMS).map(([k, v]) => `--param=${k}=${v}`)];
+  const run = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', env: { ...process.env, TMPDIR: join(ROOT, '.tmp'), SLS_TELEMETRY_DISABLED: '1' }, timeout: 120_000 });
+  if (run.status !== 0) throw new Error(`sls package failed (${run.status ?? run.signal ?? '?'}):\n${run.stdout}\n${run.stderr}`);
+  template = JSON.parse(readFileSync(join(OUT, 'cloudformation-template-update-stack.json'), 'utf8')) as Template;
+}, 120_000);
+
+describe('packaged template', () => {
+  it('matches the CloudFormation resource specification', () => {
+    expect(checkTemplate(template, createSpecLookup())).toEqual([]);
+  });
+
+  it('bundles each function on its own, on nodejs22.x', () => {
+    for (const fn of ['watchdog', 'notifier', 'replay']) {
+      expect(statSync(join(OUT, `${fn}.zip`)).size).toBeLessThan(2_000_000);
+      expect(props(`${fn[0]?.toUpperCase() ?? ''}${fn.slice(1)}LambdaFunction`).Runtime).toBe('nodejs22.x');
+    }
+  });
+});
+
+describe('least privilege', () => {
+  const roles = (): string[] => resources('AWS::IAM::Role').map(([id]) => id);
+
+  it('gives every function a role of its own, and no shared default role', () => {
+    expect(template.Resources.IamRoleLambdaExecution).toBeUndefined();
+    expect(['Watchdog', 'Notifier', 'Replay'].map(functionRole)).toEqual(['WatchdogRole', 'NotifierRole', 'ReplayRole']);
+  });
+
+  it('allows no wildcard action in any role', () => {
+    const wild = roles().flatMap((role) => actionsOf(role).filter((a) => a.includes('*')).map((a) => `${role} ${a}`));
+    expect(wild).toEqual([]);
+  });
+
+  it('uses a wildcard resource only for calls that take no resource ARN', () => {
+    const anywhere = roles().flatMap((role) => statements(role).filter((s) => s.Resource === '*').flatMap((s) => asList(s.Action)));
+    expect([...new Set(anywhere)].sort()).toEqual(['ssm:DescribeInstanceInformation', 'ssm:GetCommandInvocation']);
+  });
+
+  it('limits ssm:SendCommand to AWS-RunShellScript and the fleet-tagged managed instances', () => {
+    for (const role of ['WatchdogRole', 'ReplayRole']) {
+      const send = statements(role).filter((s) => asList(s.Action).includes('ssm:SendCommand'));
+      expect(send.map((s) => sub(s.Resource))).toEqual([
+        'arn:${AWS::Partition}:ssm:${AWS::Region}::document/AWS-RunShellScript',
+        'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:managed-instance/*',
+      ]);
+      expect(send[1]?.Condition).toEqual({ StringEquals: { 'ssm:resourceTag/queen-fleet': 'ci' } });
+    }
+  });
+
+  it('lets the notifier read its webhook parameter and write its logs, nothing else', () => {
+    expect(actionsOf('NotifierRole')).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents', 'ssm:GetParameter']);
+    const get = statements('NotifierRole').find((s) => asList(s.Action).includes('ssm:GetParameter'));
+    expect(sub(get?.Resource)).toBe('arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/queens-fleet/ci/slack-webhook-url');
+    expect(Object.keys((props('NotifierLambdaFunction').Environment as { Variables: object }).Variables).filter((k) => k.startsWith('FLEET_'))).toEqual([]);
+  });
+
+  it('scopes state access to the state prefix and each log permission to its own log group', () => {
+    for (const role of ['WatchdogRole', 'ReplayRole', 'NodeRole']) {
+      const state = statements(role).find((s) => asList(s.Action).includes('s3:PutObject'));
+      expect(sub(state?.Resource)).toBe('arn:${AWS::Partition}:s3:::acme-queens-fleet-ci/peer-sync/*');
+    }
+    for (const fn of ['watchdog', 'notifier', 'replay']) {
+      const role = `${fn[0]?.toUpperCase() ?? ''}${fn.slice(1)}Role`;
+      const logs = statements(role).filter((s) => asList(s.Action).some((a) => a.startsWith('logs:')));
+      expect(logs.map((s) => sub(s.Resource))).toEqual([`arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:/aws/lambda/queens-fleet-ci-${fn}:*`]);
+    }
+  });
+
+  it('lets the watchdog change only the configured hosted zone', () => {
+    const change = statements('WatchdogRole').find((s) => asList(s.Action).includes('route53:ChangeResourceRecordSets'));
+    expect(sub(change?.Resource)).toBe('arn:${AWS::Partition}:route53:::hostedzone/Z0123456789ABC');
+  });
+
+  it('gives nodes no Lambda, SSM command or Route 53 rights', () => {
+    expect(actionsOf('NodeRole').filter((a) => !/^(s3|sqs|sns):/.test(a))).toEqual([]);
+    expect(props('NodeRole').ManagedPolicyArns).toEqual([{ 'Fn::Sub': 'arn:${AWS::Partition}:iam::aws:policy/AmazonSSMManagedInstanceCore' }]);
+  });
+});
+
+describe('storage and delivery', () => {
+  it('versions, encrypts and closes the state bucket to the public', () => {
+    const bucket = props('StateBucket');
+    expect(bucket.VersioningConfiguration).toEqual({ Status: 'Enabled' });
+    expect(bucket.BucketEncryption).toMatchObject({ ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] });
+    expect(bucket.PublicAccessBlockConfiguration).toEqual({ BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
+  });
+
+  it('refuses every request to the bucket that does not use TLS', () => {
+    const [statement] = (props('StateBucketPolicy').PolicyDocument as { Statement: Statement[] }).Statement;
+    expect(statement).toMatchObject({ Effect: 'Deny', Principal: '*', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } });
+    expect(statement?.Resource).toEqual([{ 'Fn::GetAtt': ['StateBucket', 'Arn'] }, { 'Fn::Sub': '${StateBucket.Arn}/*' }]);
+  });
+
+  it('expires old events, archives and versions', () => {
+    const rules = (props('StateBucket').LifecycleConfiguration as { Rules: { Id: string; Prefix?: string; ExpirationInDays?: number }[] }).Rules;
+    expect(rules.map((r) => [r.Id, r.Prefix ?? '', r.ExpirationInDays ?? 0])).toEqual([
+      ['noncurrent-versions', '', 0],
+      ['old-events', 'peer-sync/events/', 90],
+      ['old-archives', 'peer-sync/archive/', 365],
+      ['old-quarantine', 'peer-sync/quarantine/', 30],
+    ]);
+  });
+
+  it('calls the watchdog on heartbeat writes', () => {
+    const notification = props('StateBucket').NotificationConfiguration as { LambdaConfigurations: { Function: unknown; Filter: unknown }[] };
+    expect(notification.LambdaConfigurations).toEqual([
+      { Event: 's3:ObjectCreated:*', Function: { 'Fn::GetAtt': ['WatchdogLambdaFunction', 'Arn'] }, Filter: { S3Key: { Rules: [{ Name: 'prefix', Value: 'peer-sync/nodes/' }, { Name: 'suffix', Value: 'heartbeat.json' }] } } },
+    ]);
+  });
+
+  it('dead-letters a task after maxReceiveCount receives', () => {
+    expect(props('TaskQueue').RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': ['DeadLetterQueue', 'Arn'] }, maxReceiveCount: 5 });
+    expect(props('TaskQueue').SqsManagedSseEnabled).toBe(true);
+  });
+
+  it('alarms on watchdog errors and on a watchdog that stopped running', () => {
+    const alarms = Object.fromEntries(resources('AWS::CloudWatch::Alarm').map(([id, r]) => [id, r.Properties]));
+    expect(alarms.WatchdogErrorsAlarm).toMatchObject({ MetricName: 'Errors', ComparisonOperator: 'GreaterThanOrEqualToThreshold', Threshold: 1, AlarmActions: [{ Ref: 'AlertTopic' }] });
+    expect(alarms.WatchdogMissingRunAlarm).toMatchObject({ MetricName: 'Invocations', ComparisonOperator: 'LessThanThreshold', Threshold: 1, TreatMissingData: 'breaching', AlarmActions: [{ Ref: 'AlertTopic' }] });
+  });
+
+  it('sends alerts to email and to the Slack notifier', () => {
+    const subs = resources('AWS::SNS::Subscription').map(([, r]) => r.Properties);
+    expect(subs).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Protocol: 'email', Endpoint: 'ops@example.com', TopicArn: { Ref: 'AlertTopic' } }),
+        expect.objectContaining({ Protocol: 'lambda', Endpoint: { 'Fn::GetAtt': ['NotifierLambdaFunction', 'Arn'] }, TopicArn: { Ref: 'AlertTopic' } }),
+      ]),
+    );
+  });
+});

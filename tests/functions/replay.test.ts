@@ -1,0 +1,165 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { GetInstanceStateCommand, LightsailClient } from '@aws-sdk/client-lightsail';
+import { ChangeResourceRecordSetsCommand, GetChangeCommand, ListResourceRecordSetsCommand, Route53Client } from '@aws-sdk/client-route-53';
+import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import { DescribeInstanceInformationCommand, GetCommandInvocationCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { mockClient } from 'aws-sdk-client-mock';
+import { handler, resetForTests } from '../../functions/replay/handler';
+import type { FleetEvent } from '../../lib/core/events';
+import { emptyCounter } from '../../lib/core/stall';
+import type { Incident } from '../../lib/core/watchdog-state';
+import { makeEvent } from '../../lib/core/watchdog-events';
+import { frozen, heartbeat, working } from '../helpers/fixtures';
+import { MemoryS3 } from '../helpers/memory-s3';
+
+const NODES = [
+  { name: 'node-1', instanceId: 'mi-00000000000000001', lightsailName: 'fleet-1', priority: 1, address: '192.0.2.1' },
+  { name: 'node-2', instanceId: 'mi-00000000000000002', lightsailName: 'fleet-2', priority: 2, address: '192.0.2.2' },
+];
+const INCIDENT = 'node-1-e3-i1';
+const EVENTS_DIR = join(__dirname, '..', '..', 'functions', 'replay', 'events');
+
+const ssm = mockClient(SSMClient);
+const sns = mockClient(SNSClient);
+const r53 = mockClient(Route53Client);
+const lightsail = mockClient(LightsailClient);
+let s3: MemoryS3;
+
+const quiet = { counter: emptyCounter(), incident: null, restartTimes: [], incidents: 0, seen: null };
+const incident = (over: Partial<Incident>): Incident => ({ id: INCIDENT, kind: 'stall', openedAt: 1, epoch: 3, restart: null, escalated: false, failover: null, noStandbyAlerted: false, ...over });
+const event = (kind: FleetEvent['kind'], epoch = 3): FleetEvent => makeEvent(kind, 'node-1', { id: INCIDENT, epoch }, emptyCounter(), 1, `node-1 ${kind}`);
+
+/** Writes the watchdog state with node-1's incident, and the events it already produced. */
+const given = (open: Incident | null, written: FleetEvent['kind'][]): void => {
+  s3.set('peer-sync/watchdog/state.json', { version: 1, revision: 5, lastFailoverAt: null, nodes: { 'node-1': { ...quiet, incident: open, incidents: 1 }, 'node-2': quiet } });
+  for (const kind of written) s3.set(`peer-sync/events/${INCIDENT}/${kind}.json`, event(kind));
+};
+
+/** Every call that changes something, anywhere. */
+const mutations = (): string[] => [
+  ...s3.puts.map((p) => `PUT ${p.key}`),
+  ...ssm.commandCalls(SendCommandCommand).map((c) => `SSM ${c.args[0].input.Parameters?.commands?.[0] ?? ''}`),
+  ...sns.commandCalls(PublishCommand).map(() => 'SNS Publish'),
+  ...r53.commandCalls(ChangeResourceRecordSetsCommand).map(() => 'Route53 change'),
+];
+
+describe('replay handler', () => {
+  const saved = { ...process.env };
+  beforeEach(() => {
+    for (const m of [ssm, sns, r53, lightsail]) m.reset();
+    s3 = new MemoryS3();
+    let n = 0;
+    ssm.on(SendCommandCommand).callsFake(() => ({ Command: { CommandId: `cmd-${++n}` } }));
+    ssm.on(GetCommandInvocationCommand).resolves({ Status: 'Success' });
+    ssm.on(DescribeInstanceInformationCommand).resolves({ InstanceInformationList: [] });
+    lightsail.on(GetInstanceStateCommand).resolves({ state: { name: 'running' } });
+    sns.on(PublishCommand).resolves({ MessageId: 'm' });
+    r53.on(ListResourceRecordSetsCommand).resolves({ ResourceRecordSets: [{ Name: 'origin.example.com.', Type: 'A', TTL: 60, ResourceRecords: [{ Value: '192.0.2.1' }] }] });
+    r53.on(ChangeResourceRecordSetsCommand).resolves({ ChangeInfo: { Id: '/change/C1', Status: 'PENDING', SubmittedAt: new Date() } });
+    r53.on(GetChangeCommand).resolves({ ChangeInfo: { Id: '/change/C1', Status: 'INSYNC', SubmittedAt: new Date() } });
+    Object.assign(process.env, {
+      FLEET_BUCKET: 'state-bucket',
+      FLEET_TOPIC_ARN: 'arn:aws:sns:us-west-2:123456789012:fleet-events',
+      FLEET_NODES: JSON.stringify(NODES),
+      FLEET_HOSTED_ZONE_ID: 'ZTEST',
+      FLEET_RECORD_NAME: 'origin.example.com',
+      FLEET_COMMAND_WAIT_SECONDS: '0.2',
+      LOG_LEVEL: 'silent',
+    });
+    resetForTests();
+    s3.set('peer-sync/leader.json', { version: 1, primary: 'node-1', epoch: 3, renewals: 40, reason: 't', changedBy: 't', previous: null, handover: 'immediate' });
+    s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', frozen(0, 9, { epochSeen: 3 })));
+    s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9).map((s) => ({ ...s, epochSeen: 3, consumingEpoch: null }))));
+    s3.puts = [];
+  });
+  afterAll(() => {
+    process.env = saved;
+    for (const m of [ssm, sns, r53, lightsail, s3.mock]) m.restore();
+  });
+
+  describe('dry run', () => {
+    it.each(readdirSync(EVENTS_DIR).filter((f) => !f.startsWith('execute')))('changes nothing for the shipped console event %s', async (file) => {
+      // The most tempting state to act on: a failover claimed and left half done.
+      given(incident({ escalated: true, restart: { command: 'restartWorker', status: 'succeeded', claimedAt: 1, commandId: 'cmd-0' }, failover: { status: 'claimed', to: 'node-2', fromEpoch: 3, claimedAt: 1, outgoingStopped: false, stopOutgoing: true } }), ['STALLED', 'RESTART_SENT', 'RESTART_RESULT', 'STILL_STALLED', 'FAILOVER_STARTED']);
+      const input = JSON.parse(readFileSync(join(EVENTS_DIR, file), 'utf8')) as unknown;
+      const out = await handler(input);
+      expect(out.mode).toBe('dry-run');
+      expect(out.plan.action).toMatchObject({ kind: 'resume-failover' });
+      expect(out.text.join('\n')).toContain('with "execute": true it would: resume-failover');
+      expect(mutations()).toEqual([]);
+    });
+
+    it('shows each step and whether it is done', async () => {
+      given(incident({ restart: { command: 'restartWorker', status: 'sent', claimedAt: 1, commandId: 'cmd-7', sentAt: 2 } }), ['STALLED', 'RESTART_SENT']);
+      const out = await handler({ eventId: `${INCIDENT}.STALLED` });
+      expect(out.plan.steps.map((s) => [s.step, s.status])).toEqual([
+        ['detect the stall', 'done'],
+        ['restart the worker', 'done'],
+        ['restart result', 'pending'],
+        ['close the incident', 'pending'],
+      ]);
+      expect(mutations()).toEqual([]);
+    });
+  });
+
+  describe('execute', () => {
+    it('does not restart again when the restart already happened', async () => {
+      given(incident({ restart: { command: 'restartWorker', status: 'sent', claimedAt: 1, commandId: 'cmd-7', sentAt: 2 } }), ['STALLED', 'RESTART_SENT']);
+      const out = await handler({ eventId: `${INCIDENT}.STALLED`, execute: true });
+      expect(out.executed).toEqual(['read the result of command cmd-7']);
+      expect(ssm).toHaveReceivedCommandTimes(SendCommandCommand, 0);
+      expect(out.after?.steps.find((s) => s.step === 'restart result')?.status).toBe('done');
+      // And once the result is in, a second execute has nothing left to do.
+      const again = await handler({ eventId: `${INCIDENT}.STALLED`, execute: true });
+      expect(again.plan.verdict).toBe('watchdog-owns');
+      expect(again.executed).toEqual([]);
+      expect(ssm).toHaveReceivedCommandTimes(SendCommandCommand, 0);
+    });
+
+    it('sends a claimed but unsent restart once, however many replays race', async () => {
+      given(incident({ restart: { command: 'restartWorker', status: 'claimed', claimedAt: 1 } }), ['STALLED']);
+      await Promise.all([1, 2, 3].map(() => handler({ eventId: `${INCIDENT}.STALLED`, execute: true })));
+      expect(ssm).toHaveReceivedCommandTimes(SendCommandCommand, 1);
+      expect(ssm).toHaveReceivedCommandWith(SendCommandCommand, { InstanceIds: ['mi-00000000000000001'], Parameters: { commands: ['systemctl restart queen-fleet-worker'] } });
+    });
+
+    it('refuses an event of an older epoch and changes nothing', async () => {
+      s3.set('peer-sync/leader.json', { version: 1, primary: 'node-2', epoch: 5, renewals: 1, reason: 't', changedBy: 't', previous: 'node-1', handover: 'immediate' });
+      given(incident({ restart: { command: 'restartWorker', status: 'claimed', claimedAt: 1 } }), ['STALLED']);
+      const out = await handler({ ...event('STALLED', 3), execute: true });
+      expect(out.plan.verdict).toBe('refused');
+      expect(out.plan.reason).toMatch(/names epoch 3 but the fleet is at epoch 5/);
+      expect(out.executed).toEqual([]);
+      expect(mutations()).toEqual([]);
+    });
+
+    it('retries a failed failover to a ready standby, then has nothing left to do', async () => {
+      given(incident({ escalated: true, restart: { command: 'restartWorker', status: 'succeeded', claimedAt: 1 }, failover: { status: 'failed', to: 'node-2', fromEpoch: 3, claimedAt: 1, outgoingStopped: false, stopOutgoing: true, detail: 'boom' } }), ['STALLED', 'STILL_STALLED', 'FAILOVER_STARTED', 'FAILOVER_FAILED']);
+      const out = await handler({ eventId: `${INCIDENT}.FAILOVER_FAILED`, execute: true });
+      expect(out.executed).toEqual(['retried the failover of node-1 to node-2']);
+      expect(s3.json('peer-sync/leader.json')).toMatchObject({ primary: 'node-2', epoch: 4 });
+      const again = await handler({ eventId: `${INCIDENT}.FAILOVER_FAILED`, execute: true });
+      expect(again.plan.verdict).toBe('nothing-to-do');
+      expect(again.plan.reason).toMatch(/the failover made epoch 4/);
+      expect(s3.puts.filter((p) => p.key === 'peer-sync/leader.json')).toHaveLength(1);
+    });
+  });
+
+  describe('input', () => {
+    it.each([
+      [[], 'must be a JSON object'],
+      [{ eventId: 'nonsense' }, 'eventId'],
+      [{ eventId: `${INCIDENT}.STALLED`, execute: 'yes' }, 'execute'],
+      [{ Records: [{ Sns: { Message: '{not json' } }] }, 'SNS message: not valid JSON'],
+      [{ kind: 'STALLED' }, 'replay input'],
+    ])('rejects %j naming the problem', async (input, message) => {
+      await expect(handler(input)).rejects.toThrow(message);
+    });
+
+    it('says so when the named event does not exist', async () => {
+      given(null, []);
+      await expect(handler({ eventId: 'node-9-e1-i1.STALLED' })).rejects.toThrow(/event node-9-e1-i1.STALLED not found/);
+    });
+  });
+});
