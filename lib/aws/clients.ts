@@ -29,17 +29,30 @@ export type CredentialsProvider = () => Promise<Credentials>;
 /** How long credentials read from a shared file are trusted before the file is read again. */
 export const SHARED_FILE_TRUST_MS = 10 * 60_000;
 
+/** The SDK reads credentials again once they are within five minutes of their expiry. */
+const SDK_REFRESH_MS = 5 * 60_000;
+/** After a failed read, the last good keys are offered for about this long before a new try. */
+const REREAD_SOON_MS = 15_000;
+
 /**
  * Credentials from a shared credentials file that something else rotates: on a node, the SSM
  * Agent rewrites the hybrid activation role's temporary keys before they expire. The SDK keeps
  * file credentials forever (they carry no expiry), so each read is given one: the SDK reads
- * the file again about five minutes before it, and picks up the rotated keys.
+ * the file again about five minutes before it, and picks up the rotated keys. A read that
+ * catches the file mid-rewrite (empty or missing) keeps the last good keys for a few seconds.
  */
 export const rotatingFileCredentials = (file: string, now: () => number = Date.now): CredentialsProvider => {
   const read = fromIni({ filepath: file, ignoreCache: true });
+  let last: Credentials | undefined;
   return async (): Promise<Credentials> => {
-    const { accessKeyId, secretAccessKey, sessionToken } = await read();
-    return { accessKeyId, secretAccessKey, ...(sessionToken === undefined ? {} : { sessionToken }), expiration: new Date(now() + SHARED_FILE_TRUST_MS) };
+    try {
+      const { accessKeyId, secretAccessKey, sessionToken } = await read();
+      last = { accessKeyId, secretAccessKey, ...(sessionToken === undefined ? {} : { sessionToken }) };
+      return { ...last, expiration: new Date(now() + SHARED_FILE_TRUST_MS) };
+    } catch (error) {
+      if (last === undefined) throw error;
+      return { ...last, expiration: new Date(now() + SDK_REFRESH_MS + REREAD_SOON_MS) };
+    }
   };
 };
 

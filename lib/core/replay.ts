@@ -189,7 +189,8 @@ export const planReplay = (facts: ReplayFacts): ReplayPlan => {
   }
   if (open === null) {
     const other = watch?.incident;
-    const reason = other !== null && other !== undefined ? `closed; ${event.node} now has incident ${other.id}` : ownFailover ? `closed: the failover made epoch ${current ?? '?'}` : 'closed';
+    const how = ownFailover ? `the failover made epoch ${current ?? '?'}` : facts.written.has('RECOVERED') ? `${event.node} recovered` : 'no longer open';
+    const reason = other !== null && other !== undefined ? `closed (${how}); ${event.node} now has incident ${other.id}` : `closed: ${how}`;
     return { ...base, verdict: 'nothing-to-do', reason, action: null };
   }
   return { ...base, ...resumption(facts, open) };

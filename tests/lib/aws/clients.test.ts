@@ -26,6 +26,22 @@ describe('ClientFactory', () => {
     });
   });
 
+  it('keeps the last good keys for a moment when the file is caught mid-rewrite', async () => {
+    const file = credentialsFile(dir, 'AKIAGOOD');
+    const provide = rotatingFileCredentials(file, () => 1_000);
+    await provide();
+    writeFileSync(file, '');
+    const during = await provide();
+    expect(during).toMatchObject({ accessKeyId: 'AKIAGOOD' });
+    expect((during.expiration?.getTime() ?? 0) - 1_000).toBeLessThan(SHARED_FILE_TRUST_MS);
+    credentialsFile(dir, 'AKIANEXT');
+    await expect(provide()).resolves.toMatchObject({ accessKeyId: 'AKIANEXT' });
+  });
+
+  it('fails when the file was never readable', async () => {
+    await expect(rotatingFileCredentials(join(dir, 'missing'))()).rejects.toThrow();
+  });
+
   it('reads the shared credentials file named by AWS_SHARED_CREDENTIALS_FILE with an expiry, so the SDK reads it again', async () => {
     const file = credentialsFile(dir, 'AKIANODE');
     const s3 = new ClientFactory({ region: 'us-west-2' }, { AWS_SHARED_CREDENTIALS_FILE: file }).s3();
