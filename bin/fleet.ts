@@ -7,6 +7,7 @@ import { parseJsonText } from '../lib/core/validate';
 import { DEMO_SCENARIO, DEMO_TIME_SCALE } from '../lib/drill/demo';
 import { formatEntry, formatSummary } from '../lib/drill/render';
 import { runDrill } from '../lib/drill/run';
+import { registerOperatorCommands } from './commands';
 
 /** Exit codes of DESIGN section 8. */
 const EXIT = { ok: 0, failed: 1, badInput: 2 } as const;
@@ -33,7 +34,15 @@ const readScenario = (file: string): Scenario => {
 };
 
 /** Runs a scenario with the live timeline on stdout; returns the exit code. */
-const drill = async (scenario: Scenario, opts: { timeScale: number; seed: number; json?: string; keep?: boolean }): Promise<number> => {
+/** Keeps a finished drill's fleet running until Ctrl-C, for `fleet status --local` and friends. */
+const holdUntil = (signal: AbortSignal) => async (report: Report): Promise<void> => {
+  console.log(formatSummary(report));
+  if (signal.aborted) return;
+  console.log('Holding the local fleet: try `npx fleet status --local`, `npx fleet events --local`. Ctrl-C stops it.');
+  await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+};
+
+const drill = async (scenario: Scenario, opts: { timeScale: number; seed: number; json?: string; keep?: boolean; hold?: boolean }): Promise<number> => {
   const abort = new AbortController();
   const stop = (): void => {
     process.stderr.write('\ninterrupted: stopping the local fleet…\n');
@@ -47,12 +56,13 @@ const drill = async (scenario: Scenario, opts: { timeScale: number; seed: number
     seed: opts.seed,
     signal: abort.signal,
     keep: opts.keep === true,
+    ...(opts.hold === true ? { hold: holdUntil(abort.signal) } : {}),
     onEntry: (e) => console.log(formatEntry(e)),
     onPhase: (p) => console.log(`… ${p}`),
   });
-  console.log(formatSummary(report));
+  if (opts.hold !== true) console.log(formatSummary(report));
   if (opts.json !== undefined) writeFileSync(opts.json, `${JSON.stringify(report, null, 2)}\n`);
-  if (abort.signal.aborted) return EXIT.failed;
+  if (abort.signal.aborted && opts.hold !== true) return EXIT.failed;
   return report.ok ? EXIT.ok : EXIT.failed;
 };
 
@@ -70,7 +80,8 @@ program
   .addOption(new Option('--seed <n>', 'workload seed').argParser(integer).default(1))
   .option('--json <file>', 'write the report as JSON')
   .option('--keep', 'keep the run directory with the node logs')
-  .action(async (o: { scenario: string; timeScale: number; seed: number; json?: string; keep?: boolean }) => {
+  .option('--hold', 'keep the fleet running after the report, until Ctrl-C')
+  .action(async (o: { scenario: string; timeScale: number; seed: number; json?: string; keep?: boolean; hold?: boolean }) => {
     process.exitCode = await drill(readScenario(o.scenario), o);
   });
 
@@ -79,9 +90,12 @@ program
   .description('a 2-node fleet whose primary worker stalls: detection, restart, recovery (≈45 s)')
   .addOption(new Option('--seed <n>', 'workload seed').argParser(integer).default(1))
   .option('--json <file>', 'write the report as JSON')
-  .action(async (o: { seed: number; json?: string }) => {
+  .option('--hold', 'keep the fleet running after the report, until Ctrl-C')
+  .action(async (o: { seed: number; json?: string; hold?: boolean }) => {
     process.exitCode = await drill(DEMO_SCENARIO, { timeScale: DEMO_TIME_SCALE, ...o });
   });
+
+registerOperatorCommands(program);
 
 const main = async (): Promise<void> => {
   try {

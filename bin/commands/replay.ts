@@ -1,19 +1,15 @@
 import { readFileSync } from 'node:fs';
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { ValidationError } from '../../lib/core/errors';
 import { parseReplayRequest, type ReplayRequest } from '../../lib/core/replay-input';
 import { describePlan } from '../../lib/core/replay-text';
 import { parseJsonText } from '../../lib/core/validate';
-import { createLogger } from '../../lib/log';
-import { openTarget } from '../../lib/ops/target';
 import { runReplay } from '../../lib/replay/run';
-import { buildWatchdogDeps } from '../../lib/watchdog/build';
+import { connect, EXIT, printJson, withTargetOptions, type TargetOptions } from './common';
 
-interface ReplayOptions {
+interface ReplayOptions extends TargetOptions {
   file?: string;
   execute?: boolean;
-  local?: string | boolean;
-  json?: boolean;
 }
 
 /** The request from an event id or a file holding anything the replay function accepts. */
@@ -34,24 +30,22 @@ const readText = (file: string): string => {
 
 /** `fleet replay`: what the replay function does, from a terminal. */
 export const registerReplay = (program: Command): void => {
-  program
+  const cmd = program
     .command('replay')
     .description('show the plan of an incident from one of its events; with --execute, resume it (idempotent, epoch-guarded)')
     .argument('[eventId]', 'an event id such as node-1-e3-i1.STALLED (see `fleet events`)')
     .option('--file <file>', 'a JSON file: an event object, an alert as published, or { "eventId": … }')
-    .option('--execute', 'carry out the resuming step (default: a dry run that changes nothing)')
-    .addOption(new Option('--local [file]', 'act on the running local fleet (npm start / fleet drill)'))
-    .option('--json', 'print the result as JSON')
-    .action(async (eventId: string | undefined, o: ReplayOptions) => {
-      const request = requestOf(eventId, o);
-      const target = openTarget(o.local);
-      try {
-        const result = await runReplay(buildWatchdogDeps(target.config, target.clients, createLogger('replay')), request);
-        if (o.json === true) console.log(JSON.stringify(result, null, 2));
-        else for (const line of [...describePlan(result.plan, result.mode), ...result.executed.map((e) => `done: ${e}`)]) console.log(line);
-        process.exitCode = result.mode === 'execute' && result.plan.verdict === 'refused' ? 1 : 0;
-      } finally {
-        target.clients.destroy();
-      }
-    });
+    .option('--execute', 'carry out the resuming step (default: a dry run that changes nothing)');
+  withTargetOptions(cmd).action(async (eventId: string | undefined, o: ReplayOptions) => {
+    const request = requestOf(eventId, o);
+    const { target, deps } = connect(o);
+    try {
+      const result = await runReplay(deps, request);
+      if (o.json === true) printJson(result);
+      else for (const line of [...describePlan(result.plan, result.mode), ...result.executed.map((e) => `done: ${e}`)]) console.log(line);
+      process.exitCode = result.mode === 'execute' && result.plan.verdict === 'refused' ? EXIT.failed : EXIT.ok;
+    } finally {
+      target.clients.destroy();
+    }
+  });
 };

@@ -79,6 +79,19 @@ export class TaskQueue {
     return out.MessageId ?? '';
   }
 
+  /** The ARN of the dead-letter queue in the queue's redrive policy, or null when it has none. */
+  async deadLetterArn(): Promise<string | null> {
+    const out = await this.call('GetQueueAttributes', () => this.sqs.send(new GetQueueAttributesCommand({ QueueUrl: this.queueUrl, AttributeNames: ['RedrivePolicy'] })));
+    const policy = out.Attributes?.RedrivePolicy;
+    if (policy === undefined || policy === '') return null;
+    try {
+      const arn = (JSON.parse(policy) as { deadLetterTargetArn?: unknown }).deadLetterTargetArn;
+      return typeof arn === 'string' && arn !== '' ? arn : null;
+    } catch {
+      return null;
+    }
+  }
+
   /** Visible plus in-flight messages: the work the fleet still owes. */
   async backlog(): Promise<{ visible: number; inFlight: number }> {
     const out = await this.call('GetQueueAttributes', () =>

@@ -24,6 +24,13 @@ export interface StateStoreOptions {
   deps?: RetryDeps;
 }
 
+/** One object of a listing: key relative to the prefix, S3's Last-Modified in ms (null if absent), size. */
+export interface ListedObject {
+  key: string;
+  lastModified: number | null;
+  size: number;
+}
+
 /** Counts of the requests this store made, for drills and cost benches. */
 export interface RequestCounts {
   GET: number;
@@ -214,16 +221,26 @@ export class StateStore {
 
   /** Keys (relative to the prefix) under `under`, following continuation tokens. */
   async list(under: string): Promise<string[]> {
-    const keys: string[] = [];
+    return (await this.listEntries(under)).map((e) => e.key);
+  }
+
+  /**
+   * Like `list`, with each object's Last-Modified time: S3's own clock, the one clock every
+   * reader shares, so operators can order events and age heartbeats without reading them.
+   */
+  async listEntries(under: string): Promise<ListedObject[]> {
+    const entries: ListedObject[] = [];
     let token: string | undefined;
     do {
       const out = await this.request(`LIST ${this.fullKey(under)}`, () => {
         this.counts.LIST++;
         return this.s3.send(new ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: this.fullKey(under), ContinuationToken: token }));
       });
-      for (const o of out.Contents ?? []) if (o.Key !== undefined) keys.push(o.Key.slice(this.options.prefix.length));
+      for (const o of out.Contents ?? []) {
+        if (o.Key !== undefined) entries.push({ key: o.Key.slice(this.options.prefix.length), lastModified: o.LastModified?.getTime() ?? null, size: o.Size ?? 0 });
+      }
       token = out.IsTruncated === true ? out.NextContinuationToken : undefined;
     } while (token !== undefined);
-    return keys;
+    return entries;
   }
 }

@@ -109,3 +109,14 @@ export const markFailover = (state: WatchdogState, node: string, incidentId: str
     const failed: Incident = { ...incident, failover: { ...incident.failover, status: 'failed', finishedAt: now, detail: detail.slice(0, 500) } };
     return { watch: { ...watch, incident: failed }, event: makeEvent('FAILOVER_FAILED', node, failed, watch.counter, now, `${node}: failover failed: ${detail}`) };
   });
+
+/**
+ * A failover made by a person (`fleet failover`): the cooldown runs from it as from the
+ * watchdog's own, and the old primary's open incident is closed (its node no longer holds the
+ * role, so its ladder is over; a claimed failover of it would only be superseded).
+ */
+export const noteManualFailover = (state: WatchdogState, from: string, now: number): WatchdogState => {
+  const watch = state.nodes[from];
+  const nodes = watch === undefined || watch.incident === null ? state.nodes : { ...state.nodes, [from]: { ...watch, incident: null } };
+  return { ...state, revision: state.revision + 1, nodes, lastFailoverAt: now };
+};

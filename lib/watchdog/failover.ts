@@ -22,10 +22,13 @@ export interface Promotion {
  * Moves the primary role from `from` to `to` by CAS, guarded by the epoch the decision was
  * made in: whoever loses the race, or comes late, changes nothing.
  */
-export const promoteGuarded = async (store: StateStore, move: { from: string; to: string; fromEpoch: number; reason: string; outgoingStopped: boolean }): Promise<Promotion> => {
+export const promoteGuarded = async (
+  store: StateStore,
+  move: { from: string; to: string; fromEpoch: number; reason: string; outgoingStopped: boolean; changedBy?: string },
+): Promise<Promotion> => {
   const { result } = await store.update(KEYS.leader, leaderSchema, (current) => {
     if (current !== null && current.epoch === move.fromEpoch && current.primary === move.from) {
-      const next = nextEpoch(current, move.to, move.reason, 'watchdog', handoverFor(current, move.outgoingStopped));
+      const next = nextEpoch(current, move.to, move.reason, move.changedBy ?? 'watchdog', handoverFor(current, move.outgoingStopped));
       return { value: next, result: { ok: true, leader: next, detail: 'promoted' } };
     }
     // Already moved: by an earlier attempt of this very failover, or by someone else.

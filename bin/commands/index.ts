@@ -1,0 +1,15 @@
+import type { Command } from 'commander';
+import { registerDoctor } from './doctor';
+import { registerEvents } from './events';
+import { registerFailover } from './failover';
+import { registerReplay } from './replay';
+import { registerStatus } from './status';
+
+/** Registers the operator commands (status, events, failover, replay, doctor) on the CLI. */
+export const registerOperatorCommands = (program: Command): void => {
+  registerStatus(program);
+  registerEvents(program);
+  registerFailover(program);
+  registerReplay(program);
+  registerDoctor(program);
+};

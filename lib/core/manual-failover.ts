@@ -1,0 +1,67 @@
+import type { NodeSpec } from './config';
+import type { HeartbeatObservation, Observed } from './observed';
+import { readiness } from './readiness';
+import type { Leader } from './schemas';
+import type { WatchdogState } from './watchdog-state';
+
+/** What `fleet failover` found before acting. */
+export interface ManualFailoverInput {
+  to: string;
+  force: boolean;
+  nodes: readonly NodeSpec[];
+  leader: Observed<Leader>;
+  heartbeats: ReadonlyMap<string, HeartbeatObservation>;
+  watchdog: Observed<WatchdogState>;
+  now: number;
+  sampleMs: number;
+}
+
+/** Go ahead (from whom, at which epoch), refuse, or reject the arguments. */
+export type ManualFailoverPlan =
+  | { kind: 'unknown-node'; message: string }
+  | { kind: 'refuse'; message: string }
+  | {
+      kind: 'go';
+      from: string;
+      fromEpoch: number;
+      to: string;
+      /** `manual-<epoch>-<ms>`: the incident its events are filed under. */
+      incidentId: string;
+      /** The readiness objections `--force` overrode; empty when the target was ready. */
+      overridden: string[];
+    };
+
+/**
+ * Decides a manual failover: the target must be a configured node other than the primary, and
+ * ready by the watchdog's rule unless forced. It moves the role from the primary and epoch read
+ * now, so a change in between makes the move fail instead of undoing someone else's.
+ */
+export const planManualFailover = (input: ManualFailoverInput): ManualFailoverPlan => {
+  const { to, leader } = input;
+  if (!input.nodes.some((n) => n.name === to)) {
+    return { kind: 'unknown-node', message: `--to: ${to} is not a configured node (nodes: ${input.nodes.map((n) => n.name).join(', ') || 'none'})` };
+  }
+  if (leader.state === 'missing') return { kind: 'refuse', message: 'leader.json does not exist: there is no primary to take the role from (the first ready agent creates it)' };
+  if (leader.state === 'corrupt') return { kind: 'refuse', message: `leader.json is corrupt (${leader.error}): repair it before moving the role` };
+  const current = leader.value;
+  if (current.primary === to) return { kind: 'refuse', message: `${to} is already the primary (epoch ${current.epoch})` };
+  const ready = readiness(to, { nodes: input.nodes, leader: current, heartbeats: input.heartbeats, watchdog: input.watchdog, now: input.now, sampleMs: input.sampleMs });
+  if (!ready.ready && !input.force) return { kind: 'refuse', message: `${to} is not ready: ${ready.reasons.join('; ')}. Use --force to promote it anyway.` };
+  return { kind: 'go', from: current.primary, fromEpoch: current.epoch, to, incidentId: `manual-${current.epoch}-${input.now}`, overridden: ready.ready ? [] : ready.reasons };
+};
+
+type Go = Extract<ManualFailoverPlan, { kind: 'go' }>;
+
+/** The `reason` written into leader.json (500 characters at most there). */
+export const leaderReason = (plan: Go, reason: string): string => `${plan.incidentId}: ${plan.from} → ${plan.to}: ${reason}${plan.overridden.length > 0 ? ' (--force)' : ''}`;
+
+/** The PROMOTED event's summary: what happened, the operator's reason, and what --force overrode. */
+export const promotedSummary = (plan: Go, o: { reason: string; newEpoch: number; handover: Leader['handover']; outgoingStopped: boolean }): string =>
+  [
+    `Manual failover: ${plan.to} is primary of epoch ${o.newEpoch} (${o.handover === 'immediate' ? 'starts at once' : 'starts once the old lease has lapsed'}).`,
+    `Reason: ${o.reason}.`,
+    o.outgoingStopped ? `${plan.from}: worker stopped before the handover.` : `${plan.from}: worker not confirmed stopped; it fences itself.`,
+    plan.overridden.length > 0 ? `--force overrode: ${plan.overridden.join('; ')}.` : '',
+  ]
+    .filter((s) => s !== '')
+    .join(' ');

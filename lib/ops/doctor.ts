@@ -1,0 +1,52 @@
+import { describeError } from '../core/errors';
+import { deadLetterUrl, doctorChecks, type Check, type DeadLetterObservation, type DoctorFacts, type OriginObservation } from '../core/doctor';
+import { KEYS } from '../core/keys';
+import type { Confirmation } from '../core/liveness';
+import { leaderSchema } from '../core/schemas';
+import { observe, observeHeartbeats, observeQueue, type OpsDeps } from './observe';
+
+/** The bucket, by listing the heartbeats (a missing bucket fails a LIST, not only a GET), then leader.json. */
+const observeBucket = async (deps: OpsDeps): Promise<Pick<DoctorFacts, 'bucket' | 'leader' | 'heartbeats'>> => {
+  try {
+    const { heartbeats } = await observeHeartbeats(deps.store, deps.config.nodes);
+    const leader = await observe(deps.store, KEYS.leader, leaderSchema);
+    return { bucket: { state: 'ok' }, leader, heartbeats };
+  } catch (error) {
+    return { bucket: { state: 'error', error: describeError(error) }, leader: null, heartbeats: null };
+  }
+};
+
+/** The dead-letter queue named by the task queue's redrive policy, and what waits in it. */
+const observeDeadLetter = async (deps: OpsDeps): Promise<DeadLetterObservation> => {
+  const queue = deps.queue;
+  if (queue === null) return { state: 'none' };
+  try {
+    const arn = await queue.deadLetterArn();
+    const url = arn === null ? null : deadLetterUrl(queue.queueUrl, arn);
+    if (arn === null || url === null) return { state: 'none' };
+    return { state: 'ok', name: arn.split(':').at(-1) ?? arn, ...(await deps.queueAt(url).backlog()) };
+  } catch (error) {
+    return { state: 'error', error: describeError(error) };
+  }
+};
+
+const observeOrigin = async (deps: OpsDeps): Promise<OriginObservation> => {
+  if (deps.dns === null) return { state: 'not-configured' };
+  try {
+    return { state: 'ok', value: await deps.dns.current() };
+  } catch (error) {
+    return { state: 'error', error: describeError(error) };
+  }
+};
+
+/** Runs every check of `fleet doctor`; none throws, each becomes an ok / warn / fail line. */
+export const runDoctor = async (deps: OpsDeps): Promise<Check[]> => {
+  const [storage, queue, origin, probes] = await Promise.all([
+    observeBucket(deps),
+    observeQueue(deps.queue),
+    observeOrigin(deps),
+    Promise.all(deps.config.nodes.map(async (spec): Promise<[string, Confirmation]> => [spec.name, await deps.probe.confirm(spec)])),
+  ]);
+  const deadLetter = queue.state === 'ok' ? await observeDeadLetter(deps) : null;
+  return doctorChecks({ config: deps.config, ...storage, queue, deadLetter, instances: new Map(probes), origin, now: deps.now() });
+};

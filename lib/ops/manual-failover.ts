@@ -1,0 +1,164 @@
+import { ConflictError, CorruptObjectError, describeError, ValidationError } from '../core/errors';
+import { KEYS } from '../core/keys';
+import type { NodeSpec } from '../core/config';
+import { leaderReason, planManualFailover, promotedSummary, type ManualFailoverPlan } from '../core/manual-failover';
+import { leaderSchema, type Leader } from '../core/schemas';
+import { emptyCounter, type StallCounter } from '../core/stall';
+import { makeEvent } from '../core/watchdog-events';
+import { noteManualFailover } from '../core/watchdog';
+import { watchdogStateSchema } from '../core/watchdog-state';
+import { emit, runAndWait } from '../watchdog/actions';
+import { promoteGuarded, type Promotion } from '../watchdog/failover';
+import { observe, observeHeartbeats, type OpsDeps } from './observe';
+
+export interface FailoverRequest {
+  to: string;
+  reason: string;
+  force: boolean;
+}
+
+export type StepStatus = 'ok' | 'warn' | 'fail' | 'skipped';
+
+/** One thing the failover did (or could not do), in order. */
+export interface FailoverStep {
+  step: 'check' | 'stop-old-worker' | 'promote' | 'cooldown' | 'restart-old-worker' | 'event' | 'start-worker' | 'origin-record';
+  status: StepStatus;
+  detail: string;
+}
+
+/** The JSON document of `fleet failover --json` (without `where`). */
+export interface FailoverResult {
+  /** True once leader.json names the new primary. */
+  ok: boolean;
+  /** Why nothing was moved; null when the role moved. */
+  refused: string | null;
+  from: string | null;
+  to: string;
+  /** The operator's reason, as written to leader.json and the PROMOTED event. */
+  reason: string;
+  fromEpoch: number | null;
+  newEpoch: number | null;
+  handover: Leader['handover'] | null;
+  incidentId: string | null;
+  forced: boolean;
+  /** Readiness objections that --force overrode. */
+  overridden: string[];
+  steps: FailoverStep[];
+}
+
+type Go = Extract<ManualFailoverPlan, { kind: 'go' }>;
+type StepLog = (step: FailoverStep['step'], status: StepStatus, detail: string) => void;
+
+const promote = async (deps: OpsDeps, move: Parameters<typeof promoteGuarded>[1]): Promise<Promotion> => {
+  try {
+    return await promoteGuarded(deps.store, move);
+  } catch (error) {
+    // Lost every CAS round, or the record turned unreadable: either way it is not ours to move.
+    if (error instanceof ConflictError || error instanceof CorruptObjectError) return { ok: false, leader: null, detail: describeError(error) };
+    throw error;
+  }
+};
+
+/** Stops the old primary's worker and waits for the result: true only when confirmed. */
+const stopOldWorker = async (deps: OpsDeps, plan: Go, from: NodeSpec | undefined, step: StepLog): Promise<boolean> => {
+  const lapse = `${plan.to} waits for the old lease to lapse`;
+  if (from === undefined) {
+    step('stop-old-worker', 'warn', `${plan.from} is not a configured node: its worker cannot be stopped; ${lapse}`);
+    return false;
+  }
+  const stopped = await runAndWait(deps, from.instanceId, 'stopWorker', `queen-fleet ${plan.incidentId}`, deps.config.commandWaitSeconds * 1000);
+  if (stopped) step('stop-old-worker', 'ok', `${plan.from}: worker stopped (${from.instanceId})`);
+  else step('stop-old-worker', 'warn', `${plan.from}: worker not confirmed stopped (the command was not delivered, failed, or had no result within ${deps.config.commandWaitSeconds} s); ${lapse}`);
+  return stopped;
+};
+
+/** Nothing moved, so the stop was for nothing: primary or standby, a node runs its worker. */
+const giveBackWorker = async (deps: OpsDeps, plan: Go, from: NodeSpec, step: StepLog): Promise<void> => {
+  try {
+    await deps.commands.send(from.instanceId, 'startWorker', `queen-fleet ${plan.incidentId}`);
+    step('restart-old-worker', 'ok', `${plan.from}: start command sent`);
+  } catch (error) {
+    step('restart-old-worker', 'fail', `${plan.from}: start command not delivered (${describeError(error)}): run sudo systemctl start queen-fleet-worker on it`);
+  }
+};
+
+/** After the move, like the watchdog: announce it once, start the new worker, move the record. */
+const carryOut = async (deps: OpsDeps, plan: Go, o: { to: NodeSpec; leader: Leader; summary: string; counter: StallCounter }, step: StepLog): Promise<void> => {
+  const { to, leader } = o;
+  const incident = { id: plan.incidentId, epoch: plan.fromEpoch };
+  const extra = { newPrimary: plan.to, newEpoch: leader.epoch };
+  try {
+    await emit(deps, makeEvent('PROMOTED', plan.from, incident, o.counter, deps.now(), o.summary, extra));
+    step('event', 'ok', `events/${plan.incidentId}/PROMOTED.json written${deps.alerts === null ? ' (no topic configured: not alerted)' : ' and alerted'}`);
+  } catch (error) {
+    step('event', 'fail', `PROMOTED event not written: ${describeError(error)}`);
+  }
+  try {
+    const commandId = await deps.commands.send(to.instanceId, 'startWorker', `queen-fleet ${plan.incidentId}`);
+    step('start-worker', 'ok', `${plan.to}: start command sent (${commandId})`);
+  } catch (error) {
+    step('start-worker', 'warn', `${plan.to}: start command not delivered (${describeError(error)}); the worker may run already`);
+  }
+  if (deps.dns === null || to.address === undefined) return step('origin-record', 'skipped', 'no Route 53 record configured');
+  const waitMs = deps.config.commandWaitSeconds * 1000;
+  try {
+    const moved = await deps.dns.pointTo(to.address, { timeoutMs: waitMs, pollMs: Math.max(20, waitMs / 20), sleep: deps.sleep });
+    const lag = moved.insync ? '' : ', not yet in sync';
+    await emit(deps, makeEvent('RECORD_CHANGED', plan.from, incident, o.counter, deps.now(), `origin record → ${to.address} (${plan.to})${lag}.`, extra));
+    step('origin-record', moved.insync ? 'ok' : 'warn', `${deps.config.recordName ?? 'origin'} → ${to.address}${moved.changed ? '' : ' (already)'}${lag}`);
+  } catch (error) {
+    step('origin-record', 'fail', `origin record not moved: ${describeError(error)}`);
+  }
+};
+
+/**
+ * A manual failover, in the watchdog's order (lib/watchdog/failover.ts): stop the old primary's
+ * worker and wait for the result, then move the role by CAS from the primary and epoch read at
+ * the start, granting an immediate handover only if the stop was confirmed; then announce it,
+ * start the new primary's worker and move the origin record. Refusals change nothing.
+ */
+export const manualFailover = async (deps: OpsDeps, req: FailoverRequest): Promise<FailoverResult> => {
+  const { store, config } = deps;
+  const [leader, watchdog, { heartbeats }] = await Promise.all([
+    observe(store, KEYS.leader, leaderSchema),
+    observe(store, KEYS.watchdogState, watchdogStateSchema),
+    observeHeartbeats(store, config.nodes),
+  ]);
+  const plan = planManualFailover({ to: req.to, force: req.force, nodes: config.nodes, leader, heartbeats, watchdog, now: deps.now(), sampleMs: config.sampleIntervalSeconds * 1000 });
+  if (plan.kind === 'unknown-node') throw new ValidationError(plan.message, '--to');
+  const result: FailoverResult = { ok: false, refused: null, from: null, to: req.to, reason: req.reason, fromEpoch: null, newEpoch: null, handover: null, incidentId: null, forced: req.force, overridden: [], steps: [] };
+  const step: StepLog = (s, status, detail) => void result.steps.push({ step: s, status, detail });
+  if (plan.kind === 'refuse') {
+    step('check', 'fail', plan.message);
+    return { ...result, refused: plan.message };
+  }
+  Object.assign(result, { from: plan.from, fromEpoch: plan.fromEpoch, incidentId: plan.incidentId, overridden: plan.overridden });
+  const forced = plan.overridden.length > 0;
+  step('check', forced ? 'warn' : 'ok', forced ? `${plan.to} is not ready (${plan.overridden.join('; ')}): forced` : `${plan.to} is ready; ${plan.from} is primary of epoch ${plan.fromEpoch}`);
+  const from = config.nodes.find((n) => n.name === plan.from);
+  const to = config.nodes.find((n) => n.name === plan.to);
+  if (to === undefined) throw new Error(`planned target ${plan.to} is not configured`);
+
+  const stopped = await stopOldWorker(deps, plan, from, step);
+  const promoted = await promote(deps, { from: plan.from, to: plan.to, fromEpoch: plan.fromEpoch, reason: leaderReason(plan, req.reason), outgoingStopped: stopped, changedBy: 'operator' });
+  if (!promoted.ok || promoted.detail !== 'promoted' || promoted.leader === null) {
+    const now = promoted.leader;
+    const refused = `the role moved meanwhile: ${now === null ? promoted.detail : `leader.json now names ${now.primary} at epoch ${now.epoch}`}; nothing was changed`;
+    step('promote', 'fail', refused);
+    if (stopped && from !== undefined) await giveBackWorker(deps, plan, from, step);
+    return { ...result, refused };
+  }
+  const { epoch: newEpoch, handover } = promoted.leader;
+  Object.assign(result, { ok: true, newEpoch, handover });
+  step('promote', 'ok', `leader.json: ${plan.to} is primary of epoch ${newEpoch}, handover ${handover}${handover === 'immediate' ? '' : ` (it starts within ${config.leaseExpirySeconds} s, once the old lease has lapsed)`}`);
+  await deps.store
+    .update(KEYS.watchdogState, watchdogStateSchema, (current) => ({ value: current === null ? null : noteManualFailover(current, plan.from, deps.now()), result: null }))
+    .then(
+      () => step('cooldown', 'ok', `the watchdog's failover cooldown (${config.failoverCooldownSeconds} s) runs from now; ${plan.from}'s open incident is closed`),
+      (error: unknown) => step('cooldown', 'warn', `watchdog state not updated (${describeError(error)}): it may fail over again within its cooldown`),
+    );
+  const counter = (watchdog.state === 'ok' ? watchdog.value.nodes[plan.from]?.counter : undefined) ?? emptyCounter();
+  const summary = promotedSummary(plan, { reason: req.reason, newEpoch, handover, outgoingStopped: stopped });
+  await carryOut(deps, plan, { to, leader: promoted.leader, summary, counter }, step);
+  return result;
+};
