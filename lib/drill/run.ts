@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { handler as watchdogHandler, resetForTests } from '../../functions/watchdog/handler';
 import { ClientFactory } from '../aws/clients';
+import { OriginRecord } from '../aws/dns';
 import { TaskQueue } from '../aws/queue';
 import { StateStore } from '../aws/state-store';
 import { buildConfig, CONFIG_FILE_ENV, scaleConfig, type Config } from '../core/config';
@@ -122,6 +123,11 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     const queue = new TaskQueue(clients.sqs(), cloud.queueUrl);
     const leader: Leader = nextEpoch(null, 'node-1', 'drill bootstrap', 'drill', 'immediate');
     await store.create(KEYS.leader, leader);
+    // A deployed fleet has its origin record before anything fails; so does the drill's.
+    const primaryAddress = config.nodes[0]?.address;
+    if (config.hostedZoneId !== undefined && config.recordName !== undefined && primaryAddress !== undefined) {
+      await new OriginRecord(clients.route53(), { hostedZoneId: config.hostedZoneId, recordName: config.recordName, type: config.recordType, ttl: config.recordTtl }).upsert(primaryAddress);
+    }
 
     const nodeOf = new Map(config.nodes.map((n) => [n.instanceId, n.name]));
     cloud.fakes.onCommandDone = (c): void => {
