@@ -1,5 +1,5 @@
 import { GetInstanceStateCommand, LightsailClient } from '@aws-sdk/client-lightsail';
-import { ChangeResourceRecordSetsCommand, GetChangeCommand, ListResourceRecordSetsCommand, Route53Client } from '@aws-sdk/client-route-53';
+import { ChangeResourceRecordSetsCommand, Route53Client } from '@aws-sdk/client-route-53';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { DescribeInstanceInformationCommand, GetCommandInvocationCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -8,12 +8,9 @@ import type { FleetEvent } from '../../lib/core/events';
 import { emptyCounter } from '../../lib/core/stall';
 import { working } from '../helpers/fixtures';
 import { heartbeat } from '../helpers/fixtures';
+import { mockOriginRecord, routedFleetEnv } from '../helpers/control-plane';
 import { MemoryS3 } from '../helpers/memory-s3';
 
-const NODES = [
-  { name: 'node-1', instanceId: 'mi-00000000000000001', lightsailName: 'fleet-1', priority: 1, address: '192.0.2.1' },
-  { name: 'node-2', instanceId: 'mi-00000000000000002', lightsailName: 'fleet-2', priority: 2, address: '192.0.2.2' },
-];
 const scheduled = { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} };
 
 const ssm = mockClient(SSMClient);
@@ -36,16 +33,9 @@ describe('watchdog handler: failover', () => {
     ssm.on(DescribeInstanceInformationCommand).resolves({ InstanceInformationList: [{ InstanceId: 'mi-00000000000000001', PingStatus: 'ConnectionLost' }] });
     lightsail.on(GetInstanceStateCommand).resolves({ state: { name: 'stopped' } });
     sns.on(PublishCommand).resolves({ MessageId: 'm' });
-    r53.on(ListResourceRecordSetsCommand).resolves({ ResourceRecordSets: [{ Name: 'origin.example.com.', Type: 'A', TTL: 60, ResourceRecords: [{ Value: '192.0.2.1' }] }] });
-    r53.on(ChangeResourceRecordSetsCommand).resolves({ ChangeInfo: { Id: '/change/C1', Status: 'PENDING', SubmittedAt: new Date() } });
-    r53.on(GetChangeCommand).resolves({ ChangeInfo: { Id: '/change/C1', Status: 'INSYNC', SubmittedAt: new Date() } });
+    mockOriginRecord(r53);
     Object.assign(process.env, {
-      FLEET_BUCKET: 'state-bucket',
-      FLEET_TOPIC_ARN: 'arn:aws:sns:us-west-2:123456789012:fleet-events',
-      FLEET_NODES: JSON.stringify(NODES),
-      FLEET_HOSTED_ZONE_ID: 'ZTEST',
-      FLEET_RECORD_NAME: 'origin.example.com',
-      FLEET_COMMAND_WAIT_SECONDS: '0.2',
+      ...routedFleetEnv(),
     });
     resetForTests();
     s3.set('peer-sync/leader.json', { version: 1, primary: 'node-1', epoch: 7, renewals: 40, reason: 't', changedBy: 't', previous: null, handover: 'immediate' });
