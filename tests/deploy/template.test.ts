@@ -111,7 +111,9 @@ describe('least privilege', () => {
   });
 
   it('lets the notifier read its webhook parameter and write its logs, nothing else', () => {
-    expect(actionsOf('NotifierRole')).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents', 'ssm:GetParameter']);
+    expect(actionsOf('NotifierRole')).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:SendMessage', 'ssm:GetParameter']);
+    const send = statements('NotifierRole').find((s) => asList(s.Action).includes('sqs:SendMessage'));
+    expect(send?.Resource).toEqual({ 'Fn::GetAtt': ['NotifierFailureQueue', 'Arn'] });
     const get = statements('NotifierRole').find((s) => asList(s.Action).includes('ssm:GetParameter'));
     expect(sub(get?.Resource)).toBe('arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/queens-fleet/ci/slack-webhook-url');
     expect(Object.keys((props('NotifierLambdaFunction').Environment as { Variables: object }).Variables).filter((k) => k.startsWith('FLEET_'))).toEqual([]);
@@ -180,6 +182,15 @@ describe('storage and delivery', () => {
     const alarms = Object.fromEntries(resources('AWS::CloudWatch::Alarm').map(([id, r]) => [id, r.Properties]));
     expect(alarms.WatchdogErrorsAlarm).toMatchObject({ MetricName: 'Errors', ComparisonOperator: 'GreaterThanOrEqualToThreshold', Threshold: 1, AlarmActions: [{ Ref: 'AlertTopic' }] });
     expect(alarms.WatchdogMissingRunAlarm).toMatchObject({ MetricName: 'Invocations', ComparisonOperator: 'LessThanThreshold', Threshold: 1, TreatMissingData: 'breaching', AlarmActions: [{ Ref: 'AlertTopic' }] });
+  });
+
+  it('keeps an alert Slack never took in a failure queue', () => {
+    expect(props('NotifierInvokeConfig')).toEqual({
+      FunctionName: { Ref: 'NotifierLambdaFunction' },
+      Qualifier: '$LATEST',
+      MaximumRetryAttempts: 2,
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': ['NotifierFailureQueue', 'Arn'] } } },
+    });
   });
 
   it('sends alerts to email and to the Slack notifier', () => {
