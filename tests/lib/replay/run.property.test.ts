@@ -1,0 +1,151 @@
+import { GetInstanceStateCommand, LightsailClient } from '@aws-sdk/client-lightsail';
+import { ChangeResourceRecordSetsCommand, Route53Client } from '@aws-sdk/client-route-53';
+import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import { DescribeInstanceInformationCommand, GetCommandInvocationCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { mockClient } from 'aws-sdk-client-mock';
+import fc from 'fast-check';
+import { handler, resetForTests } from '../../../functions/replay/handler';
+import { EVENT_KINDS, type EventKind } from '../../../lib/core/events';
+import { emptyCounter } from '../../../lib/core/stall';
+import type { FailoverStep, Incident, RestartStep } from '../../../lib/core/watchdog-state';
+import { makeEvent } from '../../../lib/core/watchdog-events';
+import { mockOriginRecord, routedFleetEnv } from '../../helpers/control-plane';
+import { frozen, heartbeat, working } from '../../helpers/fixtures';
+import { MemoryS3 } from '../../helpers/memory-s3';
+
+/**
+ * DESIGN section 5: a replay dry run changes nothing (6), and every action is idempotent per
+ * (incident, epoch) (5). Checked over arbitrary incident records, event histories and epochs,
+ * not only the states the examples in tests/functions/replay.test.ts pick.
+ */
+const INCIDENT = 'node-1-e3-i1';
+const ssm = mockClient(SSMClient);
+const sns = mockClient(SNSClient);
+const r53 = mockClient(Route53Client);
+const lightsail = mockClient(LightsailClient);
+let s3: MemoryS3;
+
+interface World {
+  leader: { primary: 'node-1' | 'node-2'; epoch: number };
+  incident: Incident | null;
+  written: EventKind[];
+  eventKind: EventKind;
+}
+
+const restartArb: fc.Arbitrary<RestartStep | null> = fc.option(
+  fc.record({
+    command: fc.constantFrom('restartWorker' as const, 'restartAgent' as const),
+    status: fc.constantFrom('claimed' as const, 'sent' as const, 'succeeded' as const, 'failed' as const),
+    claimedAt: fc.integer({ min: 1, max: 1000 }),
+    commandId: fc.constantFrom('cmd-a', 'cmd-b'),
+  }),
+  { nil: null },
+);
+const failoverArb = (epoch: number): fc.Arbitrary<FailoverStep | null> =>
+  fc.option(
+    fc.record({
+      status: fc.constantFrom('claimed' as const, 'failed' as const),
+      to: fc.constant('node-2'),
+      fromEpoch: fc.constant(epoch),
+      claimedAt: fc.integer({ min: 1, max: 1000 }),
+      outgoingStopped: fc.boolean(),
+      stopOutgoing: fc.boolean(),
+    }),
+    { nil: null },
+  );
+
+const worldArb: fc.Arbitrary<World> = fc
+  .record({ epoch: fc.constant(3), leaderEpoch: fc.integer({ min: 2, max: 5 }), primary: fc.constantFrom('node-1' as const, 'node-2' as const), open: fc.boolean() })
+  .chain(({ epoch, leaderEpoch, primary, open }) =>
+    fc.record({
+      leader: fc.constant({ primary, epoch: leaderEpoch }),
+      incident: open
+        ? fc.record({
+            id: fc.constant(INCIDENT),
+            kind: fc.constantFrom('stall' as const, 'dead' as const, 'agent' as const),
+            openedAt: fc.constant(1),
+            epoch: fc.constant(epoch),
+            restart: restartArb,
+            escalated: fc.boolean(),
+            failover: failoverArb(epoch),
+            noStandbyAlerted: fc.boolean(),
+          })
+        : fc.constant(null),
+      written: fc.subarray([...EVENT_KINDS]),
+      eventKind: fc.constantFrom<EventKind>('STALLED', 'NODE_DEAD', 'AGENT_DEAD', 'STILL_STALLED', 'FAILOVER_STARTED', 'FAILOVER_FAILED', 'RESTART_SENT'),
+    }),
+  );
+
+const setUp = (world: World): void => {
+  for (const m of [ssm, sns, r53, lightsail]) m.reset();
+  s3.mock.reset();
+  s3.objects.clear();
+  s3.install();
+  let n = 0;
+  ssm.on(SendCommandCommand).callsFake(() => ({ Command: { CommandId: `cmd-${++n}` } }));
+  ssm.on(GetCommandInvocationCommand).resolves({ Status: 'Success' });
+  ssm.on(DescribeInstanceInformationCommand).resolves({ InstanceInformationList: [] });
+  lightsail.on(GetInstanceStateCommand).resolves({ state: { name: 'running' } });
+  sns.on(PublishCommand).resolves({ MessageId: 'm' });
+  mockOriginRecord(r53);
+  const { primary, epoch } = world.leader;
+  s3.set('peer-sync/leader.json', { version: 1, primary, epoch, renewals: 1, reason: 't', changedBy: 't', previous: null, handover: 'immediate' });
+  s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', frozen(0, 9, { epochSeen: epoch })));
+  s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9).map((s) => ({ ...s, epochSeen: epoch, consumingEpoch: null }))));
+  const quiet = { counter: emptyCounter(), incident: null, restartTimes: [], incidents: 1, seen: null };
+  s3.set('peer-sync/watchdog/state.json', { version: 1, revision: 1, lastFailoverAt: null, nodes: { 'node-1': { ...quiet, incident: world.incident }, 'node-2': quiet } });
+  for (const kind of new Set([...world.written, world.eventKind])) s3.set(`peer-sync/events/${INCIDENT}/${kind}.json`, makeEvent(kind, 'node-1', { id: INCIDENT, epoch: 3 }, emptyCounter(), 1, kind));
+  s3.puts = [];
+};
+
+const mutations = (): string[] => [
+  ...s3.puts.map((p) => `PUT ${p.key}`),
+  ...ssm.commandCalls(SendCommandCommand).map((c) => `SSM ${c.args[0].input.Parameters?.commands?.[0] ?? ''}`),
+  ...sns.commandCalls(PublishCommand).map(() => 'SNS Publish'),
+  ...r53.commandCalls(ChangeResourceRecordSetsCommand).map(() => 'Route53 change'),
+];
+const restarts = (): number => ssm.commandCalls(SendCommandCommand).filter((c) => /systemctl restart/.test(c.args[0].input.Parameters?.commands?.[0] ?? '')).length;
+
+describe('runReplay (property)', () => {
+  const saved = { ...process.env };
+  beforeAll(() => {
+    s3 = new MemoryS3();
+    Object.assign(process.env, { ...routedFleetEnv(), LOG_LEVEL: 'silent' });
+    resetForTests();
+  });
+  afterAll(() => {
+    process.env = saved;
+    for (const m of [ssm, sns, r53, lightsail, s3.mock]) m.restore();
+  });
+
+  it('changes nothing on a dry run, whatever the state', async () => {
+    await fc.assert(
+      fc.asyncProperty(worldArb, async (world) => {
+        setUp(world);
+        await handler({ eventId: `${INCIDENT}.${world.eventKind}` });
+        expect(mutations()).toEqual([]);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('acts at most once per incident however often, and concurrently, it is executed, and never on an older epoch', async () => {
+    let acted = 0;
+    await fc.assert(
+      fc.asyncProperty(worldArb, async (world) => {
+        setUp(world);
+        const execute = (): Promise<unknown> => handler({ eventId: `${INCIDENT}.${world.eventKind}`, execute: true });
+        await Promise.all([execute(), execute()]);
+        await execute();
+        if (mutations().length > 0) acted++;
+        expect(restarts()).toBeLessThanOrEqual(1);
+        expect(s3.puts.filter((p) => p.key === 'peer-sync/leader.json').length).toBeLessThanOrEqual(1);
+        const ownFailover = world.written.includes('PROMOTED') || world.eventKind === 'PROMOTED';
+        if (world.leader.epoch !== 3 && !(ownFailover && world.leader.epoch === 4)) expect(mutations()).toEqual([]);
+      }),
+      { numRuns: 150 },
+    );
+    // The generator must reach states where an execute does act, or the bounds prove nothing.
+    expect(acted).toBeGreaterThan(10);
+  }, 60_000);
+});
