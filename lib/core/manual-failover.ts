@@ -32,8 +32,20 @@ export type ManualFailoverPlan =
     };
 
 /**
+ * The watchdog's own step in flight on the primary (a restart claimed or sent, a failover
+ * claimed): a manual move now would race it and send the node's commands twice.
+ */
+const watchdogBusy = (watchdog: Observed<WatchdogState>, primary: string): string | null => {
+  const incident = watchdog.state === 'ok' ? watchdog.value.nodes[primary]?.incident : null;
+  if (incident === null || incident === undefined) return null;
+  if (incident.failover?.status === 'claimed') return `the watchdog is failing ${primary} over to ${incident.failover.to} (incident ${incident.id})`;
+  if (incident.restart?.status === 'claimed' || incident.restart?.status === 'sent') return `the watchdog is restarting ${primary}'s ${incident.restart.command === 'restartAgent' ? 'agent' : 'worker'} (incident ${incident.id})`;
+  return null;
+};
+
+/**
  * Decides a manual failover: the target must be a configured node other than the primary, and
- * ready by the watchdog's rule unless forced. It moves the role from the primary and epoch read
+ * ready by the watchdog's rule, with no watchdog step in flight on the primary, unless forced. It moves the role from the primary and epoch read
  * now, so a change in between makes the move fail instead of undoing someone else's.
  */
 export const planManualFailover = (input: ManualFailoverInput): ManualFailoverPlan => {
@@ -46,8 +58,10 @@ export const planManualFailover = (input: ManualFailoverInput): ManualFailoverPl
   const current = leader.value;
   if (current.primary === to) return { kind: 'refuse', message: `${to} is already the primary (epoch ${current.epoch})` };
   const ready = readiness(to, { nodes: input.nodes, leader: current, heartbeats: input.heartbeats, watchdog: input.watchdog, now: input.now, sampleMs: input.sampleMs });
-  if (!ready.ready && !input.force) return { kind: 'refuse', message: `${to} is not ready: ${ready.reasons.join('; ')}. Use --force to promote it anyway.` };
-  return { kind: 'go', from: current.primary, fromEpoch: current.epoch, to, incidentId: `manual-${current.epoch}-${input.now}`, overridden: ready.ready ? [] : ready.reasons };
+  const busy = watchdogBusy(input.watchdog, current.primary);
+  const objections = [...ready.reasons, ...(busy === null ? [] : [busy])];
+  if (objections.length > 0 && !input.force) return { kind: 'refuse', message: `${ready.ready ? `${to} is ready, but` : `${to} is not ready:`} ${objections.join('; ')}. Use --force to go ahead anyway.` };
+  return { kind: 'go', from: current.primary, fromEpoch: current.epoch, to, incidentId: `manual-${current.epoch}-${input.now}`, overridden: objections };
 };
 
 type Go = Extract<ManualFailoverPlan, { kind: 'go' }>;

@@ -112,11 +112,12 @@ export const markFailover = (state: WatchdogState, node: string, incidentId: str
 
 /**
  * A failover made by a person (`fleet failover`): the cooldown runs from it as from the
- * watchdog's own, and the old primary's open incident is closed (its node no longer holds the
+ * watchdog's own (not after `--force`: a forced target may not take over, and then the
+ * watchdog must be free to fail over again), and the old primary's open incident is closed (its node no longer holds the
  * role, so its ladder is over; a claimed failover of it would only be superseded).
  */
-export const noteManualFailover = (state: WatchdogState, from: string, now: number): WatchdogState => {
+export const noteManualFailover = (state: WatchdogState, from: string, now: number, cooldown: boolean): WatchdogState => {
   const watch = state.nodes[from];
   const nodes = watch === undefined || watch.incident === null ? state.nodes : { ...state.nodes, [from]: { ...watch, incident: null } };
-  return { ...state, revision: state.revision + 1, nodes, lastFailoverAt: now };
+  return { ...state, revision: state.revision + 1, nodes, lastFailoverAt: cooldown ? now : state.lastFailoverAt };
 };

@@ -145,16 +145,28 @@ export const manualFailover = async (deps: OpsDeps, req: FailoverRequest): Promi
     const now = promoted.leader;
     const refused = `the role moved meanwhile: ${now === null ? promoted.detail : `leader.json now names ${now.primary} at epoch ${now.epoch}`}; nothing was changed`;
     step('promote', 'fail', refused);
-    if (stopped && from !== undefined) await giveBackWorker(deps, plan, from, step);
+    // Give the stopped worker back only while its node still holds the role it held: if the
+    // role moved, the new primary may have been granted an immediate start because of that stop.
+    const after = await observe(store, KEYS.leader, leaderSchema);
+    const unchanged = after.state === 'ok' && after.value.primary === plan.from && after.value.epoch === plan.fromEpoch;
+    if (stopped && from !== undefined && unchanged) await giveBackWorker(deps, plan, from, step);
+    else if (stopped) step('restart-old-worker', 'skipped', `${plan.from} no longer holds the role it had: its worker stays stopped`);
     return { ...result, refused };
   }
   const { epoch: newEpoch, handover } = promoted.leader;
   Object.assign(result, { ok: true, newEpoch, handover });
   step('promote', 'ok', `leader.json: ${plan.to} is primary of epoch ${newEpoch}, handover ${handover}${handover === 'immediate' ? '' : ` (it starts within ${config.leaseExpirySeconds} s, once the old lease has lapsed)`}`);
   await deps.store
-    .update(KEYS.watchdogState, watchdogStateSchema, (current) => ({ value: current === null ? null : noteManualFailover(current, plan.from, deps.now()), result: null }))
+    .update(KEYS.watchdogState, watchdogStateSchema, (current) => ({ value: current === null ? null : noteManualFailover(current, plan.from, deps.now(), !forced), result: null }))
     .then(
-      () => step('cooldown', 'ok', `the watchdog's failover cooldown (${config.failoverCooldownSeconds} s) runs from now; ${plan.from}'s open incident is closed`),
+      () =>
+        step(
+          'cooldown',
+          'ok',
+          forced
+            ? `forced: no cooldown, so the watchdog may fail over at once if ${plan.to} does not take over; ${plan.from}'s open incident is closed`
+            : `the watchdog's failover cooldown (${config.failoverCooldownSeconds} s) runs from now; ${plan.from}'s open incident is closed`,
+        ),
       (error: unknown) => step('cooldown', 'warn', `watchdog state not updated (${describeError(error)}): it may fail over again within its cooldown`),
     );
   const counter = (watchdog.state === 'ok' ? watchdog.value.nodes[plan.from]?.counter : undefined) ?? emptyCounter();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { eventKey, fleetEventSchema, type FleetEvent } from '../../lib/core/events';
 import { KEYS } from '../../lib/core/keys';
 import { leaderSchema, type Leader } from '../../lib/core/schemas';
+import { watchdogStateSchema } from '../../lib/core/watchdog-state';
 import { killAll, runFleet, startCloudProcess, type LocalCloudInfo, type RunResult } from '../helpers/children';
 import { INCIDENT, operatorFleet, seedFleet, seedHistory, type OperatorFleet } from '../helpers/operator';
 
@@ -173,6 +174,16 @@ describe('fleet replay', () => {
   });
 });
 
+/** The seeded incident's restart has its result: the watchdog no longer acts on node-1. */
+const settleRestart = async (): Promise<void> => {
+  await fleet.store.update(KEYS.watchdogState, watchdogStateSchema, (state) => {
+    const incident = state?.nodes['node-1']?.incident;
+    if (state === null || incident?.restart == null) throw new Error('seeded incident missing');
+    const settled = { ...incident, restart: { ...incident.restart, status: 'succeeded' as const } };
+    return { value: { ...state, nodes: { ...state.nodes, 'node-1': { ...state.nodes['node-1'], incident: settled } } }, result: null };
+  });
+};
+
 describe('fleet failover', () => {
   beforeEach(async () => {
     await seedFleet(fleet);
@@ -196,7 +207,16 @@ describe('fleet failover', () => {
     expect(doc?.refused).toBe('node-1 is already the primary (epoch 1)');
   });
 
+  it('refuses while the watchdog restarts the primary, and changes nothing', async () => {
+    const { code, doc } = await fleetJson(['failover', '--to', 'node-2', '--reason', 'maintenance']);
+
+    expect(code).toBe(1);
+    expect(doc?.refused).toBe(`node-2 is ready, but the watchdog is restarting node-1's worker (incident ${INCIDENT}). Use --force to go ahead anyway.`);
+    expect(await storedLeader()).toMatchObject({ primary: 'node-1', epoch: 1 });
+  });
+
   it('moves the role to a ready standby: epoch + 1, a PROMOTED event, the record moved, step by step', async () => {
+    await settleRestart();
     const { code, doc } = await fleetJson(['failover', '--to', 'node-2', '--reason', 'kernel update on node-1']);
 
     expect(code).toBe(0);
@@ -223,8 +243,8 @@ describe('fleet failover', () => {
     const { code, doc } = await fleetJson(['failover', '--to', 'node-3', '--reason', 'drill', '--force']);
 
     expect(code).toBe(0);
-    expect(doc).toMatchObject({ ok: true, forced: true, newEpoch: 2, overridden: ['it has no live worker process'] });
+    expect(doc).toMatchObject({ ok: true, forced: true, newEpoch: 2, overridden: ['it has no live worker process', `the watchdog is restarting node-1's worker (incident ${INCIDENT})`] });
     expect(await storedLeader()).toMatchObject({ primary: 'node-3', epoch: 2, reason: expect.stringContaining('(--force)') });
-    expect((await storedEvent(String(doc?.incidentId)))?.summary).toContain('--force overrode: it has no live worker process.');
+    expect((await storedEvent(String(doc?.incidentId)))?.summary).toContain(`--force overrode: it has no live worker process; the watchdog is restarting node-1's worker (incident ${INCIDENT}).`);
   });
 });
