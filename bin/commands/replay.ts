@@ -17,7 +17,9 @@ const requestOf = (eventId: string | undefined, o: ReplayOptions): ReplayRequest
   if ((eventId === undefined) === (o.file === undefined)) throw new ValidationError('replay: give an event id or --file FILE (one of them)', 'eventId');
   const input: unknown = eventId !== undefined ? { eventId } : parseJsonText(readText(o.file ?? ''), `--file ${o.file ?? ''}`);
   const request = parseReplayRequest(input);
-  return { ...request, execute: o.execute === true || request.execute };
+  // Only the flag acts from a terminal: a file copied from the console's execute sample must not.
+  if (request.execute && o.execute !== true) throw new ValidationError(`--file ${o.file ?? ''} asks for "execute": true; the CLI acts only with --execute (or drop the key for a dry run)`, '--execute');
+  return { ...request, execute: o.execute === true };
 };
 
 const readText = (file: string): string => {
@@ -43,7 +45,9 @@ export const registerReplay = (program: Command): void => {
       const result = await runReplay(deps, request);
       if (o.json === true) printJson(result);
       else for (const line of [...describePlan(result.plan, result.mode), ...result.executed.map((e) => `done: ${e}`)]) console.log(line);
-      process.exitCode = result.mode === 'execute' && result.plan.verdict === 'refused' ? EXIT.failed : EXIT.ok;
+      // An execute that was refused, or whose step was taken up by someone else meanwhile, did not do what was asked.
+      const didNot = result.mode === 'execute' && (result.plan.verdict === 'refused' || (result.plan.action !== null && !result.acted));
+      process.exitCode = didNot ? EXIT.failed : EXIT.ok;
     } finally {
       target.clients.destroy();
     }

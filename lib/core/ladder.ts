@@ -81,13 +81,20 @@ const progressCommand = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): 
   return watch;
 };
 
+/**
+ * How long a claimed failover belongs to the invocation that claimed it: its stop wait plus a
+ * restart's verification, longer than one watchdog invocation can run. Older claims were left
+ * by an invocation that died; the watchdog (and a replay) may take them over.
+ */
+export const claimStaleMs = (settings: Pick<WatchdogSettings, 'commandWaitSeconds' | 'restartVerifySeconds'>): number =>
+  (settings.commandWaitSeconds + settings.restartVerifySeconds) * 1000;
+
 /** Re-issues a failover whose claimer went quiet; every step of it is idempotent. */
 const resumeFailover = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeWatch => {
   const incident = watch.incident;
   const step = incident?.failover;
   if (incident === null || step === null || step === undefined || step.status !== 'claimed') return watch;
-  const staleMs = (ctx.settings.commandWaitSeconds + ctx.settings.restartVerifySeconds) * 1000;
-  if (ctx.now - step.claimedAt <= staleMs) return watch;
+  if (ctx.now - step.claimedAt <= claimStaleMs(ctx.settings)) return watch;
   const renewed: FailoverStep = { ...step, claimedAt: ctx.now };
   ctx.actions.push({ kind: 'failover', node: spec.name, incidentId: incident.id, step: renewed });
   return { ...watch, incident: { ...incident, failover: renewed } };

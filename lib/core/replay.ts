@@ -54,6 +54,9 @@ export interface ReplayFacts {
   /** Whether an origin record is configured (the traffic step applies). */
   dns: boolean;
   restartVerifyMs: number;
+  /** How long a claimed step belongs to the invocation that claimed it (the ladder's rule). */
+  claimStaleMs: number;
+  now: number;
 }
 
 const step = (name: string, status: StepStatus, detail: string): PlanStep => ({ step: name, status, detail });
@@ -141,7 +144,17 @@ const ladderSteps = (facts: ReplayFacts, kind: ReplayPlan['incident'], open: Inc
 const resumption = (facts: ReplayFacts, incident: Incident): Pick<ReplayPlan, 'verdict' | 'reason' | 'action'> => {
   const { leader } = facts;
   const f = incident.failover;
-  if (f?.status === 'claimed') return { verdict: 'resume', reason: `failover to ${f.to} was claimed and not finished`, action: { kind: 'resume-failover', step: f } };
+  // A fresh claim is the watchdog's, in flight: taking it over would run the step twice.
+  const fresh = (claimedAt: number): boolean => facts.now - claimedAt <= facts.claimStaleMs;
+  const inFlight = (what: string, claimedAt: number): Pick<ReplayPlan, 'verdict' | 'reason' | 'action'> => ({
+    verdict: 'watchdog-owns',
+    reason: `${what} was claimed ${Math.round((facts.now - claimedAt) / 1000)} s ago and is in flight; a replay may resume it once it is ${Math.round(facts.claimStaleMs / 1000)} s old`,
+    action: null,
+  });
+  if (f?.status === 'claimed') {
+    if (fresh(f.claimedAt)) return inFlight(`the failover to ${f.to}`, f.claimedAt);
+    return { verdict: 'resume', reason: `failover to ${f.to} was claimed and not finished`, action: { kind: 'resume-failover', step: f } };
+  }
   if (f?.status === 'failed') {
     if (leader === null || leader.primary !== facts.event.node) return { verdict: 'refused', reason: `the role is no longer with ${facts.event.node}`, action: null };
     const to = facts.ready[0];
@@ -149,7 +162,10 @@ const resumption = (facts: ReplayFacts, incident: Incident): Pick<ReplayPlan, 'v
     return { verdict: 'resume', reason: `the failover failed (${f.detail ?? 'no detail'}); retry to ${to}`, action: { kind: 'retry-failover', to, fromEpoch: leader.epoch } };
   }
   const r = incident.restart;
-  if (r?.status === 'claimed') return { verdict: 'resume', reason: 'the restart was claimed but never sent', action: { kind: 'send-restart', command: r.command, claimedAt: r.claimedAt } };
+  if (r?.status === 'claimed') {
+    if (fresh(r.claimedAt)) return inFlight('the restart', r.claimedAt);
+    return { verdict: 'resume', reason: 'the restart was claimed but never sent', action: { kind: 'send-restart', command: r.command, claimedAt: r.claimedAt } };
+  }
   if (r?.status === 'sent' && r.commandId !== undefined) {
     return { verdict: 'resume', reason: 'the restart was sent; its result is not recorded', action: { kind: 'verify-restart', commandId: r.commandId, deadline: (r.sentAt ?? r.claimedAt) + facts.restartVerifyMs } };
   }
@@ -176,20 +192,21 @@ export const planReplay = (facts: ReplayFacts): ReplayPlan => {
     steps: ladderSteps(facts, kind, open, open !== null),
   };
   if (kind === 'alert' || kind === 'manual') return { ...base, verdict: 'nothing-to-do', reason: 'not a watchdog incident: nothing to resume', action: null };
-  const current = leader?.epoch ?? null;
+  if (leader === null) return { ...base, verdict: 'refused', reason: 'leader.json is missing or unreadable: the epoch guard cannot be checked, nothing is resumed', action: null };
+  const current = leader.epoch;
   // This incident's own promotion moved the epoch on by one: that is completion, not supersession.
   const ownFailover = facts.written.has('PROMOTED') && current === event.epoch + 1;
-  if (current !== null && current !== event.epoch && !ownFailover) {
+  if (current !== event.epoch && !ownFailover) {
     return {
       ...base,
       verdict: 'refused',
-      reason: `the event names epoch ${event.epoch} but the fleet is at epoch ${current} (primary ${leader?.primary ?? '?'}): the incident was superseded, nothing is resumed. Use \`fleet failover\` for a new decision.`,
+      reason: `the event names epoch ${event.epoch} but the fleet is at epoch ${current} (primary ${leader.primary}): the incident was superseded, nothing is resumed. Use \`fleet failover\` for a new decision.`,
       action: null,
     };
   }
   if (open === null) {
     const other = watch?.incident;
-    const how = ownFailover ? `the failover made epoch ${current ?? '?'}` : facts.written.has('RECOVERED') ? `${event.node} recovered` : 'no longer open';
+    const how = ownFailover ? `the failover made epoch ${current}` : facts.written.has('RECOVERED') ? `${event.node} recovered` : 'no longer open';
     const reason = other !== null && other !== undefined ? `closed (${how}); ${event.node} now has incident ${other.id}` : `closed: ${how}`;
     return { ...base, verdict: 'nothing-to-do', reason, action: null };
   }

@@ -1,6 +1,7 @@
 import { NotFoundError } from '../core/errors';
 import { EVENT_KINDS, eventKey, fleetEventSchema, type EventKind, type FleetEvent } from '../core/events';
 import { KEYS } from '../core/keys';
+import { claimStaleMs } from '../core/ladder';
 import { readyStandbys, updateSeen } from '../core/liveness';
 import { planReplay, type ReplayAction, type ReplayPlan } from '../core/replay';
 import type { ReplayRef, ReplayRequest } from '../core/replay-input';
@@ -13,8 +14,10 @@ import { readHeartbeats, readLeader } from '../watchdog/run';
 export interface ReplayResult {
   mode: 'dry-run' | 'execute';
   plan: ReplayPlan;
-  /** What the execute carried out; empty for a dry run or when there was nothing to do. */
+  /** What the execute carried out, or why it did not; empty for a dry run or nothing to do. */
   executed: string[];
+  /** True when the execute carried out the plan's action (not when someone else took it up first). */
+  acted: boolean;
   /** The plan after the execute, from freshly read state. */
   after?: ReplayPlan;
 }
@@ -49,6 +52,8 @@ const gather = async (deps: WatchdogDeps, event: FleetEvent): Promise<ReplayPlan
     ready,
     dns: deps.dns !== null,
     restartVerifyMs: deps.config.restartVerifySeconds * 1000,
+    claimStaleMs: claimStaleMs(deps.config),
+    now,
   });
 };
 
@@ -70,26 +75,28 @@ const claim = async (deps: WatchdogDeps, event: FleetEvent, accept: (incident: I
   return result;
 };
 
-const carryOut = async (deps: WatchdogDeps, event: FleetEvent, action: ReplayAction): Promise<string[]> => {
+type Outcome = { acted: boolean; note: string };
+
+const carryOut = async (deps: WatchdogDeps, event: FleetEvent, action: ReplayAction): Promise<Outcome> => {
   const spec = deps.config.nodes.find((n) => n.name === event.node);
-  if (spec === undefined) return [`${event.node} is not a configured node: nothing done`];
+  if (spec === undefined) return { acted: false, note: `${event.node} is not a configured node: nothing done` };
   const base = { node: spec.name, instanceId: spec.instanceId, incidentId: event.incidentId };
   const now = deps.now();
   switch (action.kind) {
     case 'verify-restart':
       await verify(deps, { kind: 'verify', ...base, commandId: action.commandId, deadline: action.deadline });
-      return [`read the result of command ${action.commandId}`];
+      return { acted: true, note: `read the result of command ${action.commandId}` };
     case 'send-restart': {
       const won = await claim(deps, event, (i) => (i.restart?.status === 'claimed' && i.restart.claimedAt === action.claimedAt ? { ...i, restart: { ...i.restart, claimedAt: now } } : null));
-      if (won === null) return ['the restart was taken up meanwhile: nothing sent'];
+      if (won === null) return { acted: false, note: 'the restart was taken up meanwhile: nothing sent' };
       await sendCommand(deps, { kind: 'command', ...base, command: action.command });
-      return [`sent ${action.command} to ${spec.name}`];
+      return { acted: true, note: `sent ${action.command} to ${spec.name}` };
     }
     case 'resume-failover': {
       const won = await claim(deps, event, (i) => (i.failover?.status === 'claimed' && i.failover.claimedAt === action.step.claimedAt ? { ...i, failover: { ...i.failover, claimedAt: now } } : null));
-      if (won?.failover == null) return ['the failover was taken up meanwhile: nothing done'];
+      if (won?.failover == null) return { acted: false, note: 'the failover was taken up meanwhile: nothing done' };
       await failover(deps, { kind: 'failover', node: spec.name, incidentId: event.incidentId, step: won.failover });
-      return [`resumed the failover of ${spec.name} to ${won.failover.to}`];
+      return { acted: true, note: `resumed the failover of ${spec.name} to ${won.failover.to}` };
     }
     case 'retry-failover': {
       const won = await claim(deps, event, (i) =>
@@ -97,9 +104,9 @@ const carryOut = async (deps: WatchdogDeps, event: FleetEvent, action: ReplayAct
           ? { ...i, failover: { status: 'claimed', to: action.to, fromEpoch: action.fromEpoch, claimedAt: now, outgoingStopped: false, stopOutgoing: i.kind === 'stall' } }
           : null,
       );
-      if (won?.failover == null) return ['the failover was retried meanwhile: nothing done'];
+      if (won?.failover == null) return { acted: false, note: 'the failover was retried meanwhile: nothing done' };
       await failover(deps, { kind: 'failover', node: spec.name, incidentId: event.incidentId, step: won.failover });
-      return [`retried the failover of ${spec.name} to ${action.to}`];
+      return { acted: true, note: `retried the failover of ${spec.name} to ${action.to}` };
     }
   }
 };
@@ -111,11 +118,11 @@ const carryOut = async (deps: WatchdogDeps, event: FleetEvent, action: ReplayAct
 export const runReplay = async (deps: WatchdogDeps, request: ReplayRequest): Promise<ReplayResult> => {
   const event = await resolveEvent(deps, request.ref);
   const plan = await gather(deps, event);
-  if (!request.execute) return { mode: 'dry-run', plan, executed: [] };
-  if (plan.action === null) return { mode: 'execute', plan, executed: [] };
+  if (!request.execute) return { mode: 'dry-run', plan, executed: [], acted: false };
+  if (plan.action === null) return { mode: 'execute', plan, executed: [], acted: false };
   const leader = await readLeader(deps);
-  if (leader?.epoch !== plan.current.epoch) return { mode: 'execute', plan, executed: [`the epoch moved to ${leader?.epoch ?? '?'} meanwhile: nothing done`] };
+  if (leader?.epoch !== plan.current.epoch) return { mode: 'execute', plan, executed: [`the epoch moved to ${leader?.epoch ?? '?'} meanwhile: nothing done`], acted: false };
   deps.log.info({ event: event.id, action: plan.action.kind }, 'replay executes');
-  const executed = await carryOut(deps, event, plan.action);
-  return { mode: 'execute', plan, executed, after: await gather(deps, event) };
+  const { acted, note } = await carryOut(deps, event, plan.action);
+  return { mode: 'execute', plan, executed: [note], acted, after: await gather(deps, event) };
 };

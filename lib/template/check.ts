@@ -2,7 +2,8 @@
  * Offline CloudFormation template checker. Pure: it takes the parsed template and a spec and
  * returns every problem it finds, so CI can catch a broken template without AWS credentials.
  */
-import { CONDITION_FUNCTIONS, asIntrinsic } from './intrinsics';
+import { checkDependencies, dependsOnEntries } from './dependencies';
+import { CONDITION_FUNCTIONS, asIntrinsic, isNoValue, mixedIntrinsicKey } from './intrinsics';
 import { checkReferences, type TemplateIndex } from './references';
 import { isCustomResourceType, isObject, type Problem, type SpecLookup } from './types';
 import { checkProperties, checkValue } from './values';
@@ -22,9 +23,10 @@ const RETENTION_POLICIES = ['Delete', 'Retain', 'RetainExceptOnCreate', 'Snapsho
 
 /**
  * Checks a parsed template against the resource spec: its shape, resource types, property
- * names and types (nested ones too), required properties, and every reference (`Ref`,
- * `Fn::GetAtt`, `Fn::Sub`, conditions, `DependsOn`). Returns the problems in template order;
- * an empty list means the template passed.
+ * names and types (nested ones too), required properties, every reference (`Ref`,
+ * `Fn::GetAtt`, `Fn::Sub`, conditions, `DependsOn`) and function call, dependency cycles, and
+ * uses of conditional resources their condition does not cover. Returns the problems section
+ * by section, dependency problems last; an empty list means the template passed.
  */
 export const checkTemplate = (template: unknown, spec: SpecLookup): Problem[] => {
   if (!isObject(template)) return [{ path: '(root)', message: 'a template must be a JSON object' }];
@@ -63,6 +65,7 @@ export const checkTemplate = (template: unknown, spec: SpecLookup): Problem[] =>
     problems.push(...checkReferences(condition, at, 'Conditions', index));
   }
   for (const [name, output] of Object.entries(outputs)) problems.push(...checkOutput(name, output, index));
+  problems.push(...checkDependencies(resources, outputs, index.conditions));
   return problems;
 };
 
@@ -91,16 +94,14 @@ const checkResource = (id: string, resource: unknown, index: TemplateIndex): Pro
     if (!RESOURCE_KEYS.has(key)) problem(`${at}.${key}`, `unknown resource attribute ${key}`);
   }
   const dependsOn: unknown = resource.DependsOn;
-  const targets = typeof dependsOn === 'string' ? [dependsOn] : Array.isArray(dependsOn) ? dependsOn : [];
   if (dependsOn !== undefined && typeof dependsOn !== 'string' && !Array.isArray(dependsOn)) {
     problem(`${at}.DependsOn`, 'DependsOn takes a resource name or a list of them');
   }
-  targets.forEach((target: unknown, i) => {
-    const path = Array.isArray(dependsOn) ? `${at}.DependsOn.${i}` : `${at}.DependsOn`;
+  for (const { target, path } of dependsOnEntries(dependsOn, `${at}.DependsOn`)) {
     if (typeof target !== 'string') problem(path, 'DependsOn takes resource names');
     else if (target === id) problem(path, `${id} cannot depend on itself`);
     else if (!index.resourceTypes.has(target)) problem(path, `DependsOn ${target}: no resource has that name`);
-  });
+  }
   if (resource.Condition !== undefined) problems.push(...conditionName(resource.Condition, `${at}.Condition`, index));
   for (const key of ['DeletionPolicy', 'UpdateReplacePolicy']) {
     const policy = resource[key];
@@ -112,7 +113,8 @@ const checkResource = (id: string, resource: unknown, index: TemplateIndex): Pro
   const properties = resource.Properties ?? {};
   if (!isObject(properties)) problem(`${at}.Properties`, 'Properties must be an object');
   if (typeof resource.Type !== 'string') problem(`${at}.Type`, 'a resource needs a Type');
-  else if (isObject(properties)) problems.push(...checkTyped(resource.Type, properties, at, index));
+  // Properties that mix a function key with others are reported by checkReferences.
+  else if (isObject(properties) && mixedIntrinsicKey(properties) === undefined) problems.push(...checkTyped(resource.Type, properties, at, index));
   problems.push(...checkReferences(resource, at, 'Resources', index));
   return problems;
 };
@@ -122,7 +124,7 @@ const checkTyped = (type: string, properties: Record<string, unknown>, at: strin
   const parameterType = (name: string): string | undefined => index.parameterTypes.get(name);
   const token = `${at}.Properties.ServiceToken`;
   if (isCustomResourceType(type)) {
-    if (properties.ServiceToken === undefined) return [{ path: token, message: `missing required property ServiceToken of ${type}` }];
+    if (properties.ServiceToken === undefined || isNoValue(properties.ServiceToken)) return [{ path: token, message: `missing required property ServiceToken of ${type}` }];
     return checkValue(properties.ServiceToken, { kind: 'string' }, token, { definitions: {}, parameterType });
   }
   const spec = index.spec.resource(type);

@@ -68,6 +68,23 @@ export const asIntrinsic = (value: unknown, conditionSection = false): Intrinsic
   return isFunction ? { name, argument: value[name] } : undefined;
 };
 
+/** `{ "Ref": "AWS::NoValue" }`: removes the property it is the value of. */
+export const isNoValue = (value: unknown): boolean => {
+  const fn = asIntrinsic(value);
+  return fn?.name === 'Ref' && fn.argument === 'AWS::NoValue';
+};
+
+/**
+ * The function key of an object that mixes one with other keys (`{ "Ref": "A", "x": 1 }`),
+ * which CloudFormation rejects; `undefined` for a call or a plain object.
+ */
+export const mixedIntrinsicKey = (value: unknown, conditionSection = false): string | undefined => {
+  if (!isObject(value)) return undefined;
+  const keys = Object.keys(value);
+  if (keys.length < 2) return undefined;
+  return keys.find((key) => key === 'Ref' || key.startsWith('Fn::') || (conditionSection && key === 'Condition'));
+};
+
 /** Parameter types whose `Ref` is a list rather than a string. */
 const LIST_PARAMETER = /^(List<|CommaDelimitedList|AWS::SSM::Parameter::Value<(List<|CommaDelimitedList))/;
 
@@ -104,6 +121,24 @@ export const subPlaceholders = (text: string): SubPlaceholder[] => {
     found.push(dot < 0 ? { name: inner } : { name: inner.slice(0, dot), attribute: inner.slice(dot + 1) });
   }
   return found;
+};
+
+/** The parts of an `Fn::Sub` argument, a string or `[string, variable map]`; `undefined` when malformed. */
+export const subParts = (argument: unknown): { text: string; variables: Record<string, unknown> } | undefined => {
+  if (typeof argument === 'string') return { text: argument, variables: {} };
+  if (!Array.isArray(argument) || argument.length !== 2) return undefined;
+  const [text, variables] = argument as unknown[];
+  return typeof text === 'string' && isObject(variables) ? { text, variables } : undefined;
+};
+
+/** The placeholders of an `Fn::Sub` that its variable map does not define: references to the template. */
+export const unboundPlaceholders = (argument: unknown): SubPlaceholder[] => {
+  const parts = subParts(argument);
+  if (parts === undefined) return [];
+  const bound = (key: string): boolean => Object.hasOwn(parts.variables, key);
+  return subPlaceholders(parts.text).filter(
+    ({ name, attribute }) => !bound(name) && (attribute === undefined || !bound(`${name}.${attribute}`)),
+  );
 };
 
 /**

@@ -1,18 +1,21 @@
 /**
  * Finds dangling references anywhere intrinsic functions can appear: `Ref`, `Fn::GetAtt`,
  * `Fn::Sub` placeholders, `Fn::If` and `Condition` names, `Fn::FindInMap` keys. It walks
- * every value, json-typed ones included, because a policy document can Ref a deleted resource.
+ * every value, json-typed ones included, because a policy document can Ref a deleted resource;
+ * on the way it checks each call's arguments (arguments.ts) and rejects objects that mix a
+ * function key with other keys.
  */
+import { argumentProblems } from './arguments';
 import {
   CONDITION_FUNCTIONS,
   KNOWN_FUNCTIONS,
   PSEUDO_PARAMETERS,
-  asIntrinsic,
   getAttTarget,
-  subPlaceholders,
+  unboundPlaceholders,
   type Intrinsic,
 } from './intrinsics';
 import { isCustomResourceType, isObject, type Problem, type SpecLookup } from './types';
+import { walkCalls } from './walk';
 
 /** The names a template declares, which references must resolve to. */
 export interface TemplateIndex {
@@ -28,110 +31,56 @@ export interface TemplateIndex {
 /** Where a value sits: Conditions are evaluated before any resource exists. */
 export type Section = 'Resources' | 'Outputs' | 'Conditions';
 
-/** Every dangling or misplaced reference in `value`, found at any depth. */
+/** Every dangling or misplaced reference and malformed call in `value`, found at any depth. */
 export const checkReferences = (value: unknown, path: string, section: Section, index: TemplateIndex): Problem[] => {
   const problems: Problem[] = [];
   const report = (at: string, message: string | undefined): void => {
     if (message !== undefined) problems.push({ path: at, message });
   };
-
-  const walk = (node: unknown, at: string): void => {
-    if (Array.isArray(node)) {
-      node.forEach((element, i) => walk(element, `${at}.${i}`));
-      return;
-    }
-    if (!isObject(node)) return;
-    const fn = asIntrinsic(node, section === 'Conditions');
-    if (fn === undefined) {
-      for (const [key, child] of Object.entries(node)) walk(child, `${at}.${key}`);
-      return;
-    }
-    const fnPath = `${at}.${fn.name}`;
-    call(fn, fnPath);
-  };
+  const parameterType = (name: string): string | undefined => index.parameterTypes.get(name);
 
   const call = (fn: Intrinsic, at: string): void => {
+    const malformed = argumentProblems(fn, at, parameterType);
+    problems.push(...malformed);
     const arg = fn.argument;
     switch (fn.name) {
       case 'Ref':
         if (typeof arg === 'string') report(at, refProblem(arg, section, index));
-        else report(at, 'Ref takes a name');
         return;
-      case 'Fn::GetAtt':
-        return getAtt(arg, at);
+      case 'Fn::GetAtt': {
+        const target = getAttTarget(arg);
+        // The attribute name may come from a Ref; then only the resource can be checked.
+        const attribute = typeof target?.attribute === 'string' ? target.attribute : undefined;
+        if (target !== undefined) report(at, getAttProblem(target.resource, attribute, section, index));
+        return;
+      }
       case 'Fn::Sub':
-        return sub(arg, at);
-      case 'Fn::If':
-        if (!Array.isArray(arg) || arg.length !== 3 || typeof arg[0] !== 'string') {
-          report(at, 'Fn::If takes [condition name, value if true, value if false]');
-          return walk(arg, at);
+        for (const { name, attribute } of unboundPlaceholders(arg)) {
+          const problem = attribute === undefined ? refProblem(name, section, index) : getAttProblem(name, attribute, section, index);
+          const placeholder = attribute === undefined ? name : `${name}.${attribute}`;
+          report(at, problem === undefined ? undefined : `\${${placeholder}}: ${problem}`);
         }
-        report(`${at}.0`, conditionProblem(arg[0], index));
-        walk(arg[1], `${at}.1`);
-        return walk(arg[2], `${at}.2`);
+        return;
+      case 'Fn::If':
+        if (malformed.length === 0) report(`${at}.0`, conditionProblem((arg as unknown[])[0] as string, index));
+        return;
       case 'Condition':
         if (typeof arg === 'string') report(at, conditionProblem(arg, index));
         else report(at, 'Condition takes a condition name');
         return;
       case 'Fn::FindInMap':
-        findInMap(arg, at);
-        return walk(arg, at);
+        if (malformed.length === 0) findInMap(arg as unknown[], at);
+        return;
       default:
         if (!KNOWN_FUNCTIONS.has(fn.name)) report(at, `unknown intrinsic function ${fn.name}`);
         else if (CONDITION_FUNCTIONS.has(fn.name) && section !== 'Conditions') {
           report(at, `${fn.name} is only allowed in Conditions; use Fn::If with a named condition`);
         }
-        return walk(arg, at);
     }
   };
 
-  const getAtt = (arg: unknown, at: string): void => {
-    const target = getAttTarget(arg);
-    if (target === undefined) {
-      report(at, 'Fn::GetAtt takes [resource, attribute] or "resource.attribute"');
-      return walk(arg, at);
-    }
-    if (typeof target.attribute === 'string') report(at, getAttProblem(target.resource, target.attribute, section, index));
-    else {
-      // The attribute name may come from a Ref; only the resource can be checked.
-      report(at, getAttProblem(target.resource, undefined, section, index));
-      walk(target.attribute, `${at}.1`);
-    }
-  };
-
-  const sub = (arg: unknown, at: string): void => {
-    let text: unknown = arg;
-    let variables: Record<string, unknown> = {};
-    if (Array.isArray(arg)) {
-      const [first, second] = arg as unknown[];
-      if (arg.length !== 2 || !isObject(second)) {
-        report(at, 'Fn::Sub takes a string or [string, variable map]');
-        return walk(arg, at);
-      }
-      text = first;
-      variables = second;
-      walk(variables, `${at}.1`);
-    }
-    if (typeof text !== 'string') {
-      report(at, 'Fn::Sub takes a string or [string, variable map]');
-      return;
-    }
-    for (const { name, attribute } of subPlaceholders(text)) {
-      if (Object.hasOwn(variables, name) || Object.hasOwn(variables, `${name}.${attribute}`)) continue;
-      const problem = attribute === undefined
-        ? refProblem(name, section, index)
-        : getAttProblem(name, attribute, section, index);
-      const placeholder = attribute === undefined ? name : `${name}.${attribute}`;
-      report(at, problem === undefined ? undefined : `\${${placeholder}}: ${problem}`);
-    }
-  };
-
-  const findInMap = (arg: unknown, at: string): void => {
-    if (!Array.isArray(arg) || arg.length < 3 || arg.length > 4) {
-      report(at, 'Fn::FindInMap takes [map name, top-level key, second-level key]');
-      return;
-    }
-    const [mapName, topKey, secondKey] = arg as unknown[];
+  const findInMap = (arg: readonly unknown[], at: string): void => {
+    const [mapName, topKey, secondKey] = arg;
     if (typeof mapName !== 'string') return;
     const map = Object.hasOwn(index.mappings, mapName) ? index.mappings[mapName] : undefined;
     if (map === undefined) return report(`${at}.0`, `no mapping named ${mapName} in Mappings`);
@@ -145,7 +94,11 @@ export const checkReferences = (value: unknown, path: string, section: Section, 
     }
   };
 
-  walk(value, path);
+  walkCalls(value, path, {
+    call: ({ fn, at }) => call(fn, at),
+    mixed: (key, others, at) =>
+      report(at, `${key} must be the only key of its object, but it has ${others.join(', ')} too; CloudFormation rejects this`),
+  }, section === 'Conditions');
   return problems;
 };
 

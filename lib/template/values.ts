@@ -3,7 +3,7 @@
  * kinds of values, and intrinsic functions in slots they cannot fill. References inside the
  * values are checked separately (references.ts), so this module only reasons about types.
  */
-import { asIntrinsic, resultShapes, type Intrinsic, type Shape } from './intrinsics';
+import { asIntrinsic, isNoValue, mixedIntrinsicKey, resultShapes, type Intrinsic, type Shape } from './intrinsics';
 import { isObject, own, type Problem, type PropertySpecs, type SpecType } from './types';
 
 /** What a value check needs besides the value: the resource's nested types and parameters. */
@@ -30,8 +30,11 @@ export const checkProperties = (
     }
   }
   for (const [name, spec] of Object.entries(specs)) {
-    if (spec.required === true && !Object.hasOwn(value, name)) {
-      problems.push({ path: `${path}.${name}`, message: `missing required property ${name} of ${owner}` });
+    if (spec.required !== true) continue;
+    if (!Object.hasOwn(value, name)) problems.push({ path: `${path}.${name}`, message: `missing required property ${name} of ${owner}` });
+    // AWS::NoValue removes the property; inside Fn::If only one branch does, which may be intended.
+    else if (isNoValue(value[name])) {
+      problems.push({ path: `${path}.${name}`, message: `missing required property ${name} of ${owner} (Ref AWS::NoValue removes it)` });
     }
   }
   return problems;
@@ -41,6 +44,8 @@ export const checkProperties = (
 export const checkValue = (value: unknown, type: SpecType, path: string, ctx: ValueContext): Problem[] => {
   const fn = asIntrinsic(value);
   if (fn !== undefined) return checkIntrinsic(fn, type, path, ctx);
+  // `{ Ref, x }` is neither a call nor a value; the reference check, which sees every value, reports it.
+  if (mixedIntrinsicKey(value) !== undefined) return [];
   const wrong = (): Problem[] => [{ path, message: `expected ${describeType(type)}, got ${describeValue(value)}` }];
   switch (type.kind) {
     case 'json':
@@ -135,7 +140,8 @@ const unknownMessage = (name: string, specs: PropertySpecs, owner: string): stri
   return `unknown property ${name} of ${owner}${near === undefined ? '' : ` (did you mean ${near}?)`}`;
 };
 
-const article = (shape: Shape): string => (shape === 'object' ? 'an object' : `a ${shape}`);
+/** `a scalar`, `a list`, `an object`, for messages. */
+export const article = (shape: Shape): string => (shape === 'object' ? 'an object' : `a ${shape}`);
 
 /** `a string`, `a list of integers`, `a VersioningConfiguration object`, … for messages. */
 export const describeType = (type: SpecType): string => {

@@ -136,6 +136,7 @@ describe('bad arguments', () => {
     ['failover to a node not configured', ['failover', '--to', 'node-9', '--reason', 'x'], '--to: node-9 is not a configured node'],
     ['replay without an event', ['replay'], 'replay: give an event id or --file FILE'],
     ['replay of a malformed event id', ['replay', 'nonsense'], 'is not an event id such as node-1-e3-i1.STALLED'],
+    ['replay of a file that asks to execute, without --execute', ['replay', '--file', 'functions/replay/events/execute-by-id.json'], 'asks for "execute": true; the CLI acts only with --execute'],
   ];
   const results = new Map<string, RunResult>();
 

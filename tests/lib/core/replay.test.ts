@@ -17,6 +17,8 @@ const facts = (over: Partial<ReplayFacts>): ReplayFacts => ({
   ready: ['node-2'],
   dns: true,
   restartVerifyMs: 60_000,
+  claimStaleMs: 70_000,
+  now: 1_000_000,
   ...over,
 });
 
@@ -39,6 +41,18 @@ describe('planReplay', () => {
     const plan = planReplay(facts({ watch: watch(incident({ failover: step })), written: new Set(['NODE_DEAD', 'FAILOVER_STARTED']) }));
     expect(plan).toMatchObject({ open: true, verdict: 'resume', action: { kind: 'resume-failover', step } });
     expect(plan.steps.find((s) => s.step === 'promote the standby')?.status).toBe('pending');
+  });
+
+  it('leaves a fresh claim to the watchdog that is carrying it out', () => {
+    const step = { status: 'claimed', to: 'node-2', fromEpoch: 3, claimedAt: 1_000_000 - 20_000, outgoingStopped: false, stopOutgoing: true } as const;
+    const plan = planReplay(facts({ watch: watch(incident({ failover: step })), written: new Set(['NODE_DEAD', 'FAILOVER_STARTED']) }));
+    expect(plan).toMatchObject({ verdict: 'watchdog-owns', action: null });
+    expect(plan.reason).toBe('the failover to node-2 was claimed 20 s ago and is in flight; a replay may resume it once it is 70 s old');
+  });
+
+  it('refuses when leader.json cannot be read: the epoch guard needs it', () => {
+    const step = { status: 'claimed', to: 'node-2', fromEpoch: 3, claimedAt: 5, outgoingStopped: false, stopOutgoing: true } as const;
+    expect(planReplay(facts({ leader: null, watch: watch(incident({ failover: step })) }))).toMatchObject({ verdict: 'refused', action: null });
   });
 
   it('refuses to retry a failed failover when no standby is ready', () => {
