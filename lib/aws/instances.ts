@@ -14,6 +14,8 @@ export class InstanceProbe {
   constructor(
     private readonly lightsail: LightsailClient,
     private readonly ssm: SSMClient,
+    /** Told why an opinion is "unknown" (denied, throttled, unreachable): worth a log line. */
+    private readonly onError: (call: string, error: unknown) => void = () => undefined,
   ) {}
 
   private async instance(spec: NodeSpec): Promise<Confirmation['instance']> {
@@ -22,7 +24,8 @@ export class InstanceProbe {
       const out = await this.lightsail.send(new GetInstanceStateCommand({ instanceName: spec.lightsailName }));
       const name = out.state?.name ?? '';
       return RUNNING.has(name) ? 'running' : STOPPED.has(name) ? 'stopped' : 'unknown';
-    } catch {
+    } catch (error) {
+      this.onError(`Lightsail GetInstanceState ${spec.lightsailName}`, error);
       return 'unknown';
     }
   }
@@ -33,7 +36,8 @@ export class InstanceProbe {
       const info = (out.InstanceInformationList ?? []).find((i) => i.InstanceId === spec.instanceId);
       if (info === undefined) return 'unknown';
       return info.PingStatus === 'Online' ? 'online' : 'lost';
-    } catch {
+    } catch (error) {
+      this.onError(`SSM DescribeInstanceInformation ${spec.instanceId}`, error);
       return 'unknown';
     }
   }

@@ -5,6 +5,7 @@ import { InstanceProbe } from '../aws/instances';
 import { RunCommand } from '../aws/run-command';
 import { StateStore } from '../aws/state-store';
 import type { Config } from '../core/config';
+import { describeError } from '../core/errors';
 import type { Logger } from '../log';
 import { sleep } from '../sleep';
 import type { WatchdogDeps } from './deps';
@@ -22,7 +23,7 @@ export const buildWatchdogDeps = (config: Config, clients: ClientFactory, log: L
   store: stateStore(config, clients),
   alerts: config.topicArn === undefined ? null : new AlertTopic(clients.sns(), config.topicArn),
   commands: new RunCommand(clients.ssm()),
-  probe: new InstanceProbe(clients.lightsail(), clients.ssm()),
+  probe: new InstanceProbe(clients.lightsail(), clients.ssm(), (call, error) => log.warn({ err: describeError(error) }, `${call} failed: that opinion counts as unknown`)),
   dns:
     config.hostedZoneId === undefined || config.recordName === undefined
       ? null
