@@ -229,18 +229,37 @@ export class StateStore {
    * reader shares, so operators can order events and age heartbeats without reading them.
    */
   async listEntries(under: string): Promise<ListedObject[]> {
+    return (await this.listWithClock(under)).entries;
+  }
+
+  /**
+   * `listEntries`, plus S3's time when it answered (its `Date` header): ages computed from
+   * Last-Modified against it compare S3's clock with itself, never with this machine's.
+   */
+  async listWithClock(under: string): Promise<{ entries: ListedObject[]; serverNow: number | null }> {
     const entries: ListedObject[] = [];
+    let serverNow: number | null = null;
     let token: string | undefined;
     do {
+      const command = new ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: this.fullKey(under), ContinuationToken: token });
+      command.middlewareStack.add(
+        (next) => async (args) => {
+          const out = await next(args);
+          const date = Date.parse((out.response as { headers?: Record<string, string | undefined> }).headers?.date ?? '');
+          if (!Number.isNaN(date)) serverNow = date;
+          return out;
+        },
+        { step: 'deserialize', name: 'queenFleetServerDate' },
+      );
       const out = await this.request(`LIST ${this.fullKey(under)}`, () => {
         this.counts.LIST++;
-        return this.s3.send(new ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: this.fullKey(under), ContinuationToken: token }));
+        return this.s3.send(command);
       });
       for (const o of out.Contents ?? []) {
         if (o.Key !== undefined) entries.push({ key: o.Key.slice(this.options.prefix.length), lastModified: o.LastModified?.getTime() ?? null, size: o.Size ?? 0 });
       }
       token = out.IsTruncated === true ? out.NextContinuationToken : undefined;
     } while (token !== undefined);
-    return entries;
+    return { entries, serverNow };
   }
 }

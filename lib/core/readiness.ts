@@ -11,7 +11,7 @@ const emptyWatch = (): NodeWatch => ({ counter: emptyCounter(), incident: null, 
  * A node's watchdog record as an operator command sees it: counters and incident from
  * watchdog/state.json, but "last seen" from S3's Last-Modified of the heartbeat object. A
  * one-shot command has no observation history of its own, and the node's clock (the samples'
- * `at`) must not decide anything; S3's clock is compared with this machine's instead.
+ * `at`) must not decide anything; `now` is S3's clock too (the Date of the same listing).
  */
 export const operatorWatch = (stored: NodeWatch | undefined, obs: HeartbeatObservation | undefined): NodeWatch => {
   const hb = valueOf(obs?.heartbeat);

@@ -6,13 +6,13 @@ import { leaderSchema } from '../core/schemas';
 import { observe, observeHeartbeats, observeQueue, type OpsDeps } from './observe';
 
 /** The bucket, by listing the heartbeats (a missing bucket fails a LIST, not only a GET), then leader.json. */
-const observeBucket = async (deps: OpsDeps): Promise<Pick<DoctorFacts, 'bucket' | 'leader' | 'heartbeats'>> => {
+const observeBucket = async (deps: OpsDeps): Promise<Pick<DoctorFacts, 'bucket' | 'leader' | 'heartbeats'> & { serverNow: number | null }> => {
   try {
-    const { heartbeats } = await observeHeartbeats(deps.store, deps.config.nodes);
+    const { heartbeats, serverNow } = await observeHeartbeats(deps.store, deps.config.nodes);
     const leader = await observe(deps.store, KEYS.leader, leaderSchema);
-    return { bucket: { state: 'ok' }, leader, heartbeats };
+    return { bucket: { state: 'ok' }, leader, heartbeats, serverNow };
   } catch (error) {
-    return { bucket: { state: 'error', error: describeError(error) }, leader: null, heartbeats: null };
+    return { bucket: { state: 'error', error: describeError(error) }, leader: null, heartbeats: null, serverNow: null };
   }
 };
 
@@ -48,5 +48,6 @@ export const runDoctor = async (deps: OpsDeps): Promise<Check[]> => {
     Promise.all(deps.config.nodes.map(async (spec): Promise<[string, Confirmation]> => [spec.name, await deps.probe.confirm(spec)])),
   ]);
   const deadLetter = queue.state === 'ok' ? await observeDeadLetter(deps) : null;
-  return doctorChecks({ config: deps.config, ...storage, queue, deadLetter, instances: new Map(probes), origin, now: deps.now() });
+  const { serverNow, ...facts } = storage;
+  return doctorChecks({ config: deps.config, ...facts, queue, deadLetter, instances: new Map(probes), origin, now: serverNow ?? deps.now() });
 };

@@ -119,12 +119,14 @@ const carryOut = async (deps: OpsDeps, plan: Go, o: { to: NodeSpec; leader: Lead
  */
 export const manualFailover = async (deps: OpsDeps, req: FailoverRequest): Promise<FailoverResult> => {
   const { store, config } = deps;
-  const [leader, watchdog, { heartbeats }] = await Promise.all([
+  const [leader, watchdog, { heartbeats, serverNow }] = await Promise.all([
     observe(store, KEYS.leader, leaderSchema),
     observe(store, KEYS.watchdogState, watchdogStateSchema),
     observeHeartbeats(store, config.nodes),
   ]);
-  const plan = planManualFailover({ to: req.to, force: req.force, nodes: config.nodes, leader, heartbeats, watchdog, now: deps.now(), sampleMs: config.sampleIntervalSeconds * 1000 });
+  // Freshness compares S3's Last-Modified with S3's clock (invariant 4), not with this machine's.
+  const now = serverNow ?? deps.now();
+  const plan = planManualFailover({ to: req.to, force: req.force, nodes: config.nodes, leader, heartbeats, watchdog, now, sampleMs: config.sampleIntervalSeconds * 1000 });
   if (plan.kind === 'unknown-node') throw new ValidationError(plan.message, '--to');
   const result: FailoverResult = { ok: false, refused: null, from: null, to: req.to, reason: req.reason, fromEpoch: null, newEpoch: null, handover: null, incidentId: null, forced: req.force, overridden: [], steps: [] };
   const step: StepLog = (s, status, detail) => void result.steps.push({ step: s, status, detail });

@@ -42,9 +42,13 @@ export const observe = async <S extends z.ZodType>(store: StateStore, key: strin
  * The heartbeat of every configured node with S3's time of its last write: one LIST of
  * `nodes/` gives the times (and which objects exist), then one GET per listed node.
  */
-export const observeHeartbeats = async (store: StateStore, nodes: readonly NodeSpec[]): Promise<{ heartbeats: Map<string, HeartbeatObservation>; strays: string[] }> => {
+export const observeHeartbeats = async (
+  store: StateStore,
+  nodes: readonly NodeSpec[],
+): Promise<{ heartbeats: Map<string, HeartbeatObservation>; strays: string[]; serverNow: number | null }> => {
   const written = new Map<string, number | null>();
-  for (const entry of await store.listEntries('nodes/')) {
+  const { entries, serverNow } = await store.listWithClock('nodes/');
+  for (const entry of entries) {
     const node = nodeOfHeartbeatKey(entry.key);
     if (node !== null) written.set(node, entry.lastModified);
   }
@@ -57,7 +61,7 @@ export const observeHeartbeats = async (store: StateStore, nodes: readonly NodeS
     }),
   );
   const strays = [...written.keys()].filter((name) => !nodes.some((n) => n.name === name)).sort();
-  return { heartbeats, strays };
+  return { heartbeats, strays, serverNow };
 };
 
 /** The queue's depth, or why it could not be read; never throws. */

@@ -44,6 +44,7 @@ export const gatherStatus = async (deps: OpsDeps): Promise<StatusView> => {
     watchdog,
     queue,
     ...events,
-    now: deps.now(),
+    // Heartbeat ages are S3's Last-Modified against S3's own clock: this machine's may be off.
+    now: observed.serverNow ?? deps.now(),
   });
 };

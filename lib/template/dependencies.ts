@@ -78,6 +78,7 @@ export const checkDependencies = (
         .map(({ target, path }) => ({ target, via: 'DependsOn' as const, path, guards: [] })),
     ];
     problems.push(...judge(id, resource.Condition, uses));
+    // Uses in either Fn::If branch are edges: a cycle under one value of a condition still breaks that deploy.
     const targets = uses.filter((use) => !(use.via === 'DependsOn' && use.target === id)).map((use) => use.target);
     edges.set(id, [...new Set(targets)]);
   }

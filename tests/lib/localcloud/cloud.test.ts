@@ -28,6 +28,16 @@ describe('local cloud (child process)', () => {
     expect(cloud.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
   });
 
+  it("lists with S3's clock and Last-Modified times, so ages never use this machine's clock", async () => {
+    await store().put('clock/a.json', { n: 1 });
+    const { entries, serverNow } = await store().listWithClock('clock/');
+    expect(serverNow).not.toBeNull();
+    expect(entries.map((e) => e.key)).toEqual(['clock/a.json']);
+    // Both from the server: the object was written before the listing (Date has whole seconds).
+    expect((serverNow ?? 0) - (entries[0]?.lastModified ?? Infinity)).toBeGreaterThan(-1000);
+    expect(Math.abs((serverNow ?? 0) - Date.now())).toBeLessThan(5_000);
+  });
+
   it('loses no update when 20 writers increment one counter by CAS', async () => {
     await Promise.all(
       Array.from({ length: 20 }, (_, i) => store().update('cas/counter.json', counter, (cur) => ({ value: { n: (cur?.n ?? 0) + 1, writers: [...(cur?.writers ?? []), i] }, result: null }))),
