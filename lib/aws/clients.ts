@@ -77,8 +77,11 @@ export class ClientFactory {
 
   private get base(): { region: string; maxAttempts: number; endpoint?: string; credentials?: ClientOptions['credentials'] | CredentialsProvider } {
     const { region, maxAttempts, credentials, endpoint } = this.options;
+    // Only where the file is the source (the node units set it): keys in the environment, as
+    // an operator's shell may have, keep their usual precedence in the SDK's own chain.
     const sharedFile = this.env.AWS_SHARED_CREDENTIALS_FILE;
-    const chosen = credentials ?? (sharedFile === undefined || sharedFile === '' ? undefined : rotatingFileCredentials(sharedFile));
+    const fromFile = sharedFile !== undefined && sharedFile !== '' && this.env.AWS_ACCESS_KEY_ID === undefined;
+    const chosen = credentials ?? (fromFile ? rotatingFileCredentials(sharedFile) : undefined);
     return { region, maxAttempts: maxAttempts ?? 3, ...(endpoint === undefined ? {} : { endpoint }), ...(chosen === undefined ? {} : { credentials: chosen }) };
   }
 

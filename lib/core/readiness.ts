@@ -2,10 +2,8 @@ import type { NodeSpec } from './config';
 import { isSilent, readyStandbys } from './liveness';
 import { valueOf, type HeartbeatObservation, type Observed } from './observed';
 import type { Heartbeat, Leader } from './schemas';
-import { emptyCounter } from './stall';
-import type { NodeWatch, WatchdogState } from './watchdog-state';
+import { emptyWatch, type NodeWatch, type WatchdogState } from './watchdog-state';
 
-const emptyWatch = (): NodeWatch => ({ counter: emptyCounter(), incident: null, restartTimes: [], incidents: 0, seen: null });
 
 /**
  * A node's watchdog record as an operator command sees it: counters and incident from

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { sampleSchema, nodeNameSchema } from './schemas';
+import { emptyCounter } from './stall';
 
 const counterSchema = z.strictObject({
   boot: z.string().nullable(),
@@ -81,3 +82,6 @@ export const watchdogStateSchema = z.strictObject({
 export type WatchdogState = z.output<typeof watchdogStateSchema>;
 
 export const emptyWatchdogState = (): WatchdogState => ({ version: 1, revision: 0, nodes: {}, lastFailoverAt: null });
+
+/** A node the watchdog has no record of yet. */
+export const emptyWatch = (): NodeWatch => ({ counter: emptyCounter(), incident: null, restartTimes: [], incidents: 0, seen: null });

@@ -4,7 +4,7 @@ import { updateSeen, type Confirmation } from './liveness';
 import type { Heartbeat, Leader } from './schemas';
 import { advanceCounter, emptyCounter } from './stall';
 import { makeEvent } from './watchdog-events';
-import type { Incident, NodeWatch, WatchdogState } from './watchdog-state';
+import { emptyWatch, type Incident, type NodeWatch, type WatchdogState } from './watchdog-state';
 
 export type { WatchdogAction, WatchdogSettings };
 
@@ -15,7 +15,6 @@ export interface Verdict {
   changed: boolean;
 }
 
-const emptyWatch = (): NodeWatch => ({ counter: emptyCounter(), incident: null, restartTimes: [], incidents: 0, seen: null });
 
 /**
  * What must be persisted. A quiet node (no incident, no failing sample) needs only its boot and

@@ -10,9 +10,10 @@ import { parseJsonText, parseWith } from '../core/validate';
 
 /**
  * Where a running drill or demo tells operator commands how to reach its local cloud. In the
- * temp dir, so `npm start` in one terminal and `fleet status --local` in another meet.
+ * temp dir, so `npm start` in one terminal and `fleet status --local` in another meet; one
+ * file per user, so a shared /tmp does not mix two people's fleets.
  */
-export const defaultLocalFile = (): string => join(tmpdir(), 'queens-fleet-local.json');
+export const defaultLocalFile = (): string => join(tmpdir(), `queens-fleet-local-${process.getuid?.() ?? 'user'}.json`);
 
 const localInfoSchema = z.strictObject({
   pid: z.number().int().positive(),
@@ -27,7 +28,10 @@ export type LocalInfo = z.output<typeof localInfoSchema>;
 /** Publishes a running local fleet (atomically: written aside, then renamed). */
 export const announceLocal = (info: LocalInfo, file = defaultLocalFile()): void => {
   const aside = `${file}.${process.pid}.tmp`;
-  writeFileSync(aside, `${JSON.stringify(info, null, 2)}\n`);
+  rmSync(aside, { force: true });
+  // Created fresh (never through a planted link) and readable by this user only; the rename
+  // replaces whatever sits at the final name, a link included, without following it.
+  writeFileSync(aside, `${JSON.stringify(info, null, 2)}\n`, { flag: 'wx', mode: 0o600 });
   renameSync(aside, file);
 };
 

@@ -23,7 +23,7 @@ export interface ReplayResult {
 }
 
 /** The event a request names, read from `events/` when only its id is given. */
-export const resolveEvent = async (deps: WatchdogDeps, ref: ReplayRef): Promise<FleetEvent> => {
+const resolveEvent = async (deps: WatchdogDeps, ref: ReplayRef): Promise<FleetEvent> => {
   if ('event' in ref) return ref.event;
   const found = await deps.store.read(eventKey(ref), fleetEventSchema);
   if (found === null) throw new NotFoundError(`event ${ref.eventId} not found under ${deps.config.prefix}${eventKey(ref)}`);

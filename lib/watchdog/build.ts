@@ -11,7 +11,7 @@ import { sleep } from '../sleep';
 import type { WatchdogDeps } from './deps';
 
 /** The state store of a configuration. */
-export const stateStore = (config: Config, clients: ClientFactory): StateStore =>
+const stateStore = (config: Config, clients: ClientFactory): StateStore =>
   new StateStore(clients.s3(), { bucket: config.bucket, prefix: config.prefix, maxObjectBytes: config.maxObjectBytes });
 
 /**

@@ -50,6 +50,19 @@ describe('ClientFactory', () => {
     expect(first.expiration).toBeInstanceOf(Date);
   });
 
+  it('leaves keys in the environment their usual precedence over the shared file', async () => {
+    const file = credentialsFile(dir, 'AKIAFILE');
+    const env = { AWS_SHARED_CREDENTIALS_FILE: file, AWS_ACCESS_KEY_ID: 'AKIAENV', AWS_SECRET_ACCESS_KEY: 'secret' };
+    const saved = { ...process.env };
+    Object.assign(process.env, env);
+    try {
+      const creds = await new ClientFactory({ region: 'us-west-2' }, env).s3().config.credentials();
+      expect(creds.accessKeyId).toBe('AKIAENV');
+    } finally {
+      process.env = saved;
+    }
+  });
+
   it('sends every service to one endpoint when given one, with path-style S3', async () => {
     const clients = new ClientFactory({ region: 'us-west-2', endpoint: 'http://127.0.0.1:4566', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } }, {});
     expect(clients.s3().config.forcePathStyle).toBe(true);
