@@ -8,7 +8,7 @@ import { makeEvent } from '../core/watchdog-events';
 import { noteManualFailover } from '../core/watchdog';
 import { watchdogStateSchema } from '../core/watchdog-state';
 import { emit, runAndWait } from '../watchdog/actions';
-import { promoteGuarded, type Promotion } from '../watchdog/failover';
+import { promoteGuarded, takeOver, type Promotion } from '../watchdog/failover';
 import { observe, observeHeartbeats, type OpsDeps } from './observe';
 
 export interface FailoverRequest {
@@ -93,22 +93,13 @@ const carryOut = async (deps: OpsDeps, plan: Go, o: { to: NodeSpec; leader: Lead
   } catch (error) {
     step('event', 'fail', `PROMOTED event not written: ${describeError(error)}`);
   }
-  try {
-    const commandId = await deps.commands.send(to.instanceId, 'startWorker', `queen-fleet ${plan.incidentId}`);
-    step('start-worker', 'ok', `${plan.to}: start command sent (${commandId})`);
-  } catch (error) {
-    step('start-worker', 'warn', `${plan.to}: start command not delivered (${describeError(error)}); the worker may run already`);
-  }
-  if (deps.dns === null || to.address === undefined) return step('origin-record', 'skipped', 'no Route 53 record configured');
-  const waitMs = deps.config.commandWaitSeconds * 1000;
-  try {
-    const moved = await deps.dns.pointTo(to.address, { timeoutMs: waitMs, pollMs: Math.max(20, waitMs / 20), sleep: deps.sleep });
-    const lag = moved.insync ? '' : ', not yet in sync';
-    await emit(deps, makeEvent('RECORD_CHANGED', plan.from, incident, o.counter, deps.now(), `origin record → ${to.address} (${plan.to})${lag}.`, extra));
-    step('origin-record', moved.insync ? 'ok' : 'warn', `${deps.config.recordName ?? 'origin'} → ${to.address}${moved.changed ? '' : ' (already)'}${lag}`);
-  } catch (error) {
-    step('origin-record', 'fail', `origin record not moved: ${describeError(error)}`);
-  }
+  const done = await takeOver(deps, { incident, from: plan.from, to, newEpoch: leader.epoch, counter: o.counter });
+  if (done.started.ok) step('start-worker', 'ok', `${plan.to}: start command sent (${done.started.commandId})`);
+  else step('start-worker', 'warn', `${plan.to}: start command not delivered (${describeError(done.started.error)}); the worker may run already`);
+  if (done.record === null) return step('origin-record', 'skipped', 'no Route 53 record configured');
+  if (!done.record.ok) return step('origin-record', 'fail', `origin record not moved: ${describeError(done.record.error)}`);
+  const lag = done.record.insync ? '' : ', not yet in sync';
+  step('origin-record', done.record.insync ? 'ok' : 'warn', `${deps.config.recordName ?? 'origin'} → ${to.address ?? '?'}${done.record.changed ? '' : ' (already)'}${lag}`);
 };
 
 /**

@@ -2,7 +2,8 @@ import { ConflictError, describeError } from '../core/errors';
 import { KEYS } from '../core/keys';
 import { handoverFor, nextEpoch } from '../core/lease';
 import { leaderSchema, type Leader } from '../core/schemas';
-import { emptyCounter } from '../core/stall';
+import type { NodeSpec } from '../core/config';
+import { emptyCounter, type StallCounter } from '../core/stall';
 import { markFailover, type WatchdogAction } from '../core/watchdog';
 import { makeEvent } from '../core/watchdog-events';
 import type { StateStore } from '../aws/state-store';
@@ -74,10 +75,43 @@ export const failover = async (deps: WatchdogDeps, a: FailoverAction): Promise<v
     deps,
     makeEvent('PROMOTED', a.node, incident, counter, deps.now(), `${step.to} is primary of epoch ${newEpoch} (${handover === 'immediate' ? 'starts at once' : 'starts once the old lease has lapsed'}).`, { newPrimary: step.to, newEpoch }),
   );
-  await deps.commands.send(to.instanceId, 'startWorker', `queen-fleet ${a.incidentId}`).catch((error: unknown) => deps.log.warn({ err: describeError(error), node: step.to }, 'start command not delivered; the worker may already run'));
-  if (deps.dns !== null && to.address !== undefined) {
-    const moved = await deps.dns.pointTo(to.address, { timeoutMs: waitMs, pollMs: Math.max(20, waitMs / 20), sleep: deps.sleep });
-    await emit(deps, makeEvent('RECORD_CHANGED', a.node, incident, counter, deps.now(), `origin record → ${to.address} (${step.to})${moved.insync ? '' : ', not yet in sync'}.`, { newPrimary: step.to, newEpoch }));
-  }
+  const done = await takeOver(deps, { incident, from: a.node, to, newEpoch, counter });
+  if (!done.started.ok) deps.log.warn({ err: describeError(done.started.error), node: step.to }, 'start command not delivered; the worker may already run');
+  // The incident stays claimed, so the next run resumes the failover and moves the record.
+  if (done.record?.ok === false) throw done.record.error;
   await record(deps, (s) => markFailover(s, a.node, a.incidentId, true, 'done', deps.now()));
+};
+
+/** What handing the work to a new primary did: its worker started, the origin record moved. */
+export interface TakeOver {
+  started: { ok: true; commandId: string } | { ok: false; error: unknown };
+  /** Null when no origin record is configured (or the node has no address). */
+  record: { ok: true; changed: boolean; insync: boolean } | { ok: false; error: unknown } | null;
+}
+
+/**
+ * After a promotion, the watchdog's or an operator's: start the new primary's worker and move
+ * the origin record, announcing the move once (RECORD_CHANGED). Never throws: each caller
+ * decides what a failed step means (the watchdog retries, `fleet failover` reports).
+ */
+export const takeOver = async (
+  deps: WatchdogDeps,
+  o: { incident: { id: string; epoch: number }; from: string; to: NodeSpec; newEpoch: number; counter: StallCounter },
+): Promise<TakeOver> => {
+  let started: TakeOver['started'];
+  try {
+    started = { ok: true, commandId: await deps.commands.send(o.to.instanceId, 'startWorker', `queen-fleet ${o.incident.id}`) };
+  } catch (error) {
+    started = { ok: false, error };
+  }
+  if (deps.dns === null || o.to.address === undefined) return { started, record: null };
+  const waitMs = deps.config.commandWaitSeconds * 1000;
+  try {
+    const moved = await deps.dns.pointTo(o.to.address, { timeoutMs: waitMs, pollMs: Math.max(20, waitMs / 20), sleep: deps.sleep });
+    const summary = `origin record → ${o.to.address} (${o.to.name})${moved.insync ? '' : ', not yet in sync'}.`;
+    await emit(deps, makeEvent('RECORD_CHANGED', o.from, o.incident, o.counter, deps.now(), summary, { newPrimary: o.to.name, newEpoch: o.newEpoch }));
+    return { started, record: { ok: true, changed: moved.changed, insync: moved.insync } };
+  } catch (error) {
+    return { started, record: { ok: false, error } };
+  }
 };
