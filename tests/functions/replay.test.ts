@@ -1,26 +1,20 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { GetInstanceStateCommand, LightsailClient } from '@aws-sdk/client-lightsail';
-import { ChangeResourceRecordSetsCommand, Route53Client } from '@aws-sdk/client-route-53';
-import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
-import { DescribeInstanceInformationCommand, GetCommandInvocationCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { mockClient } from 'aws-sdk-client-mock';
+import { SendCommandCommand } from '@aws-sdk/client-ssm';
 import { handler, resetForTests } from '../../functions/replay/handler';
 import type { FleetEvent } from '../../lib/core/events';
 import { emptyCounter } from '../../lib/core/stall';
 import type { Incident } from '../../lib/core/watchdog-state';
 import { makeEvent } from '../../lib/core/watchdog-events';
 import { frozen, heartbeat, working } from '../helpers/fixtures';
-import { mockOriginRecord, routedFleetEnv } from '../helpers/control-plane';
+import { answerControlPlane, mockControlPlane, mutations as mutationsOf, routedFleetEnv } from '../helpers/control-plane';
 import { MemoryS3 } from '../helpers/memory-s3';
 
 const INCIDENT = 'node-1-e3-i1';
 const EVENTS_DIR = join(__dirname, '..', '..', 'functions', 'replay', 'events');
 
-const ssm = mockClient(SSMClient);
-const sns = mockClient(SNSClient);
-const r53 = mockClient(Route53Client);
-const lightsail = mockClient(LightsailClient);
+const cp = mockControlPlane();
+const { ssm } = cp;
 let s3: MemoryS3;
 
 const quiet = { counter: emptyCounter(), incident: null, restartTimes: [], incidents: 0, seen: null };
@@ -33,26 +27,13 @@ const given = (open: Incident | null, written: FleetEvent['kind'][]): void => {
   for (const kind of written) s3.set(`peer-sync/events/${INCIDENT}/${kind}.json`, event(kind));
 };
 
-/** Every call that changes something, anywhere. */
-const mutations = (): string[] => [
-  ...s3.puts.map((p) => `PUT ${p.key}`),
-  ...ssm.commandCalls(SendCommandCommand).map((c) => `SSM ${c.args[0].input.Parameters?.commands?.[0] ?? ''}`),
-  ...sns.commandCalls(PublishCommand).map(() => 'SNS Publish'),
-  ...r53.commandCalls(ChangeResourceRecordSetsCommand).map(() => 'Route53 change'),
-];
+const mutations = (): string[] => mutationsOf(s3, cp);
 
 describe('replay handler', () => {
   const saved = { ...process.env };
   beforeEach(() => {
-    for (const m of [ssm, sns, r53, lightsail]) m.reset();
+    answerControlPlane(cp, { instance: 'running', ping: [] });
     s3 = new MemoryS3();
-    let n = 0;
-    ssm.on(SendCommandCommand).callsFake(() => ({ Command: { CommandId: `cmd-${++n}` } }));
-    ssm.on(GetCommandInvocationCommand).resolves({ Status: 'Success' });
-    ssm.on(DescribeInstanceInformationCommand).resolves({ InstanceInformationList: [] });
-    lightsail.on(GetInstanceStateCommand).resolves({ state: { name: 'running' } });
-    sns.on(PublishCommand).resolves({ MessageId: 'm' });
-    mockOriginRecord(r53);
     Object.assign(process.env, {
       ...routedFleetEnv(),
       LOG_LEVEL: 'silent',
@@ -65,7 +46,7 @@ describe('replay handler', () => {
   });
   afterAll(() => {
     process.env = saved;
-    for (const m of [ssm, sns, r53, lightsail, s3.mock]) m.restore();
+    for (const m of [...cp.all, s3.mock]) m.restore();
   });
 
   describe('dry run', () => {

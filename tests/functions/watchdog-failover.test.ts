@@ -1,22 +1,19 @@
-import { GetInstanceStateCommand, LightsailClient } from '@aws-sdk/client-lightsail';
-import { ChangeResourceRecordSetsCommand, Route53Client } from '@aws-sdk/client-route-53';
-import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
-import { DescribeInstanceInformationCommand, GetCommandInvocationCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { mockClient } from 'aws-sdk-client-mock';
+import { GetInstanceStateCommand } from '@aws-sdk/client-lightsail';
+import { ChangeResourceRecordSetsCommand } from '@aws-sdk/client-route-53';
+import { PublishCommand } from '@aws-sdk/client-sns';
+import { DescribeInstanceInformationCommand, SendCommandCommand } from '@aws-sdk/client-ssm';
 import { handler, resetForTests } from '../../functions/watchdog/handler';
 import type { FleetEvent } from '../../lib/core/events';
 import { emptyCounter } from '../../lib/core/stall';
 import { working } from '../helpers/fixtures';
 import { heartbeat } from '../helpers/fixtures';
-import { mockOriginRecord, routedFleetEnv } from '../helpers/control-plane';
+import { answerControlPlane, mockControlPlane, routedFleetEnv } from '../helpers/control-plane';
 import { MemoryS3 } from '../helpers/memory-s3';
 
 const scheduled = { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} };
 
-const ssm = mockClient(SSMClient);
-const sns = mockClient(SNSClient);
-const r53 = mockClient(Route53Client);
-const lightsail = mockClient(LightsailClient);
+const cp = mockControlPlane();
+const { ssm, sns, r53, lightsail } = cp;
 let s3: MemoryS3;
 
 const kinds = (): string[] => sns.commandCalls(PublishCommand).map((c) => (JSON.parse(c.args[0].input.Message ?? '{}') as FleetEvent).kind);
@@ -25,15 +22,8 @@ const commands = (): string[] => ssm.commandCalls(SendCommandCommand).map((c) =>
 describe('watchdog handler: failover', () => {
   const saved = { ...process.env };
   beforeEach(() => {
-    for (const m of [ssm, sns, r53, lightsail]) m.reset();
+    answerControlPlane(cp, { instance: 'stopped', ping: [{ InstanceId: 'mi-00000000000000001', PingStatus: 'ConnectionLost' }] });
     s3 = new MemoryS3();
-    let n = 0;
-    ssm.on(SendCommandCommand).callsFake(() => ({ Command: { CommandId: `cmd-${++n}` } }));
-    ssm.on(GetCommandInvocationCommand).resolves({ Status: 'Success' });
-    ssm.on(DescribeInstanceInformationCommand).resolves({ InstanceInformationList: [{ InstanceId: 'mi-00000000000000001', PingStatus: 'ConnectionLost' }] });
-    lightsail.on(GetInstanceStateCommand).resolves({ state: { name: 'stopped' } });
-    sns.on(PublishCommand).resolves({ MessageId: 'm' });
-    mockOriginRecord(r53);
     Object.assign(process.env, {
       ...routedFleetEnv(),
     });
@@ -53,7 +43,7 @@ describe('watchdog handler: failover', () => {
   });
   afterAll(() => {
     process.env = saved;
-    for (const m of [ssm, sns, r53, lightsail, s3.mock]) m.restore();
+    for (const m of [...cp.all, s3.mock]) m.restore();
   });
 
   it('promotes the standby of a confirmed-dead primary, starts its worker and moves the record', async () => {

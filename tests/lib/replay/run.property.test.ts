@@ -1,15 +1,11 @@
-import { GetInstanceStateCommand, LightsailClient } from '@aws-sdk/client-lightsail';
-import { ChangeResourceRecordSetsCommand, Route53Client } from '@aws-sdk/client-route-53';
-import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
-import { DescribeInstanceInformationCommand, GetCommandInvocationCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { mockClient } from 'aws-sdk-client-mock';
+import { SendCommandCommand } from '@aws-sdk/client-ssm';
 import fc from 'fast-check';
 import { handler, resetForTests } from '../../../functions/replay/handler';
 import { EVENT_KINDS, type EventKind } from '../../../lib/core/events';
 import { emptyCounter } from '../../../lib/core/stall';
 import type { FailoverStep, Incident, RestartStep } from '../../../lib/core/watchdog-state';
 import { makeEvent } from '../../../lib/core/watchdog-events';
-import { mockOriginRecord, routedFleetEnv } from '../../helpers/control-plane';
+import { answerControlPlane, mockControlPlane, mutations as mutationsOf, routedFleetEnv } from '../../helpers/control-plane';
 import { frozen, heartbeat, working } from '../../helpers/fixtures';
 import { MemoryS3 } from '../../helpers/memory-s3';
 
@@ -19,10 +15,8 @@ import { MemoryS3 } from '../../helpers/memory-s3';
  * not only the states the examples in tests/functions/replay.test.ts pick.
  */
 const INCIDENT = 'node-1-e3-i1';
-const ssm = mockClient(SSMClient);
-const sns = mockClient(SNSClient);
-const r53 = mockClient(Route53Client);
-const lightsail = mockClient(LightsailClient);
+const cp = mockControlPlane();
+const { ssm } = cp;
 let s3: MemoryS3;
 
 interface World {
@@ -85,17 +79,10 @@ const worldArb: fc.Arbitrary<World> = fc
   );
 
 const setUp = (world: World): void => {
-  for (const m of [ssm, sns, r53, lightsail]) m.reset();
+  answerControlPlane(cp, { instance: 'running', ping: [] });
   s3.mock.reset();
   s3.objects.clear();
   s3.install();
-  let n = 0;
-  ssm.on(SendCommandCommand).callsFake(() => ({ Command: { CommandId: `cmd-${++n}` } }));
-  ssm.on(GetCommandInvocationCommand).resolves({ Status: 'Success' });
-  ssm.on(DescribeInstanceInformationCommand).resolves({ InstanceInformationList: [] });
-  lightsail.on(GetInstanceStateCommand).resolves({ state: { name: 'running' } });
-  sns.on(PublishCommand).resolves({ MessageId: 'm' });
-  mockOriginRecord(r53);
   const { primary, epoch } = world.leader;
   s3.set('peer-sync/leader.json', { version: 1, primary, epoch, renewals: 1, reason: 't', changedBy: 't', previous: null, handover: 'immediate' });
   s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', frozen(0, 9, { epochSeen: epoch })));
@@ -106,12 +93,7 @@ const setUp = (world: World): void => {
   s3.puts = [];
 };
 
-const mutations = (): string[] => [
-  ...s3.puts.map((p) => `PUT ${p.key}`),
-  ...ssm.commandCalls(SendCommandCommand).map((c) => `SSM ${c.args[0].input.Parameters?.commands?.[0] ?? ''}`),
-  ...sns.commandCalls(PublishCommand).map(() => 'SNS Publish'),
-  ...r53.commandCalls(ChangeResourceRecordSetsCommand).map(() => 'Route53 change'),
-];
+const mutations = (): string[] => mutationsOf(s3, cp);
 const restarts = (): number => ssm.commandCalls(SendCommandCommand).filter((c) => /systemctl restart/.test(c.args[0].input.Parameters?.commands?.[0] ?? '')).length;
 
 describe('runReplay (property)', () => {
@@ -123,7 +105,7 @@ describe('runReplay (property)', () => {
   });
   afterAll(() => {
     process.env = saved;
-    for (const m of [ssm, sns, r53, lightsail, s3.mock]) m.restore();
+    for (const m of [...cp.all, s3.mock]) m.restore();
   });
 
   it('changes nothing on a dry run, whatever the state', async () => {
