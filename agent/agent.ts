@@ -4,10 +4,12 @@ import type { Config } from '../lib/core/config';
 import { describeError } from '../lib/core/errors';
 import { KEYS } from '../lib/core/keys';
 import { mayConsume } from '../lib/core/lease';
+import { judgeSample } from '../lib/core/stall';
 import type { Heartbeat, Sample } from '../lib/core/schemas';
 import { mono } from '../lib/clock';
 import type { AlertTopic } from '../lib/aws/alerts';
 import type { TaskQueue } from '../lib/aws/queue';
+import type { TriggerReason, WatchdogTrigger } from '../lib/aws/trigger';
 import { alertFromNode } from '../lib/node-alerts';
 import type { StateStore } from '../lib/aws/state-store';
 import type { Logger } from '../lib/log';
@@ -29,12 +31,16 @@ export interface AgentDeps {
   instanceId?: string;
   /** Damage alerts; null without a topic. */
   alerts: AlertTopic | null;
+  /** The watchdog, invoked directly on a failing sample or a role change; null when not configured. */
+  trigger: WatchdogTrigger | null;
 }
 
 /**
- * The on-instance agent (`queen-fleet-peer-sync`): samples health every sample interval and
- * publishes the heartbeat, reads the primary's record every sync interval and tells the worker
- * through the role file whether it may consume, and serves /healthz.
+ * The on-instance agent (`queen-fleet-peer-sync`), three loops that never wait for each other:
+ * the lease (renew or watch `leader.json` every `leaseRenewSeconds`, tell the worker through
+ * the role file whether it may consume), the sample (every sample interval: take a sample,
+ * publish the heartbeat, poke the watchdog when the primary's sample fails) and peer-sync
+ * (every sync interval: the task manifest). It also serves /healthz.
  */
 export class Agent {
   private readonly boot = randomUUID();
@@ -44,13 +50,23 @@ export class Agent {
   private lastRound: RoundStats | null = null;
   private readonly sampler: Sampler;
   private readonly sampleLoop: Loop;
+  private readonly leaseLoop: Loop;
   private readonly syncLoop: Loop;
   private server: Server | undefined;
   private closing: Promise<void> | undefined;
 
   constructor(private readonly deps: AgentDeps) {
     const c = deps.config;
-    this.lease = new LeaseKeeper({ config: c, store: deps.store, log: deps.log, ready: () => (this.samples.at(-1)?.workerProcesses ?? 0) > 0 });
+    this.lease = new LeaseKeeper({
+      config: c,
+      store: deps.store,
+      log: deps.log,
+      ready: () => (this.samples.at(-1)?.workerProcesses ?? 0) > 0,
+      // A node that became primary pokes the watchdog, so traffic follows the lease at once.
+      onRoleChange: (role) => {
+        if (role.role === 'primary') this.poke({ node: c.nodeName, reason: 'role', detail: `primary of epoch ${role.epoch}` });
+      },
+    });
     this.peerSync = new PeerSync({
       store: deps.store,
       log: deps.log,
@@ -80,14 +96,21 @@ export class Agent {
     });
     const onError = (what: string) => (error: unknown) => deps.log.error({ err: describeError(error) }, `${what} failed; next round retries`);
     this.sampleLoop = new Loop(c.sampleIntervalSeconds * 1000, async () => { await this.sampleOnce(); }, onError('sample'));
+    this.leaseLoop = new Loop(() => this.lease.nextDelayMs(), async () => { await this.lease.round(); }, onError('lease'));
     this.syncLoop = new Loop(c.syncIntervalSeconds * 1000, async () => { await this.syncOnce(); }, onError('sync'));
   }
 
-  /** One sync: the lease first (it decides who may consume), then the task manifest. */
+  /** One peer-sync round of the task manifest. The lease has its own loop and never waits for this. */
   async syncOnce(): Promise<void> {
-    await this.lease.sync();
     this.lastRound = await this.peerSync.round();
     this.deps.log.debug({ sync: this.lastRound }, 'peer-sync round');
+  }
+
+  /** Invokes the watchdog (asynchronously, at most a request per sample); a failure is only logged. */
+  private poke(why: TriggerReason): void {
+    const trigger = this.deps.trigger;
+    if (trigger === null) return;
+    trigger.invoke(why).catch((error: unknown) => this.deps.log.warn({ err: describeError(error), reason: why.reason }, 'watchdog not invoked; its schedule and S3 notifications still come'));
   }
 
   /** Takes a sample and publishes the heartbeat with the most recent samples. */
@@ -95,6 +118,7 @@ export class Agent {
     // A lease that lapsed since the last sync fences the worker now, not at the next sync.
     await this.lease.publish();
     const sample = await this.sampler.take();
+    const previous = this.samples.at(-1);
     this.samples.push(sample);
     if (this.samples.length > this.deps.config.heartbeatSamples) this.samples.shift();
     const heartbeat: Heartbeat = {
@@ -107,6 +131,10 @@ export class Agent {
       ...(this.deps.instanceId === undefined ? {} : { instanceId: this.deps.instanceId }),
     };
     await this.deps.store.put(KEYS.heartbeat(this.deps.config.nodeName), heartbeat);
+    // The stall rule's own judgement of this sample: a failing one of the consuming node gets
+    // the watchdog now, not when S3's notification of the heartbeat arrives.
+    const fault = this.lease.current.role === 'primary' ? judgeSample(previous, sample) : null;
+    if (fault !== null) this.poke({ node: this.deps.config.nodeName, reason: 'failing-sample', detail: `sample ${sample.seq}: ${fault}` });
     return sample;
   }
 
@@ -128,19 +156,20 @@ export class Agent {
     return typeof address === 'object' && address !== null ? address.port : 0;
   }
 
-  /** Syncs once (so the worker learns its role at once), then starts both loops and /healthz. */
+  /** One lease round first (so the worker learns its role at once), then the loops and /healthz. */
   async start(): Promise<number> {
-    await this.lease.sync();
+    await this.lease.round();
     const port = await this.listen();
+    this.leaseLoop.start(this.lease.nextDelayMs());
     this.sampleLoop.start();
     this.syncLoop.start(this.deps.config.syncIntervalSeconds * 1000);
     return port;
   }
 
-  /** Stops both loops and the server; safe to call twice. */
+  /** Stops every loop and the server; safe to call twice. */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      await Promise.allSettled([this.sampleLoop.stop(), this.syncLoop.stop()]);
+      await Promise.allSettled([this.sampleLoop.stop(), this.leaseLoop.stop(), this.syncLoop.stop()]);
       await new Promise<void>((resolve) => (this.server === undefined ? resolve() : this.server.close(() => resolve())));
     })();
     return this.closing;

@@ -1,7 +1,20 @@
 import type { Config } from '../lib/core/config';
 import { ConflictError, describeError } from '../lib/core/errors';
 import { KEYS } from '../lib/core/keys';
-import { applyWrite, initialLease, observe, planSync, release, roleOf, type LeaseState, type LeaseTiming } from '../lib/core/lease';
+import {
+  applyWrite,
+  expiresAt,
+  initialLease,
+  observe,
+  observeFailure,
+  planSync,
+  release,
+  releaseAt,
+  roleOf,
+  type LeaseIntent,
+  type LeaseState,
+  type LeaseTiming,
+} from '../lib/core/lease';
 import { leaderSchema } from '../lib/core/schemas';
 import type { StateStore } from '../lib/aws/state-store';
 import { bootId } from '../lib/boot';
@@ -16,12 +29,16 @@ export interface LeaseKeeperDeps {
   /** Is this node's worker alive (may it take the role)? */
   ready: () => boolean;
   clock?: () => number;
+  /** Told when this node's role changes (the agent pokes the watchdog when it becomes primary). */
+  onRoleChange?: (role: RoleFile, before: RoleFile) => void;
 }
 
 /**
- * The agent's side of the lease (lib/core/lease.ts does the deciding): each sync it reads
- * `leader.json`, renews the lease if this node holds it, takes it over if it expired by this
- * node's own clock, and tells the worker through the role file what it may do and until when.
+ * The agent's side of the lease (lib/core/lease.ts does the deciding), on its own loop every
+ * `leaseRenewSeconds`: the primary renews by CAS against the version it wrote last (no read
+ * first); a standby reads the record, takes it over once it expired by this node's own clock,
+ * and a new primary waits out its handover. The role file tells the worker what it may do and
+ * until when. Nothing here waits for peer-sync.
  */
 export class LeaseKeeper {
   private state: LeaseState;
@@ -32,7 +49,7 @@ export class LeaseKeeper {
   constructor(private readonly deps: LeaseKeeperDeps) {
     this.clock = deps.clock ?? mono;
     this.state = initialLease(this.clock());
-    this.timing = { syncMs: deps.config.syncIntervalSeconds * 1000, expiryMs: deps.config.leaseExpirySeconds * 1000 };
+    this.timing = { renewMs: deps.config.leaseRenewSeconds * 1000, expiryMs: deps.config.leaseExpirySeconds * 1000 };
     this.role = { role: 'standby', epoch: 0, validUntil: 0, boot: bootId() };
   }
 
@@ -47,44 +64,76 @@ export class LeaseKeeper {
     return Math.max(0, others.findIndex((n) => n.name === nodeName));
   }
 
-  /** One sync: read, renew or take over, publish the role. Never throws for S3 trouble. */
-  async sync(): Promise<RoleFile> {
-    const me = this.deps.config.nodeName;
-    let readOk = false;
+  private isPrimary(): boolean {
+    return this.state.leader?.primary === this.deps.config.nodeName && this.state.etag !== null;
+  }
+
+  /** Reads the record (If-None-Match: a 304 when it did not change) and folds what it found. */
+  private async look(): Promise<boolean> {
     try {
-      const read = await this.deps.store.read(KEYS.leader, leaderSchema);
-      this.state = observe(me, this.state, read?.value ?? null, read?.etag ?? null, this.clock());
-      readOk = true;
+      const got = await this.deps.store.readIfChanged(KEYS.leader, leaderSchema, this.state.etag);
+      const now = this.clock();
+      if (got === null) this.state = observe(this.deps.config.nodeName, this.state, null, null, now);
+      else if (got.changed) this.state = observe(this.deps.config.nodeName, this.state, got.value, got.etag, now);
+      else this.state = observe(this.deps.config.nodeName, this.state, this.state.leader, this.state.etag, now);
+      return true;
     } catch (error) {
-      this.deps.log.warn({ err: describeError(error) }, 'leader record unreadable this sync');
+      this.state = observeFailure(this.state, this.clock());
+      this.deps.log.warn({ err: describeError(error) }, 'leader record unreadable this round');
+      return false;
     }
-    this.state = release(this.state, this.clock(), this.timing);
-    if (readOk) {
-      const intent = planSync(me, this.state, this.clock(), { timing: this.timing, rank: this.rank(), ready: this.deps.ready() });
-      if (intent.kind !== 'none') {
-        const sentAt = this.clock();
-        let etag: string | null = null;
-        try {
-          etag = intent.etag === null ? await this.deps.store.create(KEYS.leader, intent.next) : await this.deps.store.replace(KEYS.leader, intent.next, intent.etag);
-        } catch (error) {
-          if (!(error instanceof ConflictError)) this.deps.log.warn({ err: describeError(error), intent: intent.kind }, 'lease write failed');
-        }
-        this.state = applyWrite(me, this.state, intent, etag !== null, etag, sentAt, this.clock());
-        if (intent.kind === 'promote' && etag !== null) this.deps.log.warn({ epoch: intent.next.epoch }, intent.next.reason);
+  }
+
+  /** Writes a renewal or a takeover by CAS; a lost race re-reads, other failures only wait. */
+  private async write(intent: Exclude<LeaseIntent, { kind: 'none' }>): Promise<void> {
+    const sentAt = this.clock();
+    try {
+      const etag = intent.etag === null ? await this.deps.store.create(KEYS.leader, intent.next) : await this.deps.store.replace(KEYS.leader, intent.next, intent.etag);
+      this.state = applyWrite(this.deps.config.nodeName, this.state, intent, true, etag, sentAt, this.clock());
+      if (intent.kind === 'promote') this.deps.log.warn({ epoch: intent.next.epoch }, intent.next.reason);
+    } catch (error) {
+      if (error instanceof ConflictError) {
+        await this.look();
+        return;
       }
+      this.state = observeFailure(this.state, this.clock());
+      this.deps.log.warn({ err: describeError(error), intent: intent.kind }, 'lease write failed');
+    }
+  }
+
+  /** One round: renew, or read and perhaps take over; then publish the role. Never throws for S3 trouble. */
+  async round(): Promise<RoleFile> {
+    const me = this.deps.config.nodeName;
+    const seen = this.isPrimary() ? true : await this.look();
+    this.state = release(this.state, this.clock(), this.timing);
+    if (seen) {
+      const intent = planSync(me, this.state, this.clock(), { timing: this.timing, rank: this.rank(), ready: this.deps.ready() });
+      if (intent.kind !== 'none') await this.write(intent);
     }
     return this.publish();
+  }
+
+  /** Milliseconds until the next round is due: a renewal period, or sooner when an expiry or a release falls due. */
+  nextDelayMs(): number {
+    const now = this.clock();
+    const due = [this.timing.renewMs];
+    const releasing = releaseAt(this.state, this.timing);
+    if (releasing !== null && this.state.leader?.primary === this.deps.config.nodeName) due.push(releasing - now);
+    if (!this.isPrimary() && this.deps.ready()) due.push(expiresAt(this.state, { timing: this.timing, rank: this.rank() }) - now);
+    return Math.max(0, Math.min(...due));
   }
 
   /** Recomputes the role by the clock (a lapsed lease fences) and writes it if it changed. */
   async publish(): Promise<RoleFile> {
     const next: RoleFile = { ...roleOf(this.deps.config.nodeName, this.state, this.clock(), this.timing), boot: bootId() };
-    const changed = next.role !== this.role.role || next.epoch !== this.role.epoch;
+    const before = this.role;
+    const changed = next.role !== before.role || next.epoch !== before.epoch;
     if (changed) this.deps.log.info({ role: next.role, epoch: next.epoch }, 'role changed');
-    if (changed || next.validUntil !== this.role.validUntil) {
+    if (changed || next.validUntil !== before.validUntil) {
       this.role = next;
       await writeJsonAtomic(rolePath(this.deps.config.dataDir), next);
     }
+    if (changed) this.deps.onRoleChange?.(next, before);
     return this.role;
   }
 }

@@ -1,5 +1,6 @@
 import { AlertTopic } from '../lib/aws/alerts';
 import { TaskQueue } from '../lib/aws/queue';
+import { WatchdogTrigger } from '../lib/aws/trigger';
 import { wall } from '../lib/clock';
 import { runDaemon } from '../lib/daemon';
 import { Agent } from './agent';
@@ -9,7 +10,8 @@ void runDaemon('agent', async ({ config, clients, store, log }) => {
   const queue = config.queueUrl === undefined ? null : new TaskQueue(clients.sqs(), config.queueUrl);
   const instanceId = config.nodes.find((n) => n.name === config.nodeName)?.instanceId;
   const alerts = config.topicArn === undefined ? null : new AlertTopic(clients.sns(), config.topicArn);
-  const agent = new Agent({ config, store, queue, log, now: wall, alerts, ...(instanceId === undefined ? {} : { instanceId }) });
+  const trigger = config.watchdogFunction === undefined ? null : new WatchdogTrigger(clients.lambda(), config.watchdogFunction);
+  const agent = new Agent({ config, store, queue, log, now: wall, alerts, trigger, ...(instanceId === undefined ? {} : { instanceId }) });
   const port = await agent.start();
   log.info({ healthPort: port }, 'agent started');
   return agent;

@@ -1,7 +1,11 @@
+import { mono } from './clock';
+
 /**
- * A task repeated every `intervalMs`, rescheduled with setTimeout in `finally` (never
+ * A task repeated every `interval` ms, rescheduled with setTimeout in `finally` (never
  * setInterval): a slow round delays the next one instead of piling up. The period is kept
- * against the start time so rounds do not drift.
+ * against the round's start on the monotonic clock, so rounds do not drift and a step of the
+ * wall clock changes no interval. `interval` may instead be a function, asked after each
+ * round how long to wait from now (a lease loop that must wake when an expiry falls due).
  */
 export class Loop {
   private timer: NodeJS.Timeout | undefined;
@@ -9,9 +13,10 @@ export class Loop {
   private running: Promise<void> | undefined;
 
   constructor(
-    private readonly intervalMs: number,
+    private readonly interval: number | (() => number),
     private readonly body: () => Promise<void>,
     private readonly onError: (error: unknown) => void,
+    private readonly clock: () => number = mono,
   ) {}
 
   start(delayMs = 0): void {
@@ -21,12 +26,14 @@ export class Loop {
   private schedule(delayMs: number): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
-      const started = Date.now();
+      const started = this.clock();
       this.running = this.body()
         .catch(this.onError)
         .finally(() => {
           this.running = undefined;
-          this.schedule(Math.max(0, this.intervalMs - (Date.now() - started)));
+          // A function says how long from now; a fixed period counts from the round's start.
+          const delay = typeof this.interval === 'number' ? this.interval - (this.clock() - started) : this.interval();
+          this.schedule(Math.max(0, delay));
         });
     }, delayMs);
   }

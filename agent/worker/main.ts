@@ -1,4 +1,5 @@
 import { AlertTopic } from '../../lib/aws/alerts';
+import { guardWrites } from '../../lib/aws/fence';
 import { TaskQueue } from '../../lib/aws/queue';
 import { wall } from '../../lib/clock';
 import { runDaemon } from '../../lib/daemon';
@@ -10,6 +11,8 @@ void runDaemon(
   async ({ config, clients, store, log }) => {
     const alerts = config.topicArn === undefined ? null : new AlertTopic(clients.sns(), config.topicArn);
     const worker = new Worker({ config, store, queue: new TaskQueue(clients.sqs(), config.queueUrl ?? ''), log, now: wall, alerts });
+    // Every write attempt of the worker's S3 client, retries included, needs a valid lease.
+    guardWrites(clients.s3(), () => worker.mayAct(), config.nodeName);
     await worker.start();
     log.info({ pid: process.pid }, 'worker started');
     return worker;

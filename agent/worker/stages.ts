@@ -2,25 +2,29 @@ import { spawn } from 'node:child_process';
 import type { Config } from '../../lib/core/config';
 import type { Stage } from '../../lib/core/schemas';
 import { sleep } from '../../lib/sleep';
-import { readProc } from '../proc';
+import { processTree } from '../proc';
 
 /** What a stage is given: the task, how long its share of the work is, where to write. */
 export interface StageContext {
   taskId: string;
   stage: Stage;
-  /** Synthetic work for this stage, in ms (the module stages). */
+  /** Synthetic work for this stage, in ms (the module stages; commands get it as STAGE_WORK_MS). */
   workMs: number;
   outputFile: string;
+  /** Aborts the stage: a command's process group gets SIGTERM, then SIGKILL after `killGraceMs`. */
   signal: AbortSignal;
-  /** Called as the stage advances: a tick of progress, and the CPU time of its process if any. */
+  /** Called each time the stage does work: it reported progress, or its processes used CPU. */
   onProgress: (stageCpuMs?: number) => void;
+  /** How often a command's CPU time is read. */
+  pollMs: number;
+  killGraceMs: number;
 }
 
 export type StageRunner = (ctx: StageContext) => Promise<void>;
 
 const TICKS_PER_STAGE = 12;
 
-/** The built-in stage: its share of the task's work in small ticks, each one progress. */
+/** The built-in stage: its share of the task's work in small ticks, each one reported progress. */
 export const syntheticStage: StageRunner = async (ctx) => {
   for (let tick = 0; tick < TICKS_PER_STAGE; tick++) {
     await sleep(ctx.workMs / TICKS_PER_STAGE, ctx.signal);
@@ -29,9 +33,21 @@ export const syntheticStage: StageRunner = async (ctx) => {
   }
 };
 
+/** Sends a signal to a whole process group; a group already gone is not an error. */
+const signalGroup = (pid: number | undefined, signal: NodeJS.Signals): void => {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // ESRCH: the group is gone.
+  }
+};
+
 /**
- * A stage as an external command (argv, no shell, nothing interpolated): progress is the CPU
- * time its process uses, so a long transcode that advances is not taken for a stall.
+ * A stage as an external command (argv, no shell, nothing interpolated), in a process group of
+ * its own. It progresses only when it does work: each line it writes to stdout is reported
+ * progress, and CPU time used by its processes since the last poll counts too. A command that
+ * sleeps, blocks on a dead socket or is stopped makes no progress, however long it lives.
  */
 export const commandStage =
   (argv: readonly string[]): StageRunner =>
@@ -39,18 +55,39 @@ export const commandStage =
     new Promise((resolve, reject) => {
       const [file, ...args] = argv;
       if (file === undefined) return reject(new Error(`stage ${ctx.stage}: empty command`));
-      const child = spawn(file, args, { stdio: 'ignore', env: { ...process.env, TASK_ID: ctx.taskId, STAGE: ctx.stage, OUTPUT_FILE: ctx.outputFile } });
+      const child = spawn(file, args, {
+        detached: true,
+        stdio: ['ignore', 'pipe', 'ignore'],
+        env: { ...process.env, TASK_ID: ctx.taskId, STAGE: ctx.stage, OUTPUT_FILE: ctx.outputFile, STAGE_WORK_MS: String(Math.round(ctx.workMs)) },
+      });
+      let cpuMs = 0;
+      child.stdout?.on('data', (chunk: Buffer) => {
+        if (chunk.includes(10)) ctx.onProgress();
+      });
       const poll = setInterval(() => {
-        void readProc(child.pid ?? 0).then((p) => p !== null && ctx.onProgress(p.cpuMs));
-      }, 1000);
+        void processTree(child.pid ?? 0).then((tree) => {
+          const used = tree.reduce((sum, p) => sum + p.cpuMs, 0);
+          if (used > cpuMs) {
+            cpuMs = used;
+            ctx.onProgress(used);
+          }
+        });
+      }, ctx.pollMs);
+      let killTimer: NodeJS.Timeout | undefined;
       const abort = (): void => {
-        child.kill('SIGTERM');
+        // A stopped process must run to handle SIGTERM; SIGKILL needs no cooperation.
+        signalGroup(child.pid, 'SIGTERM');
+        signalGroup(child.pid, 'SIGCONT');
+        killTimer = setTimeout(() => signalGroup(child.pid, 'SIGKILL'), ctx.killGraceMs);
       };
       ctx.signal.addEventListener('abort', abort, { once: true });
       child.once('error', reject);
       child.once('exit', (code, signal) => {
         clearInterval(poll);
+        clearTimeout(killTimer);
         ctx.signal.removeEventListener('abort', abort);
+        // The group may outlive its leader: nothing of an aborted stage keeps running.
+        if (ctx.signal.aborted) signalGroup(child.pid, 'SIGKILL');
         if (code === 0 || ctx.signal.aborted) resolve();
         else reject(new Error(`stage ${ctx.stage} ${signal === null ? `exited with ${code ?? '?'}` : `killed by ${signal}`}`));
       });

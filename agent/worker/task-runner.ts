@@ -6,6 +6,7 @@ import { checkpointSchema, doneSchema, STAGES, type Checkpoint, type Done } from
 import type { QueueMessage, TaskQueue } from '../../lib/aws/queue';
 import type { StateStore } from '../../lib/aws/state-store';
 import type { Logger } from '../../lib/log';
+import { mono } from '../../lib/clock';
 import { stageRunnerFor } from './stages';
 
 /** A write refused because a newer epoch already wrote: this worker is a zombie for the task. */
@@ -17,6 +18,11 @@ export interface TaskRunnerDeps {
   queue: TaskQueue;
   log: Logger;
   now: () => number;
+  /**
+   * Throws FencedError unless this worker may still act under its lease: called right before
+   * every write and acknowledgement, so a worker that was frozen past its lease sends nothing.
+   */
+  guard: () => void;
 }
 
 /** What the worker learns as a task advances (it keeps the registry). */
@@ -40,6 +46,7 @@ export class TaskRunner {
 
   private async checkpoint(taskId: string, epoch: number, stages: number, outputs: Record<string, string>, resumedFrom?: number): Promise<void> {
     const { result } = await this.deps.store.update(KEYS.checkpoint(taskId), checkpointSchema, (current) => {
+      this.deps.guard();
       if (current !== null && current.epoch > epoch) return { value: null, result: 'stale' as const };
       const next: Checkpoint = {
         version: 1,
@@ -60,10 +67,11 @@ export class TaskRunner {
    * (SIGTERM), so a restart resumes from there instead of from the first stage.
    */
   async run(taskId: string, workSeconds: number, message: QueueMessage, epoch: number, signal: AbortSignal, drain: AbortSignal, on: TaskEvents): Promise<TaskOutcome> {
-    const { store, queue, config } = this.deps;
+    const { store, queue, config, guard } = this.deps;
     const existing = await store.read(KEYS.done(taskId), doneSchema);
     if (existing !== null) {
       on.done(existing.value, false);
+      guard();
       await queue.delete(message.receiptHandle);
       return 'already-done';
     }
@@ -72,7 +80,8 @@ export class TaskRunner {
     const from = saved?.value.stages ?? 0;
     if (from > 0) on.resumed(from);
     const extendEveryMs = (config.visibilityTimeoutSeconds * 1000) / 2;
-    let lastExtend = Date.now();
+    const pollMs = Math.max(20, Math.min(1000, (config.sampleIntervalSeconds * 1000) / 4));
+    let lastExtend = mono();
     for (let stage = from; stage < STAGES.length; stage++) {
       const name = STAGES[stage] ?? 'delivery';
       const outputKey = KEYS.output(taskId, name);
@@ -82,15 +91,23 @@ export class TaskRunner {
         workMs: (workSeconds * 1000) / STAGES.length,
         outputFile: join(config.dataDir, 'outputs', `${taskId}.${name}`),
         signal,
+        pollMs,
+        killGraceMs: Math.max(100, (config.workerStopTimeoutSeconds * 1000) / 6),
         onProgress: (cpu) => {
           on.progress(stage, cpu);
-          if (Date.now() - lastExtend >= extendEveryMs) {
-            lastExtend = Date.now();
-            void queue.setVisibility(message.receiptHandle, config.visibilityTimeoutSeconds).catch(() => undefined);
+          if (mono() - lastExtend >= extendEveryMs) {
+            lastExtend = mono();
+            try {
+              guard();
+              void queue.setVisibility(message.receiptHandle, config.visibilityTimeoutSeconds).catch(() => undefined);
+            } catch {
+              // Fenced: the fence watch hands the task back; nothing is extended meanwhile.
+            }
           }
         },
       });
       if (signal.aborted) return 'aborted';
+      guard();
       await store.put(outputKey, { taskId, stage: name, node: config.nodeName, epoch });
       await this.checkpoint(taskId, epoch, stage + 1, { [name]: outputKey }, stage === from && from > 0 ? from : undefined);
       on.checkpointed(stage + 1);
@@ -99,6 +116,7 @@ export class TaskRunner {
     const done: Done = { version: 1, taskId, node: config.nodeName, epoch, finishedAt: this.deps.now() };
     let first = true;
     try {
+      guard();
       await store.create(KEYS.done(taskId), done);
     } catch (error) {
       if (!(error instanceof ConflictError)) throw error;
@@ -108,6 +126,7 @@ export class TaskRunner {
     on.done(winner, first);
     // The message goes only after the completion is durable: a crash before this line repeats
     // the task, and the repeat finds done.json and stops there.
+    guard();
     await queue.delete(message.receiptHandle);
     return 'done';
   }

@@ -1,4 +1,5 @@
-import { describeError } from '../../lib/core/errors';
+import { stageHangSeconds } from '../../lib/core/config';
+import { describeError, FencedError } from '../../lib/core/errors';
 import { STAGES, taskMessageSchema, type InFlightTask } from '../../lib/core/schemas';
 import { alertFromNode } from '../../lib/node-alerts';
 import type { AlertTopic } from '../../lib/aws/alerts';
@@ -13,24 +14,28 @@ import { readProc } from '../proc';
 import { emptyRegistry, loadRegistry, readJsonFile, registryPath, roleFileSchema, rolePath, workerPidPath, writeJsonAtomic, type Registry, type RoleFile } from '../registry';
 import { sleep } from '../../lib/sleep';
 
-export interface WorkerDeps extends TaskRunnerDeps {
+export interface WorkerDeps extends Omit<TaskRunnerDeps, 'guard'> {
   /** Poison-task alerts; null without a topic. */
   alerts: AlertTopic | null;
 }
-
 
 interface Running {
   task: InFlightTask;
   message: QueueMessage;
   abort: AbortController;
+  /** Monotonic ms: when the message was received (its visibility runs from here) and when the task last did work. */
+  receivedAt: number;
+  lastProgress: number;
 }
 
+const NO_ROLE: RoleFile = { role: 'standby', epoch: 0, validUntil: 0, boot: '' };
 
 /**
- * The synthetic worker of the local fleet (`queen-fleet-worker`): consumes the task queue
- * while the agent says this node is primary, advances each task's progress counter, completes
- * it by creating `done.json` (If-None-Match: *), and deletes the message only after that.
- * A SIGSTOP freezes it exactly like a real hang: no progress, no completions.
+ * The reference worker (`queen-fleet-worker`): consumes the task queue while the agent says
+ * this node is primary, runs each task's stages, completes it by creating `done.json`
+ * (If-None-Match: *), and deletes the message only after that. It acts only under a valid
+ * lease (every write is guarded by it), stops a task whose stage does no work for
+ * `stageHangSeconds`, and hands such tasks back to the queue.
  */
 export class Worker {
   private registry: Registry = emptyRegistry();
@@ -46,17 +51,24 @@ export class Worker {
   /** Aborts the receive under way when the lease lapses. */
   private receiving: AbortController | undefined;
   private watchTimer: NodeJS.Timeout | undefined;
+  /** The agent's last word on the role, re-read every watch tick and before every receive. */
+  private role: RoleFile = NO_ROLE;
 
   private readonly runner: TaskRunner;
   /** SIGTERM: running tasks stop after checkpointing their current stage. */
   private readonly draining = new AbortController();
 
   constructor(private readonly deps: WorkerDeps) {
-    this.runner = new TaskRunner(deps);
+    this.runner = new TaskRunner({ ...deps, guard: () => this.guard() });
   }
 
   private get dataDir(): string {
     return this.deps.config.dataDir;
+  }
+
+  /** How often the registry is written and the fence and hung stages are checked. */
+  private get tickMs(): number {
+    return Math.max(20, Math.min(250, (this.deps.config.sampleIntervalSeconds * 1000) / 4));
   }
 
   async start(): Promise<void> {
@@ -72,32 +84,51 @@ export class Worker {
     const { live } = splitByAge(registry.tasks, this.deps.now(), 2 * this.deps.config.taskRetentionSeconds * 1000);
     this.registry = { ...registry, inFlight: [], tasks: live };
     await this.flush();
-    const flushMs = Math.max(20, Math.min(250, (this.deps.config.sampleIntervalSeconds * 1000) / 4));
     const flushLoop = (): void => {
       this.flushTimer = setTimeout(() => {
         void this.flush().finally(flushLoop);
-      }, flushMs);
+      }, this.tickMs);
     };
     flushLoop();
     const watch = (): void => {
       this.watchTimer = setTimeout(() => {
-        void this.checkFence().finally(watch);
-      }, flushMs);
+        void this.watchOnce().finally(watch);
+      }, this.tickMs);
     };
     watch();
     this.pollDone = this.poll();
   }
 
-  /** May this worker consume right now? The agent's word, checked against the clock. */
+  /** May this worker act now? The agent's word, from this machine's boot, still valid by the monotonic clock. */
+  mayAct(): boolean {
+    return this.role.boot === bootId() && mayConsume(this.role, mono());
+  }
+
+  private guard(): void {
+    if (!this.mayAct()) throw new FencedError(`${this.deps.config.nodeName}: no valid lease (role ${this.role.role}, epoch ${this.role.epoch}): not acting`);
+  }
+
+  /** Re-reads the role file; the in-memory copy only ever lags behind it towards "not allowed". */
+  private async refreshRole(): Promise<RoleFile> {
+    this.role = (await readJsonFile(rolePath(this.dataDir), roleFileSchema).catch(() => null)) ?? NO_ROLE;
+    return this.role;
+  }
+
+  /** May this worker consume right now? Returns the role it may consume under, or null. */
   private async allowed(): Promise<RoleFile | null> {
-    const role = await this.role();
-    return role.boot === bootId() && mayConsume(role, mono()) ? role : null;
+    await this.refreshRole();
+    return this.mayAct() ? this.role : null;
+  }
+
+  private async watchOnce(): Promise<void> {
+    await this.checkFence();
+    this.checkHung();
   }
 
   /**
-   * Self-fencing: once the lease lapses or another node holds it, stop the receive under way,
-   * abandon running tasks and hand their messages back at once, so the next primary starts
-   * with them and never shares them.
+   * Self-fencing: once the lease lapses or another node holds it, stop the receive under way and
+   * abandon running tasks, handing back at once the messages still invisible under this
+   * worker's receipt, so the next primary starts with them and never shares them.
    */
   private async checkFence(): Promise<void> {
     if (this.registry.consumingEpoch === null || (await this.allowed()) !== null) return;
@@ -107,7 +138,20 @@ export class Worker {
     this.receiving?.abort();
     const abandoned = [...this.running.values()];
     for (const r of abandoned) r.abort.abort();
-    await Promise.allSettled(abandoned.map((r) => this.deps.queue.setVisibility(r.message.receiptHandle, 0)));
+    await Promise.allSettled(abandoned.map((r) => this.handBack(r.message, r.receivedAt)));
+  }
+
+  /** Stops each task whose stage did no work for `stageHangSeconds`, and gives its message back. */
+  private checkHung(): void {
+    const limitMs = stageHangSeconds(this.deps.config) * 1000;
+    const now = mono();
+    for (const r of this.running.values()) {
+      if (r.abort.signal.aborted || now - r.lastProgress < limitMs) continue;
+      const reason = `stage ${r.task.stage ?? '?'} made no progress for ${Math.round((now - r.lastProgress) / 100) / 10} s: stopped`;
+      this.deps.log.warn({ taskId: r.task.taskId, stage: r.task.stage }, reason);
+      r.abort.abort(new Error(reason));
+      void this.giveBack(r.message, reason, this.registry.consumingEpoch ?? 0, r.receivedAt);
+    }
   }
 
   private async flush(): Promise<void> {
@@ -120,13 +164,9 @@ export class Worker {
     });
   }
 
-  private async role(): Promise<RoleFile> {
-    return (await readJsonFile(rolePath(this.dataDir), roleFileSchema).catch(() => null)) ?? { role: 'standby', epoch: 0, validUntil: 0, boot: '' };
-  }
-
   private async poll(): Promise<void> {
     const c = this.deps.config;
-    const idleMs = (c.syncIntervalSeconds * 1000) / 4;
+    const idleMs = (c.leaseRenewSeconds * 1000) / 4;
     while (!this.stopping.signal.aborted) {
       const role = await this.allowed();
       const free = c.concurrency - this.running.size;
@@ -135,7 +175,9 @@ export class Worker {
         this.registry.consumingEpoch = epoch;
         this.dirty = true;
       }
-      if (role === null || free <= 0) {
+      // A long poll must end before the lease does: no message is handed out after it.
+      const waitSeconds = role === null ? 0 : Math.min(c.receiveWaitSeconds, Math.floor((role.validUntil - mono()) / 1000 - c.leaseRenewSeconds / 10));
+      if (role === null || free <= 0 || waitSeconds < 0) {
         await new Promise<void>((resolve) => {
           this.wake = resolve;
           void sleep(idleMs, this.stopping.signal).then(resolve);
@@ -145,13 +187,14 @@ export class Worker {
       this.receiving = new AbortController();
       const signal = AbortSignal.any([this.stopping.signal, this.receiving.signal]);
       try {
-        const messages = await this.deps.queue.receive(free, c.receiveWaitSeconds, c.visibilityTimeoutSeconds, signal, role.epoch);
+        const messages = await this.deps.queue.receive(free, waitSeconds, c.visibilityTimeoutSeconds, signal, role.epoch);
+        const receivedAt = mono();
         // The lease may have lapsed during the long poll: nothing received then is kept.
         if ((await this.allowed())?.epoch !== role.epoch) {
           await Promise.allSettled(messages.map((m) => this.deps.queue.setVisibility(m.receiptHandle, 0)));
           continue;
         }
-        for (const m of messages) this.begin(m, role.epoch);
+        for (const m of messages) this.begin(m, role.epoch, receivedAt);
       } catch (error) {
         if (this.stopping.signal.aborted) break;
         if (signal.aborted) continue;
@@ -161,7 +204,7 @@ export class Worker {
     }
   }
 
-  private begin(message: QueueMessage, epoch: number): void {
+  private begin(message: QueueMessage, epoch: number, receivedAt: number): void {
     let taskId: string;
     let workSeconds: number;
     try {
@@ -170,19 +213,21 @@ export class Worker {
       workSeconds = task.workSeconds;
     } catch (error) {
       this.deps.log.error({ err: describeError(error), messageId: message.id }, 'malformed task message');
-      void this.giveBack(message, `malformed: ${describeError(error)}`, epoch);
+      void this.giveBack(message, `malformed: ${describeError(error)}`, epoch, receivedAt);
       return;
     }
     if (this.running.has(taskId)) return;
-    const run: Running = { task: { taskId, progress: 0, stage: STAGES[0] }, message, abort: new AbortController() };
+    const run: Running = { task: { taskId, progress: 0, stage: STAGES[0] }, message, abort: new AbortController(), receivedAt, lastProgress: receivedAt };
     this.running.set(taskId, run);
     this.record(taskId, { status: 'running', epoch });
     const task: Promise<void> = this.runner
       .run(taskId, workSeconds, message, epoch, run.abort.signal, this.draining.signal, this.events(run, epoch))
       .then(() => undefined)
       .catch(async (error: unknown) => {
+        // Fenced or stopped as hung: the fence watch and the hang check already handed it back.
+        if (error instanceof FencedError || run.abort.signal.aborted) return;
         this.deps.log.error({ err: describeError(error), taskId }, 'task failed; its message goes back to the queue');
-        await this.giveBack(message, describeError(error), epoch);
+        await this.giveBack(message, describeError(error), epoch, receivedAt);
       })
       .finally(() => {
         this.running.delete(taskId);
@@ -202,12 +247,16 @@ export class Worker {
         this.record(taskId, { stages: from });
       },
       progress: (stage, cpu) => {
+        run.lastProgress = mono();
         run.task.progress++;
         run.task.stage = STAGES[stage];
         if (cpu !== undefined) run.task.stageCpuMs = cpu;
         this.record(taskId, { progress: run.task.progress });
       },
-      checkpointed: (stages) => this.record(taskId, { status: 'checkpointed', stages, epoch }),
+      checkpointed: (stages) => {
+        run.lastProgress = mono();
+        this.record(taskId, { status: 'checkpointed', stages, epoch });
+      },
       done: (winner, first) => {
         this.record(taskId, { status: 'done', stages: STAGES.length, done: { node: winner.node, epoch: winner.epoch, at: winner.finishedAt } });
         if (!first) return;
@@ -220,11 +269,20 @@ export class Worker {
   }
 
   /**
-   * Hands a message back at once (so a retry does not wait out the visibility timeout); on
-   * its last allowed receive, SQS's redrive moves it to the dead-letter queue next: alert.
+   * Makes a message visible again at once, unless its visibility already ran out by this
+   * node's clock: then another consumer may hold it, and its old receipt must not touch it.
    */
-  private async giveBack(message: QueueMessage, reason: string, epoch: number): Promise<void> {
+  private async handBack(message: QueueMessage, receivedAt: number): Promise<void> {
+    if (mono() - receivedAt >= this.deps.config.visibilityTimeoutSeconds * 1000) return;
     await this.deps.queue.setVisibility(message.receiptHandle, 0).catch(() => undefined);
+  }
+
+  /**
+   * Hands a message back (so a retry does not wait out the visibility timeout); on its last
+   * allowed receive, SQS's redrive moves it to the dead-letter queue next: alert.
+   */
+  private async giveBack(message: QueueMessage, reason: string, epoch: number, receivedAt: number): Promise<void> {
+    await this.handBack(message, receivedAt);
     if (message.receiveCount < this.deps.config.maxReceiveCount) return;
     await this.alert('POISON_TASK', `poison-${message.id}`, epoch, `message ${message.id} failed ${message.receiveCount} times: ${reason}`);
   }
@@ -251,7 +309,7 @@ export class Worker {
       await Promise.race([Promise.allSettled([...this.tasks]), sleep((this.deps.config.workerStopTimeoutSeconds * 1000) / 2)]);
       const inFlight = [...this.running.values()];
       for (const r of inFlight) r.abort.abort();
-      await Promise.allSettled(inFlight.map((r) => this.deps.queue.setVisibility(r.message.receiptHandle, 0)));
+      await Promise.allSettled(inFlight.map((r) => this.handBack(r.message, r.receivedAt)));
       await this.pollDone;
       clearTimeout(this.flushTimer);
       this.running.clear();

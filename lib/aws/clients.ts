@@ -4,6 +4,7 @@ import { SNSClient } from '@aws-sdk/client-sns';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { LightsailClient } from '@aws-sdk/client-lightsail';
 import { Route53Client } from '@aws-sdk/client-route-53';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { fromIni } from '@aws-sdk/credential-providers';
 
 /** Options every client shares; the SDK itself reads AWS_ENDPOINT_URL(_<SERVICE>) and credentials. */
@@ -103,6 +104,9 @@ export class ClientFactory {
   }
   route53(): Route53Client {
     return this.memo('route53', () => new Route53Client(this.base));
+  }
+  lambda(): LambdaClient {
+    return this.memo('lambda', () => new LambdaClient(this.base));
   }
 
   /** Closes every client built so far (idempotent). */

@@ -38,8 +38,15 @@ export const configSchema = z
     stallSamples: z.number().int().min(2).max(100).default(8),
     recoverySamples: z.number().int().min(1).max(100).default(2),
     heartbeatSamples: z.number().int().min(2).max(200).default(16),
-    leaseRenewSeconds: seconds.default(30),
-    leaseExpirySeconds: seconds.default(90),
+    /** The primary renews its lease, and each standby reads it, this often (its own loop). */
+    leaseRenewSeconds: seconds.default(10),
+    /** A standby takes an expired lease after this long without a change; the primary fences one renewal earlier. */
+    leaseExpirySeconds: seconds.default(30),
+    /**
+     * A stage with no progress (no CPU used, nothing reported) for this long is stopped and its
+     * task retried; by default two samples short of the stall window (90 s), see `stageHangSeconds`.
+     */
+    stageHangSeconds: seconds.optional(),
 
     restartBudgetPerHour: z.number().int().min(0).default(3),
     failoverCooldownSeconds: z.number().min(0).default(300),
@@ -52,6 +59,11 @@ export const configSchema = z
     recordTtl: z.number().int().min(0).max(86_400).default(60),
     restartVerifySeconds: seconds.default(60),
     watchdogScheduleSeconds: seconds.default(60),
+    /**
+     * The watchdog function (name or ARN) the agent invokes asynchronously when a sample of the
+     * primary fails or the role changes, so a verdict never waits for S3's notifications.
+     */
+    watchdogFunction: z.string().regex(/^[A-Za-z0-9:_./-]{1,170}$/, 'must be a Lambda function name or ARN').optional(),
 
     concurrency: z.number().int().min(1).max(64).default(2),
     /**
@@ -81,8 +93,10 @@ export const configSchema = z
       ctx.addIssue({ code: 'custom', path: [path], message });
     };
     if (!(c.sampleIntervalSeconds < c.syncIntervalSeconds)) issue('syncIntervalSeconds', 'must be greater than sampleIntervalSeconds');
-    if (!(c.syncIntervalSeconds <= c.leaseRenewSeconds)) issue('leaseRenewSeconds', 'must be at least syncIntervalSeconds');
-    if (!(c.leaseRenewSeconds < c.leaseExpirySeconds)) issue('leaseExpirySeconds', 'must be greater than leaseRenewSeconds');
+    if (!(c.leaseExpirySeconds >= 3 * c.leaseRenewSeconds)) issue('leaseExpirySeconds', 'must be at least 3 × leaseRenewSeconds, so one failed renewal does not fence the primary');
+    if (c.stageHangSeconds !== undefined && !(c.stageHangSeconds < c.stallSamples * c.sampleIntervalSeconds)) {
+      issue('stageHangSeconds', 'must be shorter than the stall window (stallSamples × sampleIntervalSeconds): a hung task is retried before the whole worker is judged stalled');
+    }
     if (!(c.completionWindowSeconds >= c.sampleIntervalSeconds)) issue('completionWindowSeconds', 'must be at least sampleIntervalSeconds');
     if (!(c.heartbeatSamples >= c.stallSamples)) issue('heartbeatSamples', 'must be at least stallSamples so a late watchdog sees a whole window');
     const names = new Set<string>();
@@ -102,6 +116,14 @@ export const configSchema = z
 export type Config = z.output<typeof configSchema>;
 export type ConfigInput = z.input<typeof configSchema>;
 
+/**
+ * How long a stage may make no progress before the worker stops it: the setting, or two samples
+ * short of the stall window (at least one sample), so a hung task is retried before the whole
+ * worker would be judged stalled and restarted.
+ */
+export const stageHangSeconds = (c: Pick<Config, 'stageHangSeconds' | 'stallSamples' | 'sampleIntervalSeconds'>): number =>
+  c.stageHangSeconds ?? Math.max(1, c.stallSamples - 2) * c.sampleIntervalSeconds;
+
 /** Duration settings the drill divides by its time scale. */
 export const DURATION_KEYS = [
   'sampleIntervalSeconds',
@@ -109,6 +131,7 @@ export const DURATION_KEYS = [
   'completionWindowSeconds',
   'leaseRenewSeconds',
   'leaseExpirySeconds',
+  'stageHangSeconds',
   'restartVerifySeconds',
   'failoverCooldownSeconds',
   'commandWaitSeconds',
@@ -176,6 +199,9 @@ export const buildConfig = (env: Readonly<Record<string, string | undefined>>, f
 /** Returns a copy with every duration divided by `timeScale` (drills run time faster). */
 export const scaleConfig = (config: Config, timeScale: number): Config => {
   const scaled: Config = { ...config };
-  for (const key of DURATION_KEYS) scaled[key] = config[key] / timeScale;
+  for (const key of DURATION_KEYS) {
+    const value = config[key];
+    if (value !== undefined) scaled[key] = value / timeScale;
+  }
   return scaled;
 };

@@ -14,6 +14,18 @@ export class FleetError extends Error {
 /** A compare-and-swap lost: the object changed (412) or a concurrent write is in progress (409). */
 export class ConflictError extends FleetError {}
 
+/**
+ * An event id is taken by a different event (another incident, or another step under the
+ * same id): writing it would lose this one silently, so it is an error instead.
+ */
+export class EventConflictError extends FleetError {}
+
+/**
+ * A worker that no longer holds a valid lease tried to act on a task: refused before anything
+ * was sent, so a zombie (a frozen primary that woke after a failover) writes nothing.
+ */
+export class FencedError extends FleetError {}
+
 /** The service asked us to slow down (503 SlowDown, 429, ThrottlingException). Retryable. */
 export class ThrottledError extends FleetError {}
 

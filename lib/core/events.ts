@@ -60,3 +60,10 @@ export type FleetEvent = z.output<typeof fleetEventSchema>;
 
 /** The key of an event object below the state prefix. */
 export const eventKey = (event: Pick<FleetEvent, 'incidentId' | 'kind'>): string => `events/${event.incidentId}/${event.kind}.json`;
+
+/**
+ * True when two events are the same incident step: what concurrent or repeated runs of one
+ * step write under one id (their times and wording may differ, the step may not).
+ */
+export const sameStep = (a: FleetEvent, b: FleetEvent): boolean =>
+  a.id === b.id && a.kind === b.kind && a.node === b.node && a.epoch === b.epoch && a.newPrimary === b.newPrimary && a.newEpoch === b.newEpoch;

@@ -14,6 +14,11 @@ export interface ManualFailoverInput {
   watchdog: Observed<WatchdogState>;
   now: number;
   sampleMs: number;
+  /**
+   * Random characters that make the incident id unique: `now` may come from S3's Date header,
+   * which has whole seconds, and two failovers in one second must not share an id.
+   */
+  nonce: string;
 }
 
 /** Go ahead (from whom, at which epoch), refuse, or reject the arguments. */
@@ -25,7 +30,7 @@ export type ManualFailoverPlan =
       from: string;
       fromEpoch: number;
       to: string;
-      /** `manual-<epoch>-<ms>`: the incident its events are filed under. */
+      /** `manual-<epoch>-<ms>-<nonce>`: the incident its events are filed under, unique per failover. */
       incidentId: string;
       /** The readiness objections `--force` overrode; empty when the target was ready. */
       overridden: string[];
@@ -61,7 +66,7 @@ export const planManualFailover = (input: ManualFailoverInput): ManualFailoverPl
   const busy = watchdogBusy(input.watchdog, current.primary);
   const objections = [...ready.reasons, ...(busy === null ? [] : [busy])];
   if (objections.length > 0 && !input.force) return { kind: 'refuse', message: `${ready.ready ? `${to} is ready, but` : `${to} is not ready:`} ${objections.join('; ')}. Use --force to go ahead anyway.` };
-  return { kind: 'go', from: current.primary, fromEpoch: current.epoch, to, incidentId: `manual-${current.epoch}-${input.now}`, overridden: objections };
+  return { kind: 'go', from: current.primary, fromEpoch: current.epoch, to, incidentId: `manual-${current.epoch}-${input.now}-${input.nonce}`, overridden: objections };
 };
 
 type Go = Extract<ManualFailoverPlan, { kind: 'go' }>;

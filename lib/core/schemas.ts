@@ -66,11 +66,16 @@ export const leaderSchema = z.strictObject({
   /** The primary of the previous epoch, if any. */
   previous: nodeName.nullable().default(null),
   /**
-   * When the new primary may start consuming: `immediate` (the old one is confirmed stopped
-   * or dead, or the lease expired by the promoter's clock) or `await-fence` (wait until the
-   * old one reports it stopped, or a full lease expiry by the new primary's own clock).
+   * When the new primary may start consuming: `immediate` (the old one is confirmed stopped,
+   * or the lease expired by the promoter's own clock) or `await-fence` (a full lease expiry by
+   * the new primary's own clock, counted from when it saw the replaced version).
    */
   handover: z.enum(['immediate', 'await-fence']).default('immediate'),
+  /**
+   * The version this record replaced (its epoch and renewal count). A new primary that saw
+   * exactly that version times its handover wait from when it saw it (lib/core/lease.ts).
+   */
+  replaces: z.strictObject({ epoch: z.number().int().min(0), renewals: z.number().int().min(0) }).optional(),
 });
 export type Leader = z.output<typeof leaderSchema>;
 

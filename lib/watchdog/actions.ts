@@ -1,5 +1,5 @@
-import { ConflictError, describeError, NotFoundError } from '../core/errors';
-import { eventKey, type FleetEvent } from '../core/events';
+import { ConflictError, describeError, EventConflictError, NotFoundError } from '../core/errors';
+import { eventKey, fleetEventSchema, sameStep, type FleetEvent } from '../core/events';
 import { KEYS } from '../core/keys';
 import type { WatchdogAction } from '../core/watchdog';
 import { markRestartResult, markRestartSent } from '../core/watchdog';
@@ -7,13 +7,23 @@ import { emptyWatchdogState, watchdogStateSchema, type WatchdogState } from '../
 import type { NodeCommand } from '../aws/run-command';
 import type { WatchdogDeps } from './deps';
 
-/** Writes the event once (If-None-Match: *) and alerts only if this call created it. */
+/**
+ * Writes the event once (If-None-Match: *) and alerts only if this call created it. An id
+ * already taken by the same step (a concurrent or repeated run) is not an error; an id taken
+ * by a different event is: an EventConflictError, never a silently lost step.
+ */
 export const emit = async ({ store, alerts, log }: WatchdogDeps, event: FleetEvent): Promise<boolean> => {
+  const key = eventKey(event);
   try {
-    await store.create(eventKey(event), event);
+    await store.create(key, event);
   } catch (error) {
-    if (error instanceof ConflictError) return false;
-    throw error;
+    if (!(error instanceof ConflictError)) throw error;
+    const existing = await store.read(key, fleetEventSchema).catch((cause: unknown) => {
+      throw new EventConflictError(`${key} exists and cannot be read (${describeError(cause)}): event ${event.id} not written`, { cause });
+    });
+    if (existing !== null && sameStep(existing.value, event)) return false;
+    const other = existing === null ? 'an object that is gone again' : `${existing.value.kind} of ${existing.value.node} at epoch ${existing.value.epoch}${existing.value.newPrimary === undefined ? '' : ` → ${existing.value.newPrimary}`}`;
+    throw new EventConflictError(`${key} is taken by a different event (${other}): event ${event.id} not written`);
   }
   log.info({ event: event.kind, node: event.node, incident: event.incidentId }, event.summary);
   if (alerts !== null) {

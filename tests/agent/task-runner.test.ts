@@ -9,6 +9,7 @@ import { StaleEpochError, TaskRunner, type TaskEvents } from '../../agent/worker
 import { TaskQueue } from '../../lib/aws/queue';
 import { StateStore } from '../../lib/aws/state-store';
 import { buildConfig } from '../../lib/core/config';
+import { FencedError } from '../../lib/core/errors';
 import { MemoryS3 } from '../helpers/memory-s3';
 
 const sqs = mockClient(SQSClient);
@@ -18,7 +19,10 @@ const quiet: TaskEvents = { resumed: () => undefined, progress: () => undefined,
 describe('TaskRunner', () => {
   let s3: MemoryS3;
   let runner: TaskRunner;
+  /** The lease as the worker sees it: tests fence it mid-task. */
+  let fenced: boolean;
   beforeEach(() => {
+    fenced = false;
     sqs.reset();
     sqs.on(DeleteMessageCommand).resolves({});
     s3 = new MemoryS3();
@@ -29,6 +33,9 @@ describe('TaskRunner', () => {
       queue: new TaskQueue(new SQSClient({ region: 'us-west-2' }), 'http://q'),
       log: pino({ level: 'silent' }),
       now: () => 1_000,
+      guard: () => {
+        if (fenced) throw new FencedError('fenced');
+      },
     });
   });
   afterAll(() => {
@@ -76,6 +83,27 @@ describe('TaskRunner', () => {
     drain.abort();
     expect(await runner.run('t1', 0.02, message, 3, new AbortController().signal, drain.signal, quiet)).toBe('aborted');
     expect(s3.json('peer-sync/tasks/t1/checkpoint.json')).toMatchObject({ stages: 1 });
+    expect(sqs).not.toHaveReceivedCommand(DeleteMessageCommand);
+  });
+
+  it('writes and acknowledges nothing once its lease lapsed mid-task (a frozen primary that woke up)', async () => {
+    let progressed = 0;
+    const events: TaskEvents = {
+      ...quiet,
+      progress: () => {
+        // The lease lapses while the first stage runs, as when the whole node froze past it.
+        if (++progressed === 3) fenced = true;
+      },
+    };
+    await expect(runner.run('t1', 0.02, message, 3, ...signals(), events)).rejects.toBeInstanceOf(FencedError);
+    expect(s3.puts).toEqual([]);
+    expect(sqs).not.toHaveReceivedCommand(DeleteMessageCommand);
+  });
+
+  it('does not even acknowledge a task found done once fenced', async () => {
+    s3.set('peer-sync/tasks/t1/done.json', { version: 1, taskId: 't1', node: 'node-1', epoch: 2, finishedAt: 5 });
+    fenced = true;
+    await expect(runner.run('t1', 0.02, message, 3, ...signals(), quiet)).rejects.toBeInstanceOf(FencedError);
     expect(sqs).not.toHaveReceivedCommand(DeleteMessageCommand);
   });
 });

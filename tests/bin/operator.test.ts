@@ -235,7 +235,7 @@ describe('fleet failover', () => {
     expect(await storedLeader()).toMatchObject({ primary: 'node-2', epoch: 2, previous: 'node-1', handover: 'await-fence' });
     const event = await storedEvent(String(doc?.incidentId));
     expect(event).toMatchObject({ kind: 'PROMOTED', node: 'node-1', epoch: 1, newPrimary: 'node-2', newEpoch: 2 });
-    expect(event?.incidentId).toMatch(/^manual-1-\d+$/);
+    expect(event?.incidentId).toMatch(/^manual-1-\d+-[0-9a-f]{8}$/);
     expect(event?.summary).toContain('Reason: kernel update on node-1.');
     expect(await fleet.dns.current()).toBe('192.0.2.2');
   });

@@ -1,9 +1,9 @@
-import { buildConfig, scaleConfig } from '../../../lib/core/config';
+import { buildConfig, scaleConfig, stageHangSeconds } from '../../../lib/core/config';
 import { ValidationError } from '../../../lib/core/errors';
 
 describe('buildConfig', () => {
   it('gives the seed defaults', () => {
-    expect(buildConfig({})).toMatchObject({ sampleIntervalSeconds: 15, syncIntervalSeconds: 30, completionWindowSeconds: 300, stallSamples: 8, leaseRenewSeconds: 30, leaseExpirySeconds: 90, region: 'us-west-2' });
+    expect(buildConfig({})).toMatchObject({ sampleIntervalSeconds: 15, syncIntervalSeconds: 30, completionWindowSeconds: 300, stallSamples: 8, leaseRenewSeconds: 10, leaseExpirySeconds: 30, region: 'us-west-2' });
   });
 
   it('reads numbers and JSON arrays from the environment, over the file', () => {
@@ -11,6 +11,12 @@ describe('buildConfig', () => {
     expect(c.stallSamples).toBe(6);
     expect(c.bucket).toBe('my-bucket');
     expect(c.nodes).toEqual([{ name: 'node-1', instanceId: 'mi-0123456789abcdef0', priority: 100 }]);
+  });
+
+  it('stops a hung stage two samples before the stall window, or when told', () => {
+    expect(stageHangSeconds(buildConfig({}))).toBe(90);
+    expect(stageHangSeconds(buildConfig({}, { stallSamples: 4 }))).toBe(30);
+    expect(stageHangSeconds(buildConfig({}, { stageHangSeconds: 20 }))).toBe(20);
   });
 
   it('treats an empty variable as unset', () => {
@@ -27,7 +33,8 @@ describe('buildConfig', () => {
     ['an unknown FLEET_ variable', { FLEET_STAL_SAMPLES: '8' }, undefined, 'FLEET_STAL_SAMPLES'],
     ['a number that is not one', { FLEET_SAMPLE_INTERVAL_SECONDS: 'soon' }, undefined, 'sampleIntervalSeconds'],
     ['a sample interval not below the sync interval', { FLEET_SAMPLE_INTERVAL_SECONDS: '30' }, undefined, 'syncIntervalSeconds'],
-    ['a lease that expires before it is renewed', {}, { leaseExpirySeconds: 20 }, 'leaseExpirySeconds'],
+    ['a lease one failed renewal would lapse', {}, { leaseExpirySeconds: 20 }, 'leaseExpirySeconds'],
+    ['a hang limit as long as the stall window', {}, { stageHangSeconds: 120 }, 'stageHangSeconds'],
     ['a bad instance id', {}, { nodes: [{ name: 'node-1', instanceId: 'server-1' }] }, 'nodes.0.instanceId'],
     ['duplicate node names', {}, { nodes: [{ name: 'node-1', instanceId: 'mi-0123456789abcdef0' }, { name: 'node-1', instanceId: 'mi-0123456789abcdef1' }] }, 'nodes.1.name'],
     ['an agent node that is not in the fleet', { FLEET_NODE_NAME: 'node-9' }, { nodes: [{ name: 'node-1', instanceId: 'mi-0123456789abcdef0' }] }, 'nodeName'],
@@ -48,7 +55,9 @@ describe('scaleConfig', () => {
   it('divides every duration and nothing else', () => {
     const c = scaleConfig(buildConfig({}), 20);
     expect(c.sampleIntervalSeconds).toBe(0.75);
-    expect(c.leaseExpirySeconds).toBe(4.5);
+    expect(c.leaseExpirySeconds).toBe(1.5);
+    expect(c.stageHangSeconds).toBeUndefined();
+    expect(scaleConfig(buildConfig({}, { stageHangSeconds: 60 }), 20).stageHangSeconds).toBe(3);
     expect(c.stallSamples).toBe(8);
   });
 });

@@ -16,6 +16,7 @@ const input = (over: Partial<ManualFailoverInput> = {}): ManualFailoverInput => 
   watchdog: { state: 'missing' },
   now: NOW,
   sampleMs: 15_000,
+  nonce: '0a1b2c3d',
   ...over,
 });
 
@@ -32,7 +33,7 @@ const busyWith = (over: Partial<Incident>): ManualFailoverInput['watchdog'] => (
 
 describe('planManualFailover', () => {
   it('moves the role from the primary and epoch it read, under a manual incident id', () => {
-    expect(planManualFailover(input())).toEqual({ kind: 'go', from: 'node-1', fromEpoch: 4, to: 'node-2', incidentId: `manual-4-${NOW}`, overridden: [] });
+    expect(planManualFailover(input())).toEqual({ kind: 'go', from: 'node-1', fromEpoch: 4, to: 'node-2', incidentId: `manual-4-${NOW}-0a1b2c3d`, overridden: [] });
   });
 
   it('rejects a node the configuration does not name, as a bad --to', () => {
@@ -67,7 +68,7 @@ describe('leaderReason and promotedSummary', () => {
   it("carry the operator's reason, and say when --force was used", () => {
     const plan = planManualFailover(input({ force: true, heartbeats: new Map() }));
     if (plan.kind !== 'go') throw new Error('expected a plan');
-    expect(leaderReason(plan, 'kernel update')).toBe(`manual-4-${NOW}: node-1 → node-2: kernel update (--force)`);
+    expect(leaderReason(plan, 'kernel update')).toBe(`manual-4-${NOW}-0a1b2c3d: node-1 → node-2: kernel update (--force)`);
     const summary = promotedSummary(plan, { reason: 'kernel update', newEpoch: 5, handover: 'await-fence', outgoingStopped: false });
     expect(summary).toContain('node-2 is primary of epoch 5 (starts once the old lease has lapsed)');
     expect(summary).toContain('Reason: kernel update.');

@@ -41,11 +41,11 @@ describe('promotion race on the local cloud', () => {
       });
     const standbys = [keeper('node-2'), keeper('node-3')];
     // Each standby sees the record once, then nothing changes for longer than any expiry.
-    await Promise.all(standbys.map((k) => k.sync()));
+    await Promise.all(standbys.map((k) => k.round()));
     clock += 600_000;
     const results = await Promise.all([
       ...['node-2', 'node-3', 'node-2'].map((to) => promoteGuarded(store(), { from: 'node-1', to, fromEpoch: 1, reason: 'race', outgoingStopped: false }).then((r) => r.detail === 'promoted')),
-      ...standbys.map((k) => k.sync().then((role) => role.role === 'primary')),
+      ...standbys.map((k) => k.round().then((role) => role.role === 'primary')),
     ]);
     const leader = await store().read(KEYS.leader, leaderSchema);
     expect(leader?.value.epoch).toBe(2);

@@ -89,7 +89,10 @@ const setUp = (world: World): void => {
   s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9).map((s) => ({ ...s, epochSeen: epoch, consumingEpoch: null }))));
   const quiet = { counter: emptyCounter(), incident: null, restartTimes: [], incidents: 1, seen: null };
   s3.set('peer-sync/watchdog/state.json', { version: 1, revision: 1, lastFailoverAt: null, nodes: { 'node-1': { ...quiet, incident: world.incident }, 'node-2': quiet } });
-  for (const kind of new Set([...world.written, world.eventKind])) s3.set(`peer-sync/events/${INCIDENT}/${kind}.json`, makeEvent(kind, 'node-1', { id: INCIDENT, epoch: 3 }, emptyCounter(), 1, kind));
+  // Written as the watchdog writes them: failover steps name their target (and the new epoch once promoted).
+  const extra = (kind: EventKind): { newPrimary?: string; newEpoch?: number } =>
+    kind === 'FAILOVER_STARTED' ? { newPrimary: 'node-2' } : kind === 'PROMOTED' || kind === 'RECORD_CHANGED' ? { newPrimary: 'node-2', newEpoch: 4 } : {};
+  for (const kind of new Set([...world.written, world.eventKind])) s3.set(`peer-sync/events/${INCIDENT}/${kind}.json`, makeEvent(kind, 'node-1', { id: INCIDENT, epoch: 3 }, emptyCounter(), 1, kind, extra(kind)));
   s3.puts = [];
 };
 
