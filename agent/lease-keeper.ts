@@ -1,5 +1,5 @@
 import type { Config } from '../lib/core/config';
-import { ConflictError, describeError } from '../lib/core/errors';
+import { describeError, lostRace } from '../lib/core/errors';
 import { KEYS } from '../lib/core/keys';
 import {
   applyWrite,
@@ -92,7 +92,7 @@ export class LeaseKeeper {
       this.state = applyWrite(this.deps.config.nodeName, this.state, intent, true, etag, sentAt, this.clock());
       if (intent.kind === 'promote') this.deps.log.warn({ epoch: intent.next.epoch }, intent.next.reason);
     } catch (error) {
-      if (error instanceof ConflictError) {
+      if (lostRace(error)) {
         await this.look();
         return;
       }

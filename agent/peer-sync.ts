@@ -1,4 +1,4 @@
-import { ConflictError, CorruptObjectError, describeError } from '../lib/core/errors';
+import { CorruptObjectError, describeError, lostRace } from '../lib/core/errors';
 import { archiveDay, bucketOf, bucketsToSync, splitByAge, hashTasks, manifestRootSchema, manifestShardSchema, mergeTasks, partition, BUCKETS, type ManifestRoot, type TaskEntry, type TaskMap } from '../lib/core/manifest';
 import { KEYS } from '../lib/core/keys';
 import { doneSchema } from '../lib/core/schemas';
@@ -178,7 +178,7 @@ export class PeerSync {
         rootChanged = true;
       },
       (error) => {
-        if (!(error instanceof ConflictError)) return false;
+        if (!lostRace(error)) return false;
         this.deps.log.debug({ err: describeError(error) }, 'manifest changed under this round; merging again');
         return true;
       },

@@ -7,6 +7,7 @@ import { parseJsonText } from '../lib/core/validate';
 import { DEMO_SCENARIO, DEMO_TIME_SCALE } from '../lib/drill/demo';
 import { formatEntry, formatSummary } from '../lib/drill/render';
 import { runDrill } from '../lib/drill/run';
+import { resolveBehaviour } from '../lib/localcloud/behaviour';
 import { registerOperatorCommands } from './commands';
 
 /** Exit codes of DESIGN section 8. */
@@ -30,7 +31,10 @@ const readScenario = (file: string): Scenario => {
   } catch (error) {
     throw new ValidationError(`scenario file ${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? describeError(error)})`, '--scenario');
   }
-  return parseScenario(parseJsonText(text, `scenario file ${file}`));
+  const scenario = parseScenario(parseJsonText(text, `scenario file ${file}`));
+  // The cloud's behaviour overrides are checked here too, so bad ones exit 2 before anything starts.
+  resolveBehaviour(scenario.behaviour);
+  return scenario;
 };
 
 /** Runs a scenario with the live timeline on stdout; returns the exit code. */

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Config } from '../../lib/core/config';
 import type { Stage } from '../../lib/core/schemas';
 import { sleep } from '../../lib/sleep';
@@ -55,6 +57,7 @@ export const commandStage =
     new Promise((resolve, reject) => {
       const [file, ...args] = argv;
       if (file === undefined) return reject(new Error(`stage ${ctx.stage}: empty command`));
+      mkdirSync(dirname(ctx.outputFile), { recursive: true });
       const child = spawn(file, args, {
         detached: true,
         stdio: ['ignore', 'pipe', 'ignore'],

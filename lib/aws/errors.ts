@@ -1,4 +1,4 @@
-import { ConflictError, FleetError, NotFoundError, ThrottledError, UnreachableError } from '../core/errors';
+import { ConcurrentWriteError, ConflictError, FleetError, NotFoundError, ThrottledError, TransientError, UnreachableError } from '../core/errors';
 
 interface SdkErrorLike {
   name?: string;
@@ -26,14 +26,16 @@ export const toFleetError = (error: unknown, what: string): FleetError => {
   const e = error as SdkErrorLike;
   const status = e.$metadata?.httpStatusCode;
   const name = e.name ?? 'Error';
-  if (status === 412 || status === 409 || name === 'PreconditionFailed' || name === 'ConditionalRequestConflict') {
-    return new ConflictError(`${what}: precondition failed (${name})`, { cause: error });
+  if (name === 'ConditionalRequestConflict' || (status === 409 && name !== 'PreconditionFailed')) {
+    return new ConcurrentWriteError(`${what}: a concurrent write to the key is in progress (${name})`, { cause: error });
   }
+  if (status === 412 || name === 'PreconditionFailed') return new ConflictError(`${what}: precondition failed (${name})`, { cause: error });
   if (THROTTLE_NAMES.has(name) || status === 429 || status === 503 || e.$retryable?.throttling === true) {
     return new ThrottledError(`${what}: throttled (${name})`, { cause: error });
   }
   if (NOT_FOUND_NAMES.has(name) || status === 404) return new NotFoundError(`${what}: not found (${name})`, { cause: error });
   if (isConnectionError(error)) return new UnreachableError(`${what}: unreachable (${name})`, { cause: error });
+  if (status !== undefined && status >= 500) return new TransientError(`${what}: the service failed the request (${name}, ${status})`, { cause: error });
   const message = error instanceof Error ? error.message : String(error);
   return new FleetError(`${what}: ${name}: ${message}`, { cause: error });
 };

@@ -4,7 +4,11 @@ import type { NodeSpec } from '../core/config';
 import type { Confirmation } from '../core/liveness';
 
 const RUNNING = new Set(['running']);
-const STOPPED = new Set(['stopped', 'stopping', 'shutting-down', 'terminated']);
+/**
+ * Only these confirm that nothing runs on the instance any more. `stopping` and `shutting-down`
+ * do not: the OS may still be shutting its services down, the worker among them.
+ */
+const STOPPED = new Set(['stopped', 'terminated']);
 
 /**
  * The independent opinions about a silent node: Lightsail's view of the instance and SSM's

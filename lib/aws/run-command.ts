@@ -1,4 +1,4 @@
-import { GetCommandInvocationCommand, SendCommandCommand, type SSMClient } from '@aws-sdk/client-ssm';
+import { CancelCommandCommand, GetCommandInvocationCommand, SendCommandCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import { FleetError } from '../core/errors';
 import { toFleetError } from './errors';
 
@@ -37,15 +37,21 @@ const STATUS: Record<string, InvocationStatus> = {
 export class RunCommand {
   constructor(private readonly ssm: SSMClient) {}
 
+  /**
+   * Sends a fixed command. `timeoutSeconds` is the delivery timeout (SSM's minimum is 30 s): a
+   * node that cannot be reached until then never runs it. The execution timeout is as short,
+   * so an invocation stuck on a node that died mid-command ends within both (not AWS's 1 h).
+   */
   async send(instanceId: string, command: NodeCommand, comment: string, timeoutSeconds = 60): Promise<string> {
+    const timeout = Math.max(30, Math.ceil(timeoutSeconds));
     try {
       const out = await this.ssm.send(
         new SendCommandCommand({
           DocumentName: 'AWS-RunShellScript',
           InstanceIds: [instanceId],
-          Parameters: { commands: [NODE_COMMANDS[command]] },
+          Parameters: { commands: [NODE_COMMANDS[command]], executionTimeout: [String(timeout)] },
           Comment: comment.slice(0, 100),
-          TimeoutSeconds: Math.max(30, Math.ceil(timeoutSeconds)),
+          TimeoutSeconds: timeout,
         }),
       );
       const id = out.Command?.CommandId;
@@ -64,6 +70,18 @@ export class RunCommand {
       return { status: STATUS[word] ?? 'running', detail: `${word}${output === '' ? '' : `: ${output}`}`.slice(0, 500) };
     } catch (error) {
       throw toFleetError(error, `SSM GetCommandInvocation ${commandId}`);
+    }
+  }
+
+  /**
+   * Cancels a command the caller gave up on: one still waiting for an unreachable node will not
+   * run when the node comes back. AWS does not promise to stop one already running.
+   */
+  async cancel(commandId: string, instanceId: string): Promise<void> {
+    try {
+      await this.ssm.send(new CancelCommandCommand({ CommandId: commandId, InstanceIds: [instanceId] }));
+    } catch (error) {
+      throw toFleetError(error, `SSM CancelCommand ${commandId}`);
     }
   }
 }

@@ -1,6 +1,7 @@
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { randomUUID } from 'node:crypto';
+import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { z } from 'zod';
-import { ConflictError, CorruptObjectError, isRetryable, NotFoundError, OversizedError, ValidationError } from '../core/errors';
+import { CorruptObjectError, isRetryable, lostRace, NotFoundError, OversizedError, ValidationError } from '../core/errors';
 import { retry, realRetryDeps, type RetryDeps, type RetryPolicy } from '../core/retry';
 import { parseJsonText, parseWith } from '../core/validate';
 import { toFleetError } from './errors';
@@ -40,16 +41,33 @@ export interface RequestCounts {
   bytesDown: number;
 }
 
-const DEFAULT_REQUEST_RETRY: RetryPolicy = { attempts: 4, baseMs: 50, capMs: 2_000 };
+// Six attempts span about 1.5 s at most: long enough to outlast a burst of 409s or SlowDowns.
+const DEFAULT_REQUEST_RETRY: RetryPolicy = { attempts: 6, baseMs: 50, capMs: 2_000 };
 const DEFAULT_CAS_RETRY: RetryPolicy = { attempts: 40, baseMs: 10, capMs: 500 };
 
 /**
+ * The user metadata every write carries: a random token naming that write, followed by the
+ * tokens of the versions it was written over (newest first), so a writer can tell later that its
+ * write landed even when others have written since.
+ */
+export const WRITE_TOKENS = 'write-tokens';
+const TOKEN_HISTORY = 16;
+/** Versions whose token chains are kept, to extend them on the next CAS of the same key. */
+const CHAIN_CACHE = 2_000;
+
+/**
  * JSON objects in the state bucket, with conditional create (If-None-Match: *) and
- * compare-and-swap update (If-Match: etag). 412 and 409 become ConflictError; throttling is
- * retried with jitter; every read is validated against its schema.
+ * compare-and-swap update (If-Match: etag); every read is validated against its schema.
+ * 412 becomes ConflictError; 409 (a concurrent write), throttling and 5xx are retried with
+ * jitter. An outcome the caller cannot see is resolved, not guessed: every write carries a
+ * token of its own at the head of the object's token chain, and a conditional write refused
+ * after an earlier attempt of it lost its response (applied, then a reset or a 500) finds its
+ * token in the chain and counts as done, even if others wrote on top of it since.
  */
 export class StateStore {
   readonly counts: RequestCounts = { GET: 0, PUT: 0, LIST: 0, bytesUp: 0, bytesDown: 0 };
+  /** The token chain of each version this store last read or wrote, by key and ETag. */
+  private readonly chains = new Map<string, { etag: string; tokens: string[] }>();
   private readonly requestRetry: RetryPolicy;
   private readonly casRetry: RetryPolicy;
   private readonly deps: RetryDeps;
@@ -95,6 +113,7 @@ export class StateStore {
         }
         const text = (await out.Body?.transformToString('utf8')) ?? '';
         this.counts.bytesDown += Buffer.byteLength(text);
+        this.remember(full, out.ETag ?? '', out.Metadata?.[WRITE_TOKENS]);
         return { text, etag: out.ETag ?? '' };
       } catch (error) {
         if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 304) return 'unchanged' as const;
@@ -135,16 +154,62 @@ export class StateStore {
     return { changed: true, ...this.parse(schema, full, raw) };
   }
 
+  private remember(full: string, etag: string, tokens: string | string[] | undefined): void {
+    const list = Array.isArray(tokens) ? tokens : (tokens ?? '').split(' ').filter((t) => t !== '');
+    this.chains.delete(full);
+    this.chains.set(full, { etag, tokens: list });
+    if (this.chains.size > CHAIN_CACHE) this.chains.delete(this.chains.keys().next().value ?? '');
+  }
+
+  /** The object's token chain and ETag as they are now; null when it does not exist. */
+  private async landed(full: string): Promise<{ tokens: string[]; etag: string } | null> {
+    this.counts.GET++;
+    try {
+      const out = await this.s3.send(new HeadObjectCommand({ Bucket: this.options.bucket, Key: full }));
+      return { tokens: (out.Metadata?.[WRITE_TOKENS] ?? '').split(' '), etag: out.ETag ?? '' };
+    } catch (error) {
+      if (toFleetError(error, full) instanceof NotFoundError) return null;
+      throw error;
+    }
+  }
+
+  /**
+   * One conditional or plain PUT. Resolves with the new ETag, or with '' when this write landed
+   * but someone else has written on top of it since (the caller's next CAS must then re-read).
+   */
   private async putBody(key: string, value: unknown, condition: { IfMatch?: string; IfNoneMatch?: string }): Promise<string> {
     const full = this.fullKey(key);
     const body = JSON.stringify(value);
+    const token = randomUUID();
+    const known = this.chains.get(full);
+    const over = condition.IfMatch !== undefined && known?.etag === condition.IfMatch ? known.tokens : [];
+    const chain = [token, ...over].slice(0, TOKEN_HISTORY);
+    const conditional = condition.IfMatch !== undefined || condition.IfNoneMatch !== undefined;
+    let attempts = 0;
     return this.request(`PUT ${full}`, async () => {
       this.counts.PUT++;
       this.counts.bytesUp += Buffer.byteLength(body);
-      const out = await this.s3.send(
-        new PutObjectCommand({ Bucket: this.options.bucket, Key: full, Body: body, ContentType: 'application/json', ...condition }),
-      );
-      return out.ETag ?? '';
+      try {
+        const out = await this.s3.send(
+          new PutObjectCommand({ Bucket: this.options.bucket, Key: full, Body: body, ContentType: 'application/json', Metadata: { [WRITE_TOKENS]: chain.join(' ') }, ...condition }),
+        );
+        this.remember(full, out.ETag ?? '', chain);
+        return out.ETag ?? '';
+      } catch (error) {
+        attempts++;
+        const refused = toFleetError(error, `PUT ${full}`);
+        // Refused, but perhaps only because an earlier attempt (ours, or the SDK's retry of
+        // it) landed and lost its response: then our token is in the object's chain.
+        if (conditional && lostRace(refused) && (attempts > 1 || (error as { $metadata?: { attempts?: number } }).$metadata?.attempts !== 1)) {
+          const now = await this.landed(full);
+          if (now?.tokens[0] === token) {
+            this.remember(full, now.etag, now.tokens);
+            return now.etag;
+          }
+          if (now?.tokens.includes(token) === true) return '';
+        }
+        throw refused;
+      }
     });
   }
 
@@ -198,7 +263,7 @@ export class StateStore {
         else await this.replace(key, next.value, etag);
         return { written: true, result: next.result };
       },
-      (error) => error instanceof ConflictError,
+      lostRace,
       this.casRetry,
       this.deps,
     );

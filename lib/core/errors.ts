@@ -35,6 +35,15 @@ export class NotFoundError extends FleetError {}
 /** The service could not be reached (connection refused, reset, timeout). Retryable. */
 export class UnreachableError extends FleetError {}
 
+/** The service failed the request (a 5xx other than throttling); it may have been applied. Retryable. */
+export class TransientError extends FleetError {}
+
+/**
+ * S3's 409 ConditionalRequestConflict: a conditional write raced another write to the key.
+ * Nothing is known about the object (it may or may not exist): retry, never read it as "exists".
+ */
+export class ConcurrentWriteError extends FleetError {}
+
 /** Input that fails its schema: a config, an S3 object, an event, a scenario file. */
 export class ValidationError extends FleetError {
   constructor(
@@ -75,9 +84,12 @@ export class OversizedError extends CorruptObjectError {
   }
 }
 
+/** A compare-and-swap lost to another writer, or raced one (409): re-read and decide again. */
+export const lostRace = (error: unknown): boolean => error instanceof ConflictError || error instanceof ConcurrentWriteError;
+
 /** True for errors a bounded retry with back-off may cure. */
 export const isRetryable = (error: unknown): boolean =>
-  error instanceof ThrottledError || error instanceof UnreachableError;
+  error instanceof ThrottledError || error instanceof UnreachableError || error instanceof TransientError || error instanceof ConcurrentWriteError;
 
 /** A message safe to show a person or put in an alert: never a stack or a raw SDK object. */
 export const describeError = (error: unknown): string =>

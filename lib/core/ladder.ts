@@ -11,12 +11,17 @@ export type WatchdogAction =
   | { kind: 'publish'; event: FleetEvent }
   | { kind: 'command'; node: string; instanceId: string; incidentId: string; command: 'restartWorker' | 'restartAgent' }
   | { kind: 'verify'; node: string; instanceId: string; incidentId: string; commandId: string; deadline: number }
-  | { kind: 'failover'; node: string; incidentId: string; step: FailoverStep };
+  | { kind: 'failover'; node: string; incidentId: string; step: FailoverStep }
+  /** Point the origin record at the primary `leader.json` names (traffic follows the lease). */
+  | { kind: 'route'; primary: string; epoch: number };
 
 export type WatchdogSettings = Pick<
   Config,
   'nodes' | 'stallSamples' | 'recoverySamples' | 'restartBudgetPerHour' | 'restartVerifySeconds' | 'sampleIntervalSeconds' | 'failoverCooldownSeconds' | 'commandWaitSeconds'
->;
+> & {
+  /** An origin record is configured: the watchdog keeps it on the primary. */
+  routed?: boolean;
+};
 
 /** Everything one judgement reads, and where it puts its actions. */
 export interface LadderContext {
@@ -127,30 +132,55 @@ const tryFailover = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch, incid
   return { ...watch, incident: { ...incident, failover: step } };
 };
 
-/** Silence of a node: dead (fail over or alert), or a dead agent on a live instance (restart it). */
+/** What AWS says of a silent node, for its alert. */
+const evidence = (c: Confirmation | undefined): string => `Lightsail: ${c?.instance ?? 'not asked'}, SSM: ${c?.ssm ?? 'not asked'}`;
+
+/**
+ * Silence of the primary. Confirmed dead (Lightsail stopped, or SSM lost its agent): fail over
+ * at once. Not confirmed, as for a VM that crashed a minute ago (Lightsail still reads running,
+ * SSM notices only after minutes): alert, and let the lease decide. A standby takes over only
+ * once the primary has not renewed for a full expiry by the standby's own clock, so a primary
+ * that only lost its heartbeats keeps the role; traffic then follows the lease.
+ */
+const judgePrimarySilence = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch, silence: 'silent' | 'dead'): NodeWatch => {
+  const conf = ctx.confirmations.get(spec.name);
+  let next = watch;
+  let incident = watch.incident?.kind === 'dead' ? watch.incident : null;
+  if (incident === null) {
+    incident = openIncident(spec, watch, 'dead', ctx.leader?.epoch ?? 0, ctx.now);
+    next = { ...watch, incident, incidents: watch.incidents + 1 };
+    if (silence === 'silent') {
+      publish(ctx, spec, 'NODE_SILENT', incident, watch.counter, `${spec.name}: the primary is silent (${evidence(conf)}); nothing confirms yet that it is gone, its lease decides.`);
+      return next;
+    }
+  }
+  if (silence === 'silent' || incident.confirmed === true) return silence === 'dead' ? tryFailover(ctx, spec, next, incident) : next;
+  const confirmed: Incident = { ...incident, confirmed: true };
+  publish(ctx, spec, 'NODE_DEAD', confirmed, watch.counter, `${spec.name}: the primary's node is gone (no heartbeat; ${evidence(conf)}).`);
+  return tryFailover(ctx, spec, { ...next, incident: confirmed }, confirmed);
+};
+
+/**
+ * Silence of a standby: the fleet lost its redundancy. Unless AWS says the machine is gone, its
+ * agent is restarted once through SSM: a dead agent comes back; for a crashed node the command
+ * waits undelivered and is cancelled when the watchdog gives up on it.
+ */
+const judgeStandbySilence = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch, silence: 'silent' | 'dead'): NodeWatch => {
+  if (watch.incident?.kind === 'standby' || watch.incident?.kind === 'agent') return progressCommand(ctx, spec, watch);
+  const conf = ctx.confirmations.get(spec.name);
+  const opened = openIncident(spec, watch, 'standby', ctx.leader?.epoch ?? 0, ctx.now);
+  const next = { ...watch, incident: opened, incidents: watch.incidents + 1 };
+  const gone = silence === 'dead' ? 'its node is gone' : 'it is silent';
+  publish(ctx, spec, 'REDUNDANCY_LOST', opened, watch.counter, `${spec.name}: the standby is lost: ${gone} (no heartbeat; ${evidence(conf)}).${silence === 'dead' ? '' : ' Restarting its agent.'}`);
+  return silence === 'dead' ? next : claimCommand(ctx, spec, next, opened, 'restartAgent');
+};
+
+/** Silence of a node, or null when it is heard from. */
 const judgeSilence = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch, isPrimary: boolean): NodeWatch | null => {
   const silent = isSilent(watch, ctx.now, ctx.settings.sampleIntervalSeconds * 1000);
   const silence = classifySilence(silent, ctx.confirmations.get(spec.name));
   if (silence === 'none') return null;
-  if (silence === 'unconfirmed') return watch;
-  const epoch = ctx.leader?.epoch ?? 0;
-  const incident = watch.incident;
-  if (silence === 'agent-dead') {
-    if (incident?.kind === 'agent') return progressCommand(ctx, spec, watch);
-    const opened = openIncident(spec, watch, 'agent', epoch, ctx.now);
-    publish(ctx, spec, 'AGENT_DEAD', opened, watch.counter, `${spec.name}: the agent is silent but the instance runs and answers SSM.`);
-    return claimCommand(ctx, spec, { ...watch, incidents: watch.incidents + 1 }, opened, 'restartAgent');
-  }
-  const wanted: Incident['kind'] = isPrimary ? 'dead' : 'standby';
-  if (incident?.kind === wanted) return isPrimary ? tryFailover(ctx, spec, watch, incident) : watch;
-  const opened = openIncident(spec, watch, wanted, epoch, ctx.now);
-  const next = { ...watch, incident: opened, incidents: watch.incidents + 1 };
-  if (!isPrimary) {
-    publish(ctx, spec, 'REDUNDANCY_LOST', opened, watch.counter, `${spec.name}: the standby's node is gone (no heartbeat, confirmed).`);
-    return next;
-  }
-  publish(ctx, spec, 'NODE_DEAD', opened, watch.counter, `${spec.name}: the primary's node is gone (no heartbeat, confirmed).`);
-  return tryFailover(ctx, spec, next, opened);
+  return isPrimary ? judgePrimarySilence(ctx, spec, watch, silence) : judgeStandbySilence(ctx, spec, watch, silence);
 };
 
 /** The stall ladder of the primary: restart, recover or escalate, then fail over. */

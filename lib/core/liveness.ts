@@ -4,12 +4,17 @@ import type { NodeWatch } from './watchdog-state';
 
 /** Independent evidence about a silent node, gathered by the handler (Lightsail, SSM). */
 export interface Confirmation {
+  /** `stopped` only for Lightsail's stopped or terminated: a crashed or frozen VM reads `running`. */
   instance: 'running' | 'stopped' | 'unknown';
   ssm: 'online' | 'lost' | 'unknown';
 }
 
-/** What the silence of a node means, once confirmed. */
-export type Silence = 'none' | 'unconfirmed' | 'node-dead' | 'agent-dead';
+/**
+ * What the silence of a node means: `dead` when AWS confirms the machine is gone (Lightsail
+ * says stopped, or SSM lost its agent, which takes AWS minutes); `silent` when nothing says
+ * so yet, as for a VM that crashed a minute ago: Lightsail still reports `running` then.
+ */
+export type Silence = 'none' | 'silent' | 'dead';
 
 /** Records the newest sample the heartbeat carries, timed by the watchdog's own clock. */
 export const updateSeen = (watch: NodeWatch, hb: Heartbeat | undefined, now: number): NodeWatch => {
@@ -42,17 +47,26 @@ export const suspectWaitMs = (watches: Readonly<Record<string, NodeWatch>>, hear
 };
 
 /**
- * The silence is only trusted with a second, independent opinion: a stopped instance or an
- * SSM agent that lost its connection means the node is gone; a running instance whose SSM
- * agent is online means only our agent died.
+ * Silence of a node, and whether AWS confirms it. A stopped instance or an SSM agent that lost
+ * its connection is a second opinion, independent of our agent and of S3: the node is gone.
  */
 export const classifySilence = (silent: boolean, confirmation: Confirmation | undefined): Silence => {
   if (!silent) return 'none';
-  if (confirmation === undefined) return 'unconfirmed';
-  if (confirmation.instance === 'stopped' || confirmation.ssm === 'lost') return 'node-dead';
-  if (confirmation.instance === 'running' && confirmation.ssm === 'online') return 'agent-dead';
-  return 'unconfirmed';
+  return confirmation !== undefined && (confirmation.instance === 'stopped' || confirmation.ssm === 'lost') ? 'dead' : 'silent';
 };
+
+/**
+ * After a time the watchdog could not judge (an S3 outage, a watchdog outage), silence it did
+ * not see happen proves nothing: every node's silence counts again from now.
+ */
+export const regainSight = (watches: Readonly<Record<string, NodeWatch>>, now: number): Record<string, NodeWatch> =>
+  Object.fromEntries(
+    Object.entries(watches).map(([name, w]) => {
+      // A node already known silent stays so: only a new sample of its own may say it is back.
+      const known = w.incident !== null && w.incident.kind !== 'stall';
+      return [name, known || w.seen === null || w.seen.at >= now ? w : { ...w, seen: { ...w.seen, at: now } }];
+    }),
+  );
 
 /**
  * Standbys that could take over now, best first: a fresh heartbeat, a live worker, synced to

@@ -19,10 +19,14 @@ export interface Observations {
   supervisorRestarts: { t: number; node: string }[];
   /** Every successful write of leader.json. */
   leaders: { t: number; epoch: number; primary: string }[];
-  /** ReceiveMessage calls that handed out messages, with the epoch the consumer claimed. */
+  /** Every ReceiveMessage answered (empty long polls too), with the epoch the consumer claimed. */
   receives: { t: number; node: string; count: number; epoch: number | null }[];
-  /** Every change of the origin record, and each node's address in it. */
-  dnsChanges: { t: number; value: string }[];
+  /** Task-state writes that were applied (checkpoints, completions), with the epoch they carry. */
+  writes: { t: number; node: string; kind: 'checkpoint' | 'done'; taskId: string; epoch: number }[];
+  /** When a primary's heartbeat carried the last sample of a full window of failing samples. */
+  windows: { t: number; node: string }[];
+  /** Every change of the origin record (applied by the API, and INSYNC), and each node's address in it. */
+  dnsChanges: { t: number; value: string; insyncAt: number }[];
   addresses: Readonly<Record<string, string>>;
   /** Successful creations of done.json, per task id. */
   completions: ReadonlyMap<string, number>;
@@ -32,18 +36,27 @@ export interface Observations {
   timeline: TimelineEntry[];
   aws: Report['aws'];
   lambdaInvocations: number;
+  /** How often the local cloud's unkind behaviours struck (lost responses, 409s, SlowDowns, …). */
+  cloud: Record<string, number>;
 }
 
 export interface Incident {
   node: string;
   fault: string;
   faultAt: number;
+  /** For a stall: when the window of failing samples closed (the verdict is due from then). */
+  windowAt: number | null;
   detectedAt: number | null;
   restartedAt: number | null;
   recoveredAt: number | null;
+  /** leader.json names the new primary. */
   failoverAt: number | null;
   newPrimary: string | null;
+  /** The new primary's first receive under its epoch: it serves. */
+  servingAt: number | null;
+  /** The origin record names the new primary (Route 53's API), and when that change is INSYNC. */
   trafficAt: number | null;
+  trafficInsyncAt: number | null;
 }
 
 export interface Report {
@@ -56,30 +69,39 @@ export interface Report {
   incidents: Incident[];
   tasks: { enqueued: number; completed: number; lost: number; duplicateCompletions: number; deadLettered: number };
   epochs: { epoch: number; primary: string; from: number; to: number | null }[];
-  invariants: { singlePrimaryPerEpoch: boolean; noLostTasks: boolean; noDuplicateCompletions: boolean; noFalseFailovers: boolean };
+  invariants: { singlePrimaryPerEpoch: boolean; noStaleEpochWrites: boolean; noLostTasks: boolean; noDuplicateCompletions: boolean; noFalseFailovers: boolean };
   timeline: TimelineEntry[];
   aws: { s3: { GET: number; PUT: number; LIST: number; HEAD: number }; sqs: number; sns: number; ssm: number; lambdaInvocations: number };
+  /** What the faithful local cloud did to the run: how often each unkind behaviour struck. */
+  cloud: Record<string, number>;
 }
 
 const round = (t: number | null): number | null => (t === null ? null : Math.round(t * 10) / 10);
 const firstAfter = <T extends { t: number }>(items: readonly T[], from: number, pred: (x: T) => boolean): T | undefined =>
   items.find((x) => x.t >= from && pred(x));
 
-/** Faults the watchdog is expected to detect, and the event that says it did. */
-const DETECTION: Readonly<Record<string, string>> = {
-  'stall-worker': 'STALLED',
-  'kill-node': 'NODE_DEAD',
-  'partition-node': 'NODE_DEAD',
-  'kill-agent': 'AGENT_DEAD',
+/** The events that say the watchdog noticed a silent node (primary or standby). */
+const SILENCE = ['NODE_DEAD', 'NODE_SILENT', 'REDUNDANCY_LOST'];
+
+/** Faults the watchdog is expected to detect, and the events that say it did. */
+const DETECTION: Readonly<Record<string, readonly string[]>> = {
+  'stall-worker': ['STALLED'],
+  'kill-node': SILENCE,
+  'stop-node': SILENCE,
+  'freeze-node': SILENCE,
+  'reboot-node': SILENCE,
+  'partition-node': SILENCE,
+  'kill-agent': SILENCE,
 };
 
 /** Faults on a node that justify moving the primary role away from it. */
-const JUSTIFIES_FAILOVER = new Set(['stall-worker', 'kill-node', 'partition-node', 'kill-agent']);
+const JUSTIFIES_FAILOVER = new Set(['stall-worker', 'kill-node', 'stop-node', 'freeze-node', 'reboot-node', 'partition-node', 'kill-agent']);
 
 const buildIncidents = (o: Observations, epochs: Report['epochs']): Incident[] =>
   o.faults.map((f) => {
-    const detectKind = DETECTION[f.kind];
-    const detected = detectKind === undefined ? undefined : firstAfter(o.events, f.at, (e) => e.node === f.node && e.kind === detectKind);
+    const detectKinds = DETECTION[f.kind];
+    const detected = detectKinds === undefined ? undefined : firstAfter(o.events, f.at, (e) => e.node === f.node && detectKinds.includes(e.kind));
+    const window = f.kind === 'stall-worker' && detected !== undefined ? [...o.windows].reverse().find((w) => w.node === f.node && w.t >= f.at && w.t <= detected.t) : undefined;
     const from = detected?.t ?? f.at;
     const restarted =
       f.kind === 'crash-worker'
@@ -90,18 +112,22 @@ const buildIncidents = (o: Observations, epochs: Report['epochs']): Incident[] =
     const recovered = detected === undefined ? undefined : firstAfter(o.events, detected.t, (e) => e.node === f.node && e.kind === 'RECOVERED');
     // The first change of primary away from the faulted node after the fault.
     const failover = JUSTIFIES_FAILOVER.has(f.kind) ? epochs.find((e, i) => i > 0 && e.from >= f.at && epochs[i - 1]?.primary === f.node && e.primary !== f.node) : undefined;
+    const serving = failover === undefined ? undefined : o.receives.find((r) => r.t >= failover.from && r.node === failover.primary && r.epoch === failover.epoch);
     const address = failover === undefined ? undefined : o.addresses[failover.primary];
     const traffic = failover === undefined ? undefined : o.dnsChanges.find((d) => d.t >= f.at && d.value === address);
     return {
       node: f.node,
       fault: f.kind,
       faultAt: round(f.at) ?? 0,
+      windowAt: round(window?.t ?? null),
       detectedAt: round(detected?.t ?? null),
       restartedAt: round(restarted ?? null),
       recoveredAt: round(recovered?.t ?? null),
       failoverAt: round(failover?.from ?? null),
       newPrimary: failover?.primary ?? null,
+      servingAt: round(serving?.t ?? null),
       trafficAt: round(traffic?.t ?? null),
+      trafficInsyncAt: round(traffic?.insyncAt ?? null),
     };
   });
 
@@ -119,9 +145,24 @@ const epochsOf = (o: Observations): Report['epochs'] => {
 const singlePrimary = (o: Observations, epochs: Report['epochs']): boolean => {
   const primaryOf = new Map(epochs.map((e) => [e.epoch, e.primary]));
   let newest = 0;
-  for (const r of [...o.receives].sort((a, b) => a.t - b.t)) {
+  for (const r of [...o.receives].filter((x) => x.count > 0).sort((a, b) => a.t - b.t)) {
     if (r.epoch === null || primaryOf.get(r.epoch) !== r.node || r.epoch < newest) return false;
     newest = r.epoch;
+  }
+  return true;
+};
+
+/**
+ * Fencing, on the wire: once a newer epoch has acted (received a message, checkpointed or
+ * completed a task), nothing of an older epoch is ever received, checkpointed or completed
+ * again. A frozen primary that wakes after a failover must write nothing.
+ */
+const noStaleWrites = (o: Observations): boolean => {
+  const acts = [...o.receives.filter((r) => r.count > 0 && r.epoch !== null).map((r) => ({ t: r.t, epoch: r.epoch ?? 0 })), ...o.writes.map((w) => ({ t: w.t, epoch: w.epoch }))].sort((a, b) => a.t - b.t);
+  let newest = 0;
+  for (const a of acts) {
+    if (a.epoch < newest) return false;
+    newest = a.epoch;
   }
   return true;
 };
@@ -129,13 +170,15 @@ const singlePrimary = (o: Observations, epochs: Report['epochs']): boolean => {
 const inRange = (actual: number, expected: number | Range): boolean =>
   typeof expected === 'number' ? actual === expected : (expected.min === undefined || actual >= expected.min) && (expected.max === undefined || actual <= expected.max);
 
+const BOUNDS: ReadonlySet<keyof Expectations> = new Set(['maxDetectSeconds', 'maxFailoverSeconds', 'maxTrafficSeconds', 'maxVerdictSeconds', 'maxServingSeconds']);
+
 const checkExpectations = (expect: Expectations, actual: Record<keyof Expectations, number | null>): Report['expectations'] =>
   (Object.keys(expect) as (keyof Expectations)[]).map((name) => {
     const expected = expect[name];
     const value = actual[name];
     let ok: boolean;
     if (expected === undefined) ok = true;
-    else if (name === 'maxDetectSeconds' || name === 'maxFailoverSeconds' || name === 'maxTrafficSeconds') ok = value !== null && value <= (expected as number);
+    else if (BOUNDS.has(name)) ok = value !== null && value <= (expected as number);
     else ok = value !== null && inRange(value, expected);
     return { name, expected, actual: value, ok };
   });
@@ -169,6 +212,7 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
   const tasks = { enqueued: o.enqueued.length, completed, lost: o.enqueued.length - completed, duplicateCompletions: duplicates, deadLettered: o.deadLettered };
   const invariants = {
     singlePrimaryPerEpoch: singlePrimary(o, epochs),
+    noStaleEpochWrites: noStaleWrites(o),
     noLostTasks: tasks.lost === 0,
     noDuplicateCompletions: duplicates === 0,
     noFalseFailovers: falseFailovers === 0,
@@ -177,6 +221,9 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
     restarts: o.restarts.length,
     failovers: failoverEpochs.length,
     maxDetectSeconds: worst(incidents, (i) => i.detectedAt, (i) => DETECTION[i.fault] !== undefined),
+    // From the window's close, not the fault: the verdict's own latency.
+    maxVerdictSeconds: worst(incidents.map((i) => ({ ...i, faultAt: i.windowAt ?? i.faultAt })), (i) => i.detectedAt, (i) => i.fault === 'stall-worker'),
+    maxServingSeconds: worst(incidents, (i) => i.servingAt, (i) => i.failoverAt !== null),
     maxFailoverSeconds: worst(incidents, (i) => i.failoverAt, (i) => i.failoverAt !== null),
     maxTrafficSeconds: worst(incidents, (i) => i.trafficAt, (i) => i.failoverAt !== null),
     lostTasks: tasks.lost,
@@ -197,5 +244,6 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
     invariants,
     timeline: o.timeline.map((e) => ({ ...e, t: round(e.t) ?? 0 })),
     aws: { ...o.aws, lambdaInvocations: o.lambdaInvocations },
+    cloud: o.cloud,
   };
 };

@@ -75,6 +75,7 @@ const SEVERITY: Record<EventKind, Severity> = {
   RESTART_BUDGET_EXHAUSTED: 'critical',
   STILL_STALLED: 'critical',
   NODE_DEAD: 'critical',
+  NODE_SILENT: 'critical',
   AGENT_DEAD: 'warning',
   REDUNDANCY_LOST: 'critical',
   NO_STANDBY: 'critical',

@@ -55,6 +55,8 @@ const incidentSchema = z.strictObject({
   failover: failoverSchema.nullable().default(null),
   /** Set once the "no ready standby" alert went out for this incident. */
   noStandbyAlerted: z.boolean().default(false),
+  /** A silent node's incident: set once AWS confirmed the machine is gone (NODE_DEAD). */
+  confirmed: z.boolean().optional(),
 });
 export type Incident = z.output<typeof incidentSchema>;
 
@@ -78,6 +80,8 @@ export const watchdogStateSchema = z.strictObject({
   nodes: z.record(nodeNameSchema, nodeStateSchema),
   /** When the last failover was carried out (watchdog clock): the cooldown runs from it. */
   lastFailoverAt: z.number().nullable().default(null),
+  /** The primary and epoch the origin record was last made to point at: traffic follows the lease. */
+  origin: z.strictObject({ primary: nodeNameSchema, epoch: z.number().int().min(0) }).optional(),
 });
 export type WatchdogState = z.output<typeof watchdogStateSchema>;
 

@@ -1,6 +1,6 @@
 import type { FleetEvent } from './events';
 import { judgeNode, type LadderContext, type WatchdogAction, type WatchdogSettings } from './ladder';
-import { updateSeen, type Confirmation } from './liveness';
+import { regainSight, updateSeen, type Confirmation } from './liveness';
 import type { Heartbeat, Leader } from './schemas';
 import { advanceCounter, emptyCounter } from './stall';
 import { makeEvent } from './watchdog-events';
@@ -21,15 +21,31 @@ export interface Verdict {
  * when its newest sample was seen, and that only to the nearest sample interval: re-judging its
  * healthy samples gives the same answer, so a healthy fleet costs about one PUT per interval.
  */
-const material = (nodes: Record<string, NodeWatch>, sampleMs: number): unknown =>
-  Object.fromEntries(
-    Object.entries(nodes).map(([name, w]) => [
+const material = (state: Pick<WatchdogState, 'nodes' | 'origin'>, sampleMs: number): unknown => ({
+  origin: state.origin ?? null,
+  nodes: Object.fromEntries(
+    Object.entries(state.nodes).map(([name, w]) => [
       name,
       w.incident === null && w.counter.failing === 0
         ? { boot: w.counter.boot, restartTimes: w.restartTimes, incidents: w.incidents, seen: w.seen === null ? null : [w.seen.boot, Math.floor(w.seen.at / sampleMs)] }
         : w,
     ]),
-  );
+  ),
+});
+
+/**
+ * Samples a heartbeat may bring at once in normal running: more mean its writes were failing
+ * (S3 was down for the node, and so, likely, for the watchdog) or the watchdog was not running.
+ */
+const CATCH_UP_SAMPLES = 3;
+
+/** True when a node's heartbeat catches up on samples its earlier writes could not deliver. */
+const caughtUp = (watches: Readonly<Record<string, NodeWatch>>, heartbeats: ReadonlyMap<string, Heartbeat>): boolean =>
+  [...heartbeats.values()].some((hb) => {
+    const seen = watches[hb.node]?.seen;
+    const newest = hb.samples.at(-1)?.seq ?? -1;
+    return seen !== null && seen !== undefined && seen.boot === hb.boot && newest - seen.seq >= CATCH_UP_SAMPLES;
+  });
 
 /**
  * The watchdog's decision for one invocation: note every node's newest sample, feed the
@@ -44,8 +60,14 @@ export const decide = (
   now: number,
   settings: WatchdogSettings,
   confirmations: ReadonlyMap<string, Confirmation> = new Map(),
+  /** The caller's runs were failing until now (S3 refused them): it could not see. */
+  failing = false,
 ): Verdict => {
-  const nodes: Record<string, NodeWatch> = { ...state.nodes };
+  const sampleMs = settings.sampleIntervalSeconds * 1000;
+  // Silence the watchdog did not see happen proves nothing: after its own runs failed, or when a
+  // node's heartbeat catches up on samples it could not deliver, every node's silence counts again from now.
+  const blind = failing || caughtUp(state.nodes, heartbeats);
+  const nodes: Record<string, NodeWatch> = blind ? regainSight(state.nodes, now) : { ...state.nodes };
   // First every node's freshness, so choosing a standby sees this round's heartbeats.
   for (const spec of settings.nodes) {
     let watch = updateSeen(nodes[spec.name] ?? emptyWatch(), heartbeats.get(spec.name), now);
@@ -61,10 +83,18 @@ export const decide = (
   }
   const ctx: LadderContext = { now, settings, leader, heartbeats, confirmations, watches: nodes, lastFailoverAt: state.lastFailoverAt, actions: [] };
   for (const spec of settings.nodes) nodes[spec.name] = judgeNode(ctx, spec, nodes[spec.name] ?? emptyWatch());
-  const sampleMs = settings.sampleIntervalSeconds * 1000;
-  const changed = JSON.stringify(material(nodes, sampleMs)) !== JSON.stringify(material(state.nodes, sampleMs));
-  return { state: changed ? { ...state, revision: state.revision + 1, nodes } : state, actions: ctx.actions, changed };
+  // Traffic follows the lease: whoever leader.json names, however it got the role.
+  if (settings.routed && leader !== null && (state.origin?.primary !== leader.primary || state.origin.epoch !== leader.epoch)) {
+    ctx.actions.push({ kind: 'route', primary: leader.primary, epoch: leader.epoch });
+  }
+  const next: WatchdogState = { ...state, nodes };
+  const changed = JSON.stringify(material(next, sampleMs)) !== JSON.stringify(material(state, sampleMs));
+  return { state: changed ? { ...next, revision: state.revision + 1 } : state, actions: ctx.actions, changed };
 };
+
+/** Records where the origin record now points, once the route action moved (or found) it. */
+export const markRouted = (state: WatchdogState, primary: string, epoch: number): Outcome =>
+  state.origin?.primary === primary && state.origin.epoch === epoch ? null : { state: { ...state, revision: state.revision + 1, origin: { primary, epoch } }, event: null };
 
 type Outcome = { state: WatchdogState; event: FleetEvent | null } | null;
 

@@ -1,5 +1,5 @@
 import type { Config } from '../core/config';
-import type { Fault } from '../core/scenario';
+import { FLEET_WIDE_FAULTS, type Fault } from '../core/scenario';
 import type { LocalCloud } from '../localcloud/cloud';
 import type { LocalFleet } from '../localcloud/fleet';
 import type { LocalScheduler } from '../localcloud/scheduler';
@@ -19,10 +19,17 @@ export interface FaultTargets {
   enqueuePoison: () => void;
 }
 
+/** What injecting one fault did: words for the timeline, and how to undo it (null: it cannot be). */
+interface Injected {
+  detail: string;
+  undo: (() => void) | null;
+}
+
 /**
- * Injects faults the way they happen (DESIGN section 7): signals to processes, a node cut off
- * at the cloud's front door, a skewed clock, a duplicated or silenced watchdog. Each returns
- * how to undo it, for `for` and for the drain.
+ * Injects faults the way they happen to real fleets (DESIGN section 7): a VM that crashes,
+ * stops, freezes or reboots, signals to processes, stages that hang, a node cut off at the
+ * cloud's front door, S3 down or slow for everyone, late notifications, a skewed clock, a
+ * duplicated or silenced watchdog. Each says how to undo it, for `for` and for the drain.
  */
 export class FaultInjector {
   private readonly undo: (() => void)[] = [];
@@ -40,97 +47,96 @@ export class FaultInjector {
     return target;
   }
 
-  inject(fault: Fault, scheduleUndo: (afterScenarioSeconds: number, undo: () => void) => void): void {
-    const { fleet, cloud, scheduler, recorder } = this.t;
-    const node = this.resolve(fault.target);
-    let detail: string = fault.kind;
-    let undo: (() => void) | null = null;
+  private apply(fault: Fault, node: string): Injected {
+    const { fleet, cloud, scheduler } = this.t;
+    const wall = (scenarioSeconds: number): number => (scenarioSeconds * 1000) / this.t.timeScale;
     switch (fault.kind) {
-      case 'stall-worker':
+      case 'stall-worker': {
         fleet.signalWorker(node, 'SIGSTOP');
-        detail = 'SIGSTOP to the worker';
-        if (fault.until === 'never') {
-          fleet.tell(node, { type: 'stall-workers', on: true });
-          detail += ', and to every worker started after it';
-        }
-        undo = (): void => {
+        if (fault.until === 'never') fleet.tell(node, { type: 'stall-workers', on: true });
+        const undo = (): void => {
           fleet.tell(node, { type: 'stall-workers', on: false });
           fleet.signalWorker(node, 'SIGCONT');
         };
-        break;
+        return { detail: `SIGSTOP to the worker${fault.until === 'never' ? ', and to every worker started after it' : ''}`, undo };
+      }
       case 'crash-worker':
         fleet.signalWorker(node, 'SIGKILL');
-        detail = 'SIGKILL to the worker';
-        break;
+        return { detail: 'SIGKILL to the worker', undo: null };
       case 'kill-node':
         fleet.killNode(node);
-        detail = 'SIGKILL to the whole node';
-        break;
+        return { detail: 'the VM crashed: every process killed; Lightsail still says running, SSM pings stop', undo: null };
+      case 'stop-node':
+        fleet.stopNode(node);
+        return { detail: 'StopInstance: services get SIGTERM, Lightsail goes stopping, then stopped', undo: () => fleet.startInstance(node) };
+      case 'freeze-node':
+        fleet.freezeNode(node);
+        return { detail: 'every process of the node stopped (a hung kernel); Lightsail still says running', undo: () => fleet.thawNode(node) };
+      case 'reboot-node':
+        fleet.rebootNode(node, wall(fault.for));
+        return { detail: `rebooting: every process killed, the services start again after ${fault.for}s`, undo: null };
       case 'kill-agent':
         fleet.tell(node, { type: 'kill-agent' });
-        detail = 'SIGKILL to the agent, kept down';
-        break;
+        return { detail: 'SIGKILL to the agent, kept down', undo: () => fleet.tell(node, { type: 'start-agent' }) };
       case 'partition-node':
         cloud.faults.set(node, { ...cloud.faults.get(node), partition: true });
-        detail = 'cut off from the cloud';
-        undo = (): void => {
-          cloud.faults.delete(node);
-        };
-        break;
+        return { detail: 'cut off from the cloud', undo: () => this.clearFault(node, 'partition') };
+      case 'hang-stage': {
+        const hung = fleet.hangStages(node);
+        return { detail: `${hung} running stage process(es) stopped: alive, no CPU, no progress`, undo: null };
+      }
       case 'clock-skew':
         fleet.tell(node, { type: 'clock-offset', offsetMs: fault.offsetSeconds * 1000 });
-        detail = `wall clock ${fault.offsetSeconds > 0 ? '+' : ''}${fault.offsetSeconds}s`;
-        break;
+        return { detail: `wall clock ${fault.offsetSeconds > 0 ? '+' : ''}${fault.offsetSeconds}s`, undo: () => fleet.tell(node, { type: 'clock-offset', offsetMs: 0 }) };
       case 'duplicate-watchdog':
         scheduler.copies = fault.copies;
-        detail = `every trigger runs ${fault.copies} watchdogs at once`;
-        undo = (): void => {
-          scheduler.copies = 1;
-        };
-        break;
+        return { detail: `every trigger runs ${fault.copies} watchdogs at once`, undo: () => (scheduler.copies = 1) };
       case 'watchdog-outage':
         scheduler.paused = true;
-        detail = 'the watchdog does not run';
-        undo = (): void => {
-          scheduler.paused = false;
-        };
-        break;
+        return { detail: 'the watchdog does not run', undo: () => (scheduler.paused = false) };
       case 'slow-tasks':
         this.t.setWorkFactor(fault.factor);
-        detail = `tasks enqueued from now on take ×${fault.factor}`;
-        undo = (): void => this.t.setWorkFactor(1);
-        break;
+        return { detail: `tasks enqueued from now on take ×${fault.factor}`, undo: () => this.t.setWorkFactor(1) };
       case 's3-throttle':
         cloud.faults.set(node, { ...cloud.faults.get(node), throttleRate: fault.rate });
-        detail = `${Math.round(fault.rate * 100)}% of its S3 requests answered 503 SlowDown`;
-        undo = (): void => this.clearFault(node, 'throttleRate');
-        break;
+        return { detail: `${Math.round(fault.rate * 100)}% of its S3 requests answered 503 SlowDown`, undo: () => this.clearFault(node, 'throttleRate') };
       case 's3-latency':
         cloud.faults.set(node, { ...cloud.faults.get(node), latencyMs: fault.ms / this.t.timeScale });
-        detail = `+${fault.ms} ms on every request`;
-        undo = (): void => this.clearFault(node, 'latencyMs');
-        break;
+        return { detail: `+${fault.ms} ms on every request`, undo: () => this.clearFault(node, 'latencyMs') };
+      case 's3-outage':
+        cloud.outage.s3 = true;
+        return { detail: 'every S3 request of every node and of the watchdog fails (503)', undo: () => (cloud.outage.s3 = false) };
+      case 'notification-lag':
+        cloud.notifications.lagMs = wall(fault.seconds);
+        return { detail: `S3 event notifications reach the watchdog ${fault.seconds}s late`, undo: () => (cloud.notifications.lagMs = 0) };
       case 'poison-task':
         this.t.enqueuePoison();
-        detail = 'a message no worker can process';
-        break;
-    }
-    const scoped = fault.kind === 'duplicate-watchdog' || fault.kind === 'watchdog-outage' ? 'watchdog' : fault.kind === 'slow-tasks' || fault.kind === 'poison-task' ? 'queue' : node;
-    recorder.faults.push({ at: recorder.t(), kind: fault.kind, node: scoped });
-    recorder.note(scoped, 'fault', `${fault.kind}: ${detail}${fault.for === undefined ? '' : ` for ${fault.for}s`}`);
-    if (undo !== null) {
-      this.undo.push(undo);
-      const u = undo;
-      if (fault.for !== undefined) {
-        scheduleUndo(fault.for, () => {
-          u();
-          recorder.note(scoped, 'fault-cleared', fault.kind);
-        });
-      }
+        return { detail: 'a message no worker can process', undo: null };
     }
   }
 
-  private clearFault(node: string, field: 'throttleRate' | 'latencyMs'): void {
+  inject(fault: Fault, scheduleUndo: (afterScenarioSeconds: number, undo: () => void) => void): void {
+    const node = this.resolve(fault.target);
+    const { detail, undo } = this.apply(fault, node);
+    const scoped = FLEET_WIDE_FAULTS.has(fault.kind) ? (fault.kind === 'duplicate-watchdog' || fault.kind === 'watchdog-outage' ? 'watchdog' : fault.kind.startsWith('s3') || fault.kind === 'notification-lag' ? 'cloud' : 'queue') : node;
+    const { recorder } = this.t;
+    recorder.faults.push({ at: recorder.t(), kind: fault.kind, node: scoped });
+    // A reboot's `for` is its downtime, which the fleet times itself.
+    const timed = fault.for !== undefined && fault.kind !== 'reboot-node';
+    recorder.note(scoped, 'fault', `${fault.kind}: ${detail}${timed ? ` for ${fault.for}s` : ''}`);
+    if (undo === null) return;
+    this.undo.push(undo);
+    if (timed && fault.for !== undefined) {
+      scheduleUndo(fault.for, () => {
+        if (!this.undo.includes(undo)) return;
+        this.undo.splice(this.undo.indexOf(undo), 1);
+        undo();
+        recorder.note(scoped, 'fault-cleared', fault.kind);
+      });
+    }
+  }
+
+  private clearFault(node: string, field: 'throttleRate' | 'latencyMs' | 'partition'): void {
     const current = { ...this.t.cloud.faults.get(node) };
     delete current[field];
     this.t.cloud.faults.set(node, current);

@@ -1,6 +1,7 @@
 import { NODE_COMMANDS } from '../aws/run-command';
 import { fleetEventSchema } from '../core/events';
-import { checkpointSchema, heartbeatSchema, leaderSchema, STAGES } from '../core/schemas';
+import { checkpointSchema, doneSchema, heartbeatSchema, leaderSchema, STAGES } from '../core/schemas';
+import { advanceCounter, emptyCounter, type StallCounter } from '../core/stall';
 import type { Observations, TimelineEntry } from '../core/report';
 import type { CloudObserver, LocalCloud } from '../localcloud/cloud';
 import type { FleetEvent } from '../localcloud/fleet';
@@ -8,10 +9,20 @@ import type { FleetEvent } from '../localcloud/fleet';
 const DONE_RE = /tasks\/([^/]+)\/done\.json$/;
 const CHECKPOINT_RE = /tasks\/([^/]+)\/checkpoint\.json$/;
 
+/** Parses a stored body; null when it is not JSON (a corrupt object is the system's business, not the recorder's). */
+const json = (body: Buffer): unknown => {
+  try {
+    return JSON.parse(body.toString('utf8')) as unknown;
+  } catch {
+    return null;
+  }
+};
+
 /**
  * Watches the local cloud's wire and the fleet's processes and keeps what the report needs,
  * in scenario seconds. It trusts nothing the system says about itself beyond what crossed
- * the wire: completions are done.json creations, restarts are SSM commands that ran.
+ * the wire: completions are done.json creations, restarts are SSM commands that ran, the
+ * epoch of every receive and task-state write is what its request carried.
  */
 export class Recorder {
   private startMs: number | null = null;
@@ -22,15 +33,19 @@ export class Recorder {
   readonly supervisorRestarts: Observations['supervisorRestarts'] = [];
   readonly leaders: Observations['leaders'] = [];
   readonly receives: Observations['receives'] = [];
+  readonly writes: Observations['writes'] = [];
+  readonly windows: Observations['windows'] = [];
   readonly completions = new Map<string, number>();
   readonly dnsChanges: Observations['dnsChanges'] = [];
   readonly heartbeatsSeen = new Set<string>();
-  onHeartbeat: ((fullKey: string) => void) | undefined;
+  private readonly counters = new Map<string, StallCounter>();
   onEntry: ((entry: TimelineEntry) => void) | undefined;
 
   constructor(
     private readonly prefix: string,
     private readonly timeScale: number,
+    /** Consecutive failing samples that make a stall: the recorder judges windows the same way. */
+    private readonly stallSamples: number,
   ) {}
 
   /** Scenario time now; negative before the run started. */
@@ -58,35 +73,36 @@ export class Recorder {
   }
 
   readonly observer: CloudObserver = {
-    s3Put: (fullKey, body) => {
+    s3Put: (fullKey, body, principal) => {
       if (!fullKey.startsWith(this.prefix)) return;
       const key = fullKey.slice(this.prefix.length);
       const done = DONE_RE.exec(key);
       if (done?.[1] !== undefined) {
         this.completions.set(done[1], (this.completions.get(done[1]) ?? 0) + 1);
+        const d = doneSchema.safeParse(json(body));
+        if (d.success && this.started) this.writes.push({ t: this.t(), node: principal, kind: 'done', taskId: done[1], epoch: d.data.epoch });
         return;
       }
       if (key.endsWith('/heartbeat.json')) {
         this.heartbeatsSeen.add(key);
-        this.noteRole(body);
-        this.onHeartbeat?.(fullKey);
+        this.noteHeartbeat(body);
         return;
       }
       if (key === 'leader.json') {
-        const leader = leaderSchema.safeParse(JSON.parse(body.toString('utf8')));
+        const leader = leaderSchema.safeParse(json(body));
         if (leader.success && !this.leaders.some((l) => l.epoch === leader.data.epoch)) {
           this.leaders.push({ t: this.t(), epoch: leader.data.epoch, primary: leader.data.primary });
-          this.note(leader.data.primary, 'role', `primary, epoch ${leader.data.epoch}`);
+          this.note(leader.data.primary, 'role', `primary, epoch ${leader.data.epoch} (${leader.data.handover}, by ${leader.data.changedBy})`);
         }
         return;
       }
       const checkpoint = CHECKPOINT_RE.exec(key);
       if (checkpoint?.[1] !== undefined) {
-        this.noteCheckpoint(checkpoint[1], body);
+        this.noteCheckpoint(checkpoint[1], body, principal);
         return;
       }
       if (key.startsWith('events/')) {
-        const event = fleetEventSchema.safeParse(JSON.parse(body.toString('utf8')));
+        const event = fleetEventSchema.safeParse(json(body));
         if (event.success) {
           this.events.push({ t: this.t(), kind: event.data.kind, node: event.data.node, incidentId: event.data.incidentId });
           this.note(event.data.node, event.data.kind.toLowerCase(), event.data.summary);
@@ -94,7 +110,7 @@ export class Recorder {
       }
     },
     snsPublish: (message) => {
-      const event = fleetEventSchema.safeParse(JSON.parse(message));
+      const event = fleetEventSchema.safeParse(json(Buffer.from(message)));
       // Watchdog steps are noted from their event objects; a worker's poison alert only travels here.
       if (event.success && event.data.kind === 'POISON_TASK') this.note(event.data.node, 'poison_task', event.data.summary);
     },
@@ -103,9 +119,10 @@ export class Recorder {
     },
   };
 
-  /** Fleet process events: supervisor restarts after crashes, watchdog-driven restarts. */
+  /** Fleet process and machine events: supervisor restarts after crashes, power states. */
   fleetEvent(event: FleetEvent): void {
     if (!this.started || this.finished) return;
+    if (event.type === 'machine') this.note(event.node, 'lightsail', event.state);
     if (event.type === 'worker-exited') this.note(event.node, 'worker-exit', `${event.how}${event.planned ? ' (planned stop)' : ''}`);
     if (event.type === 'worker-started' && event.restarts > 0) {
       this.supervisorRestarts.push({ t: this.t(), node: event.node });
@@ -116,10 +133,11 @@ export class Recorder {
   private readonly roles = new Map<string, string>();
   private readonly checkpoints = new Map<string, { node: string; stages: number }>();
 
-  /** A checkpoint of an attempt that resumed: which stage it picked up at, and from whom. */
-  private noteCheckpoint(taskId: string, body: Buffer): void {
-    const cp = checkpointSchema.safeParse(JSON.parse(body.toString('utf8')));
+  /** A checkpoint: its epoch for the fencing check, and for an attempt that resumed, where it picked up. */
+  private noteCheckpoint(taskId: string, body: Buffer, principal: string): void {
+    const cp = checkpointSchema.safeParse(json(body));
     if (!cp.success) return;
+    if (this.started) this.writes.push({ t: this.t(), node: principal, kind: 'checkpoint', taskId, epoch: cp.data.epoch });
     const before = this.checkpoints.get(taskId);
     this.checkpoints.set(taskId, { node: cp.data.node, stages: cp.data.stages });
     const from = cp.data.resumedFrom;
@@ -129,20 +147,28 @@ export class Recorder {
     }
   }
 
-  /** A node's own word on its role, from its heartbeat: shows fencing and handovers. */
-  private noteRole(body: Buffer): void {
-    const hb = heartbeatSchema.safeParse(JSON.parse(body.toString('utf8')));
+  /**
+   * A node's heartbeat: its own word on its role (shows fencing and handovers), and its samples
+   * judged by the stall rule, so the report knows when a primary's window of failing samples
+   * closed (the moment a verdict is due).
+   */
+  private noteHeartbeat(body: Buffer): void {
+    const hb = heartbeatSchema.safeParse(json(body));
     if (!hb.success) return;
     const { node, role } = hb.data;
     const before = this.roles.get(node);
     this.roles.set(node, role);
     if (before !== undefined && before !== role && this.started) this.note(node, 'agent-role', `${before} → ${role} (epoch ${hb.data.samples.at(-1)?.epochSeen ?? '?'})`);
+    const counter = this.counters.get(node) ?? emptyCounter();
+    const next = role === 'primary' ? advanceCounter(counter, hb.data.boot, hb.data.samples) : { ...emptyCounter(), boot: hb.data.boot };
+    this.counters.set(node, next);
+    if (this.started && counter.failing < this.stallSamples && next.failing >= this.stallSamples) this.windows.push({ t: this.t(), node });
   }
 
-  /** The origin record changed (the Route 53 fake applied a change). */
-  dnsChange(values: string[], atMs: number): void {
+  /** The origin record changed (the Route 53 fake applied a change); it is INSYNC `insyncAfterMs` later. */
+  dnsChange(values: string[], atMs: number, insyncAfterMs: number): void {
     const value = values[0] ?? '';
-    this.dnsChanges.push({ t: this.t(atMs), value });
+    this.dnsChanges.push({ t: this.t(atMs), value, insyncAt: this.t(atMs + insyncAfterMs) });
     this.note('dns', 'record', `origin → ${value}`);
   }
 

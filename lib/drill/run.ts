@@ -1,12 +1,13 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { handler as watchdogHandler, resetForTests } from '../../functions/watchdog/handler';
 import { ClientFactory } from '../aws/clients';
 import { OriginRecord } from '../aws/dns';
 import { TaskQueue } from '../aws/queue';
 import { StateStore } from '../aws/state-store';
 import { buildConfig, CONFIG_FILE_ENV, scaleConfig, type Config } from '../core/config';
+import { STAGES } from '../core/schemas';
 import { describeError } from '../core/errors';
 import { KEYS } from '../core/keys';
 import { buildReport, type Report, type TimelineEntry } from '../core/report';
@@ -15,9 +16,10 @@ import { nextEpoch } from '../core/lease';
 import type { Leader } from '../core/schemas';
 import { planWorkload } from '../core/workload';
 import { buildBundles } from '../localcloud/bundle';
-import { LOCAL_ZONE, startLocalCloud, type LocalCloud } from '../localcloud/cloud';
+import { resolveBehaviour } from '../localcloud/behaviour';
+import { HARNESS_PRINCIPAL, LOCAL, LOCAL_ZONE, startLocalCloud, type LocalCloud } from '../localcloud/cloud';
 import { LocalFleet, localInstanceId, type FleetEvent } from '../localcloud/fleet';
-import { LocalScheduler } from '../localcloud/scheduler';
+import { LocalScheduler, type TriggerKind } from '../localcloud/scheduler';
 import { FaultInjector } from './faults';
 import { Recorder } from './recorder';
 import { sleep } from '../sleep';
@@ -38,8 +40,11 @@ export interface DrillOptions {
   /** Awaited after the report is built, before teardown: `--hold` keeps the fleet up for a look. */
   hold?: (report: Report) => Promise<void>;
   /** Called once the run is over, before teardown: benches read the cloud's counters here. */
-  inspect?: (cloud: LocalCloud, stats: { invocations: number; invocationMs: number[]; wallSeconds: number }) => void;
+  inspect?: (cloud: LocalCloud, stats: { invocations: number; byTrigger: Record<TriggerKind, number>; invocationMs: number[]; wallSeconds: number }) => void;
 }
+
+/** The stage command drills run with `workload.stages: "command"`. */
+const STAGE_SCRIPT = resolve(__dirname, 'stage.sh');
 
 
 const waitFor = async (cond: () => boolean, timeoutMs: number, signal?: AbortSignal): Promise<boolean> => {
@@ -69,6 +74,8 @@ const drillConfig = (scenario: Scenario, cloud: LocalCloud): Config =>
     })),
     hostedZoneId: LOCAL_ZONE.id,
     recordName: LOCAL_ZONE.record,
+    watchdogFunction: LOCAL.watchdogFunction,
+    ...(scenario.workload.stages === 'command' ? { stageCommands: Object.fromEntries(STAGES.map((stage) => [stage, ['/bin/sh', STAGE_SCRIPT]])) } : {}),
     ...(scenario.workload.concurrency === undefined ? {} : { concurrency: scenario.workload.concurrency }),
   });
 
@@ -97,6 +104,9 @@ const useLocalCloud = (cloud: LocalCloud, configFile: string): void => {
 export const runDrill = async (scenario: Scenario, options: DrillOptions): Promise<Report> => {
   const { timeScale, seed, signal } = options;
   const phase = options.onPhase ?? ((): void => undefined);
+  // Bad overrides are bad input: refused before anything starts.
+  const behaviour = resolveBehaviour(scenario.behaviour);
+  const { stallSamples } = buildConfig({}, scenario.config);
   const runDir = await mkdtemp(join(tmpdir(), 'qf-run-'));
   let cloud: LocalCloud | undefined;
   let fleet: LocalFleet | undefined;
@@ -107,10 +117,10 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     phase('building node bundles');
     const bundles = await buildBundles(join(runDir, 'bundles'));
     const base = { prefix: 'peer-sync/' };
-    const recorder = new Recorder(base.prefix, timeScale);
+    const recorder = new Recorder(base.prefix, timeScale, stallSamples);
     if (options.onEntry !== undefined) recorder.onEntry = options.onEntry;
     phase('starting the local cloud');
-    cloud = await startLocalCloud(recorder.observer);
+    cloud = await startLocalCloud({ observer: recorder.observer, behaviour, timeScale, seed });
     const config = scaleConfig(drillConfig(scenario, cloud), timeScale);
     const configFile = join(runDir, 'config.json');
     await writeFile(configFile, JSON.stringify(config, null, 2));
@@ -118,7 +128,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     if (options.announce !== false) announceLocal({ pid: process.pid, endpoint: cloud.endpoint, region: cloud.region, configFile, scenario: scenario.name, startedAt: Date.now() });
 
     // The drill's own calls (bootstrap, enqueue) carry their own key, apart from the watchdog's.
-    clients = new ClientFactory({ region: cloud.region, credentials: { accessKeyId: 'drill', secretAccessKey: 'local' } });
+    clients = new ClientFactory({ region: cloud.region, credentials: { accessKeyId: HARNESS_PRINCIPAL, secretAccessKey: 'local' } });
     const store = new StateStore(clients.s3(), { bucket: config.bucket, prefix: config.prefix, maxObjectBytes: config.maxObjectBytes });
     const queue = new TaskQueue(clients.sqs(), cloud.queueUrl);
     const leader: Leader = nextEpoch(null, 'node-1', 'drill bootstrap', 'drill', 'immediate');
@@ -130,15 +140,16 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     }
 
     const nodeOf = new Map(config.nodes.map((n) => [n.instanceId, n.name]));
-    cloud.fakes.onCommandDone = (c): void => {
-      if (c.principal === 'watchdog') recorder.note(nodeOf.get(c.instanceId) ?? c.instanceId, 'ssm', `${c.ok === true ? 'ran' : 'failed'}: ${c.command}`);
+    cloud.fakes.ssm.onDone = (c): void => {
+      if (c.principal === 'watchdog') recorder.note(nodeOf.get(c.instanceId) ?? c.instanceId, 'ssm', `${c.status}${c.details === c.status ? '' : ` (${c.details})`}: ${c.command}`);
     };
     phase(`starting ${scenario.nodes} nodes`);
     fleet = new LocalFleet(cloud, config, bundles, runDir, configFile);
-    cloud.fakes.fleet = fleet;
-    cloud.route53.onChange = (change, at): void => recorder.dnsChange(change.values, at);
+    const insyncMs = cloud.behaviour.route53Propagation.on ? cloud.behaviour.route53Propagation.insyncAfterMs : 0;
+    cloud.route53.onChange = (change, at): void => recorder.dnsChange(change.values, at, insyncMs);
     fleet.on('event', (e: FleetEvent) => recorder.fleetEvent(e));
     config.nodes.forEach((n, i) => fleet?.startNode(n.name, i + 1));
+    cloud.fakes.attach(fleet);
 
     const invocationMs: number[] = [];
     const timedHandler = async (event: unknown): Promise<unknown> => {
@@ -149,9 +160,14 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         invocationMs.push(performance.now() - started);
       }
     };
-    const sched = new LocalScheduler(timedHandler, config.watchdogScheduleSeconds * 1000, (error) => recorder.note('watchdog', 'error', describeError(error)));
+    const sched = new LocalScheduler(timedHandler, config.watchdogScheduleSeconds * 1000, (error) => recorder.note('watchdog', 'error', describeError(error)), cloud.behaviour, cloud.chance);
     scheduler = sched;
-    recorder.onHeartbeat = (fullKey): void => sched.heartbeat(config.bucket, fullKey);
+    // The deployed triggers: the bucket's notification of heartbeat writes, and the agents' direct invokes.
+    const heartbeatPrefix = `${config.prefix}nodes/`;
+    cloud.notifications.subscribe((key) => key.startsWith(heartbeatPrefix) && key.endsWith('heartbeat.json'), (bucket, key) => sched.notification(bucket, key));
+    cloud.lambda.onInvoke = (name, payload): void => {
+      if (name === LOCAL.watchdogFunction) sched.enqueue(payload, 'direct');
+    };
     const ready = await waitFor(() => recorder.heartbeatsSeen.size >= scenario.nodes, 30_000, signal);
     if (!ready) throw new Error(`the local fleet did not report in: ${recorder.heartbeatsSeen.size} of ${scenario.nodes} heartbeats (logs in ${runDir})`);
 
@@ -209,6 +225,8 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         supervisorRestarts: recorder.supervisorRestarts,
         leaders: recorder.leaders,
         receives: recorder.receives,
+        writes: recorder.writes,
+        windows: recorder.windows,
         dnsChanges: recorder.dnsChanges,
         addresses: Object.fromEntries(config.nodes.map((n) => [n.name, n.address ?? ''])),
         completions: recorder.completions,
@@ -217,13 +235,14 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         timeline: recorder.timeline,
         aws: { s3: { ...cloud.counts.s3 }, sqs: cloud.counts.sqs, sns: cloud.counts.sns, ssm: cloud.counts.ssm, lambdaInvocations: sched.invocations },
         lambdaInvocations: sched.invocations,
+        cloud: { ...cloud.struck, notificationsDelivered: cloud.notifications.delivered, directInvokes: sched.byTrigger.direct, lambdaRetries: sched.byTrigger.retry },
       },
       { seed, timeScale, wallSeconds },
     );
     // The watchdog keeps judging while a held fleet is looked at.
     await options.hold?.(report);
     await sched.stop();
-    options.inspect?.(cloud, { invocations: sched.invocations, invocationMs, wallSeconds });
+    options.inspect?.(cloud, { invocations: sched.invocations, byTrigger: sched.byTrigger, invocationMs, wallSeconds });
     return report;
   } finally {
     if (options.announce !== false) withdrawLocal();

@@ -1,46 +1,78 @@
-import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { jsonBody, jsonError } from './aws-wire';
+import type { Behaviour } from './behaviour';
+import type { Chance } from './chance';
+import { SsmModel, type CommandRecord } from './ssm-fake';
 
-/** What the fakes need from the local fleet: run allowed commands, report instance state. */
-export interface FleetControl {
-  /** Runs an allowed command on a node; resolves when it finished. Unknown instance: null. */
-  runCommand(instanceId: string, command: string): Promise<{ ok: boolean; output: string }> | null;
-  instances(): { instanceId: string; name: string; lightsailName: string; running: boolean; agentOnline: boolean }[];
-}
+export type { CommandRecord };
 
-interface Invocation {
-  commandId: string;
+/** Lightsail's instance states (the EC2 codes it reuses) that the local machines can be in. */
+export const LIGHTSAIL_CODES = { pending: 0, running: 16, stopping: 64, stopped: 80 } as const;
+export type LightsailState = keyof typeof LIGHTSAIL_CODES;
+
+/** One machine as AWS sees it. */
+export interface MachineView {
   instanceId: string;
-  status: 'Pending' | 'InProgress' | 'Success' | 'Failed';
-  output: string;
-  requestedAt: number;
+  name: string;
+  lightsailName: string;
+  /** What Lightsail reports: a crashed or frozen VM still reads `running`. */
+  lightsailState: LightsailState;
+  /** Its SSM Agent can take commands and ping: the OS runs, is not frozen, and reaches AWS. */
+  reachable: boolean;
 }
 
-/** Observations the drill reads: every command the SSM fake ran. */
-export interface CommandRecord {
-  commandId: string;
-  instanceId: string;
-  command: string;
-  principal: string;
-  ok: boolean | null;
-  requestedAt: number;
-  finishedAt: number | null;
+/** What the fakes need from the local fleet. */
+export interface Machines {
+  list(): MachineView[];
+  /** Runs an allowed command on a reachable node; resolves when it finished. */
+  run(instanceId: string, command: string): Promise<{ ok: boolean; output: string }>;
 }
+
+const DEFAULT_EXECUTION_TIMEOUT_S = 3600;
 
 /**
- * Wire-level fakes of the SSM Run Command and Lightsail calls the project makes (awsJson 1.1),
- * backed by the local fleet's processes. Only AWS-RunShellScript with commands from the
- * allow-list runs; anything else fails like a command that does not exist on the node.
+ * Wire-level fakes of the SSM and Lightsail calls the project makes (awsJson 1.1) over the
+ * local machines. SSM follows the real lifecycle (lib/localcloud/ssm-fake.ts); Lightsail
+ * reports what the machines' power state says. Only AWS-RunShellScript with allow-listed
+ * commands runs; anything else fails like a command that does not exist on the node.
  */
 export class AwsFakes {
-  private readonly invocations = new Map<string, Invocation>();
-  readonly commands: CommandRecord[] = [];
-  fleet: FleetControl | null = null;
-  /** Called when a command finishes, for the drill's timeline. */
-  onCommandDone: ((record: CommandRecord) => void) | undefined;
+  machines: Machines | null = null;
+  readonly ssm: SsmModel;
+  private readonly timer: NodeJS.Timeout;
 
-  constructor(private readonly allowed: ReadonlySet<string>) {}
+  constructor(allowed: ReadonlySet<string>, behaviour: Pick<Behaviour, 'ssmRunCommand' | 'ssmPing'>, chance: Chance) {
+    const view = (id: string): MachineView | undefined => this.machines?.list().find((m) => m.instanceId === id);
+    this.ssm = new SsmModel(
+      {
+        exists: (id) => view(id) !== undefined,
+        reachable: (id) => view(id)?.reachable === true,
+        run: (id, command) => this.machines?.run(id, command) ?? Promise.resolve({ ok: false, output: 'no machines' }),
+        nameOf: (id) => view(id)?.name ?? id,
+      },
+      behaviour,
+      allowed,
+      chance,
+    );
+    // Deliveries, pings and timeouts advance on their own, as on AWS.
+    this.timer = setInterval(() => this.ssm.tick(), 20);
+    this.timer.unref();
+  }
+
+  /** The commands the SSM fake was sent, for the drill's report. */
+  get commands(): readonly CommandRecord[] {
+    return this.ssm.commands;
+  }
+
+  /** Starts the SSM Agent's pings of each machine. */
+  attach(machines: Machines): void {
+    this.machines = machines;
+    for (const m of machines.list()) this.ssm.register(m.instanceId);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
 
   /** True when this request is for a fake (by its X-Amz-Target). */
   handles(request: FastifyRequest): boolean {
@@ -61,48 +93,41 @@ export class AwsFakes {
     const send = (out: unknown): void => {
       void reply.status(200).header('content-type', 'application/x-amz-json-1.1').send(JSON.stringify(out));
     };
-    if (service === 'AmazonSSM') this.ssm(action ?? '', body, principal, send, reply);
+    if (service === 'AmazonSSM') this.ssmCall(action ?? '', body, principal, send, reply);
     else this.lightsail(action ?? '', body, send, reply);
   }
 
-  private ssm(action: string, body: Record<string, unknown>, principal: string, send: (o: unknown) => void, reply: FastifyReply): void {
-    const fleet = this.fleet;
+  private ssmCall(action: string, body: Record<string, unknown>, principal: string, send: (o: unknown) => void, reply: FastifyReply): void {
     switch (action) {
       case 'SendCommand': {
         const ids = (body.InstanceIds as string[] | undefined) ?? [];
-        const commands = ((body.Parameters as Record<string, string[]> | undefined)?.commands ?? []).join('\n');
+        const params = (body.Parameters as Record<string, string[]> | undefined) ?? {};
+        const commands = (params.commands ?? []).join('\n');
         if (body.DocumentName !== 'AWS-RunShellScript') return jsonError(reply, 400, 'InvalidDocument', `document ${String(body.DocumentName)} is not available`);
         if (ids.length !== 1) return jsonError(reply, 400, 'InvalidInstanceId', 'exactly one instance id is supported');
-        const instanceId = ids[0] ?? '';
-        if (fleet === null || !fleet.instances().some((i) => i.instanceId === instanceId)) return jsonError(reply, 400, 'InvalidInstanceId', `${instanceId} is not a managed instance`);
-        const commandId = randomUUID();
-        const inv: Invocation = { commandId, instanceId, status: 'Pending', output: '', requestedAt: Date.now() };
-        const record: CommandRecord = { commandId, instanceId, command: commands, principal, ok: null, requestedAt: inv.requestedAt, finishedAt: null };
-        this.invocations.set(`${commandId}/${instanceId}`, inv);
-        this.commands.push(record);
-        const finish = (ok: boolean, output: string): void => {
-          inv.status = ok ? 'Success' : 'Failed';
-          inv.output = output;
-          record.ok = ok;
-          record.finishedAt = Date.now();
-          this.onCommandDone?.(record);
-        };
-        if (!this.allowed.has(commands)) finish(false, `command not allowed on this node: ${commands.slice(0, 80)}`);
-        else {
-          inv.status = 'InProgress';
-          const running = fleet.runCommand(instanceId, commands);
-          if (running === null) finish(false, 'instance unreachable');
-          else running.then((r) => finish(r.ok, r.output), (e: unknown) => finish(false, String(e)));
-        }
-        return send({ Command: { CommandId: commandId, DocumentName: 'AWS-RunShellScript', InstanceIds: ids, Status: 'Pending' } });
+        const execution = Number(params.executionTimeout?.[0] ?? DEFAULT_EXECUTION_TIMEOUT_S);
+        if (!Number.isInteger(execution) || execution < 1 || execution > 172_800) return jsonError(reply, 400, 'InvalidParameters', `executionTimeout ${String(params.executionTimeout?.[0])} is not within 1 and 172800`);
+        const sent = this.ssm.send(ids[0] ?? '', commands, principal, Number(body.TimeoutSeconds ?? 3600), execution);
+        if (!sent.ok) return jsonError(reply, 400, sent.type, sent.message);
+        return send({ Command: { CommandId: sent.record.commandId, DocumentName: 'AWS-RunShellScript', InstanceIds: ids, Status: 'Pending' } });
       }
       case 'GetCommandInvocation': {
-        const inv = this.invocations.get(`${String(body.CommandId)}/${String(body.InstanceId)}`);
-        if (inv === undefined) return jsonError(reply, 400, 'InvocationDoesNotExist', 'no such invocation');
-        return send({ CommandId: inv.commandId, InstanceId: inv.instanceId, Status: inv.status, StatusDetails: inv.status, StandardOutputContent: '', StandardErrorContent: inv.status === 'Failed' ? inv.output : '' });
+        const inv = this.ssm.get(String(body.CommandId), String(body.InstanceId));
+        if (inv === null) return jsonError(reply, 400, 'InvocationDoesNotExist', 'no such invocation');
+        return send({
+          CommandId: inv.commandId,
+          InstanceId: inv.instanceId,
+          Status: inv.status,
+          StatusDetails: inv.details,
+          StandardOutputContent: '',
+          StandardErrorContent: inv.status === 'Success' ? '' : inv.output,
+        });
       }
+      case 'CancelCommand':
+        if (!this.ssm.cancel(String(body.CommandId))) return jsonError(reply, 400, 'InvalidCommandId', 'no such command');
+        return send({});
       case 'DescribeInstanceInformation': {
-        const list = (fleet?.instances() ?? []).map((i) => ({ InstanceId: i.instanceId, PingStatus: i.running && i.agentOnline ? 'Online' : 'ConnectionLost', ComputerName: i.name, ResourceType: 'ManagedInstance' }));
+        const list = (this.machines?.list() ?? []).map((m) => ({ InstanceId: m.instanceId, PingStatus: this.ssm.pingStatus(m.instanceId), ComputerName: m.name, ResourceType: 'ManagedInstance' }));
         return send({ InstanceInformationList: list });
       }
       default:
@@ -111,16 +136,16 @@ export class AwsFakes {
   }
 
   private lightsail(action: string, body: Record<string, unknown>, send: (o: unknown) => void, reply: FastifyReply): void {
-    const list = this.fleet?.instances() ?? [];
-    const stateOf = (running: boolean): { code: number; name: string } => (running ? { code: 16, name: 'running' } : { code: 80, name: 'stopped' });
+    const list = this.machines?.list() ?? [];
+    const stateOf = (m: MachineView): { code: number; name: string } => ({ code: LIGHTSAIL_CODES[m.lightsailState], name: m.lightsailState });
     switch (action) {
       case 'GetInstanceState': {
-        const found = list.find((i) => i.lightsailName === body.instanceName);
+        const found = list.find((m) => m.lightsailName === body.instanceName);
         if (found === undefined) return jsonError(reply, 400, 'NotFoundException', `instance ${String(body.instanceName)} not found`);
-        return send({ state: stateOf(found.running) });
+        return send({ state: stateOf(found) });
       }
       case 'GetInstances':
-        return send({ instances: list.map((i) => ({ name: i.lightsailName, state: stateOf(i.running) })) });
+        return send({ instances: list.map((m) => ({ name: m.lightsailName, state: stateOf(m) })) });
       default:
         return jsonError(reply, 400, 'InvalidAction', `the local Lightsail fake does not implement ${action}`);
     }

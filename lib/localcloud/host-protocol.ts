@@ -8,6 +8,8 @@ export type HostRequest =
   | { type: 'stall-workers'; on: boolean }
   /** Kill the agent and keep it down, as when systemd's start limit was hit. */
   | { type: 'kill-agent' }
+  /** Start the agent again after `kill-agent` (`systemctl reset-failed` + start). */
+  | { type: 'start-agent' }
   | { type: 'clock-offset'; offsetMs: number }
   | { type: 'shutdown' };
 

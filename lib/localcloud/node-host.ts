@@ -2,11 +2,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync } from 'node:fs';
 import { describeExit, killGroup, stopChild } from './spawn';
 import type { HostCommand, HostEvent, HostRequest } from './host-protocol';
+import { signalMarked, UNIT_MARK } from './processes';
 
 /**
- * One local node: a process-group leader that runs the agent and the worker like systemd
- * would (`Restart=always` with a restart delay) and answers the SSM fake's commands. If the
- * fleet that started it goes away, it takes its whole group down with it.
+ * One boot of a local node: a process-group leader that runs the agent and the worker like
+ * systemd would (`Restart=always` with a restart delay, `KillMode=mixed`: once a unit's main
+ * process is gone, whatever it left behind in its "cgroup" is killed) and answers the SSM
+ * fake's commands. If the fleet that started it goes away, it takes its whole group down.
  */
 const env = process.env;
 const bundles = { agent: env.QF_AGENT_BUNDLE ?? '', worker: env.QF_WORKER_BUNDLE ?? '' };
@@ -18,7 +20,7 @@ const send = (event: HostEvent): void => {
   if (process.connected) process.send?.(event);
 };
 
-const childEnv = Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith('QF_')));
+const childEnv = { ...Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith('QF_'))), QUEEN_FLEET_BOOT_ID: env.QF_BOOT_ID ?? '' };
 
 /** A systemd-like unit: one process, restarted after a crash unless stopped on purpose. */
 class Unit {
@@ -33,16 +35,23 @@ class Unit {
 
   constructor(private readonly name: 'agent' | 'worker') {}
 
+  /** What every process of this unit carries in its environment. */
+  private get mark(): string {
+    return `${dataDir}/${this.name}`;
+  }
+
   start(): void {
     if (shuttingDown || this.child !== undefined) return;
     this.held = false;
     const out = openSync(`${dataDir}/${this.name}.log`, 'a');
-    const child = spawn(process.execPath, [bundles[this.name]], { env: childEnv, stdio: ['ignore', out, out, 'ipc'] });
+    const child = spawn(process.execPath, [bundles[this.name]], { env: { ...childEnv, [UNIT_MARK]: this.mark }, stdio: ['ignore', out, out, 'ipc'] });
     this.child = child;
     child.send({ type: 'clock-offset', offsetMs: this.clockOffsetMs });
     send(this.name === 'worker' ? { type: 'worker-started', pid: child.pid ?? 0, restarts: this.restarts } : { type: 'agent-started', pid: child.pid ?? 0 });
     this.onStart?.(child);
     child.once('exit', (code, signal) => {
+      // KillMode=mixed: the unit's leftovers (stage commands in their own process groups) go too.
+      signalMarked(UNIT_MARK, this.mark, 'SIGKILL');
       const how = describeExit(code, signal);
       send(this.name === 'worker' ? { type: 'worker-exited', pid: child.pid ?? 0, how, planned: this.planned } : { type: 'agent-exited', pid: child.pid ?? 0, how });
       if (this.child === child) this.child = undefined;
@@ -122,6 +131,9 @@ process.on('message', (raw: HostRequest) => {
       return;
     case 'kill-agent':
       agent.kill();
+      return;
+    case 'start-agent':
+      agent.start();
       return;
     case 'clock-offset':
       worker.setClockOffset(raw.offsetMs);

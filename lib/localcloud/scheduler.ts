@@ -1,12 +1,22 @@
+import type { Behaviour } from './behaviour';
+import type { Chance } from './chance';
+
+/** Why an invocation happened, for counting. */
+export type TriggerKind = 'schedule' | 's3' | 'direct' | 'retry';
+
 /**
- * The local stand-in for EventBridge and S3 notifications: invokes the real watchdog handler
- * on a fixed schedule and whenever a heartbeat lands, as the deployed triggers do.
+ * The local stand-in for EventBridge and Lambda's asynchronous invocation: invokes the real
+ * watchdog handler on its schedule and for every event handed to `enqueue` (S3 notifications,
+ * the agents' direct invokes), the way AWS does (docs/aws-behaviour.md: lambdaAsync,
+ * eventBridgeSchedule): events wait in a queue, a few arrive twice, one that throws is retried
+ * a minute and then two minutes later, and each scheduled run comes somewhere within its period.
  */
 export class LocalScheduler {
-  private timer: NodeJS.Timeout | undefined;
+  private readonly timers = new Set<NodeJS.Timeout>();
   private readonly inFlight = new Set<Promise<void>>();
   private stopped = false;
   invocations = 0;
+  readonly byTrigger: Record<TriggerKind, number> = { schedule: 0, s3: 0, direct: 0, retry: 0 };
   /** Drill faults: every trigger invokes this many copies at once; or none while paused. */
   copies = 1;
   paused = false;
@@ -15,41 +25,83 @@ export class LocalScheduler {
     private readonly invoke: (event: unknown) => Promise<unknown>,
     private readonly periodMs: number,
     private readonly onError: (error: unknown) => void,
-    /** Invocations allowed at once; more are dropped (the next trigger comes soon). */
+    private readonly behaviour: Pick<Behaviour, 'lambdaAsync' | 'eventBridgeSchedule'>,
+    private readonly chance: Chance,
+    /** Invocations allowed at once; more wait in the queue (Lambda retries throttled events). */
     private readonly maxConcurrent = 4,
   ) {}
 
-  private fire(event: unknown): void {
+  private later(ms: number, fn: () => void): void {
+    if (this.stopped) return;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      fn();
+    }, ms);
+    this.timers.add(timer);
+  }
+
+  /** Runs the handler now; a throw is retried after each of `retryDelaysMs`. */
+  private run(event: unknown, kind: TriggerKind, attempt: number): void {
     if (this.stopped || this.paused) return;
-    for (let i = 0; i < this.copies; i++) {
-      if (this.inFlight.size >= this.maxConcurrent * this.copies) return;
-      this.invocations++;
-      const run = this.invoke(event)
-        .then(() => undefined, this.onError)
-        .finally(() => this.inFlight.delete(run));
-      this.inFlight.add(run);
+    if (this.inFlight.size >= this.maxConcurrent * this.copies) {
+      this.later(Math.max(1, this.behaviour.lambdaAsync.queueMaxMs), () => this.run(event, kind, attempt));
+      return;
+    }
+    this.invocations++;
+    this.byTrigger[attempt > 0 ? 'retry' : kind]++;
+    const run = this.invoke(event)
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          this.onError(error);
+          const retries = this.behaviour.lambdaAsync.on ? this.behaviour.lambdaAsync.retryDelaysMs : [];
+          const delay = retries[attempt];
+          if (delay !== undefined) this.later(delay, () => this.run(event, kind, attempt + 1));
+        },
+      )
+      .finally(() => this.inFlight.delete(run));
+    this.inFlight.add(run);
+  }
+
+  /** An asynchronous invocation: queued, perhaps delivered twice. */
+  enqueue(event: unknown, kind: Exclude<TriggerKind, 'retry'>): void {
+    if (this.stopped) return;
+    const a = this.behaviour.lambdaAsync;
+    const deliveries = a.on && this.chance.chance(a.duplicateRate) ? 2 : 1;
+    // The duplicate-watchdog fault runs its copies at the same instant, racing for real.
+    const all = (): void => {
+      for (let copy = 0; copy < this.copies; copy++) this.run(event, kind, 0);
+    };
+    for (let d = 0; d < deliveries; d++) {
+      if (!a.on) all();
+      else this.later(this.chance.between(a.queueMinMs, a.queueMaxMs), all);
     }
   }
 
-  /** An S3 ObjectCreated notification for a heartbeat key. */
-  heartbeat(bucket: string, fullKey: string): void {
-    this.fire({ Records: [{ eventSource: 'aws:s3', eventName: 'ObjectCreated:Put', s3: { bucket: { name: bucket }, object: { key: fullKey } } }] });
+  /** An S3 ObjectCreated notification for a heartbeat key, as S3 hands it to Lambda. */
+  notification(bucket: string, fullKey: string): void {
+    this.enqueue({ Records: [{ eventSource: 'aws:s3', eventName: 'ObjectCreated:Put', s3: { bucket: { name: bucket }, object: { key: fullKey } } }] }, 's3');
   }
 
+  /** The rate schedule: one run per period, at a random point within it (or on its boundary when the behaviour is off). */
   start(): void {
-    const tick = (): void => {
-      this.timer = setTimeout(() => {
-        this.fire({ source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} });
-        tick();
-      }, this.periodMs);
+    const e = this.behaviour.eventBridgeSchedule;
+    const scheduled = { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} };
+    const period = (k: number): void => {
+      const offset = e.on ? this.chance.between(0, this.periodMs) + this.chance.between(0, e.targetDelayMaxMs) : this.periodMs;
+      this.later(offset, () => {
+        for (let copy = 0; copy < this.copies; copy++) this.run(scheduled, 'schedule', 0);
+      });
+      this.later(this.periodMs, () => period(k + 1));
     };
-    tick();
+    period(0);
   }
 
   /** Stops triggering and waits for invocations under way. Idempotent. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
     await Promise.allSettled([...this.inFlight]);
   }
 }

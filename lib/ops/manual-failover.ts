@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ConflictError, CorruptObjectError, describeError, ValidationError } from '../core/errors';
+import { CorruptObjectError, describeError, lostRace, ValidationError } from '../core/errors';
 import { KEYS } from '../core/keys';
 import type { NodeSpec } from '../core/config';
 import { leaderReason, planManualFailover, promotedSummary, type ManualFailoverPlan } from '../core/manual-failover';
@@ -55,7 +55,7 @@ const promote = async (deps: OpsDeps, move: Parameters<typeof promoteGuarded>[1]
     return await promoteGuarded(deps.store, move);
   } catch (error) {
     // Lost every CAS round, or the record turned unreadable: either way it is not ours to move.
-    if (error instanceof ConflictError || error instanceof CorruptObjectError) return { ok: false, leader: null, detail: describeError(error) };
+    if (lostRace(error) || error instanceof CorruptObjectError) return { ok: false, leader: null, detail: describeError(error) };
     throw error;
   }
 };

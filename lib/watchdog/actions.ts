@@ -66,7 +66,11 @@ export const verify = async (deps: WatchdogDeps, a: Extract<WatchdogAction, { ki
   } catch (error) {
     if (!(error instanceof NotFoundError)) throw error;
   }
-  if (outcome === null && deps.now() > a.deadline) outcome = { ok: false, detail: 'no result before the verification deadline' };
+  if (outcome === null && deps.now() > a.deadline) {
+    // Given up on: a command still waiting for an unreachable node must not run when it comes back.
+    await cancelQuietly(deps, a.commandId, a.instanceId);
+    outcome = { ok: false, detail: 'no result before the verification deadline (command cancelled)' };
+  }
   if (outcome !== null) {
     const { ok, detail } = outcome;
     await record(deps, (s) => markRestartResult(s, a.node, a.incidentId, ok, detail, deps.now()));
@@ -94,8 +98,20 @@ export const runAndWait = async (deps: WatchdogDeps, instanceId: string, command
       if (res.status === 'succeeded') return true;
       if (res.status === 'failed') return false;
     } catch (error) {
+      // InvocationDoesNotExist for a moment after SendCommand is normal: keep asking.
       if (!(error instanceof NotFoundError)) return false;
     }
   }
+  // A stop that arrives after the handover went ahead without it must not run then.
+  await cancelQuietly(deps, commandId, instanceId);
   return false;
+};
+
+/** Cancels a command the caller gave up on; a failure to cancel is only logged (AWS does not promise it either). */
+const cancelQuietly = async (deps: WatchdogDeps, commandId: string, instanceId: string): Promise<void> => {
+  try {
+    await deps.commands.cancel(commandId, instanceId);
+  } catch (error) {
+    deps.log.warn({ err: describeError(error), commandId }, 'command not cancelled');
+  }
 };

@@ -31,4 +31,5 @@ export const buildWatchdogDeps = (config: Config, clients: ClientFactory, log: L
   log,
   now: Date.now,
   sleep,
+  sight: { failing: false },
 });

@@ -18,4 +18,9 @@ export interface WatchdogDeps {
   log: Logger;
   now: () => number;
   sleep: (ms: number) => Promise<void>;
+  /**
+   * What this container saw of its own runs: `failing` while S3 refused them. The first run
+   * that gets through judges no silence it could not see (lib/core/watchdog.ts).
+   */
+  sight: { failing: boolean };
 }

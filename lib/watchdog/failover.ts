@@ -1,4 +1,4 @@
-import { ConflictError, describeError } from '../core/errors';
+import { describeError, lostRace } from '../core/errors';
 import { KEYS } from '../core/keys';
 import { handoverFor, nextEpoch } from '../core/lease';
 import { leaderSchema, type Leader } from '../core/schemas';
@@ -62,7 +62,7 @@ export const failover = async (deps: WatchdogDeps, a: FailoverAction): Promise<v
   try {
     promoted = await promoteGuarded(deps.store, { from: a.node, to: step.to, fromEpoch: step.fromEpoch, reason: `watchdog ${a.incidentId}: ${a.node} → ${step.to}`, outgoingStopped: stopped });
   } catch (error) {
-    if (!(error instanceof ConflictError)) throw error;
+    if (!lostRace(error)) throw error;
     return;
   }
   if (!promoted.ok) {

@@ -1,12 +1,16 @@
 import { describeError, type CorruptObjectError, FleetError } from '../core/errors';
 import { KEYS } from '../core/keys';
 import { isSilent, suspectWaitMs, updateSeen, type Confirmation } from '../core/liveness';
-import { heartbeatSchema, leaderSchema, type Heartbeat, type Leader } from '../core/schemas';
+import { heartbeatSchema, type Heartbeat } from '../core/schemas';
 import { decide, type WatchdogAction } from '../core/watchdog';
 import { emptyWatchdogState, watchdogStateSchema, type WatchdogState } from '../core/watchdog-state';
 import { emit, sendCommand, verify } from './actions';
 import type { WatchdogDeps } from './deps';
 import { failover } from './failover';
+import { route } from './route';
+import { readLeader } from './leader';
+
+export { readLeader };
 
 export type { WatchdogDeps };
 
@@ -16,16 +20,6 @@ export interface WatchdogRun {
   rejected: string[];
   actions: string[];
 }
-
-/** Reads the primary's record; a missing or corrupt one means "no primary to judge". */
-export const readLeader = async ({ store, log }: WatchdogDeps): Promise<Leader | null> => {
-  try {
-    return (await store.read(KEYS.leader, leaderSchema))?.value ?? null;
-  } catch (error) {
-    log.error({ err: describeError(error) }, 'leader record unreadable; judging no primary this round');
-    return null;
-  }
-};
 
 /** Reads every configured node's heartbeat; bad ones are reported and skipped. */
 export const readHeartbeats = async ({ store, config, log }: WatchdogDeps, rejected: string[]): Promise<Map<string, Heartbeat>> => {
@@ -71,6 +65,9 @@ const carryOut = async (deps: WatchdogDeps, action: WatchdogAction): Promise<voi
     case 'failover':
       await failover(deps, action);
       return;
+    case 'route':
+      await route(deps, action);
+      return;
   }
 };
 
@@ -96,12 +93,13 @@ export const runWatchdog = async (deps: WatchdogDeps): Promise<WatchdogRun> => {
   let now = deps.now();
   let waited = false;
   let confirmations = new Map<string, Confirmation>();
-  const { result: actions } = await deps.store.update(
+  const failing = deps.sight.failing;
+  const judged = deps.store.update(
     KEYS.watchdogState,
     watchdogStateSchema,
     (current) => {
       const state = current ?? emptyWatchdogState();
-      const verdict = decide(state, leader, heartbeats, now, deps.config, confirmations);
+      const verdict = decide(state, leader, heartbeats, now, { ...deps.config, routed: deps.dns !== null }, confirmations, failing);
       return { value: verdict.changed ? verdict.state : null, result: verdict.actions };
     },
     quarantine(deps),
@@ -120,11 +118,19 @@ export const runWatchdog = async (deps: WatchdogDeps): Promise<WatchdogRun> => {
       confirmations = await confirmSilent(deps, state, heartbeats, now);
     },
   );
+  let actions: WatchdogAction[];
+  try {
+    ({ result: actions } = await judged);
+  } catch (error) {
+    deps.sight.failing = true;
+    throw error;
+  }
+  deps.sight.failing = false;
   const done: string[] = [];
   for (const action of actions) {
     try {
       await carryOut(deps, action);
-      done.push(action.kind === 'publish' ? `publish ${action.event.kind} ${action.event.node}` : `${action.kind} ${action.node}`);
+      done.push(action.kind === 'publish' ? `publish ${action.event.kind} ${action.event.node}` : action.kind === 'route' ? `route ${action.primary}` : `${action.kind} ${action.node}`);
     } catch (error) {
       deps.log.error({ err: describeError(error), action: action.kind }, 'watchdog action failed; the next invocation retries what is still due');
       if (!(error instanceof FleetError)) throw error;

@@ -230,7 +230,8 @@ describe('fleet failover', () => {
       'cooldown:ok',
       'event:ok',
       'start-worker:warn',
-      'origin-record:ok',
+      // Moved, but Route 53 takes up to 60 s to report INSYNC (docs/aws-behaviour.md): not in sync within the 2 s wait.
+      'origin-record:warn',
     ]);
     expect(await storedLeader()).toMatchObject({ primary: 'node-2', epoch: 2, previous: 'node-1', handover: 'await-fence' });
     const event = await storedEvent(String(doc?.incidentId));

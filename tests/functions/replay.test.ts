@@ -92,7 +92,7 @@ describe('replay handler', () => {
       given(incident({ restart: { command: 'restartWorker', status: 'claimed', claimedAt: 1 } }), ['STALLED']);
       await Promise.all([1, 2, 3].map(() => handler({ eventId: `${INCIDENT}.STALLED`, execute: true })));
       expect(ssm).toHaveReceivedCommandTimes(SendCommandCommand, 1);
-      expect(ssm).toHaveReceivedCommandWith(SendCommandCommand, { InstanceIds: ['mi-00000000000000001'], Parameters: { commands: ['systemctl restart queen-fleet-worker'] } });
+      expect(ssm).toHaveReceivedCommandWith(SendCommandCommand, { InstanceIds: ['mi-00000000000000001'], Parameters: { commands: ['systemctl restart queen-fleet-worker'], executionTimeout: ['60'] } });
     });
 
     it('refuses an event of an older epoch and changes nothing', async () => {

@@ -48,7 +48,7 @@ describe('watchdog handler', () => {
     expect(ssm).toHaveReceivedCommandWith(SendCommandCommand, {
       DocumentName: 'AWS-RunShellScript',
       InstanceIds: ['mi-00000000000000001'],
-      Parameters: { commands: ['systemctl restart queen-fleet-worker'] },
+      Parameters: { commands: ['systemctl restart queen-fleet-worker'], executionTimeout: ['60'] },
       Comment: 'queen-fleet node-1-e3-i1',
       TimeoutSeconds: 60,
     });

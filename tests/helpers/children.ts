@@ -59,9 +59,12 @@ export interface LocalCloudInfo extends CloudEndpoints {
   child: ChildProcess;
 }
 
-/** Starts the local cloud in a child process (fauxqs is an ES module jest cannot load). */
-export const startCloudProcess = async (): Promise<LocalCloudInfo> => {
-  const child = track(process.execPath, ['--import', 'tsx', join(ROOT, 'lib/localcloud/serve.ts')], { stdio: ['pipe', 'pipe', 'inherit'] });
+/**
+ * Starts the local cloud in a child process (fauxqs is an ES module jest cannot load), with
+ * every faithful behaviour on; `args` such as `--time-scale 600` compress AWS's durations.
+ */
+export const startCloudProcess = async (args: string[] = []): Promise<LocalCloudInfo> => {
+  const child = track(process.execPath, ['--import', 'tsx', join(ROOT, 'lib/localcloud/serve.ts'), ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
   const line = await new Promise<string>((resolve, reject) => {
     const rl = createInterface({ input: child.stdout! });
     rl.once('line', resolve);

@@ -21,10 +21,14 @@ export const routedFleetEnv = (nodes: unknown = ROUTED_NODES): Record<string, st
   FLEET_COMMAND_WAIT_SECONDS: '0.2',
 });
 
-/** Route 53 answering as for a record pointing at node-1, whose changes go INSYNC at once. */
+/** Route 53 answering as for a record pointing at node-1 until a change moves it; changes go INSYNC at once. */
 export const mockOriginRecord = (r53: AwsStub<ServiceInputTypes, ServiceOutputTypes, Route53ClientResolvedConfig>): void => {
-  r53.on(ListResourceRecordSetsCommand).resolves({ ResourceRecordSets: [{ Name: 'origin.example.com.', Type: 'A', TTL: 60, ResourceRecords: [{ Value: '192.0.2.1' }] }] });
-  r53.on(ChangeResourceRecordSetsCommand).resolves({ ChangeInfo: { Id: '/change/C1', Status: 'PENDING', SubmittedAt: new Date() } });
+  let value = '192.0.2.1';
+  r53.on(ListResourceRecordSetsCommand).callsFake(() => ({ ResourceRecordSets: [{ Name: 'origin.example.com.', Type: 'A', TTL: 60, ResourceRecords: [{ Value: value }] }] }));
+  r53.on(ChangeResourceRecordSetsCommand).callsFake((input: { ChangeBatch?: { Changes?: { ResourceRecordSet?: { ResourceRecords?: { Value?: string }[] } }[] } }) => {
+    value = input.ChangeBatch?.Changes?.[0]?.ResourceRecordSet?.ResourceRecords?.[0]?.Value ?? value;
+    return { ChangeInfo: { Id: '/change/C1', Status: 'PENDING', SubmittedAt: new Date() } };
+  });
   r53.on(GetChangeCommand).resolves({ ChangeInfo: { Id: '/change/C1', Status: 'INSYNC', SubmittedAt: new Date() } });
 };
 

@@ -1,18 +1,35 @@
 import { createHash } from 'node:crypto';
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 
 const s3Error = (name: string, status: number): S3ServiceException =>
   new S3ServiceException({ name, $fault: 'client', $metadata: { httpStatusCode: status }, message: name });
 
+/** How a PUT that was applied then fails: a reset connection, or a 500 after the write. */
+export type Loss = 'reset' | 'internal-error';
+
 /**
  * An in-memory S3 behind aws-sdk-client-mock with real conditional-write semantics, so handler
- * tests can run concurrent invocations against CAS without a server.
+ * tests can run concurrent invocations against CAS without a server. `loseNext` makes the next
+ * PUTs matching a key apply and then lose their response, as the local cloud's s3LostResponse does.
  */
 export class MemoryS3 {
-  readonly objects = new Map<string, { body: string; etag: string }>();
+  readonly objects = new Map<string, { body: string; etag: string; metadata?: Record<string, string> }>();
   readonly mock = mockClient(S3Client);
   puts: { key: string; body: string }[] = [];
+  private readonly losses: { match: (key: string) => boolean; how: Loss; meanwhile?: () => Promise<void> }[] = [];
+
+  private readonly refusals: Error[] = [];
+
+  /** The next PUT fails with `error` before anything is applied. */
+  failNext(error: Error): void {
+    this.refusals.push(error);
+  }
+
+  /** The next PUT whose key matches is applied, then answers as `how` says. */
+  loseNext(match: (key: string) => boolean, how: Loss = 'reset', meanwhile?: () => Promise<void>): void {
+    this.losses.push({ match, how, ...(meanwhile === undefined ? {} : { meanwhile }) });
+  }
 
   constructor() {
     this.mock.reset();
@@ -25,17 +42,34 @@ export class MemoryS3 {
       await Promise.resolve();
       const o = this.objects.get(input.Key);
       if (o === undefined) throw s3Error('NoSuchKey', 404);
-      return { ETag: o.etag, ContentLength: Buffer.byteLength(o.body), Body: { transformToString: () => Promise.resolve(o.body), destroy: () => undefined } };
+      return { ETag: o.etag, ContentLength: Buffer.byteLength(o.body), Metadata: o.metadata ?? {}, Body: { transformToString: () => Promise.resolve(o.body), destroy: () => undefined } };
     });
-    m.on(PutObjectCommand).callsFake(async (input: { Key: string; Body: string; IfMatch?: string; IfNoneMatch?: string }) => {
+    m.on(HeadObjectCommand).callsFake(async (input: { Key: string }) => {
       await Promise.resolve();
+      const o = this.objects.get(input.Key);
+      if (o === undefined) throw s3Error('NotFound', 404);
+      return { ETag: o.etag, ContentLength: Buffer.byteLength(o.body), Metadata: o.metadata ?? {} };
+    });
+    m.on(PutObjectCommand).callsFake(async (input: { Key: string; Body: string; IfMatch?: string; IfNoneMatch?: string; Metadata?: Record<string, string> }) => {
+      await Promise.resolve();
+      const refusal = this.refusals.shift();
+      if (refusal !== undefined) throw refusal;
       const existing = this.objects.get(input.Key);
       if (input.IfNoneMatch === '*' && existing !== undefined) throw s3Error('PreconditionFailed', 412);
       if (input.IfMatch !== undefined && existing === undefined) throw s3Error('NoSuchKey', 404);
       if (input.IfMatch !== undefined && existing?.etag !== input.IfMatch) throw s3Error('PreconditionFailed', 412);
       const etag = `"${createHash('md5').update(input.Body).update(String(this.puts.length)).digest('hex')}"`;
-      this.objects.set(input.Key, { body: input.Body, etag });
+      this.objects.set(input.Key, { body: input.Body, etag, ...(input.Metadata === undefined ? {} : { metadata: input.Metadata }) });
       this.puts.push({ key: input.Key, body: input.Body });
+      const loss = this.losses.findIndex((l) => l.match(input.Key));
+      if (loss >= 0) {
+        const lost = this.losses.splice(loss, 1)[0];
+        // Others may write on top before the writer hears of its failure.
+        await lost?.meanwhile?.();
+        const how = lost?.how;
+        if (how === 'reset') throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+        throw new S3ServiceException({ name: 'InternalError', $fault: 'server', $metadata: { httpStatusCode: 500 }, message: 'We encountered an internal error. Please try again.' });
+      }
       return { ETag: etag };
     });
     m.on(ListObjectsV2Command).callsFake((input: { Prefix?: string }) => ({

@@ -1,7 +1,7 @@
 import { GetObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { z } from 'zod';
 import { StateStore } from '../../../lib/aws/state-store';
-import { ConflictError, CorruptObjectError, OversizedError, ThrottledError } from '../../../lib/core/errors';
+import { ConcurrentWriteError, ConflictError, CorruptObjectError, OversizedError, ThrottledError } from '../../../lib/core/errors';
 import { MemoryS3 } from '../../helpers/memory-s3';
 
 const counter = z.strictObject({ n: z.number().int() });
@@ -43,7 +43,7 @@ describe('StateStore', () => {
     const store = makeStore();
     s3.mock.on(PutObjectCommand).rejects(slowDown());
     await expect(store.put('x.json', { n: 1 })).rejects.toBeInstanceOf(ThrottledError);
-    expect(s3.mock).toHaveReceivedCommandTimes(PutObjectCommand, 4);
+    expect(s3.mock).toHaveReceivedCommandTimes(PutObjectCommand, 6);
   });
 
   it('reports malformed JSON as CorruptObjectError with the ETag', async () => {
@@ -88,5 +88,68 @@ describe('StateStore', () => {
     await store.read('x.json', counter);
     expect(store.counts).toMatchObject({ PUT: 1, GET: 1 });
     expect(s3.mock).toHaveReceivedCommandWith(GetObjectCommand, { Bucket: 'b', Key: 'peer-sync/x.json' });
+  });
+
+  describe('ambiguous outcomes', () => {
+    it.each(['reset', 'internal-error'] as const)('takes a create whose response was lost (%s) as done, not as "exists"', async (how) => {
+      const store = makeStore();
+      s3.loseNext((k) => k === 'peer-sync/x.json', how);
+      const etag = await store.create('x.json', { n: 1 });
+      expect(etag).toBe(s3.objects.get('peer-sync/x.json')?.etag);
+      expect(s3.json('peer-sync/x.json')).toEqual({ n: 1 });
+    });
+
+    it('takes a CAS whose response was lost as done: update applies once and says it wrote', async () => {
+      const store = makeStore();
+      await store.create('c.json', { n: 1 });
+      s3.loseNext((k) => k === 'peer-sync/c.json');
+      let applied = 0;
+      const out = await store.update('c.json', counter, (cur) => {
+        applied++;
+        return { value: { n: (cur?.n ?? 0) + 1 }, result: 'claimed' };
+      });
+      expect(out).toEqual({ written: true, result: 'claimed' });
+      expect(applied).toBe(1);
+      expect(s3.json('peer-sync/c.json')).toEqual({ n: 2 });
+    });
+
+    it('applies a CAS once even when another writer wrote on top of it before its lost response came back', async () => {
+      const store = makeStore();
+      await store.create('c.json', { n: 1 });
+      const other = makeStore();
+      s3.loseNext((k) => k === 'peer-sync/c.json', 'reset', async () => {
+        await other.update('c.json', counter, (cur) => ({ value: { n: (cur?.n ?? 0) + 10 }, result: null }));
+      });
+      let applied = 0;
+      const out = await store.update('c.json', counter, (cur) => {
+        applied++;
+        return { value: { n: (cur?.n ?? 0) + 1 }, result: 'mine' };
+      });
+      expect(out).toEqual({ written: true, result: 'mine' });
+      expect(applied).toBe(1);
+      expect(s3.json('peer-sync/c.json')).toEqual({ n: 12 });
+    });
+
+    it('still refuses a create that another writer won', async () => {
+      const store = makeStore();
+      await makeStore().create('x.json', { n: 1 });
+      s3.failNext(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+      await expect(store.create('x.json', { n: 2 })).rejects.toBeInstanceOf(ConflictError);
+      expect(s3.json('peer-sync/x.json')).toEqual({ n: 1 });
+    });
+
+    it('retries a 409 ConditionalRequestConflict instead of reading it as "exists"', async () => {
+      const store = makeStore();
+      const conflict = new S3ServiceException({ name: 'ConditionalRequestConflict', $fault: 'client', $metadata: { httpStatusCode: 409 }, message: 'conflict' });
+      s3.failNext(conflict);
+      await expect(store.create('x.json', { n: 1 })).resolves.toBeDefined();
+      expect(s3.json('peer-sync/x.json')).toEqual({ n: 1 });
+    });
+
+    it('gives up on endless 409s with ConcurrentWriteError, never ConflictError', async () => {
+      const store = makeStore();
+      s3.mock.on(PutObjectCommand).rejects(new S3ServiceException({ name: 'ConditionalRequestConflict', $fault: 'client', $metadata: { httpStatusCode: 409 }, message: 'conflict' }));
+      await expect(store.create('x.json', { n: 1 })).rejects.toBeInstanceOf(ConcurrentWriteError);
+    });
   });
 });

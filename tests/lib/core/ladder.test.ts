@@ -52,22 +52,70 @@ describe('failover ladder', () => {
     expect(failovers(actions)[0]?.step).toMatchObject({ to: 'node-3', outgoingStopped: true, stopOutgoing: false });
   });
 
-  it('waits for a confirmation before calling a silent node dead', () => {
+  it('only alerts a silent primary that AWS does not confirm gone, and leaves the role to the lease', () => {
     const { actions } = rounds([
       { at: 0, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5)] },
       { at: 31_000, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 7)] },
-      { at: 32_000, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 7)], conf: { 'node-1': { instance: 'unknown', ssm: 'unknown' } } },
+      // A crashed VM a minute later: Lightsail still says running, SSM still online.
+      { at: 32_000, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 7)], conf: { 'node-1': { instance: 'running', ssm: 'online' } } },
+      { at: 46_000, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 8)], conf: { 'node-1': { instance: 'unknown', ssm: 'unknown' } } },
     ]);
-    expect(actions).toEqual([]);
+    expect(published(actions)).toEqual(['NODE_SILENT']);
+    expect(actions.filter((a) => a.kind === 'command' || a.kind === 'failover')).toEqual([]);
   });
 
-  it('restarts a silent agent on a live instance instead of failing over', () => {
+  it('fails the silent primary over once AWS confirms it gone, after its NODE_SILENT', () => {
     const { actions } = rounds([
       { at: 0, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5)] },
       { at: 31_000, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 7)], conf: { 'node-1': { instance: 'running', ssm: 'online' } } },
+      ...[8, 9, 10, 11, 12, 13, 14].map((seq, i) => ({ at: 46_000 + i * 15_000, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', seq)], conf: { 'node-1': { instance: 'running' as const, ssm: 'online' as const } } })),
+      // Its stop reached Lightsail's `stopped` (or SSM gave up on its agent): now it is confirmed gone.
+      { at: 160_000, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 15)], conf: { 'node-1': { instance: 'stopped', ssm: 'online' } } },
+      { at: 175_000, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 16)], conf: { 'node-1': { instance: 'stopped', ssm: 'online' } } },
     ]);
-    expect(published(actions)).toEqual(['AGENT_DEAD']);
-    expect(actions).toContainEqual(expect.objectContaining({ kind: 'command', command: 'restartAgent', node: 'node-1' }));
+    expect(published(actions)).toEqual(['NODE_SILENT', 'NODE_DEAD', 'FAILOVER_STARTED']);
+    expect(failovers(actions)).toHaveLength(1);
+  });
+
+  it('alerts a silent standby and restarts its agent, unless AWS says its node is gone', () => {
+    const { actions } = rounds([
+      { at: 0, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5)] },
+      { at: 31_000, hbs: [heartbeat('node-1', working(0, 7)), standbyBeat('node-2', 5)], conf: { 'node-2': { instance: 'running', ssm: 'online' } } },
+      { at: 45_000, hbs: [heartbeat('node-1', working(0, 8)), standbyBeat('node-2', 5)], conf: { 'node-2': { instance: 'running', ssm: 'online' } } },
+    ]);
+    expect(published(actions)).toEqual(['REDUNDANCY_LOST']);
+    expect(actions.filter((a) => a.kind === 'command')).toEqual([expect.objectContaining({ command: 'restartAgent', node: 'node-2' })]);
+  });
+
+  it('judges no silence it could not see: after its own runs failed, silence counts again from now', () => {
+    const { state } = rounds([{ at: 0, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5)] }]);
+    const online = new Map([['node-1', { instance: 'running' as const, ssm: 'online' as const }], ['node-2', { instance: 'running' as const, ssm: 'online' as const }]]);
+    // 45 s of failed runs (S3 down for the watchdog too); the nodes' first heartbeats after it are not in yet.
+    const back = decide(state, leader, beats(heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5)), T0 + 45_000, settings, online, true);
+    expect(back.actions).toEqual([]);
+    expect(decide(back.state, leader, beats(heartbeat('node-1', working(0, 6)), standbyBeat('node-2', 6)), T0 + 52_000, settings).actions).toEqual([]);
+    // Without the failed runs the same silence is a lost standby.
+    expect(published(decide(state, leader, beats(heartbeat('node-1', working(0, 7)), standbyBeat('node-2', 5)), T0 + 45_000, settings, online).actions)).toEqual(['REDUNDANCY_LOST']);
+  });
+
+  it('judges no silence when a heartbeat catches up on samples S3 would not take', () => {
+    const { state } = rounds([{ at: 0, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5)] }]);
+    const online = new Map([['node-2', { instance: 'running' as const, ssm: 'online' as const }]]);
+    // node-1's first write after the outage carries the three samples it took meanwhile; node-2's is not in yet.
+    const back = decide(state, leader, beats(heartbeat('node-1', working(0, 8)), standbyBeat('node-2', 5)), T0 + 45_000, settings, online);
+    expect(back.actions).toEqual([]);
+  });
+
+  it('points the origin record at whoever leader.json names, once per epoch', () => {
+    const routed = { ...settings, routed: true };
+    const first = decide(emptyWatchdogState(), leader, beats(heartbeat('node-1', working(0, 5))), T0, routed);
+    expect(first.actions).toContainEqual({ kind: 'route', primary: 'node-1', epoch: 4 });
+    const settled = { ...first.state, origin: { primary: 'node-1', epoch: 4 } };
+    expect(decide(settled, leader, beats(heartbeat('node-1', working(0, 6))), T0 + 15_000, routed).actions.filter((a) => a.kind === 'route')).toEqual([]);
+    // A standby promoted itself: epoch 5 names node-2.
+    const moved = decide(settled, { ...leader, primary: 'node-2', epoch: 5 }, beats(heartbeat('node-1', working(0, 6))), T0 + 15_000, routed);
+    expect(moved.actions).toContainEqual({ kind: 'route', primary: 'node-2', epoch: 5 });
+    expect(decide(settled, leader, beats(), T0, settings).actions.filter((a) => a.kind === 'route')).toEqual([]);
   });
 
   it('alerts a lost standby once, and its return once', () => {
@@ -95,11 +143,11 @@ describe('failover ladder', () => {
   });
 
   it('never picks a standby that is silent, has no worker, or lags an epoch', () => {
-    const lagging = { ...standbyBeat('node-3'), samples: standbyBeat('node-3').samples.map((s) => ({ ...s, epochSeen: 3 })) };
-    const noWorker = { ...standbyBeat('node-2'), samples: [sample(0, { workerProcesses: 0, epochSeen: 4 })] };
+    const lagging = (to: number): Heartbeat => ({ ...standbyBeat('node-3', to), samples: standbyBeat('node-3', to).samples.map((s) => ({ ...s, epochSeen: 3 })) });
+    const noWorker = (seq: number): Heartbeat => ({ ...standbyBeat('node-2'), samples: [sample(seq, { workerProcesses: 0, epochSeen: 4 })] });
     const { actions } = rounds([
-      { at: 0, hbs: [heartbeat('node-1', working(0, 5)), noWorker, lagging] },
-      { at: 31_000, hbs: [heartbeat('node-1', working(0, 5)), noWorker, lagging], conf: { 'node-1': { instance: 'stopped', ssm: 'lost' } } },
+      { at: 0, hbs: [heartbeat('node-1', working(0, 5)), noWorker(0), lagging(9)] },
+      { at: 31_000, hbs: [heartbeat('node-1', working(0, 5)), noWorker(2), lagging(11)], conf: { 'node-1': { instance: 'stopped', ssm: 'lost' } } },
     ]);
     expect(published(actions)).toEqual(['NODE_DEAD', 'NO_STANDBY']);
   });

@@ -1,14 +1,15 @@
 import { buildReport, type Observations } from '../../../lib/core/report';
 import { parseScenario } from '../../../lib/core/scenario';
 
-const scenario = parseScenario({
+const scenarioInput = {
   name: 'r',
   nodes: 2,
   seconds: 600,
   workload: { tasks: 3, meanTaskSeconds: 90 },
   faults: [{ at: 120, kind: 'stall-worker' }],
   expect: { restarts: 1, maxDetectSeconds: 170, lostTasks: 0, duplicateCompletions: 0 },
-});
+};
+const scenario = parseScenario(scenarioInput);
 
 const observations = (over: Partial<Observations> = {}): Observations => ({
   faults: [{ at: 120, kind: 'stall-worker', node: 'node-1' }],
@@ -20,6 +21,8 @@ const observations = (over: Partial<Observations> = {}): Observations => ({
   supervisorRestarts: [],
   leaders: [{ t: 0, epoch: 1, primary: 'node-1' }],
   receives: [{ t: 10, node: 'node-1', count: 1, epoch: 1 }],
+  writes: [],
+  windows: [{ t: 248, node: 'node-1' }],
   dnsChanges: [],
   addresses: { 'node-1': '192.0.2.1', 'node-2': '192.0.2.2' },
   completions: new Map([['task-0001', 1], ['task-0002', 1], ['task-0003', 1]]),
@@ -28,6 +31,7 @@ const observations = (over: Partial<Observations> = {}): Observations => ({
   timeline: [],
   aws: { s3: { GET: 0, PUT: 0, LIST: 0, HEAD: 0 }, sqs: 0, sns: 0, ssm: 0, lambdaInvocations: 0 },
   lambdaInvocations: 0,
+  cloud: {},
   ...over,
 });
 const meta = { seed: 1, timeScale: 20, wallSeconds: 30 };
@@ -79,16 +83,34 @@ describe('buildReport', () => {
         faults: [{ at: 100, kind: 'kill-node', node: 'node-1' }],
         events: [{ t: 130, kind: 'NODE_DEAD', node: 'node-1', incidentId: 'i' }],
         leaders: [{ t: 0, epoch: 1, primary: 'node-1' }, { t: 131, epoch: 2, primary: 'node-2' }],
-        dnsChanges: [{ t: 133, value: '192.0.2.2' }],
+        receives: [{ t: 140, node: 'node-2', count: 0, epoch: 2 }],
+        dnsChanges: [{ t: 133, value: '192.0.2.2', insyncAt: 193 }],
       }),
       meta,
     );
-    expect(r.incidents[0]).toMatchObject({ detectedAt: 130, failoverAt: 131, newPrimary: 'node-2', trafficAt: 133 });
+    expect(r.incidents[0]).toMatchObject({ detectedAt: 130, failoverAt: 131, newPrimary: 'node-2', servingAt: 140, trafficAt: 133, trafficInsyncAt: 193 });
     expect(r.invariants.noFalseFailovers).toBe(true);
   });
 
   it('flags a failover away from a primary no fault touched', () => {
     const r = buildReport(scenario, observations({ faults: [], leaders: [{ t: 0, epoch: 1, primary: 'node-1' }, { t: 50, epoch: 2, primary: 'node-2' }] }), meta);
     expect(r.invariants.noFalseFailovers).toBe(false);
+  });
+
+  it('times the stall verdict from the heartbeat that closed the window, not from the fault', () => {
+    const r = buildReport(parseScenario({ ...scenarioInput, expect: { maxVerdictSeconds: 5 } }), observations(), meta);
+    expect(r.incidents[0]).toMatchObject({ windowAt: 248, detectedAt: 250 });
+    expect(r.expectations).toEqual([{ name: 'maxVerdictSeconds', expected: 5, actual: 2, ok: true }]);
+    const late = buildReport(parseScenario({ ...scenarioInput, expect: { maxVerdictSeconds: 5 } }), observations({ windows: [{ t: 200, node: 'node-1' }] }), meta);
+    expect(late.expectations[0]).toMatchObject({ actual: 50, ok: false });
+  });
+
+  it('flags a checkpoint or completion of an older epoch once a newer epoch has acted (a zombie)', () => {
+    const leaders = [{ t: 0, epoch: 1, primary: 'node-1' }, { t: 50, epoch: 2, primary: 'node-2' }];
+    const receives = [{ t: 40, node: 'node-1', count: 1, epoch: 1 }, { t: 60, node: 'node-2', count: 1, epoch: 2 }];
+    const zombie = [{ t: 70, node: 'node-1', kind: 'done' as const, taskId: 'task-0001', epoch: 1 }];
+    expect(buildReport(scenario, observations({ leaders, receives, writes: zombie }), meta).invariants.noStaleEpochWrites).toBe(false);
+    const beforeHandover = [{ t: 45, node: 'node-1', kind: 'checkpoint' as const, taskId: 'task-0001', epoch: 1 }];
+    expect(buildReport(scenario, observations({ leaders, receives, writes: beforeHandover }), meta).invariants.noStaleEpochWrites).toBe(true);
   });
 });

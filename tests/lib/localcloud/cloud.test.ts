@@ -4,7 +4,7 @@ import { SSMClient } from '@aws-sdk/client-ssm';
 import { z } from 'zod';
 import { RunCommand } from '../../../lib/aws/run-command';
 import { StateStore } from '../../../lib/aws/state-store';
-import { ConflictError, FleetError, NotFoundError } from '../../../lib/core/errors';
+import { ConcurrentWriteError, ConflictError, FleetError, NotFoundError } from '../../../lib/core/errors';
 import { killAll, startCloudProcess, type LocalCloudInfo } from '../../helpers/children';
 
 const counter = z.strictObject({ n: z.number().int(), writers: z.array(z.number()) });
@@ -47,10 +47,10 @@ describe('local cloud (child process)', () => {
     expect(new Set(final?.value.writers).size).toBe(20);
   });
 
-  it('lets exactly one of 10 concurrent creates win', async () => {
+  it('lets exactly one of 10 concurrent creates win; the others are refused (412) or told to retry (409)', async () => {
     const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => store().create('cas/once.json', { n: i, writers: [] })));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-    expect(results.filter((r) => r.status === 'rejected').every((r) => (r).reason instanceof ConflictError)).toBe(true);
+    expect(results.filter((r) => r.status === 'rejected').every((r) => r.reason instanceof ConflictError || r.reason instanceof ConcurrentWriteError)).toBe(true);
   });
 
   it('refuses a replace against a stale ETag', async () => {
