@@ -48,6 +48,8 @@ export class Agent {
   private readonly lease: LeaseKeeper;
   private readonly peerSync: PeerSync;
   private lastRound: RoundStats | null = null;
+  /** Heartbeat writes that failed in a row (told to the watchdog with the next one that lands). */
+  private unsent = 0;
   private readonly sampler: Sampler;
   private readonly sampleLoop: Loop;
   private readonly leaseLoop: Loop;
@@ -129,8 +131,15 @@ export class Agent {
       role: this.lease.current.role,
       samples: [...this.samples],
       ...(this.deps.instanceId === undefined ? {} : { instanceId: this.deps.instanceId }),
+      ...(this.unsent === 0 ? {} : { unsent: this.unsent }),
     };
-    await this.deps.store.put(KEYS.heartbeat(this.deps.config.nodeName), heartbeat);
+    try {
+      await this.deps.store.put(KEYS.heartbeat(this.deps.config.nodeName), heartbeat);
+    } catch (error) {
+      this.unsent++;
+      throw error;
+    }
+    this.unsent = 0;
     // The stall rule's own judgement of this sample: a failing one of the consuming node gets
     // the watchdog now, not when S3's notification of the heartbeat arrives.
     const fault = this.lease.current.role === 'primary' ? judgeSample(previous, sample) : null;

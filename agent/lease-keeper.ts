@@ -113,10 +113,14 @@ export class LeaseKeeper {
     return this.publish();
   }
 
-  /** Milliseconds until the next round is due: a renewal period, or sooner when an expiry or a release falls due. */
+  /**
+   * Milliseconds until the next round is due: the primary renews every renewal period; a standby
+   * reads twice as often (it sees the last renewal of a primary that died within half a period,
+   * which bounds a takeover at expiry plus half a period); sooner when an expiry or a release falls due.
+   */
   nextDelayMs(): number {
     const now = this.clock();
-    const due = [this.timing.renewMs];
+    const due = [this.isPrimary() ? this.timing.renewMs : this.timing.renewMs / 2];
     const releasing = releaseAt(this.state, this.timing);
     if (releasing !== null && this.state.leader?.primary === this.deps.config.nodeName) due.push(releasing - now);
     if (!this.isPrimary() && this.deps.ready()) due.push(expiresAt(this.state, { timing: this.timing, rank: this.rank() }) - now);

@@ -9,6 +9,7 @@ const RUNNING = new Set(['running']);
  * do not: the OS may still be shutting its services down, the worker among them.
  */
 const STOPPED = new Set(['stopped', 'terminated']);
+const STOPPING = new Set(['stopping', 'shutting-down']);
 
 /**
  * The independent opinions about a silent node: Lightsail's view of the instance and SSM's
@@ -27,7 +28,7 @@ export class InstanceProbe {
     try {
       const out = await this.lightsail.send(new GetInstanceStateCommand({ instanceName: spec.lightsailName }));
       const name = out.state?.name ?? '';
-      return RUNNING.has(name) ? 'running' : STOPPED.has(name) ? 'stopped' : 'unknown';
+      return RUNNING.has(name) ? 'running' : STOPPED.has(name) ? 'stopped' : STOPPING.has(name) ? 'stopping' : 'unknown';
     } catch (error) {
       this.onError(`Lightsail GetInstanceState ${spec.lightsailName}`, error);
       return 'unknown';

@@ -4,8 +4,8 @@ import type { NodeWatch } from './watchdog-state';
 
 /** Independent evidence about a silent node, gathered by the handler (Lightsail, SSM). */
 export interface Confirmation {
-  /** `stopped` only for Lightsail's stopped or terminated: a crashed or frozen VM reads `running`. */
-  instance: 'running' | 'stopped' | 'unknown';
+  /** `stopped` only for Lightsail's stopped or terminated: a crashed or frozen VM reads `running`, a stop in progress `stopping`. */
+  instance: 'running' | 'stopping' | 'stopped' | 'unknown';
   ssm: 'online' | 'lost' | 'unknown';
 }
 

@@ -33,6 +33,8 @@ export interface Observations {
   enqueued: readonly string[];
   /** Messages in the dead-letter queue at the end (poison tasks). */
   deadLettered: number;
+  /** Messages handed back at once (a task given up on: hung, failed, fenced, drained). */
+  givenBack: number;
   timeline: TimelineEntry[];
   aws: Report['aws'];
   lambdaInvocations: number;
@@ -44,6 +46,8 @@ export interface Incident {
   node: string;
   fault: string;
   faultAt: number;
+  /** The watchdog is expected to notice this fault (stalls, silent nodes); others are the fleet's own to absorb. */
+  watched: boolean;
   /** For a stall: when the window of failing samples closed (the verdict is due from then). */
   windowAt: number | null;
   detectedAt: number | null;
@@ -67,7 +71,7 @@ export interface Report {
   ok: boolean;
   expectations: { name: string; expected: unknown; actual: number | null; ok: boolean }[];
   incidents: Incident[];
-  tasks: { enqueued: number; completed: number; lost: number; duplicateCompletions: number; deadLettered: number };
+  tasks: { enqueued: number; completed: number; lost: number; duplicateCompletions: number; deadLettered: number; givenBack: number };
   epochs: { epoch: number; primary: string; from: number; to: number | null }[];
   invariants: { singlePrimaryPerEpoch: boolean; noStaleEpochWrites: boolean; noLostTasks: boolean; noDuplicateCompletions: boolean; noFalseFailovers: boolean };
   timeline: TimelineEntry[];
@@ -119,6 +123,7 @@ const buildIncidents = (o: Observations, epochs: Report['epochs']): Incident[] =
       node: f.node,
       fault: f.kind,
       faultAt: round(f.at) ?? 0,
+      watched: detectKinds !== undefined,
       windowAt: round(window?.t ?? null),
       detectedAt: round(detected?.t ?? null),
       restartedAt: round(restarted ?? null),
@@ -209,7 +214,7 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
     const from = epochs[i]?.primary ?? '';
     return !o.faults.some((f) => f.node === from && f.at <= e.from && JUSTIFIES_FAILOVER.has(f.kind));
   }).length;
-  const tasks = { enqueued: o.enqueued.length, completed, lost: o.enqueued.length - completed, duplicateCompletions: duplicates, deadLettered: o.deadLettered };
+  const tasks = { enqueued: o.enqueued.length, completed, lost: o.enqueued.length - completed, duplicateCompletions: duplicates, deadLettered: o.deadLettered, givenBack: o.givenBack };
   const invariants = {
     singlePrimaryPerEpoch: singlePrimary(o, epochs),
     noStaleEpochWrites: noStaleWrites(o),

@@ -51,6 +51,8 @@ export const heartbeatSchema = z.strictObject({
   agentVersion: z.string().max(32),
   role: z.enum(['primary', 'pending', 'standby', 'fenced']),
   samples: z.array(sampleSchema).min(1).max(200),
+  /** Heartbeat writes that failed in a row before this one: S3 would not take them (an outage). */
+  unsent: z.number().int().min(0).optional(),
 });
 export type Heartbeat = z.output<typeof heartbeatSchema>;
 

@@ -33,19 +33,11 @@ const material = (state: Pick<WatchdogState, 'nodes' | 'origin'>, sampleMs: numb
   ),
 });
 
-/**
- * Samples a heartbeat may bring at once in normal running: more mean its writes were failing
- * (S3 was down for the node, and so, likely, for the watchdog) or the watchdog was not running.
- */
-const CATCH_UP_SAMPLES = 3;
+/** Failed heartbeat writes in a row that show S3 refusing the node: two sample intervals of it. */
+const UNSENT_IS_OUTAGE = 2;
 
-/** True when a node's heartbeat catches up on samples its earlier writes could not deliver. */
-const caughtUp = (watches: Readonly<Record<string, NodeWatch>>, heartbeats: ReadonlyMap<string, Heartbeat>): boolean =>
-  [...heartbeats.values()].some((hb) => {
-    const seen = watches[hb.node]?.seen;
-    const newest = hb.samples.at(-1)?.seq ?? -1;
-    return seen !== null && seen !== undefined && seen.boot === hb.boot && newest - seen.seq >= CATCH_UP_SAMPLES;
-  });
+/** True when a node says its last heartbeats could not be written: S3 was down for it, likely for the watchdog too. */
+const s3WasDown = (heartbeats: ReadonlyMap<string, Heartbeat>): boolean => [...heartbeats.values()].some((hb) => (hb.unsent ?? 0) >= UNSENT_IS_OUTAGE);
 
 /**
  * The watchdog's decision for one invocation: note every node's newest sample, feed the
@@ -65,8 +57,8 @@ export const decide = (
 ): Verdict => {
   const sampleMs = settings.sampleIntervalSeconds * 1000;
   // Silence the watchdog did not see happen proves nothing: after its own runs failed, or when a
-  // node's heartbeat catches up on samples it could not deliver, every node's silence counts again from now.
-  const blind = failing || caughtUp(state.nodes, heartbeats);
+  // node says S3 refused its heartbeats, every node's silence counts again from now.
+  const blind = failing || s3WasDown(heartbeats);
   const nodes: Record<string, NodeWatch> = blind ? regainSight(state.nodes, now) : { ...state.nodes };
   // First every node's freshness, so choosing a standby sees this round's heartbeats.
   for (const spec of settings.nodes) {

@@ -36,6 +36,8 @@ export class Recorder {
   readonly writes: Observations['writes'] = [];
   readonly windows: Observations['windows'] = [];
   readonly completions = new Map<string, number>();
+  /** Messages handed back at once by each node (tasks given up on and retried, or fenced). */
+  givenBack = 0;
   readonly dnsChanges: Observations['dnsChanges'] = [];
   readonly heartbeatsSeen = new Set<string>();
   private readonly counters = new Map<string, StallCounter>();
@@ -116,6 +118,11 @@ export class Recorder {
     },
     sqsReceive: (count, principal, epoch) => {
       if (this.started) this.receives.push({ t: this.t(), node: principal, count, epoch });
+    },
+    sqsGiveBack: (principal) => {
+      if (!this.started || this.finished) return;
+      this.givenBack++;
+      this.note(principal, 'give-back', 'a message handed back to the queue at once (its task is retried)');
     },
   };
 

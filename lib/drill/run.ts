@@ -232,6 +232,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         completions: recorder.completions,
         enqueued: ids,
         deadLettered,
+        givenBack: recorder.givenBack,
         timeline: recorder.timeline,
         aws: { s3: { ...cloud.counts.s3 }, sqs: cloud.counts.sqs, sns: cloud.counts.sns, ssm: cloud.counts.ssm, lambdaInvocations: sched.invocations },
         lambdaInvocations: sched.invocations,

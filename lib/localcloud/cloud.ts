@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { EPOCH_HEADER } from '../aws/queue';
 import { NODE_COMMANDS } from '../aws/run-command';
-import { principalOf, s3Error, s3Path } from './aws-wire';
+import { jsonBody, principalOf, s3Error, s3Path } from './aws-wire';
 import { FAITHFUL, scaleBehaviour, type Behaviour } from './behaviour';
 import { Chance } from './chance';
 import { AwsFakes } from './fakes';
@@ -53,6 +53,8 @@ export interface CloudObserver {
    * consumer's own word, from the x-queen-fleet-epoch header (null if absent).
    */
   sqsReceive?(count: number, principal: string, epoch: number | null): void;
+  /** A message handed back at once (ChangeMessageVisibility to 0): a task given up and retried. */
+  sqsGiveBack?(principal: string): void;
 }
 
 /** Where the local cloud listens and the resources it created. */
@@ -239,6 +241,15 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
       const count = (JSON.parse(payload) as { Messages?: unknown[] }).Messages?.length ?? 0;
       const epoch = Number(request.headers[EPOCH_HEADER] ?? Number.NaN);
       observer.sqsReceive(count, principal, Number.isInteger(epoch) ? epoch : null);
+    }
+    if (observer.sqsGiveBack !== undefined && request.headers['x-amz-target'] === 'AmazonSQS.ChangeMessageVisibility' && reply.statusCode === 200) {
+      let body: Record<string, unknown> = {};
+      try {
+        body = jsonBody(request);
+      } catch {
+        // Not JSON: fauxqs refused it already.
+      }
+      if (body.VisibilityTimeout === 0) observer.sqsGiveBack(principal);
     }
     const where = request.method === 'PUT' ? s3Path(request.url) : null;
     if (where !== null && reply.statusCode === 200) {

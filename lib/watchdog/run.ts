@@ -1,4 +1,4 @@
-import { describeError, type CorruptObjectError, FleetError } from '../core/errors';
+import { CorruptObjectError, describeError, FleetError } from '../core/errors';
 import { KEYS } from '../core/keys';
 import { isSilent, suspectWaitMs, updateSeen, type Confirmation } from '../core/liveness';
 import { heartbeatSchema, type Heartbeat } from '../core/schemas';
@@ -21,7 +21,11 @@ export interface WatchdogRun {
   actions: string[];
 }
 
-/** Reads every configured node's heartbeat; bad ones are reported and skipped. */
+/**
+ * Reads every configured node's heartbeat; corrupt or foreign ones are reported and skipped. A
+ * heartbeat that cannot be read at all throws: the run cannot see that node, and must not take
+ * what it cannot see for silence.
+ */
 export const readHeartbeats = async ({ store, config, log }: WatchdogDeps, rejected: string[]): Promise<Map<string, Heartbeat>> => {
   const found = new Map<string, Heartbeat>();
   await Promise.all(
@@ -36,6 +40,7 @@ export const readHeartbeats = async ({ store, config, log }: WatchdogDeps, rejec
         }
         found.set(spec.name, hb.value);
       } catch (error) {
+        if (!(error instanceof CorruptObjectError)) throw error;
         rejected.push(`${spec.name}: ${describeError(error)}`);
         log.warn({ node: spec.name, err: describeError(error) }, 'heartbeat rejected');
       }
@@ -89,17 +94,21 @@ const confirmSilent = async (deps: WatchdogDeps, state: WatchdogState, heartbeat
  */
 export const runWatchdog = async (deps: WatchdogDeps): Promise<WatchdogRun> => {
   const rejected: string[] = [];
-  let [leader, heartbeats] = await Promise.all([readLeader(deps), readHeartbeats(deps, rejected)]);
+  // A run that cannot read what it judges fails as a whole (Lambda retries it); the next run
+  // that gets through then judges no silence it could not see.
+  let [leader, heartbeats] = await Promise.all([readLeader(deps), readHeartbeats(deps, rejected)]).catch((error: unknown) => {
+    deps.sight.failing = true;
+    throw error;
+  });
   let now = deps.now();
   let waited = false;
   let confirmations = new Map<string, Confirmation>();
-  const failing = deps.sight.failing;
   const judged = deps.store.update(
     KEYS.watchdogState,
     watchdogStateSchema,
     (current) => {
       const state = current ?? emptyWatchdogState();
-      const verdict = decide(state, leader, heartbeats, now, { ...deps.config, routed: deps.dns !== null }, confirmations, failing);
+      const verdict = decide(state, leader, heartbeats, now, { ...deps.config, routed: deps.dns !== null }, confirmations, deps.sight.failing);
       return { value: verdict.changed ? verdict.state : null, result: verdict.actions };
     },
     quarantine(deps),
@@ -111,7 +120,10 @@ export const runWatchdog = async (deps: WatchdogDeps): Promise<WatchdogRun> => {
       if (wait !== null) {
         waited = true;
         await deps.sleep(wait);
-        [leader, heartbeats] = await Promise.all([readLeader(deps), readHeartbeats(deps, [])]);
+        [leader, heartbeats] = await Promise.all([readLeader(deps), readHeartbeats(deps, [])]).catch((error: unknown) => {
+          deps.sight.failing = true;
+          throw error;
+        });
         now = deps.now();
       }
       // Confirmations are I/O, so they are gathered before the pure decision.

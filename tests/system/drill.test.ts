@@ -51,7 +51,7 @@ describe('fleet drill on the local cloud', () => {
       expect(incident.recoveredAt).not.toBeNull();
       expect(report.expectations.find((e) => e.name === 'restarts')?.actual).toBe(1);
       expect(report.epochs).toHaveLength(1);
-      expect(report.tasks).toEqual({ enqueued: 20, completed: 20, lost: 0, duplicateCompletions: 0, deadLettered: 0 });
+      expect(report.tasks).toMatchObject({ enqueued: 20, completed: 20, lost: 0, duplicateCompletions: 0, deadLettered: 0 });
       expect(Object.values(report.invariants).every(Boolean)).toBe(true);
       expect(stdout).toContain('stalled');
       // Nothing of the run is left: no node host, agent or worker.

@@ -98,12 +98,13 @@ describe('failover ladder', () => {
     expect(published(decide(state, leader, beats(heartbeat('node-1', working(0, 7)), standbyBeat('node-2', 5)), T0 + 45_000, settings, online).actions)).toEqual(['REDUNDANCY_LOST']);
   });
 
-  it('judges no silence when a heartbeat catches up on samples S3 would not take', () => {
+  it('judges no silence when a node says S3 refused its heartbeats', () => {
     const { state } = rounds([{ at: 0, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5)] }]);
     const online = new Map([['node-2', { instance: 'running' as const, ssm: 'online' as const }]]);
-    // node-1's first write after the outage carries the three samples it took meanwhile; node-2's is not in yet.
-    const back = decide(state, leader, beats(heartbeat('node-1', working(0, 8)), standbyBeat('node-2', 5)), T0 + 45_000, settings, online);
+    // node-1's first write after the outage says its last two could not be written; node-2's is not in yet.
+    const back = decide(state, leader, beats({ ...heartbeat('node-1', working(0, 8)), unsent: 2 }, standbyBeat('node-2', 5)), T0 + 45_000, settings, online);
     expect(back.actions).toEqual([]);
+    expect(published(decide(state, leader, beats(heartbeat('node-1', working(0, 8)), standbyBeat('node-2', 5)), T0 + 45_000, settings, online).actions)).toEqual(['REDUNDANCY_LOST']);
   });
 
   it('points the origin record at whoever leader.json names, once per epoch', () => {

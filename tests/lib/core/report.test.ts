@@ -28,6 +28,7 @@ const observations = (over: Partial<Observations> = {}): Observations => ({
   completions: new Map([['task-0001', 1], ['task-0002', 1], ['task-0003', 1]]),
   enqueued: ['task-0001', 'task-0002', 'task-0003'],
   deadLettered: 0,
+  givenBack: 0,
   timeline: [],
   aws: { s3: { GET: 0, PUT: 0, LIST: 0, HEAD: 0 }, sqs: 0, sns: 0, ssm: 0, lambdaInvocations: 0 },
   lambdaInvocations: 0,

@@ -1,0 +1,94 @@
+import type { Report } from '../../lib/core/report';
+import { killAll } from '../helpers/children';
+import { actual, DRILL_MS, drill } from '../helpers/drill';
+
+/**
+ * The faults real fleets meet (issue 9), each through `fleet drill` on the faithful local
+ * cloud: a VM that freezes and wakes, one that reboots, one that is stopped, stages that hang,
+ * S3 down for everyone, notifications a minute late. Each checks its scenario passed, then the
+ * behaviour the fault exists for.
+ */
+afterAll(() => killAll());
+
+const passed = (report: Report): void => {
+  const failing = [...report.expectations.filter((e) => !e.ok).map((e) => `${e.name}: ${JSON.stringify(e.actual)}`), ...Object.entries(report.invariants).filter(([, ok]) => !ok).map(([name]) => name)];
+  expect(failing).toEqual([]);
+  expect(report.ok).toBe(true);
+};
+
+describe('fault drills', () => {
+  it(
+    'fails over once from a primary frozen for 300 s; woken, it fences itself and writes nothing for the old epoch',
+    async () => {
+      const { report } = await drill('freeze-primary');
+      passed(report);
+      expect(report.epochs.map((e) => e.primary)).toEqual(['node-1', 'node-2']);
+      // After it wakes, node-1 says it no longer holds the role; nothing of epoch 1 follows epoch 2 on the wire.
+      const woke = report.timeline.find((e) => e.event === 'fault-cleared')!.t;
+      expect(report.timeline.some((e) => e.node === 'node-1' && e.event === 'agent-role' && e.t >= woke && /primary → (fenced|standby)/.test(e.detail))).toBe(true);
+      expect(report.invariants.noStaleEpochWrites).toBe(true);
+      expect(report.invariants.singlePrimaryPerEpoch).toBe(true);
+    },
+    DRILL_MS,
+  );
+
+  it(
+    'alerts the lost redundancy when a standby reboots, and the node comes back as a standby',
+    async () => {
+      const { report } = await drill('reboot-standby');
+      passed(report);
+      expect(report.timeline.some((e) => e.node === 'node-2' && e.event === 'redundancy_lost')).toBe(true);
+      expect(report.incidents[0]?.recoveredAt).not.toBeNull();
+      expect(report.epochs.map((e) => e.primary)).toEqual(['node-1']);
+    },
+    DRILL_MS,
+  );
+
+  it(
+    'fails over once from a primary whose instance is stopped (Lightsail: stopping, then stopped)',
+    async () => {
+      const { report } = await drill('stop-primary');
+      passed(report);
+      expect(actual(report, 'failovers')).toBe(1);
+      const states = report.timeline.filter((e) => e.node === 'node-1' && e.event === 'lightsail').map((e) => e.detail);
+      expect(states.slice(0, 2)).toEqual(['stopping', 'stopped']);
+    },
+    DRILL_MS,
+  );
+
+  it(
+    'stops and retries tasks whose stages hang without using CPU, loses nothing, and neither restarts nor fails over',
+    async () => {
+      const { report } = await drill('hang-stage-primary');
+      passed(report);
+      expect(report.tasks.givenBack).toBeGreaterThanOrEqual(1);
+      expect(report.tasks.completed).toBe(report.tasks.enqueued);
+      expect(report.timeline.some((e) => e.event === 'stalled')).toBe(false);
+    },
+    DRILL_MS,
+  );
+
+  it(
+    'takes no action when S3 is down for 45 s for every node and the watchdog',
+    async () => {
+      const { report } = await drill('s3-outage');
+      passed(report);
+      expect(report.timeline.filter((e) => ['stalled', 'node_silent', 'node_dead', 'redundancy_lost', 'restart_sent', 'promoted'].includes(e.event))).toEqual([]);
+      expect(report.epochs).toHaveLength(1);
+    },
+    DRILL_MS,
+  );
+
+  it(
+    'gives the stall verdict within 30 s of the 8th failing sample while S3 notifications lag by a minute',
+    async () => {
+      const { report } = await drill('notification-lag-stall');
+      passed(report);
+      const stall = report.incidents.find((i) => i.fault === 'stall-worker')!;
+      expect(stall.windowAt).not.toBeNull();
+      expect(stall.detectedAt! - stall.windowAt!).toBeLessThanOrEqual(30);
+      expect(report.cloud.directInvokes).toBeGreaterThan(0);
+    },
+    DRILL_MS,
+  );
+});
