@@ -45,6 +45,8 @@ export class LeaseKeeper {
   private role: RoleFile;
   private readonly timing: LeaseTiming;
   private readonly clock: () => number;
+  /** When the last successful read of the record came back (this node's clock). */
+  private lastLook: number | null = null;
 
   constructor(private readonly deps: LeaseKeeperDeps) {
     this.clock = deps.clock ?? mono;
@@ -70,9 +72,14 @@ export class LeaseKeeper {
 
   /** Reads the record (If-None-Match: a 304 when it did not change) and folds what it found. */
   private async look(): Promise<boolean> {
+    const started = this.clock();
     try {
       const got = await this.deps.store.readIfChanged(KEYS.leader, leaderSchema, this.state.etag);
       const now = this.clock();
+      // A read that came late (this process stalled, or was frozen) or took long (retries while S3
+      // was away): what happened before it was not watched, so it cannot count as silence.
+      if ((this.lastLook !== null && started - this.lastLook > 1.5 * this.timing.renewMs) || now - started > this.timing.renewMs / 2) this.state = observeFailure(this.state, started);
+      this.lastLook = now;
       if (got === null) this.state = observe(this.deps.config.nodeName, this.state, null, null, now);
       else if (got.changed) this.state = observe(this.deps.config.nodeName, this.state, got.value, got.etag, now);
       else this.state = observe(this.deps.config.nodeName, this.state, this.state.leader, this.state.etag, now);

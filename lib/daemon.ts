@@ -1,6 +1,6 @@
 import { loadConfig } from './config';
 import { ClientFactory } from './aws/clients';
-import { StateStore } from './aws/state-store';
+import { stateStoreFor, type StateStore } from './aws/state-store';
 import type { Config } from './core/config';
 import { describeError } from './core/errors';
 import { listenForClockSkew } from './clock';
@@ -41,7 +41,7 @@ export const runDaemon = async (name: string, start: (ctx: DaemonContext) => Pro
     process.exit(2);
   }
   const clients = new ClientFactory({ region: config.region });
-  const store = new StateStore(clients.s3(), { bucket: config.bucket, prefix: config.prefix, maxObjectBytes: config.maxObjectBytes });
+  const store = stateStoreFor(config, clients.s3());
   const daemon = await start({ config: { ...config, nodeName }, clients, store, log: log.child({ node: nodeName }) });
   const stop = (): void => {
     setTimeout(() => process.exit(1), config.workerStopTimeoutSeconds * 1000).unref();

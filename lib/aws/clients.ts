@@ -88,7 +88,8 @@ export class ClientFactory {
 
   s3(): S3Client {
     const overridden = this.options.endpoint !== undefined || this.env.AWS_ENDPOINT_URL_S3 !== undefined || this.env.AWS_ENDPOINT_URL !== undefined;
-    return this.memo('s3', () => new S3Client({ ...this.base, forcePathStyle: overridden }));
+    // One attempt per call: the state store retries, paced by the configuration (lib/aws/state-store.ts).
+    return this.memo('s3', () => new S3Client({ ...this.base, maxAttempts: 1, forcePathStyle: overridden }));
   }
   sqs(): SQSClient {
     return this.memo('sqs', () => new SQSClient(this.base));

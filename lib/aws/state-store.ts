@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { z } from 'zod';
+import type { Config } from '../core/config';
 import { CorruptObjectError, isRetryable, lostRace, NotFoundError, OversizedError, ValidationError } from '../core/errors';
 import { retry, realRetryDeps, type RetryDeps, type RetryPolicy } from '../core/retry';
 import { parseJsonText, parseWith } from '../core/validate';
@@ -39,6 +40,8 @@ export interface RequestCounts {
   LIST: number;
   bytesUp: number;
   bytesDown: number;
+  /** Reads that needed a retry (throttled, unreachable, a 5xx): S3 was not quite there. */
+  troubledReads: number;
 }
 
 // Six attempts span about 1.5 s at most: long enough to outlast a burst of 409s or SlowDowns.
@@ -65,7 +68,7 @@ const CHAIN_CACHE = 2_000;
  * token in the chain and counts as done, even if others wrote on top of it since.
  */
 export class StateStore {
-  readonly counts: RequestCounts = { GET: 0, PUT: 0, LIST: 0, bytesUp: 0, bytesDown: 0 };
+  readonly counts: RequestCounts = { GET: 0, PUT: 0, LIST: 0, bytesUp: 0, bytesDown: 0, troubledReads: 0 };
   /** The token chain of each version this store last read or wrote, by key and ETag. */
   private readonly chains = new Map<string, { etag: string; tokens: string[] }>();
   private readonly requestRetry: RetryPolicy;
@@ -106,6 +109,8 @@ export class StateStore {
       this.counts.GET++;
       try {
         const out = await this.s3.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: full, IfNoneMatch: ifNoneMatch }));
+        // Mocked clients answer without metadata; the SDK always gives it.
+        if (((out.$metadata as { attempts?: number } | undefined)?.attempts ?? 1) > 1) this.counts.troubledReads++;
         const size = out.ContentLength ?? 0;
         if (size > this.options.maxObjectBytes) {
           (out.Body as { destroy?: () => void } | undefined)?.destroy?.();
@@ -117,7 +122,9 @@ export class StateStore {
         return { text, etag: out.ETag ?? '' };
       } catch (error) {
         if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 304) return 'unchanged' as const;
-        if (toFleetError(error, full) instanceof NotFoundError) return null;
+        const failed = toFleetError(error, full);
+        if (failed instanceof NotFoundError) return null;
+        if (isRetryable(failed)) this.counts.troubledReads++;
         throw error;
       }
     });
@@ -328,3 +335,13 @@ export class StateStore {
     return { entries, serverNow };
   }
 }
+
+/**
+ * The state store of a configuration: its bucket and prefix, and retries paced by
+ * `retryCapSeconds` (the S3 client itself makes one attempt per call, so every attempt, and
+ * every pause between them, is this store's and follows the configuration's time).
+ */
+export const stateStoreFor = (config: Pick<Config, 'bucket' | 'prefix' | 'maxObjectBytes' | 'retryCapSeconds'>, s3: S3Client): StateStore => {
+  const capMs = config.retryCapSeconds * 1000;
+  return new StateStore(s3, { bucket: config.bucket, prefix: config.prefix, maxObjectBytes: config.maxObjectBytes, requestRetry: { attempts: 6, baseMs: capMs / 40, capMs } });
+};

@@ -80,6 +80,8 @@ export const configSchema = z
     workerStopTimeoutSeconds: seconds.default(30),
     workerRestartSeconds: seconds.default(1),
     maxObjectBytes: z.number().int().min(1024).default(1024 * 1024),
+    /** The longest pause between two retries of one S3 request (full jitter below it); a drill scales it like any duration. */
+    retryCapSeconds: seconds.default(2),
 
     /** Agent only: the node this agent runs on, its state directory and health port. */
     nodeName: z.string().optional(),
@@ -141,6 +143,7 @@ export const DURATION_KEYS = [
   'receiveWaitSeconds',
   'workerStopTimeoutSeconds',
   'workerRestartSeconds',
+  'retryCapSeconds',
 ] as const satisfies readonly (keyof Config)[];
 
 const ENV_PREFIX = 'FLEET_';

@@ -40,6 +40,8 @@ export interface Observations {
   lambdaInvocations: number;
   /** How often the local cloud's unkind behaviours struck (lost responses, 409s, SlowDowns, …). */
   cloud: Record<string, number>;
+  /** The longest gap between two heartbeats of each node, scenario seconds. */
+  heartbeatGaps: Record<string, number>;
 }
 
 export interface Incident {
@@ -78,6 +80,8 @@ export interface Report {
   aws: { s3: { GET: number; PUT: number; LIST: number; HEAD: number }; sqs: number; sns: number; ssm: number; lambdaInvocations: number };
   /** What the faithful local cloud did to the run: how often each unkind behaviour struck. */
   cloud: Record<string, number>;
+  /** The longest gap between two heartbeats of each node (scenario s), faults included: where a node hiccuped. */
+  heartbeatGaps: Record<string, number>;
 }
 
 const round = (t: number | null): number | null => (t === null ? null : Math.round(t * 10) / 10);
@@ -250,5 +254,6 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
     timeline: o.timeline.map((e) => ({ ...e, t: round(e.t) ?? 0 })),
     aws: { ...o.aws, lambdaInvocations: o.lambdaInvocations },
     cloud: o.cloud,
+    heartbeatGaps: o.heartbeatGaps,
   };
 };

@@ -18,12 +18,16 @@ const madeProgress = (prev: Sample, cur: Sample): boolean => {
 
 /**
  * Judges one sample against the one before it (DESIGN section 4). A sample fails when no
- * worker process is alive, or when the backlog is non-zero and not shrinking while, since the
- * previous sample, no task completed and no in-flight task made progress. Without a previous
- * sample only the process check applies: absence of evidence is not a stall.
+ * worker process is alive, or when the worker consumes and the backlog is non-zero and not
+ * shrinking while, since the previous sample, no task completed and no in-flight task made
+ * progress. Without a previous sample only the process check applies: absence of evidence is
+ * not a stall.
  */
 export const judgeSample = (prev: Sample | undefined, cur: Sample): SampleFault | null => {
   if (cur.workerProcesses === 0) return 'no-worker';
+  // A worker that may not consume (its lease lapsed or not yet released) is waiting, not stuck:
+  // the lease decides who works then, not a restart. A frozen worker still reports its epoch.
+  if (cur.consumingEpoch === null) return null;
   if (prev === undefined) return null;
   const backlog = totalBacklog(cur);
   const before = totalBacklog(prev);

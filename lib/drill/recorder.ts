@@ -41,6 +41,9 @@ export class Recorder {
   readonly dnsChanges: Observations['dnsChanges'] = [];
   readonly heartbeatsSeen = new Set<string>();
   private readonly counters = new Map<string, StallCounter>();
+  private readonly lastBeat = new Map<string, number>();
+  /** The longest time between two heartbeats of each node (scenario s): a node's hiccups show here. */
+  readonly heartbeatGaps: Record<string, number> = {};
   onEntry: ((entry: TimelineEntry) => void) | undefined;
 
   constructor(
@@ -163,6 +166,12 @@ export class Recorder {
     const hb = heartbeatSchema.safeParse(json(body));
     if (!hb.success) return;
     const { node, role } = hb.data;
+    if (this.started && !this.finished) {
+      const now = this.t();
+      const last = this.lastBeat.get(node);
+      if (last !== undefined) this.heartbeatGaps[node] = Math.round(Math.max(this.heartbeatGaps[node] ?? 0, now - last) * 10) / 10;
+      this.lastBeat.set(node, now);
+    }
     const before = this.roles.get(node);
     this.roles.set(node, role);
     if (before !== undefined && before !== role && this.started) this.note(node, 'agent-role', `${before} → ${role} (epoch ${hb.data.samples.at(-1)?.epochSeen ?? '?'})`);

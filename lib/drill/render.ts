@@ -47,6 +47,8 @@ export const formatSummary = (r: Report): string => {
   lines.push(`  aws       S3 ${r.aws.s3.GET} GET / ${r.aws.s3.PUT} PUT / ${r.aws.s3.LIST} LIST, SQS ${r.aws.sqs}, SNS ${r.aws.sns}, SSM ${r.aws.ssm}, watchdog runs ${r.aws.lambdaInvocations}`);
   const struck = Object.entries(r.cloud).filter(([, n]) => n > 0).map(([what, n]) => `${what} ${n}`);
   if (struck.length > 0) lines.push(`  cloud     ${struck.join(', ')}`);
+  const gaps = Object.entries(r.heartbeatGaps).map(([node, s]) => `${node} ${s}s`);
+  if (gaps.length > 0) lines.push(`  gaps      longest time between heartbeats: ${gaps.join(', ')}`);
   for (const [name, ok] of Object.entries(r.invariants)) lines.push(`  ${mark(ok)} invariant ${name}`);
   for (const e of r.expectations) lines.push(`  ${mark(e.ok)} expect ${e.name}: expected ${JSON.stringify(e.expected)}, actual ${e.actual === null ? 'none' : e.actual}`);
   return lines.join('\n');

@@ -5,7 +5,7 @@ import { handler as watchdogHandler, resetForTests } from '../../functions/watch
 import { ClientFactory } from '../aws/clients';
 import { OriginRecord } from '../aws/dns';
 import { TaskQueue } from '../aws/queue';
-import { StateStore } from '../aws/state-store';
+import { stateStoreFor } from '../aws/state-store';
 import { buildConfig, CONFIG_FILE_ENV, scaleConfig, type Config } from '../core/config';
 import { STAGES } from '../core/schemas';
 import { describeError } from '../core/errors';
@@ -129,7 +129,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
 
     // The drill's own calls (bootstrap, enqueue) carry their own key, apart from the watchdog's.
     clients = new ClientFactory({ region: cloud.region, credentials: { accessKeyId: HARNESS_PRINCIPAL, secretAccessKey: 'local' } });
-    const store = new StateStore(clients.s3(), { bucket: config.bucket, prefix: config.prefix, maxObjectBytes: config.maxObjectBytes });
+    const store = stateStoreFor(config, clients.s3());
     const queue = new TaskQueue(clients.sqs(), cloud.queueUrl);
     const leader: Leader = nextEpoch(null, 'node-1', 'drill bootstrap', 'drill', 'immediate');
     await store.create(KEYS.leader, leader);
@@ -236,6 +236,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         timeline: recorder.timeline,
         aws: { s3: { ...cloud.counts.s3 }, sqs: cloud.counts.sqs, sns: cloud.counts.sns, ssm: cloud.counts.ssm, lambdaInvocations: sched.invocations },
         lambdaInvocations: sched.invocations,
+        heartbeatGaps: recorder.heartbeatGaps,
         cloud: { ...cloud.struck, notificationsDelivered: cloud.notifications.delivered, directInvokes: sched.byTrigger.direct, lambdaRetries: sched.byTrigger.retry },
       },
       { seed, timeScale, wallSeconds },

@@ -89,7 +89,7 @@ export const BEHAVIOUR_DOCS: Readonly<Record<BehaviourName, BehaviourDoc>> = {
   },
   s3LostResponse: {
     service: 'S3',
-    what: 'A share of PUTs is applied and then loses its response: the connection is reset, or a 500 InternalError comes back after the object was stored. The SDK retries, and a conditional retry then meets its own write (412).',
+    what: 'A share of PUTs is applied and then loses its response: the connection is reset, or a 500 InternalError comes back after the object was stored. The client retries, and a conditional retry then meets its own write (412).',
     source: [
       { title: 'S3 5xx errors (AWS re:Post knowledge center)', url: 'https://repost.aws/knowledge-center/http-5xx-errors-s3', quote: 'a very small percentage of 5xx errors is expected during normal use of the service. All requests that return 5xx errors from Amazon S3 can be retried.' },
       { title: 'CompleteMultipartUpload API reference', url: 'https://docs.aws.amazon.com/AmazonS3/latest/API/API_CompleteMultipartUpload.html', quote: 'A request could fail after the initial 200 OK response has been sent.' },

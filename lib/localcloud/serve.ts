@@ -1,19 +1,22 @@
 import { startLocalCloud } from './cloud';
-import { FAITHFUL, KIND } from './behaviour';
+import { KIND, resolveBehaviour } from './behaviour';
 
 /**
  * Runs the local cloud on its own, for tests and for poking at it by hand: prints one JSON line
  * with its endpoint and resources, and stops on SIGTERM, SIGINT or when stdin closes. Every
  * faithful behaviour is on; `--time-scale N` runs AWS's durations N times faster (Route 53's
- * 60 s of PENDING, SSM's timeouts), `--kind` turns every behaviour off.
+ * 60 s of PENDING, SSM's timeouts), `--behaviour JSON` overrides some (as a scenario's
+ * "behaviour" does), `--kind` turns every behaviour off.
  */
 const main = async (): Promise<void> => {
   const args = process.argv.slice(2);
   const at = args.indexOf('--time-scale');
   const timeScale = at >= 0 ? Number(args[at + 1]) : 1;
   if (!Number.isFinite(timeScale) || timeScale <= 0) throw new Error(`--time-scale must be a positive number, got ${args[at + 1] ?? 'nothing'}`);
+  const overrides = args.indexOf('--behaviour');
+  const behaviour = args.includes('--kind') ? KIND : resolveBehaviour(overrides >= 0 ? (JSON.parse(args[overrides + 1] ?? '{}') as unknown) : {});
   const started = Date.now();
-  const cloud = await startLocalCloud({ behaviour: args.includes('--kind') ? KIND : FAITHFUL, timeScale });
+  const cloud = await startLocalCloud({ behaviour, timeScale });
   const { endpoint, region, bucket, queueUrl, dlqUrl, topicArn } = cloud;
   console.log(JSON.stringify({ endpoint, region, bucket, queueUrl, dlqUrl, topicArn, startMs: Date.now() - started }));
   const stop = (): void => {

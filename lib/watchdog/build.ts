@@ -3,7 +3,7 @@ import type { ClientFactory } from '../aws/clients';
 import { OriginRecord } from '../aws/dns';
 import { InstanceProbe } from '../aws/instances';
 import { RunCommand } from '../aws/run-command';
-import { StateStore } from '../aws/state-store';
+import { stateStoreFor, type StateStore } from '../aws/state-store';
 import type { Config } from '../core/config';
 import { describeError } from '../core/errors';
 import type { Logger } from '../log';
@@ -12,7 +12,7 @@ import type { WatchdogDeps } from './deps';
 
 /** The state store of a configuration. */
 const stateStore = (config: Config, clients: ClientFactory): StateStore =>
-  new StateStore(clients.s3(), { bucket: config.bucket, prefix: config.prefix, maxObjectBytes: config.maxObjectBytes });
+  stateStoreFor(config, clients.s3());
 
 /**
  * Everything the watchdog's steps need, from one configuration and one client factory: shared

@@ -94,8 +94,10 @@ const confirmSilent = async (deps: WatchdogDeps, state: WatchdogState, heartbeat
  */
 export const runWatchdog = async (deps: WatchdogDeps): Promise<WatchdogRun> => {
   const rejected: string[] = [];
+  const troubledBefore = deps.store.counts.troubledReads;
   // A run that cannot read what it judges fails as a whole (Lambda retries it); the next run
-  // that gets through then judges no silence it could not see.
+  // that gets through then judges no silence it could not see. A run whose reads got through
+  // only after retries (S3 just back from an outage) sees heartbeats that may be stale: the same.
   let [leader, heartbeats] = await Promise.all([readLeader(deps), readHeartbeats(deps, rejected)]).catch((error: unknown) => {
     deps.sight.failing = true;
     throw error;
@@ -108,7 +110,8 @@ export const runWatchdog = async (deps: WatchdogDeps): Promise<WatchdogRun> => {
     watchdogStateSchema,
     (current) => {
       const state = current ?? emptyWatchdogState();
-      const verdict = decide(state, leader, heartbeats, now, { ...deps.config, routed: deps.dns !== null }, confirmations, deps.sight.failing);
+      const blind = deps.sight.failing || deps.store.counts.troubledReads > troubledBefore;
+      const verdict = decide(state, leader, heartbeats, now, { ...deps.config, routed: deps.dns !== null }, confirmations, blind);
       return { value: verdict.changed ? verdict.state : null, result: verdict.actions };
     },
     quarantine(deps),

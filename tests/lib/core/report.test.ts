@@ -33,6 +33,7 @@ const observations = (over: Partial<Observations> = {}): Observations => ({
   aws: { s3: { GET: 0, PUT: 0, LIST: 0, HEAD: 0 }, sqs: 0, sns: 0, ssm: 0, lambdaInvocations: 0 },
   lambdaInvocations: 0,
   cloud: {},
+  heartbeatGaps: {},
   ...over,
 });
 const meta = { seed: 1, timeScale: 20, wallSeconds: 30 };
