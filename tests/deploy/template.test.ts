@@ -96,7 +96,7 @@ describe('least privilege', () => {
 
   it('uses a wildcard resource only for calls that take no resource ARN', () => {
     const anywhere = roles().flatMap((role) => statements(role).filter((s) => s.Resource === '*').flatMap((s) => asList(s.Action)));
-    expect([...new Set(anywhere)].sort()).toEqual(['lightsail:GetInstanceState', 'ssm:DescribeInstanceInformation', 'ssm:GetCommandInvocation']);
+    expect([...new Set(anywhere)].sort()).toEqual(['lightsail:GetInstanceState', 'ssm:CancelCommand', 'ssm:DescribeInstanceInformation', 'ssm:GetCommandInvocation']);
   });
 
   it('limits ssm:SendCommand to AWS-RunShellScript and the fleet-tagged managed instances', () => {
@@ -136,8 +136,10 @@ describe('least privilege', () => {
     expect(sub(change?.Resource)).toBe('arn:${AWS::Partition}:route53:::hostedzone/Z0123456789ABC');
   });
 
-  it('gives nodes no Lambda, SSM command or Route 53 rights', () => {
-    expect(actionsOf('NodeRole').filter((a) => !/^(s3|sqs|sns):/.test(a))).toEqual([]);
+  it('gives nodes no SSM command or Route 53 rights, and Lambda only to invoke the watchdog', () => {
+    expect(actionsOf('NodeRole').filter((a) => !/^(s3|sqs|sns):/.test(a))).toEqual(['lambda:InvokeFunction']);
+    const poke = statements('NodeRole').find((s) => asList(s.Action).includes('lambda:InvokeFunction'));
+    expect(poke?.Resource).toEqual({ 'Fn::GetAtt': ['WatchdogLambdaFunction', 'Arn'] });
     expect(props('NodeRole').ManagedPolicyArns).toEqual([{ 'Fn::Sub': 'arn:${AWS::Partition}:iam::aws:policy/AmazonSSMManagedInstanceCore' }]);
   });
 });

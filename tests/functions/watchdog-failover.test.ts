@@ -1,4 +1,5 @@
 import { GetInstanceStateCommand } from '@aws-sdk/client-lightsail';
+import { GetObjectCommand, S3ServiceException } from '@aws-sdk/client-s3';
 import { ChangeResourceRecordSetsCommand } from '@aws-sdk/client-route-53';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { DescribeInstanceInformationCommand, SendCommandCommand } from '@aws-sdk/client-ssm';
@@ -97,5 +98,18 @@ describe('watchdog handler: failover', () => {
     lightsail.on(GetInstanceStateCommand).resolves({ state: { name: 'running' } });
     await handler(scheduled);
     expect(s3.json('peer-sync/leader.json')).toMatchObject({ primary: 'node-2', epoch: 8, handover: 'await-fence' });
+  });
+
+  it('fails a run that cannot read the role, and judges no silence in the first run that gets through', async () => {
+    lightsail.on(GetInstanceStateCommand).resolves({ state: { name: 'running' } });
+    ssm.on(DescribeInstanceInformationCommand).resolves({ InstanceInformationList: [{ InstanceId: 'mi-00000000000000001', PingStatus: 'Online' }] });
+    const down = new S3ServiceException({ name: 'ServiceUnavailable', $fault: 'server', $metadata: { httpStatusCode: 503 }, message: 'down' });
+    s3.mock.on(GetObjectCommand, { Key: 'peer-sync/leader.json' }).rejects(down);
+    await expect(handler(scheduled)).rejects.toThrow(/leader\.json/);
+    s3.mock.reset();
+    s3.install();
+    // S3 is back, the heartbeats are as stale as the outage left them: still no verdict on silence.
+    await handler(scheduled);
+    expect(kinds()).toEqual([]);
   });
 });

@@ -38,9 +38,31 @@ describe('parseScenario', () => {
     ['a missing name', { ...valid, name: undefined }, 'name'],
     ['a throttle rate above 1', { ...valid, faults: [{ at: 1, kind: 's3-throttle', rate: 1.5 }] }, 'faults.0.rate'],
     ['a clock skew without its offset', { ...valid, faults: [{ at: 1, kind: 'clock-skew' }] }, 'faults.0.offsetSeconds'],
+    ['a "for" on a VM crash, which cannot be undone', { ...valid, faults: [{ at: 1, kind: 'kill-node', for: 30 }] }, 'faults.0.for'],
+    ['a "for" on a crashed worker', { ...valid, faults: [{ at: 1, kind: 'crash-worker', for: 30 }] }, 'faults.0.for'],
+    ['a reboot without its downtime', { ...valid, faults: [{ at: 1, kind: 'reboot-node' }] }, 'faults.0.for'],
+    ['a hung stage without command stages', { ...valid, faults: [{ at: 1, kind: 'hang-stage' }] }, 'faults.0.kind'],
+    ['a notification lag without its seconds', { ...valid, faults: [{ at: 1, kind: 'notification-lag' }] }, 'faults.0.seconds'],
   ])('rejects %s, naming the field', (_name, input, field) => {
     expect(fieldOf(input)).toBe(field);
   });
+});
+
+it('accepts every fault kind real fleets meet, with "for" where the fault can be undone', () => {
+  const s = parseScenario({
+    ...valid,
+    workload: { tasks: 2, meanTaskSeconds: 30, stages: 'command' },
+    faults: [
+      { at: 1, kind: 'stop-node', for: 60 },
+      { at: 2, kind: 'freeze-node', for: 300 },
+      { at: 3, kind: 'reboot-node', target: 'standby', for: 60 },
+      { at: 4, kind: 'hang-stage' },
+      { at: 5, kind: 's3-outage', for: 45 },
+      { at: 6, kind: 'notification-lag', seconds: 60 },
+      { at: 7, kind: 'kill-agent', for: 30 },
+    ],
+  });
+  expect(s.faults.map((f) => f.kind)).toEqual(['stop-node', 'freeze-node', 'reboot-node', 'hang-stage', 's3-outage', 'notification-lag', 'kill-agent']);
 });
 
 describe('planWorkload', () => {

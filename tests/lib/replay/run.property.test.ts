@@ -92,7 +92,11 @@ const setUp = (world: World): void => {
   // Written as the watchdog writes them: failover steps name their target (and the new epoch once promoted).
   const extra = (kind: EventKind): { newPrimary?: string; newEpoch?: number } =>
     kind === 'FAILOVER_STARTED' ? { newPrimary: 'node-2' } : kind === 'PROMOTED' || kind === 'RECORD_CHANGED' ? { newPrimary: 'node-2', newEpoch: 4 } : {};
-  for (const kind of new Set([...world.written, world.eventKind])) s3.set(`peer-sync/events/${INCIDENT}/${kind}.json`, makeEvent(kind, 'node-1', { id: INCIDENT, epoch: 3 }, emptyCounter(), 1, kind, extra(kind)));
+  // A promotion to node-2 at epoch 4 was written only if the record says so now, or moved on
+  // since: epoch 4 cannot have had another primary.
+  const promotedTo4 = world.leader.epoch > 4 || (world.leader.epoch === 4 && world.leader.primary === 'node-2');
+  const reachable = (kind: EventKind): boolean => (kind !== 'PROMOTED' && kind !== 'RECORD_CHANGED') || promotedTo4;
+  for (const kind of new Set([...world.written, world.eventKind].filter(reachable))) s3.set(`peer-sync/events/${INCIDENT}/${kind}.json`, makeEvent(kind, 'node-1', { id: INCIDENT, epoch: 3 }, emptyCounter(), 1, kind, extra(kind)));
   s3.puts = [];
 };
 

@@ -1,0 +1,59 @@
+/**
+ * How fast the fleet heals on the faithful local cloud: runs each scenario below over several
+ * seeds (×20, one at a time) and prints, per scenario, the spread of the times the README
+ * quotes: stall verdict after the window closed, detection, promotion, serving, traffic (the
+ * origin record moved) and INSYNC, all in scenario seconds from the fault.
+ * Run: npx tsx bench/healing-times.ts [seeds=5]
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Table from 'cli-table3';
+import { parseScenario } from '../lib/core/scenario';
+import type { Incident } from '../lib/core/report';
+import { runDrill } from '../lib/drill/run';
+
+const SCENARIOS = ['stall-recovers-after-restart', 'notification-lag-stall', 'kill-primary', 'three-nodes-kill-primary', 'freeze-primary', 'stop-primary', 'partition-primary'];
+const TIME_SCALE = 20;
+
+type Measure = 'verdict' | 'detected' | 'promoted' | 'serving' | 'traffic' | 'insync';
+const MEASURES: Record<Measure, (i: Incident) => number | null> = {
+  verdict: (i) => (i.windowAt === null || i.detectedAt === null ? null : i.detectedAt - i.windowAt),
+  detected: (i) => (i.detectedAt === null ? null : i.detectedAt - i.faultAt),
+  promoted: (i) => (i.failoverAt === null ? null : i.failoverAt - i.faultAt),
+  serving: (i) => (i.servingAt === null ? null : i.servingAt - i.faultAt),
+  traffic: (i) => (i.trafficAt === null ? null : i.trafficAt - i.faultAt),
+  insync: (i) => (i.trafficInsyncAt === null ? null : i.trafficInsyncAt - i.faultAt),
+};
+
+const spread = (xs: number[]): string => {
+  if (xs.length === 0) return '–';
+  const s = [...xs].sort((a, b) => a - b);
+  const med = s[Math.floor(s.length / 2)] ?? 0;
+  return `${(s[0] ?? 0).toFixed(1)} / ${med.toFixed(1)} / ${(s.at(-1) ?? 0).toFixed(1)}`;
+};
+
+const main = async (): Promise<void> => {
+  const seeds = Number(process.argv[2] ?? '5');
+  const table = new Table({ head: ['scenario', 'passed', ...Object.keys(MEASURES).map((m) => `${m} (min/med/max s)`)] });
+  for (const name of SCENARIOS) {
+    const scenario = parseScenario(JSON.parse(readFileSync(join(__dirname, '..', 'tests', 'scenarios', `${name}.json`), 'utf8')));
+    const values: Record<Measure, number[]> = { verdict: [], detected: [], promoted: [], serving: [], traffic: [], insync: [] };
+    let passed = 0;
+    for (let seed = 1; seed <= seeds; seed++) {
+      const report = await runDrill(scenario, { timeScale: TIME_SCALE, seed, announce: false });
+      if (report.ok) passed++;
+      const incident = report.incidents.find((i) => i.watched);
+      if (incident === undefined) continue;
+      for (const [m, f] of Object.entries(MEASURES) as [Measure, (i: Incident) => number | null][]) {
+        const v = f(incident);
+        if (v !== null) values[m].push(v);
+      }
+      process.stderr.write(`${name} seed ${seed}: ${report.ok ? 'passed' : 'FAILED'}\n`);
+    }
+    table.push([name, `${passed}/${seeds}`, ...Object.keys(MEASURES).map((m) => spread(values[m as Measure]))]);
+  }
+  console.log(`healing times on the faithful local cloud, ×${TIME_SCALE}, seeds 1–${seeds} (scenario seconds from the fault; verdict from the close of the stall window)`);
+  console.log(table.toString());
+};
+
+void main();
