@@ -8,10 +8,10 @@ import type { QueueMessage } from '../../lib/aws/queue';
 import { bootId } from '../../lib/boot';
 import { mono } from '../../lib/clock';
 import { mayConsume } from '../../lib/core/lease';
-import { mergeEntry, splitByAge, type TaskEntry } from '../../lib/core/manifest';
 import { TaskRunner, type TaskEvents, type TaskRunnerDeps } from './task-runner';
 import { readProc } from '../proc';
-import { emptyRegistry, loadRegistry, readJsonFile, registryPath, roleFileSchema, rolePath, workerPidPath, writeJsonAtomic, type Registry, type RoleFile } from '../registry';
+import { readJsonFile, roleFileSchema, rolePath, workerPidPath, writeJsonAtomic, type RoleFile } from '../registry';
+import { TaskBook } from './task-book';
 import { sleep } from '../../lib/sleep';
 
 export interface WorkerDeps extends Omit<TaskRunnerDeps, 'guard'> {
@@ -38,8 +38,7 @@ const NO_ROLE: RoleFile = { role: 'standby', epoch: 0, validUntil: 0, boot: '' }
  * `stageHangSeconds`, and hands such tasks back to the queue.
  */
 export class Worker {
-  private registry: Registry = emptyRegistry();
-  private dirty = true;
+  private readonly book: TaskBook;
   private readonly running = new Map<string, Running>();
   /** Each running task's whole life, for draining on SIGTERM. */
   private readonly tasks = new Set<Promise<void>>();
@@ -60,6 +59,7 @@ export class Worker {
 
   constructor(private readonly deps: WorkerDeps) {
     this.runner = new TaskRunner({ ...deps, guard: () => this.guard() });
+    this.book = new TaskBook(deps.config.dataDir, deps.log);
   }
 
   private get dataDir(): string {
@@ -74,15 +74,12 @@ export class Worker {
   async start(): Promise<void> {
     const me = await readProc(process.pid);
     await writeJsonAtomic(workerPidPath(this.dataDir), { pid: process.pid, startTicks: me?.startTicks ?? 0 });
-    const { registry, damaged } = await loadRegistry(this.dataDir, this.deps.now());
+    // Completions past twice the retention were archived by the agent long ago: dropped.
+    const damaged = await this.book.load(this.deps.now(), 2 * this.deps.config.taskRetentionSeconds * 1000);
     if (damaged !== null) {
       this.deps.log.error({ err: damaged }, 'task registry damaged: copied aside, starting from the manifest');
       await this.alert('MANIFEST_DAMAGED', `local-registry-${this.deps.config.nodeName}-${this.deps.now()}`, 0, `${this.deps.config.nodeName}: local task registry damaged (${damaged}); copied aside.`);
     }
-    // Counters survive a restart; the previous process's in-flight tasks died with it.
-    // Completions past twice the retention were archived by the agent long ago: drop them.
-    const { live } = splitByAge(registry.tasks, this.deps.now(), 2 * this.deps.config.taskRetentionSeconds * 1000);
-    this.registry = { ...registry, inFlight: [], tasks: live };
     await this.flush();
     const flushLoop = (): void => {
       this.flushTimer = setTimeout(() => {
@@ -131,10 +128,9 @@ export class Worker {
    * worker's receipt, so the next primary starts with them and never shares them.
    */
   private async checkFence(): Promise<void> {
-    if (this.registry.consumingEpoch === null || (await this.allowed()) !== null) return;
-    this.deps.log.warn({ epoch: this.registry.consumingEpoch, tasks: this.running.size }, 'lease lapsed or lost: fencing');
-    this.registry.consumingEpoch = null;
-    this.dirty = true;
+    if (this.book.consumingEpoch === null || (await this.allowed()) !== null) return;
+    this.deps.log.warn({ epoch: this.book.consumingEpoch, tasks: this.running.size }, 'lease lapsed or lost: fencing');
+    this.book.consumingEpoch = null;
     this.receiving?.abort();
     const abandoned = [...this.running.values()];
     for (const r of abandoned) r.abort.abort();
@@ -150,18 +146,12 @@ export class Worker {
       const reason = `stage ${r.task.stage ?? '?'} made no progress for ${Math.round((now - r.lastProgress) / 100) / 10} s: stopped`;
       this.deps.log.warn({ taskId: r.task.taskId, stage: r.task.stage }, reason);
       r.abort.abort(new Error(reason));
-      void this.giveBack(r.message, reason, this.registry.consumingEpoch ?? 0, r.receivedAt);
+      void this.giveBack(r.message, reason, this.book.consumingEpoch ?? 0, r.receivedAt);
     }
   }
 
-  private async flush(): Promise<void> {
-    if (!this.dirty) return;
-    this.dirty = false;
-    this.registry.inFlight = [...this.running.values()].map((r) => ({ ...r.task }));
-    await writeJsonAtomic(registryPath(this.dataDir), this.registry).catch((error: unknown) => {
-      this.dirty = true;
-      this.deps.log.warn({ err: describeError(error) }, 'registry write failed');
-    });
+  private flush(): Promise<void> {
+    return this.book.flush([...this.running.values()].map((r) => r.task));
   }
 
   private async poll(): Promise<void> {
@@ -171,10 +161,7 @@ export class Worker {
       const role = await this.allowed();
       const free = c.concurrency - this.running.size;
       const epoch = role?.epoch ?? null;
-      if (this.registry.consumingEpoch !== epoch) {
-        this.registry.consumingEpoch = epoch;
-        this.dirty = true;
-      }
+      this.book.consumingEpoch = epoch;
       // A long poll must end before the lease does: no message is handed out after it.
       const waitSeconds = role === null ? 0 : Math.min(c.receiveWaitSeconds, Math.floor((role.validUntil - mono()) / 1000 - c.leaseRenewSeconds / 10));
       if (role === null || free <= 0 || waitSeconds < 0) {
@@ -219,7 +206,7 @@ export class Worker {
     if (this.running.has(taskId)) return;
     const run: Running = { task: { taskId, progress: 0, stage: STAGES[0] }, message, abort: new AbortController(), receivedAt, lastProgress: receivedAt };
     this.running.set(taskId, run);
-    this.record(taskId, { status: 'running', epoch });
+    this.book.record(taskId, { status: 'running', epoch });
     const task: Promise<void> = this.runner
       .run(taskId, workSeconds, message, epoch, run.abort.signal, this.draining.signal, this.events(run, epoch))
       .then(() => undefined)
@@ -232,7 +219,7 @@ export class Worker {
       .finally(() => {
         this.running.delete(taskId);
         this.tasks.delete(task);
-        this.dirty = true;
+        this.book.touch();
         this.wake?.();
       });
     this.tasks.add(task);
@@ -244,26 +231,22 @@ export class Worker {
     return {
       resumed: (from) => {
         this.deps.log.info({ taskId, from: STAGES[from] }, 'resuming from checkpoint');
-        this.record(taskId, { stages: from });
+        this.book.record(taskId, { stages: from });
       },
       progress: (stage, cpu) => {
         run.lastProgress = mono();
         run.task.progress++;
         run.task.stage = STAGES[stage];
         if (cpu !== undefined) run.task.stageCpuMs = cpu;
-        this.record(taskId, { progress: run.task.progress });
+        this.book.record(taskId, { progress: run.task.progress });
       },
       checkpointed: (stages) => {
         run.lastProgress = mono();
-        this.record(taskId, { status: 'checkpointed', stages, epoch });
+        this.book.record(taskId, { status: 'checkpointed', stages, epoch });
       },
       done: (winner, first) => {
-        this.record(taskId, { status: 'done', stages: STAGES.length, done: { node: winner.node, epoch: winner.epoch, at: winner.finishedAt } });
-        if (!first) return;
-        const now = this.deps.now();
-        const since = now - this.deps.config.completionWindowSeconds * 1000;
-        this.registry.completedTotal++;
-        this.registry.recentCompletions = [...this.registry.recentCompletions.filter((t) => t >= since), now];
+        this.book.record(taskId, { status: 'done', stages: STAGES.length, done: { node: winner.node, epoch: winner.epoch, at: winner.finishedAt } });
+        if (first) this.book.completed(this.deps.now(), this.deps.config.completionWindowSeconds * 1000);
       },
     };
   }
@@ -291,12 +274,6 @@ export class Worker {
     return alertFromNode(this.deps.alerts, this.deps.log, { kind, node: this.deps.config.nodeName, incidentId, epoch, at: this.deps.now(), summary });
   }
 
-  /** Folds what just happened to a task into its registry entry (a join: it only moves forward). */
-  private record(taskId: string, change: Partial<TaskEntry>): void {
-    const before = this.registry.tasks[taskId] ?? { status: 'queued', stages: 0, progress: 0, epoch: 0, done: null };
-    this.registry.tasks = { ...this.registry.tasks, [taskId]: mergeEntry(before, { ...before, ...change }) };
-    this.dirty = true;
-  }
 
   /** Stops taking tasks, hands in-flight messages back to the queue, and flushes the registry. */
   close(): Promise<void> {
@@ -313,8 +290,7 @@ export class Worker {
       await this.pollDone;
       clearTimeout(this.flushTimer);
       this.running.clear();
-      this.registry.consumingEpoch = null;
-      this.dirty = true;
+      this.book.consumingEpoch = null;
       await this.flush();
     })();
     return this.closing;

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { z } from 'zod';
 import type { Config } from '../core/config';
@@ -6,6 +5,9 @@ import { CorruptObjectError, isRetryable, lostRace, NotFoundError, OversizedErro
 import { retry, realRetryDeps, type RetryDeps, type RetryPolicy } from '../core/retry';
 import { parseJsonText, parseWith } from '../core/validate';
 import { toFleetError } from './errors';
+import { landing, WRITE_TOKENS, WriteTokens } from './write-tokens';
+
+export { WRITE_TOKENS };
 
 /** A stored value with the ETag that guards its next compare-and-swap. */
 export interface Versioned<T> {
@@ -49,16 +51,6 @@ const DEFAULT_REQUEST_RETRY: RetryPolicy = { attempts: 6, baseMs: 50, capMs: 2_0
 const DEFAULT_CAS_RETRY: RetryPolicy = { attempts: 40, baseMs: 10, capMs: 500 };
 
 /**
- * The user metadata every write carries: a random token naming that write, followed by the
- * tokens of the versions it was written over (newest first), so a writer can tell later that its
- * write landed even when others have written since.
- */
-export const WRITE_TOKENS = 'write-tokens';
-const TOKEN_HISTORY = 16;
-/** Versions whose token chains are kept, to extend them on the next CAS of the same key. */
-const CHAIN_CACHE = 2_000;
-
-/**
  * JSON objects in the state bucket, with conditional create (If-None-Match: *) and
  * compare-and-swap update (If-Match: etag); every read is validated against its schema.
  * 412 becomes ConflictError; 409 (a concurrent write), throttling and 5xx are retried with
@@ -69,8 +61,7 @@ const CHAIN_CACHE = 2_000;
  */
 export class StateStore {
   readonly counts: RequestCounts = { GET: 0, PUT: 0, LIST: 0, bytesUp: 0, bytesDown: 0, troubledReads: 0 };
-  /** The token chain of each version this store last read or wrote, by key and ETag. */
-  private readonly chains = new Map<string, { etag: string; tokens: string[] }>();
+  private readonly tokens = new WriteTokens();
   private readonly requestRetry: RetryPolicy;
   private readonly casRetry: RetryPolicy;
   private readonly deps: RetryDeps;
@@ -118,7 +109,7 @@ export class StateStore {
         }
         const text = (await out.Body?.transformToString('utf8')) ?? '';
         this.counts.bytesDown += Buffer.byteLength(text);
-        this.remember(full, out.ETag ?? '', out.Metadata?.[WRITE_TOKENS]);
+        this.tokens.remember(full, out.ETag ?? '', out.Metadata?.[WRITE_TOKENS]);
         return { text, etag: out.ETag ?? '' };
       } catch (error) {
         if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 304) return 'unchanged' as const;
@@ -161,19 +152,12 @@ export class StateStore {
     return { changed: true, ...this.parse(schema, full, raw) };
   }
 
-  private remember(full: string, etag: string, tokens: string | string[] | undefined): void {
-    const list = Array.isArray(tokens) ? tokens : (tokens ?? '').split(' ').filter((t) => t !== '');
-    this.chains.delete(full);
-    this.chains.set(full, { etag, tokens: list });
-    if (this.chains.size > CHAIN_CACHE) this.chains.delete(this.chains.keys().next().value ?? '');
-  }
-
   /** The object's token chain and ETag as they are now; null when it does not exist. */
-  private async landed(full: string): Promise<{ tokens: string[]; etag: string } | null> {
+  private async head(full: string): Promise<{ tokens: string | undefined; etag: string } | null> {
     this.counts.GET++;
     try {
       const out = await this.s3.send(new HeadObjectCommand({ Bucket: this.options.bucket, Key: full }));
-      return { tokens: (out.Metadata?.[WRITE_TOKENS] ?? '').split(' '), etag: out.ETag ?? '' };
+      return { tokens: out.Metadata?.[WRITE_TOKENS], etag: out.ETag ?? '' };
     } catch (error) {
       if (toFleetError(error, full) instanceof NotFoundError) return null;
       throw error;
@@ -187,10 +171,7 @@ export class StateStore {
   private async putBody(key: string, value: unknown, condition: { IfMatch?: string; IfNoneMatch?: string }): Promise<string> {
     const full = this.fullKey(key);
     const body = JSON.stringify(value);
-    const token = randomUUID();
-    const known = this.chains.get(full);
-    const over = condition.IfMatch !== undefined && known?.etag === condition.IfMatch ? known.tokens : [];
-    const chain = [token, ...over].slice(0, TOKEN_HISTORY);
+    const { token, chain } = this.tokens.next(full, condition.IfMatch);
     const conditional = condition.IfMatch !== undefined || condition.IfNoneMatch !== undefined;
     let attempts = 0;
     return this.request(`PUT ${full}`, async () => {
@@ -200,7 +181,7 @@ export class StateStore {
         const out = await this.s3.send(
           new PutObjectCommand({ Bucket: this.options.bucket, Key: full, Body: body, ContentType: 'application/json', Metadata: { [WRITE_TOKENS]: chain.join(' ') }, ...condition }),
         );
-        this.remember(full, out.ETag ?? '', chain);
+        this.tokens.remember(full, out.ETag ?? '', chain);
         return out.ETag ?? '';
       } catch (error) {
         attempts++;
@@ -208,12 +189,13 @@ export class StateStore {
         // Refused, but perhaps only because an earlier attempt (ours, or the SDK's retry of
         // it) landed and lost its response: then our token is in the object's chain.
         if (conditional && lostRace(refused) && (attempts > 1 || (error as { $metadata?: { attempts?: number } }).$metadata?.attempts !== 1)) {
-          const now = await this.landed(full);
-          if (now?.tokens[0] === token) {
-            this.remember(full, now.etag, now.tokens);
-            return now.etag;
+          const now = await this.head(full);
+          const mine = landing(token, now);
+          if (mine.landed === 'latest') {
+            this.tokens.remember(full, mine.etag, now?.tokens);
+            return mine.etag;
           }
-          if (now?.tokens.includes(token) === true) return '';
+          if (mine.landed === 'superseded') return '';
         }
         throw refused;
       }

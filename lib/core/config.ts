@@ -95,7 +95,8 @@ export const configSchema = z
       ctx.addIssue({ code: 'custom', path: [path], message });
     };
     if (!(c.sampleIntervalSeconds < c.syncIntervalSeconds)) issue('syncIntervalSeconds', 'must be greater than sampleIntervalSeconds');
-    if (!(c.leaseExpirySeconds >= 3 * c.leaseRenewSeconds)) issue('leaseExpirySeconds', 'must be at least 3 × leaseRenewSeconds, so one failed renewal does not fence the primary');
+    // A hair of tolerance: a drill divides both by its time scale, and 3 × (10/30) is not 30/30 in floating point.
+    if (!(c.leaseExpirySeconds >= 3 * c.leaseRenewSeconds - 1e-9)) issue('leaseExpirySeconds', 'must be at least 3 × leaseRenewSeconds, so one failed renewal does not fence the primary');
     if (c.stageHangSeconds !== undefined && !(c.stageHangSeconds < c.stallSamples * c.sampleIntervalSeconds)) {
       issue('stageHangSeconds', 'must be shorter than the stall window (stallSamples × sampleIntervalSeconds): a hung task is retried before the whole worker is judged stalled');
     }

@@ -10,6 +10,14 @@ export type { CommandRecord };
 export const LIGHTSAIL_CODES = { pending: 0, running: 16, stopping: 64, stopped: 80 } as const;
 export type LightsailState = keyof typeof LIGHTSAIL_CODES;
 
+/**
+ * What Lightsail reports for a machine (docs/aws-behaviour.md: lightsailStates): its power state,
+ * whatever became of its OS, so a crashed or frozen VM reads `running`. With the behaviour off,
+ * the kind old answer: `stopped` for any machine whose OS is down.
+ */
+export const lightsailView = (power: LightsailState, osUp: boolean, behaviour: Pick<Behaviour['lightsailStates'], 'on'>): LightsailState =>
+  behaviour.on ? power : osUp ? 'running' : 'stopped';
+
 /** One machine as AWS sees it. */
 export interface MachineView {
   instanceId: string;

@@ -1,68 +1,18 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventEmitter } from 'node:events';
-import { NODE_COMMANDS } from '../aws/run-command';
 import type { Config } from '../core/config';
 import type { Bundles } from './bundle';
 import type { LocalCloud } from './cloud';
-import type { LightsailState, MachineView, Machines } from './fakes';
-import type { HostCommand, HostEvent, HostRequest } from './host-protocol';
+import { lightsailView, type LightsailState, type MachineView, type Machines } from './fakes';
+import type { HostEvent, HostRequest } from './host-protocol';
+import { HOST_COMMANDS, localInstanceId, nodeEnv, type FleetEvent, type LocalNode } from './machine';
 import { NODE_MARK, signalMarked, UNIT_MARK, processesMarked } from './processes';
 import { exited, killGroup } from './spawn';
 
-/** One node of the local fleet: a machine with a power state, and the node host of its current boot. */
-export interface LocalNode {
-  name: string;
-  index: number;
-  instanceId: string;
-  lightsailName: string;
-  dir: string;
-  /** The node host of the current boot; null while the machine is down. */
-  host: ChildProcess | null;
-  workerPid: number | null;
-  agentPid: number | null;
-  /** The node host of this boot is alive. */
-  alive: boolean;
-  /** The OS runs: false after a crash, during a reboot's downtime and while stopped. */
-  up: boolean;
-  /** Every process is stopped (a hung kernel); Lightsail still says running. */
-  frozen: boolean;
-  /** Lightsail's view of the instance, and since when (local ms). */
-  power: LightsailState;
-  powerSince: number;
-}
-
-/** Fleet events, with the node they concern. */
-export type FleetEvent = (HostEvent | { type: 'machine'; state: string }) & { node: string };
-
-/** The fixed node commands and what the node host does for each. */
-const HOST_COMMANDS: Record<string, HostCommand> = {
-  [NODE_COMMANDS.restartWorker]: 'restart-worker',
-  [NODE_COMMANDS.stopWorker]: 'stop-worker',
-  [NODE_COMMANDS.startWorker]: 'start-worker',
-  [NODE_COMMANDS.restartAgent]: 'restart-agent',
-};
-
-/** Deterministic managed-instance ids for the local nodes: `mi-0000000000000001`, … */
-export const localInstanceId = (index: number): string => `mi-${index.toString(16).padStart(17, '0')}`;
-
-/** The environment every process of a node gets: the local cloud as its AWS, its own key. */
-const nodeEnv = (cloud: LocalCloud, configFile: string, node: string, dir: string): NodeJS.ProcessEnv => ({
-  PATH: process.env.PATH,
-  AWS_ENDPOINT_URL: cloud.endpoint,
-  AWS_REGION: cloud.region,
-  AWS_ACCESS_KEY_ID: node,
-  AWS_SECRET_ACCESS_KEY: 'local',
-  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-  LOG_LEVEL: 'info',
-  FLEET_CONFIG_FILE: configFile,
-  FLEET_NODE_NAME: node,
-  FLEET_DATA_DIR: dir,
-  FLEET_HEALTH_PORT: '0',
-  [NODE_MARK]: dir,
-});
+export { localInstanceId, type FleetEvent, type LocalNode };
 
 /**
  * The local fleet: each node a machine whose processes (node host, agent, worker, stage
@@ -163,18 +113,12 @@ export class LocalFleet extends EventEmitter implements Machines {
     return this.cloud.faults.get(name)?.partition === true;
   }
 
-  /** Lightsail's word: the power state, or (with that behaviour off) `stopped` for any machine that is down. */
-  private lightsailState(node: LocalNode): LightsailState {
-    if (this.cloud.behaviour.lightsailStates.on) return node.power;
-    return node.up ? 'running' : 'stopped';
-  }
-
   list(): MachineView[] {
     return [...this.nodes.values()].map((n) => ({
       instanceId: n.instanceId,
       name: n.name,
       lightsailName: n.lightsailName,
-      lightsailState: this.lightsailState(n),
+      lightsailState: lightsailView(n.power, n.up, this.cloud.behaviour.lightsailStates),
       // The SSM Agent is a process of its own: it answers while the OS runs and reaches AWS,
       // whatever became of our agent.
       reachable: n.up && n.alive && !n.frozen && !this.cut(n.name),

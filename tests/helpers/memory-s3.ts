@@ -20,6 +20,17 @@ export class MemoryS3 {
   private readonly losses: { match: (key: string) => boolean; how: Loss; meanwhile?: () => Promise<void> }[] = [];
 
   private readonly refusals: Error[] = [];
+  private readonly stalls: { match: (key: string) => boolean; released: Promise<void> }[] = [];
+
+  /** Reads of matching keys hang (a slow S3 path) until the returned function is called. */
+  stallReads(match: (key: string) => boolean): () => void {
+    let release = (): void => undefined;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    this.stalls.push({ match, released });
+    return release;
+  }
 
   /** The next PUT fails with `error` before anything is applied. */
   failNext(error: Error): void {
@@ -40,6 +51,7 @@ export class MemoryS3 {
     const m = this.mock;
     m.on(GetObjectCommand).callsFake(async (input: { Key: string }) => {
       await Promise.resolve();
+      for (const stall of this.stalls) if (stall.match(input.Key)) await stall.released;
       const o = this.objects.get(input.Key);
       if (o === undefined) throw s3Error('NoSuchKey', 404);
       return { ETag: o.etag, ContentLength: Buffer.byteLength(o.body), Metadata: o.metadata ?? {}, Body: { transformToString: () => Promise.resolve(o.body), destroy: () => undefined } };

@@ -1,4 +1,6 @@
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { TaskQueue } from '../../../lib/aws/queue';
 import { z } from 'zod';
 import { StateStore } from '../../../lib/aws/state-store';
 import { killAll, startCloudProcess, type LocalCloudInfo } from '../../helpers/children';
@@ -40,3 +42,25 @@ describe('local cloud: writes applied, responses lost (child process)', () => {
     expect((await s.read('c.json', counter))?.value.n).toBe(2);
   });
 });
+
+/** SQS at least once (sqsRedelivery at rate 1): a deleted message comes back once its visibility runs out. */
+describe('local cloud: a deleted message delivered again (child process)', () => {
+  let cloud: LocalCloudInfo;
+  beforeAll(async () => {
+    cloud = await startCloudProcess(['--behaviour', JSON.stringify({ sqsRedelivery: { rate: 1 } })]);
+  });
+  afterAll(() => killAll());
+
+  it('answers DeleteMessage with success and still hands the message out again', async () => {
+    const queue = new TaskQueue(new SQSClient({ region: cloud.region, endpoint: cloud.endpoint, credentials: { accessKeyId: 'node-1', secretAccessKey: 'x' } }), cloud.queueUrl);
+    await queue.send('{"taskId":"t1","workSeconds":1}');
+    const [first] = await queue.receive(1, 1, 1);
+    if (first === undefined) throw new Error('nothing received');
+    await expect(queue.delete(first.receiptHandle)).resolves.toBeUndefined();
+    await new Promise((r) => setTimeout(r, 1_200));
+    const [again] = await queue.receive(1, 2, 1);
+    expect(again?.id).toBe(first.id);
+    expect(again?.receiveCount).toBe(2);
+  });
+});
+

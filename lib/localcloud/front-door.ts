@@ -1,0 +1,65 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { principalOf, s3Error, s3Path } from './aws-wire';
+import type { LocalCloud } from './cloud';
+import type { S3StoreLike } from './fauxqs';
+import type { S3Behaviour } from './s3-behaviour';
+
+/** The local cloud's front door: what a request is, how it is counted, and S3's conditional writes. */
+const PRECONDITION = 'At least one of the pre-conditions you specified did not hold';
+
+/**
+ * fauxqs ignores conditional PUTs; this hook gives the local S3 the real semantics:
+ * If-None-Match: * fails when the key exists, If-Match fails on another ETag (404 when the key
+ * is missing), with 412, or 409 ConditionalRequestConflict while another write to the key is
+ * recent. It runs synchronously right before fauxqs's handler, so no other request can slip
+ * between the check and the write.
+ */
+export const conditionalPut = (s3: S3StoreLike, behaviour: S3Behaviour, struck: Record<string, number>) => (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+  const ifMatch = request.headers['if-match'];
+  const ifNoneMatch = request.headers['if-none-match'];
+  const where = request.method === 'PUT' ? s3Path(request.url) : null;
+  if (where === null || (ifMatch === undefined && ifNoneMatch === undefined) || !s3.hasBucket(where.bucket)) return done();
+  let etag: string | null = null;
+  try {
+    etag = s3.getObject(where.bucket, where.key).etag;
+  } catch {
+    etag = null;
+  }
+  const fails = (ifNoneMatch === '*' && etag !== null) || (ifMatch !== undefined && etag !== null && ifMatch !== etag);
+  if (ifMatch !== undefined && etag === null) return s3Error(reply, 404, 'NoSuchKey', 'The specified key does not exist.');
+  if (!fails) return done();
+  if (behaviour.preconditionFailure(where.key) === 409) {
+    struck.conditionalConflict = (struck.conditionalConflict ?? 0) + 1;
+    return s3Error(reply, 409, 'ConditionalRequestConflict', 'A conflicting conditional operation is currently in progress against this resource. Please try again.');
+  }
+  return s3Error(reply, 412, 'PreconditionFailed', PRECONDITION);
+};
+
+/** What a request is, for counting and faults: `s3.GET`, `s3.PUT`, `sqs`, `ssm`, … */
+export const requestKind = (request: FastifyRequest): string | null => {
+  const target = String(request.headers['x-amz-target'] ?? '');
+  const type = String(request.headers['content-type'] ?? '');
+  if (target.startsWith('AmazonSQS.')) return 'sqs';
+  if (target.startsWith('AmazonSSM.')) return 'ssm';
+  if (target.startsWith('Lightsail_')) return 'lightsail';
+  if (request.url.startsWith('/2013-04-01/')) return 'route53';
+  if (request.url.startsWith('/2015-03-31/functions/')) return 'lambda';
+  if (type.includes('x-www-form-urlencoded')) return 'sns';
+  if (request.method === 'PUT') return 's3.PUT';
+  if (request.method === 'HEAD') return 's3.HEAD';
+  if (request.method === 'GET') return s3Path(request.url) === null ? 's3.LIST' : 's3.GET';
+  return null;
+};
+
+/** Counts a request by service, and by caller and kind. */
+export const countRequest = (cloud: Pick<LocalCloud, 'counts' | 'callers'>, request: FastifyRequest): void => {
+  const kind = requestKind(request);
+  if (kind === null) return;
+  if (kind.startsWith('s3.')) cloud.counts.s3[kind.slice(3) as 'GET']++;
+  else if (kind === 'sqs' || kind === 'sns' || kind === 'ssm') cloud.counts[kind]++;
+  const principal = principalOf(request);
+  const mine = cloud.callers.get(principal) ?? {};
+  mine[kind] = (mine[kind] ?? 0) + 1;
+  cloud.callers.set(principal, mine);
+};
+
