@@ -34,7 +34,7 @@ const spread = (xs: number[]): string => {
 
 const main = async (): Promise<void> => {
   const seeds = Number(process.argv[2] ?? '5');
-  const table = new Table({ head: ['scenario', 'passed', ...Object.keys(MEASURES).map((m) => `${m} (min/med/max s)`)] });
+  const table = new Table({ head: ['scenario', 'passed', ...Object.keys(MEASURES).map((m) => `${m} (min/med/max s)`)], style: { head: [], border: [] } });
   for (const name of SCENARIOS) {
     const scenario = parseScenario(JSON.parse(readFileSync(join(__dirname, '..', 'tests', 'scenarios', `${name}.json`), 'utf8')));
     const values: Record<Measure, number[]> = { verdict: [], detected: [], promoted: [], serving: [], traffic: [], insync: [] };

@@ -37,7 +37,7 @@ const main = async (): Promise<void> => {
     },
   });
   const perMonth = (n: number): number => (n / (scenarioSeconds / 3600)) * MONTH_HOURS;
-  const table = new Table({ head: ['caller', 'S3 GET/mo', 'S3 PUT/mo', 'SQS/mo', 'SNS/mo', 'SSM/mo', 'USD/mo'] });
+  const table = new Table({ head: ['caller', 'S3 GET/mo', 'S3 PUT/mo', 'SQS/mo', 'SNS/mo', 'SSM/mo', 'USD/mo'], style: { head: [], border: [] } });
   let total = 0;
   for (const [caller, c] of [...callers.entries()].filter(([name]) => name !== 'drill' && name !== 'anonymous').sort()) {
     const get = perMonth((c['s3.GET'] ?? 0) + (c['s3.HEAD'] ?? 0));

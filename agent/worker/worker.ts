@@ -81,13 +81,16 @@ export class Worker {
       await this.alert('MANIFEST_DAMAGED', `local-registry-${this.deps.config.nodeName}-${this.deps.now()}`, 0, `${this.deps.config.nodeName}: local task registry damaged (${damaged}); copied aside.`);
     }
     await this.flush();
+    // Both reschedule themselves after each round, until the worker closes.
     const flushLoop = (): void => {
+      if (this.closing !== undefined) return;
       this.flushTimer = setTimeout(() => {
         void this.flush().finally(flushLoop);
       }, this.tickMs);
     };
     flushLoop();
     const watch = (): void => {
+      if (this.stopping.signal.aborted) return;
       this.watchTimer = setTimeout(() => {
         void this.watchOnce().finally(watch);
       }, this.tickMs);
@@ -203,7 +206,14 @@ export class Worker {
       void this.giveBack(message, `malformed: ${describeError(error)}`, epoch, receivedAt);
       return;
     }
-    if (this.running.has(taskId)) return;
+    const already = this.running.get(taskId);
+    if (already !== undefined) {
+      // SQS handed the same message out again (its visibility ran out, or a delete did not take):
+      // the running task adopts the new receipt, the only one SQS still honours.
+      already.message.receiptHandle = message.receiptHandle;
+      already.receivedAt = receivedAt;
+      return;
+    }
     const run: Running = { task: { taskId, progress: 0, stage: STAGES[0] }, message, abort: new AbortController(), receivedAt, lastProgress: receivedAt };
     this.running.set(taskId, run);
     this.book.record(taskId, { status: 'running', epoch });
@@ -283,7 +293,9 @@ export class Worker {
       this.wake?.();
       // Let each task checkpoint its current stage, within half the stop timeout.
       this.draining.abort();
-      await Promise.race([Promise.allSettled([...this.tasks]), sleep((this.deps.config.workerStopTimeoutSeconds * 1000) / 2)]);
+      const grace = new AbortController();
+      await Promise.race([Promise.allSettled([...this.tasks]), sleep((this.deps.config.workerStopTimeoutSeconds * 1000) / 2, grace.signal)]);
+      grace.abort();
       const inFlight = [...this.running.values()];
       for (const r of inFlight) r.abort.abort();
       await Promise.allSettled(inFlight.map((r) => this.handBack(r.message, r.receivedAt)));
