@@ -117,7 +117,7 @@ export class Agent {
 
   /** Takes a sample and publishes the heartbeat with the most recent samples. */
   async sampleOnce(): Promise<Sample> {
-    // A lease that lapsed since the last sync fences the worker now, not at the next sync.
+    // A lease that lapsed since the last lease round fences the worker now, not at the next round.
     await this.lease.publish();
     const sample = await this.sampler.take();
     const previous = this.samples.at(-1);

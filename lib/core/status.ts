@@ -115,7 +115,7 @@ export const describeRole = (name: string, leader: Leader | null, hb: Heartbeat 
     } else if (designated === 'primary' && role !== 'primary') {
       roleNote = `leader.json makes it primary of epoch ${leader.epoch}; its agent has not synced yet`;
     } else if (designated === 'standby' && (role === 'primary' || role === 'pending')) {
-      roleNote = `reports ${role}, but leader.json names ${leader.primary} (epoch ${leader.epoch}): it fences itself on its next sync`;
+      roleNote = `reports ${role}, but leader.json names ${leader.primary} (epoch ${leader.epoch}): it fences itself at its next lease round`;
     }
   }
   return { role, designated, roleNote };

@@ -17,7 +17,7 @@ const NEXT_STEP: Record<EventKind, string> = {
   NO_STANDBY: 'No failover possible now (no ready standby, or within the cooldown): act by hand (docs/runbook.md).',
   FAILOVER_STARTED: 'The old primary is stopped or fenced, the standby promoted, traffic moved.',
   OLD_PRIMARY_STOPPED: 'The new primary may start at once.',
-  PROMOTED: 'The new primary takes over; the old one fences itself on its next sync.',
+  PROMOTED: 'The new primary takes over; the old one fences itself at its next lease round (it cannot renew over the new epoch).',
   RECORD_CHANGED: 'Traffic follows the origin record.',
   FAILOVER_FAILED: 'The failover did not complete: check the state with `fleet status` and act by hand.',
   POISON_TASK: 'SQS moves the message to the dead-letter queue; inspect it there (docs/runbook.md).',

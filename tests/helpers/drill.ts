@@ -18,3 +18,10 @@ export const drill = async (name: string, extra: string[] = []): Promise<{ code:
 
 /** The expectation's measured value. */
 export const actual = (report: Report, name: string): number | null | undefined => report.expectations.find((e) => e.name === name)?.actual;
+
+/** Every expectation and invariant held; the failing ones are named when not. */
+export const passed = (report: Report): void => {
+  const failing = [...report.expectations.filter((e) => !e.ok).map((e) => `${e.name}: ${JSON.stringify(e.actual)}`), ...Object.entries(report.invariants).filter(([, ok]) => !ok).map(([name]) => name)];
+  expect(failing).toEqual([]);
+  expect(report.ok).toBe(true);
+};

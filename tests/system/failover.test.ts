@@ -1,6 +1,6 @@
 import type { Report } from '../../lib/core/report';
 import { killAll, processesMatching } from '../helpers/children';
-import { actual, DRILL_MS, drill } from '../helpers/drill';
+import { actual, DRILL_MS, drill, passed } from '../helpers/drill';
 
 /**
  * Failover drills through `fleet drill` (issue 3). Each asserts its scenario passed, and then
@@ -8,11 +8,6 @@ import { actual, DRILL_MS, drill } from '../helpers/drill';
  */
 afterAll(() => killAll());
 
-const passed = (report: Report): void => {
-  const failing = [...report.expectations.filter((e) => !e.ok).map((e) => e.name), ...Object.entries(report.invariants).filter(([, ok]) => !ok).map(([name]) => name)];
-  expect(failing).toEqual([]);
-  expect(report.ok).toBe(true);
-};
 
 /** The epochs never overlap: each ends where the next begins. */
 const epochsChain = (report: Report): void => {

@@ -1,6 +1,5 @@
-import type { Report } from '../../lib/core/report';
 import { killAll } from '../helpers/children';
-import { actual, DRILL_MS, drill } from '../helpers/drill';
+import { actual, DRILL_MS, drill, passed } from '../helpers/drill';
 
 /**
  * The faults real fleets meet (issue 9), each through `fleet drill` on the faithful local
@@ -10,11 +9,6 @@ import { actual, DRILL_MS, drill } from '../helpers/drill';
  */
 afterAll(() => killAll());
 
-const passed = (report: Report): void => {
-  const failing = [...report.expectations.filter((e) => !e.ok).map((e) => `${e.name}: ${JSON.stringify(e.actual)}`), ...Object.entries(report.invariants).filter(([, ok]) => !ok).map(([name]) => name)];
-  expect(failing).toEqual([]);
-  expect(report.ok).toBe(true);
-};
 
 describe('fault drills', () => {
   it(

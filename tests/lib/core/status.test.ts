@@ -123,7 +123,7 @@ describe('describeRole', () => {
     ['node-1', 'standby', 'leader.json makes it primary of epoch 4; its agent has not synced yet'],
     ['node-2', 'standby', null],
     ['node-2', 'fenced', null],
-    ['node-2', 'primary', 'reports primary, but leader.json names node-1 (epoch 4): it fences itself on its next sync'],
+    ['node-2', 'primary', 'reports primary, but leader.json names node-1 (epoch 4): it fences itself at its next lease round'],
   ] as const)('%s reporting %s gets the note %p', (node, role, note) => {
     expect(describeRole(node, leader, hbOf(node, { role })).roleNote).toBe(note);
   });
