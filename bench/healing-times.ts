@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Table from 'cli-table3';
 import { parseScenario } from '../lib/core/scenario';
-import type { Incident } from '../lib/core/report';
+import type { Incident, Report } from '../lib/core/report';
 import { runDrill } from '../lib/drill/run';
 
 const SCENARIOS = ['stall-recovers-after-restart', 'notification-lag-stall', 'kill-primary', 'three-nodes-kill-primary', 'freeze-primary', 'stop-primary', 'partition-primary'];
@@ -32,6 +32,10 @@ const spread = (xs: number[]): string => {
   return `${(s[0] ?? 0).toFixed(1)} / ${med.toFixed(1)} / ${(s.at(-1) ?? 0).toFixed(1)}`;
 };
 
+/** The checks a failed drill missed, by name. */
+const failures = (report: Report): string =>
+  [...Object.entries(report.invariants).filter(([, ok]) => !ok).map(([name]) => name), ...report.expectations.filter((e) => !e.ok).map((e) => e.name)].join(', ');
+
 const main = async (): Promise<void> => {
   const seeds = Number(process.argv[2] ?? '5');
   const table = new Table({ head: ['scenario', 'passed', ...Object.keys(MEASURES).map((m) => `${m} (min/med/max s)`)], style: { head: [], border: [] } });
@@ -42,13 +46,14 @@ const main = async (): Promise<void> => {
     for (let seed = 1; seed <= seeds; seed++) {
       const report = await runDrill(scenario, { timeScale: TIME_SCALE, seed, announce: false });
       if (report.ok) passed++;
+      const verdict = report.ok ? 'passed' : `FAILED (${failures(report)}; ${report.tasks.completed}/${report.tasks.enqueued} tasks completed)`;
+      process.stderr.write(`${name} seed ${seed}: ${verdict}\n`);
       const incident = report.incidents.find((i) => i.watched);
       if (incident === undefined) continue;
       for (const [m, f] of Object.entries(MEASURES) as [Measure, (i: Incident) => number | null][]) {
         const v = f(incident);
         if (v !== null) values[m].push(v);
       }
-      process.stderr.write(`${name} seed ${seed}: ${report.ok ? 'passed' : 'FAILED'}\n`);
     }
     table.push([name, `${passed}/${seeds}`, ...Object.keys(MEASURES).map((m) => spread(values[m as Measure]))]);
   }

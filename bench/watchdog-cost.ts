@@ -1,7 +1,8 @@
 /**
- * What the fleet's control loop costs on AWS, measured on the local cloud: runs a healthy
- * 2-node drill at default settings (time-scaled), counts every request by caller, and turns
- * the rates into a month at us-west-2 list prices. Run: npx tsx bench/watchdog-cost.ts
+ * What the fleet costs on AWS beyond its instances, measured on the local cloud: runs an idle
+ * and a busy 2-node drill at default settings (time-scaled), counts every request by caller,
+ * and prices at us-west-2 list prices (1) the control loop of an idle fleet per month and (2)
+ * what each 1,000 tasks add on top. Run: npx tsx bench/watchdog-cost.ts [time-scale]
  */
 import Table from 'cli-table3';
 import { parseScenario } from '../lib/core/scenario';
@@ -17,48 +18,92 @@ const PRICE = {
   lambdaGbSecond: 0.0000166667,
 };
 const LAMBDA_GB = 0.128;
-const MONTH_HOURS = 720;
+const MONTH_SECONDS = 720 * 3600;
 
-const main = async (): Promise<void> => {
-  const timeScale = Number(process.argv[2] ?? '20');
-  const scenario = parseScenario({ name: 'cost: healthy 2-node fleet', nodes: 2, seconds: 900, workload: { tasks: 24, meanTaskSeconds: 90, arrivalSeconds: 900 }, expect: { restarts: 0 } });
-  let callers = new Map<string, Record<string, number>>();
-  let invocationMs: number[] = [];
-  let scenarioSeconds = 0;
-  let invocations = 0;
+type Counts = Record<'get' | 'put' | 'sqs' | 'sns' | 'ssm', number>;
+interface Measured {
+  ok: boolean;
+  seconds: number;
+  callers: Map<string, Counts>;
+  invocations: number;
+  p95Ms: number;
+}
+
+const countsOf = (c: Record<string, number>): Counts => ({
+  get: (c['s3.GET'] ?? 0) + (c['s3.HEAD'] ?? 0),
+  put: (c['s3.PUT'] ?? 0) + (c['s3.LIST'] ?? 0),
+  sqs: c.sqs ?? 0,
+  sns: c.sns ?? 0,
+  ssm: c.ssm ?? 0,
+});
+const usdOf = (c: Counts): number => c.get * PRICE.s3Get + c.put * PRICE.s3Put + c.sqs * PRICE.sqs + c.sns * PRICE.sns;
+/** Billed duration at the p95 rounded up to 1 ms, 128 MB: a generous bound for the real Lambda. */
+const lambdaUsd = (runs: number, p95Ms: number): number => runs * PRICE.lambdaRequest + runs * (Math.ceil(p95Ms) / 1000) * LAMBDA_GB * PRICE.lambdaGbSecond;
+const scaled = (c: Counts, k: number): Counts => ({ get: c.get * k, put: c.put * k, sqs: c.sqs * k, sns: c.sns * k, ssm: c.ssm * k });
+const row = (c: Counts): number[] => [Math.round(c.get), Math.round(c.put), Math.round(c.sqs), Math.round(c.sns), Math.round(c.ssm)];
+
+const measure = async (tasks: number, timeScale: number): Promise<Measured> => {
+  const scenario = parseScenario({ name: `cost: 2-node fleet, ${tasks} tasks`, nodes: 2, seconds: 900, workload: { tasks, meanTaskSeconds: 90, arrivalSeconds: 900 }, expect: { restarts: 0, failovers: 0 } });
+  let m: Omit<Measured, 'ok'> = { seconds: 0, callers: new Map(), invocations: 0, p95Ms: 0 };
   const report = await runDrill(scenario, {
     timeScale,
     seed: 1,
+    announce: false,
     inspect: (cloud, stats) => {
-      callers = new Map(cloud.callers);
-      invocationMs = stats.invocationMs;
-      invocations = stats.invocations;
-      scenarioSeconds = stats.wallSeconds * timeScale;
+      const sorted = [...stats.invocationMs].sort((a, b) => a - b);
+      m = {
+        seconds: stats.wallSeconds * timeScale,
+        callers: new Map([...cloud.callers.entries()].filter(([name]) => name !== 'drill' && name !== 'anonymous').map(([name, c]) => [name, countsOf(c)])),
+        invocations: stats.invocations,
+        p95Ms: sorted[Math.floor(sorted.length * 0.95)] ?? 0,
+      };
     },
   });
-  const perMonth = (n: number): number => (n / (scenarioSeconds / 3600)) * MONTH_HOURS;
-  const table = new Table({ head: ['caller', 'S3 GET/mo', 'S3 PUT/mo', 'SQS/mo', 'SNS/mo', 'SSM/mo', 'USD/mo'], style: { head: [], border: [] } });
+  return { ok: report.ok, ...m };
+};
+
+const main = async (): Promise<void> => {
+  const timeScale = Number(process.argv[2] ?? '20');
+  const idle = await measure(0, timeScale);
+  // 24 tasks of about 90 s in 15 minutes keep the primary's two slots busy throughout.
+  const tasks = 24;
+  const busy = await measure(tasks, timeScale);
+  const head = ['caller', 'S3 GET', 'S3 PUT', 'SQS', 'SNS', 'SSM', 'USD'];
+  const style = { head: [], border: [] };
+
+  const perMonth = MONTH_SECONDS / idle.seconds;
+  const month = new Table({ head, style });
   let total = 0;
-  for (const [caller, c] of [...callers.entries()].filter(([name]) => name !== 'drill' && name !== 'anonymous').sort()) {
-    const get = perMonth((c['s3.GET'] ?? 0) + (c['s3.HEAD'] ?? 0));
-    const put = perMonth((c['s3.PUT'] ?? 0) + (c['s3.LIST'] ?? 0));
-    const sqs = perMonth(c.sqs ?? 0);
-    const sns = perMonth(c.sns ?? 0);
-    const usd = get * PRICE.s3Get + put * PRICE.s3Put + sqs * PRICE.sqs + sns * PRICE.sns;
+  for (const [caller, c] of [...idle.callers.entries()].sort()) {
+    const usd = usdOf(scaled(c, perMonth));
     total += usd;
-    table.push([caller, Math.round(get), Math.round(put), Math.round(sqs), Math.round(sns), Math.round(perMonth(c.ssm ?? 0)), usd.toFixed(2)]);
+    month.push([caller, ...row(scaled(c, perMonth)), usd.toFixed(2)]);
   }
-  const sorted = [...invocationMs].sort((a, b) => a - b);
-  const p50 = sorted[Math.floor(sorted.length / 2)] ?? 0;
-  const p95 = sorted[Math.floor(sorted.length * 0.95)] ?? 0;
-  const lambdaPerMonth = perMonth(invocations);
-  // Billed duration at p95 rounded up to 1 ms, 128 MB: a generous bound for the real Lambda.
-  const lambdaUsd = lambdaPerMonth * PRICE.lambdaRequest + lambdaPerMonth * (Math.ceil(p95) / 1000) * LAMBDA_GB * PRICE.lambdaGbSecond;
-  total += lambdaUsd;
-  table.push(['watchdog Lambda', '', '', '', '', `${Math.round(lambdaPerMonth)} runs`, lambdaUsd.toFixed(2)]);
-  console.log(`scenario ${scenario.seconds}s at ×${timeScale}: ok=${report.ok}, ${invocations} watchdog runs, in-process duration p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms`);
-  console.log(table.toString());
-  console.log(`total ≈ $${total.toFixed(2)} per month for 2 nodes (before the free tier)`);
+  const runs = idle.invocations * perMonth;
+  total += lambdaUsd(runs, idle.p95Ms);
+  month.push(['watchdog Lambda', '', '', '', '', `${Math.round(runs)} runs`, lambdaUsd(runs, idle.p95Ms).toFixed(2)]);
+
+  // What the tasks add: the busy run's requests less the idle rate over the busy run's length.
+  const perThousand = 1000 / tasks;
+  const work = new Table({ head, style });
+  let workTotal = 0;
+  for (const [caller, c] of [...busy.callers.entries()].sort()) {
+    const base = idle.callers.get(caller) ?? countsOf({});
+    const extra = scaled({ get: c.get - base.get * (busy.seconds / idle.seconds), put: c.put - base.put * (busy.seconds / idle.seconds), sqs: c.sqs - base.sqs * (busy.seconds / idle.seconds), sns: c.sns - base.sns * (busy.seconds / idle.seconds), ssm: c.ssm - base.ssm * (busy.seconds / idle.seconds) }, perThousand);
+    const usd = usdOf(extra);
+    workTotal += usd;
+    work.push([caller, ...row(extra), usd.toFixed(2)]);
+  }
+  const extraRuns = (busy.invocations - idle.invocations * (busy.seconds / idle.seconds)) * perThousand;
+  workTotal += lambdaUsd(Math.max(0, extraRuns), busy.p95Ms);
+  work.push(['watchdog Lambda', '', '', '', '', `${Math.round(extraRuns)} runs`, lambdaUsd(Math.max(0, extraRuns), busy.p95Ms).toFixed(2)]);
+
+  console.log(`idle fleet: ${idle.seconds.toFixed(0)} s at ×${timeScale}, ok=${idle.ok}, ${idle.invocations} watchdog runs, p95 ${idle.p95Ms.toFixed(1)} ms; per month:`);
+  console.log(month.toString());
+  console.log(`control loop ≈ $${total.toFixed(2)} per month for 2 nodes (before the free tier)`);
+  console.log(`busy fleet: ${tasks} tasks in ${busy.seconds.toFixed(0)} s at ×${timeScale}, ok=${busy.ok}; what 1,000 tasks add:`);
+  console.log(work.toString());
+  console.log(`tasks ≈ $${workTotal.toFixed(2)} per 1,000 (before the free tier)`);
 };
 
 void main();

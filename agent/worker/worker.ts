@@ -1,4 +1,4 @@
-import { stageHangSeconds } from '../../lib/core/config';
+import { stageHangSeconds, wholeSeconds } from '../../lib/core/config';
 import { describeError, FencedError } from '../../lib/core/errors';
 import { STAGES, taskMessageSchema, type InFlightTask } from '../../lib/core/schemas';
 import { alertFromNode } from '../../lib/node-alerts';
@@ -165,9 +165,10 @@ export class Worker {
       const free = c.concurrency - this.running.size;
       const epoch = role?.epoch ?? null;
       this.book.consumingEpoch = epoch;
-      // A long poll must end before the lease does: no message is handed out after it.
-      const waitSeconds = role === null ? 0 : Math.min(c.receiveWaitSeconds, Math.floor((role.validUntil - mono()) / 1000 - c.leaseRenewSeconds / 10));
-      if (role === null || free <= 0 || waitSeconds < 0) {
+      // A long poll must end before the lease does: no message is handed out after it. SQS
+      // waits whole seconds (whole seconds of the drill's time when it runs faster).
+      const cap = role === null ? -1 : wholeSeconds((role.validUntil - mono()) / 1000 - c.leaseRenewSeconds / 10, c.timeScale);
+      if (role === null || free <= 0 || cap < 1 / c.timeScale) {
         await new Promise<void>((resolve) => {
           this.wake = resolve;
           void sleep(idleMs, this.stopping.signal).then(resolve);
@@ -177,8 +178,14 @@ export class Worker {
       this.receiving = new AbortController();
       const signal = AbortSignal.any([this.stopping.signal, this.receiving.signal]);
       try {
-        const messages = await this.deps.queue.receive(free, waitSeconds, c.visibilityTimeoutSeconds, signal, role.epoch);
+        const askedAt = mono();
+        const messages = await this.deps.queue.receive(free, wholeSeconds(Math.min(c.receiveWaitSeconds, cap), c.timeScale), c.visibilityTimeoutSeconds, signal, role.epoch);
         const receivedAt = mono();
+        if (messages.length === 0) {
+          // An empty answer that came back at once (a short poll) waits before the next ask.
+          await sleep(Math.max(0, idleMs - (receivedAt - askedAt)), this.stopping.signal);
+          continue;
+        }
         // The lease may have lapsed during the long poll: nothing received then is kept.
         if ((await this.allowed())?.epoch !== role.epoch) {
           await Promise.allSettled(messages.map((m) => this.deps.queue.setVisibility(m.receiptHandle, 0)));

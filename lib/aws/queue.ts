@@ -36,14 +36,15 @@ export class TaskQueue {
   }
 
   /**
-   * Long-polls for up to `max` messages. `epoch` travels as the `x-queen-fleet-epoch` header:
+   * Long-polls for up to `max` messages for `waitSeconds`: whole seconds on AWS; a time-scaled
+   * drill passes whole seconds of its own time, a fraction its local cloud accepts. `epoch` travels as the `x-queen-fleet-epoch` header:
    * SQS ignores it, request logs and the drills' invariant checker read it.
    */
   async receive(max: number, waitSeconds: number, visibilitySeconds: number, signal?: AbortSignal, epoch?: number): Promise<QueueMessage[]> {
     const command = new ReceiveMessageCommand({
       QueueUrl: this.queueUrl,
       MaxNumberOfMessages: Math.min(10, Math.max(1, max)),
-      WaitTimeSeconds: Math.round(waitSeconds),
+      WaitTimeSeconds: waitSeconds,
       VisibilityTimeout: Math.max(1, Math.ceil(visibilitySeconds)),
       MessageSystemAttributeNames: ['ApproximateReceiveCount'],
     });

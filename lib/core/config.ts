@@ -82,6 +82,12 @@ export const configSchema = z
     maxObjectBytes: z.number().int().min(1024).default(1024 * 1024),
     /** The longest pause between two retries of one S3 request (full jitter below it); a drill scales it like any duration. */
     retryCapSeconds: seconds.default(2),
+    /**
+     * How many times faster than real time the durations run: 1 on a real fleet; a drill sets
+     * it with the durations it divides (scaleConfig). AWS's whole-second parameters (SQS
+     * WaitTimeSeconds) are whole seconds of this time.
+     */
+    timeScale: z.number().positive().max(1000).default(1),
 
     /** Agent only: the node this agent runs on, its state directory and health port. */
     nodeName: z.string().optional(),
@@ -126,6 +132,13 @@ export type ConfigInput = z.input<typeof configSchema>;
  */
 export const stageHangSeconds = (c: Pick<Config, 'stageHangSeconds' | 'stallSamples' | 'sampleIntervalSeconds'>): number =>
   c.stageHangSeconds ?? Math.max(1, c.stallSamples - 2) * c.sampleIntervalSeconds;
+
+/**
+ * `seconds` rounded down to whole seconds of a clock running `timeScale` times faster than real
+ * time: what an AWS parameter in whole seconds can carry (the hair of tolerance absorbs the
+ * floating point of a divided duration).
+ */
+export const wholeSeconds = (seconds: number, timeScale: number): number => Math.floor(seconds * timeScale + 1e-9) / timeScale;
 
 /** Duration settings the drill divides by its time scale. */
 export const DURATION_KEYS = [
@@ -200,12 +213,13 @@ export const buildConfig = (env: Readonly<Record<string, string | undefined>>, f
   return parseWith(configSchema, { ...fromFile, ...fromEnv }, 'config');
 };
 
-/** Returns a copy with every duration divided by `timeScale` (drills run time faster). */
+/** Returns a copy with every duration divided by `timeScale`, and says so (drills run time faster). */
 export const scaleConfig = (config: Config, timeScale: number): Config => {
   const scaled: Config = { ...config };
   for (const key of DURATION_KEYS) {
     const value = config[key];
     if (value !== undefined) scaled[key] = value / timeScale;
   }
+  scaled.timeScale = config.timeScale * timeScale;
   return scaled;
 };

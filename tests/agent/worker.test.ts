@@ -8,7 +8,7 @@ import type { QueueMessage, TaskQueue } from '../../lib/aws/queue';
 import { StateStore } from '../../lib/aws/state-store';
 import { bootId } from '../../lib/boot';
 import { mono } from '../../lib/clock';
-import { buildConfig } from '../../lib/core/config';
+import { buildConfig, scaleConfig } from '../../lib/core/config';
 import { memoryLogger } from '../helpers/memory-logger';
 import { MemoryS3 } from '../helpers/memory-s3';
 
@@ -50,5 +50,66 @@ describe('Worker', () => {
     await worker.close();
     expect(deleted).toEqual(['h2']);
     expect(s3.json('peer-sync/tasks/t1/done.json')).toMatchObject({ node: 'node-1', epoch: 3 });
+  });
+
+  describe('long polls', () => {
+    /** Starts a worker whose lease is valid for `validMs` more, and records each receive's wait. */
+    const polling = async (validMs: number, overrides: Record<string, number>, timeScale = 1, answerMs = 0) => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
+      const base = buildConfig({}, overrides);
+      const config = { ...(timeScale === 1 ? base : scaleConfig(base, timeScale)), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
+      await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 1, validUntil: mono() + validMs, boot: bootId() });
+      const waits: number[] = [];
+      const queue = {
+        receive: async (_max: number, waitSeconds: number) => {
+          waits.push(waitSeconds);
+          await new Promise((r) => setTimeout(r, answerMs));
+          return [];
+        },
+        setVisibility: () => Promise.resolve(),
+      } as unknown as TaskQueue;
+      const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
+      const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
+      await worker.start();
+      return { waits, close: () => worker.close() };
+    };
+    const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+    it('waits whole seconds that end before the lease does', async () => {
+      const p = await polling(15_500, {});
+      await settle(100);
+      await p.close();
+      // 15.5 s of lease, less a tenth of the renewal period, rounded down: 14 s.
+      expect(p.waits[0]).toBe(14);
+    });
+
+    it('does not ask at all when less than a whole second of lease is left', async () => {
+      const p = await polling(1_500, {});
+      await settle(200);
+      await p.close();
+      expect(p.waits).toEqual([]);
+    });
+
+    it('waits whole seconds of the drill when time runs faster, not zero', async () => {
+      // ×20: 0.9 s of lease is 18 scenario seconds; less 0.5 (a tenth of the renewal) and the
+      // start-up, some 15 to 17 whole ones; on the old one-second grain it was 0 (a short poll).
+      const p = await polling(900, {}, 20, 50);
+      await settle(30);
+      await p.close();
+      const steps = (p.waits[0] ?? 0) * 20;
+      expect(steps).toBeCloseTo(Math.round(steps), 6);
+      expect(steps).toBeGreaterThanOrEqual(15);
+      expect(steps).toBeLessThanOrEqual(17);
+    });
+
+    it('paces short polls of an empty queue to one per quarter renewal period', async () => {
+      const p = await polling(60_000, { receiveWaitSeconds: 0, leaseRenewSeconds: 0.4, leaseExpirySeconds: 1.2, sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4 });
+      await settle(1_000);
+      await p.close();
+      // One ask every 100 ms at most (and the first at once).
+      expect(p.waits.length).toBeGreaterThan(3);
+      expect(p.waits.length).toBeLessThanOrEqual(11);
+      expect(p.waits.every((w) => w === 0)).toBe(true);
+    });
   });
 });

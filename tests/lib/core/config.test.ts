@@ -1,4 +1,5 @@
-import { buildConfig, scaleConfig, stageHangSeconds } from '../../../lib/core/config';
+import fc from 'fast-check';
+import { buildConfig, scaleConfig, stageHangSeconds, wholeSeconds } from '../../../lib/core/config';
 import { ValidationError } from '../../../lib/core/errors';
 
 describe('buildConfig', () => {
@@ -59,5 +60,28 @@ describe('scaleConfig', () => {
     expect(c.stageHangSeconds).toBeUndefined();
     expect(scaleConfig(buildConfig({}, { stageHangSeconds: 60 }), 20).stageHangSeconds).toBe(3);
     expect(c.stallSamples).toBe(8);
+  });
+
+  it('says how much faster it runs, and a scaled copy scaled again multiplies', () => {
+    expect(buildConfig({}).timeScale).toBe(1);
+    expect(scaleConfig(buildConfig({}), 20).timeScale).toBe(20);
+    expect(scaleConfig(scaleConfig(buildConfig({}), 2), 10).timeScale).toBe(20);
+  });
+});
+
+describe('wholeSeconds', () => {
+  it('rounds down to whole seconds of the scaled clock, never up, never by a whole step', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 60, noNaN: true }), fc.constantFrom(1, 2, 3, 20, 40, 100), (seconds, timeScale) => {
+        const w = wholeSeconds(seconds, timeScale);
+        const steps = w * timeScale;
+        expect(Math.abs(steps - Math.round(steps))).toBeLessThan(1e-6);
+        expect(w).toBeLessThanOrEqual(seconds + 1e-9);
+        expect(seconds - w).toBeLessThan(1 / timeScale);
+      }),
+    );
+    expect(wholeSeconds(14.6, 1)).toBe(14);
+    // 17 scenario seconds at ×20, as a division leaves it: still 17 whole steps.
+    expect(wholeSeconds(17 / 20, 20) * 20).toBeCloseTo(17, 9);
   });
 });
