@@ -221,6 +221,9 @@ export const judgeNode = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch):
   if (silent !== null) return silent;
   const incident = current.incident;
   if (incident !== null && (incident.kind === 'agent' || incident.kind === 'standby' || incident.kind === 'dead')) {
+    // A restart in flight reports its outcome before the incident closes: the node may well be
+    // heard from before its command's result is read (an agent restart takes seconds).
+    if (incident.restart?.status === 'claimed' || incident.restart?.status === 'sent') return progressCommand(ctx, spec, current);
     publish(ctx, spec, 'RECOVERED', incident, current.counter, `${spec.name} is heard from again.`);
     return { ...current, incident: null };
   }

@@ -70,7 +70,8 @@ export const regainSight = (watches: Readonly<Record<string, NodeWatch>>, now: n
 
 /**
  * Standbys that could take over now, best first: a fresh heartbeat, a live worker, synced to
- * the current epoch, not claiming the role; then by configured priority.
+ * the current epoch, not claiming the role, with no incident open (but one whose lost standby
+ * is heard from again and only waits for its restart's result); then by configured priority.
  */
 export const readyStandbys = (
   nodes: readonly NodeSpec[],
@@ -87,6 +88,6 @@ export const readyStandbys = (
       const hb = heartbeats.get(spec.name);
       const last = hb?.samples.at(-1);
       if (watch === undefined || hb === undefined || last === undefined || isSilent(watch, now, sampleMs)) return false;
-      return (hb.role === 'standby' || hb.role === 'fenced') && last.workerProcesses > 0 && last.epochSeen === leader.epoch && watch.incident === null;
+      return (hb.role === 'standby' || hb.role === 'fenced') && last.workerProcesses > 0 && last.epochSeen === leader.epoch && (watch.incident === null || watch.incident.kind === 'standby');
     })
     .sort((a, b) => a.priority - b.priority || a.name.localeCompare(b.name));

@@ -1,6 +1,6 @@
-import type { Confirmation } from '../../../lib/core/liveness';
+import { readyStandbys, type Confirmation } from '../../../lib/core/liveness';
 import type { Heartbeat, Leader } from '../../../lib/core/schemas';
-import { decide, markFailover, markRestartSent, type WatchdogAction, type WatchdogSettings } from '../../../lib/core/watchdog';
+import { decide, markFailover, markRestartResult, markRestartSent, type WatchdogAction, type WatchdogSettings } from '../../../lib/core/watchdog';
 import { emptyWatchdogState, type WatchdogState } from '../../../lib/core/watchdog-state';
 import { frozen, heartbeat, sample, working } from '../../helpers/fixtures';
 
@@ -127,6 +127,24 @@ describe('failover ladder', () => {
       { at: 60_000, hbs: [heartbeat('node-1', working(0, 9)), { ...standbyBeat('node-2', 1), boot: 'boot-2' }] },
     ]);
     expect(published(actions)).toEqual(['REDUNDANCY_LOST', 'RECOVERED']);
+  });
+
+  it('reads a sent agent restart\'s result before closing the incident of a standby heard from again, and counts it ready meanwhile', () => {
+    const lost = rounds([
+      { at: 0, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5)] },
+      { at: 31_000, hbs: [heartbeat('node-1', working(0, 7)), standbyBeat('node-2', 5)], conf: { 'node-2': { instance: 'running', ssm: 'online' } } },
+    ]);
+    const sent = markRestartSent(lost.state, 'node-2', 'node-2-e4-i1', 'cmd-9', T0 + 32_000)!.state;
+    // The restarted agent writes at once, before the command's result was read.
+    const back = decide(sent, leader, beats(heartbeat('node-1', working(0, 8)), standbyBeat('node-2', 6)), T0 + 36_000, settings);
+    expect(published(back.actions)).toEqual([]);
+    expect(back.actions).toContainEqual(expect.objectContaining({ kind: 'verify', node: 'node-2', commandId: 'cmd-9' }));
+    expect(readyStandbys(settings.nodes, back.state.nodes, beats(standbyBeat('node-2', 6)), leader, T0 + 36_000, 15_000).map((n) => n.name)).toEqual(['node-2']);
+    const verified = markRestartResult(back.state, 'node-2', 'node-2-e4-i1', true, 'Success', T0 + 37_000)!;
+    expect(verified.event?.kind).toBe('RESTART_RESULT');
+    const closed = decide(verified.state, leader, beats(heartbeat('node-1', working(0, 9)), standbyBeat('node-2', 7)), T0 + 51_000, settings);
+    expect(published(closed.actions)).toEqual(['RECOVERED']);
+    expect(closed.state.nodes['node-2']?.incident).toBeNull();
   });
 
   it('holds a failover back within the cooldown and says so once', () => {
