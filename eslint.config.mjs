@@ -1,4 +1,8 @@
 import tseslint from 'typescript-eslint';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
+
+/** What never ships: the drill harness with the local cloud, and the deploy tooling. */
+const HARNESS = ['**/localcloud', '**/localcloud/**', '**/drill', '**/drill/**', '**/template', '**/template/**', '**/tests/**', '**/bench/**'];
 
 export default tseslint.config(
   { ignores: ['node_modules/**', '.serverless/**', '.esbuild/**', 'coverage/**', '.tmp/**', '*.config.js', '*.config.mjs', 'bin/fleet.js'] },
@@ -11,6 +15,23 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-floating-promises': 'error',
     },
+  },
+  {
+    // No import cycles anywhere.
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json'] })],
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+    },
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
+  },
+  {
+    // Code that ships (the Lambda functions, the node's agent and worker, and the libraries they
+    // use) never imports the drill harness, the local cloud or the deploy tooling.
+    files: ['functions/**', 'agent/**', 'lib/**'],
+    ignores: ['lib/drill/**', 'lib/localcloud/**', 'lib/template/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: HARNESS, message: 'shipping code must not import the drill harness, the local cloud or the deploy tooling' }] }] },
   },
   {
     // Entry points talk to people on stdout/stderr; everything else uses the logger.

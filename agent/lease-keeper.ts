@@ -5,7 +5,7 @@ import {
   applyWrite,
   expiresAt,
   initialLease,
-  observe,
+  observeLeader,
   observeFailure,
   planSync,
   release,
@@ -80,9 +80,9 @@ export class LeaseKeeper {
       // was away): what happened before it was not watched, so it cannot count as silence.
       if ((this.lastLook !== null && started - this.lastLook > 1.5 * this.timing.renewMs) || now - started > this.timing.renewMs / 2) this.state = observeFailure(this.state, started);
       this.lastLook = now;
-      if (got === null) this.state = observe(this.deps.config.nodeName, this.state, null, null, now);
-      else if (got.changed) this.state = observe(this.deps.config.nodeName, this.state, got.value, got.etag, now);
-      else this.state = observe(this.deps.config.nodeName, this.state, this.state.leader, this.state.etag, now);
+      if (got === null) this.state = observeLeader(this.deps.config.nodeName, this.state, null, null, now);
+      else if (got.changed) this.state = observeLeader(this.deps.config.nodeName, this.state, got.value, got.etag, now);
+      else this.state = observeLeader(this.deps.config.nodeName, this.state, this.state.leader, this.state.etag, now);
       return true;
     } catch (error) {
       this.state = observeFailure(this.state, this.clock());

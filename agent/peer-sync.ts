@@ -1,6 +1,6 @@
 import { CorruptObjectError, describeError, lostRace } from '../lib/core/errors';
 import { archiveDay, bucketOf, bucketsToSync, splitByAge, hashTasks, manifestRootSchema, manifestShardSchema, mergeTasks, partition, BUCKETS, type ManifestRoot, type TaskEntry, type TaskMap } from '../lib/core/manifest';
-import { KEYS } from '../lib/core/keys';
+import { bucketOfShardKey, KEYS, PREFIXES, taskOfDoneKey } from '../lib/core/keys';
 import { doneSchema } from '../lib/core/schemas';
 import { retry, realRetryDeps, type RetryDeps } from '../lib/core/retry';
 import type { RequestCounts, StateStore } from '../lib/aws/state-store';
@@ -80,8 +80,7 @@ export class PeerSync {
   }
 
   private async quarantine(key: string, error: CorruptObjectError): Promise<void> {
-    const text = await this.deps.store.readText(key).catch(() => null);
-    await this.deps.store.put(KEYS.quarantine(key, Date.now()), { reason: error.message, text }).catch(() => undefined);
+    await this.deps.store.quarantine(key, error.message, Date.now()).catch(() => undefined);
     this.deps.log.error({ key, err: error.message }, 'corrupt manifest object: copied aside, rebuilt from the fleet');
     this.deps.onCorrupt?.(key, error.message);
   }
@@ -89,9 +88,9 @@ export class PeerSync {
   /** The completions recorded by `done.json` for the tasks of one bucket: a shard's floor. */
   private async completionsIn(bucket: number): Promise<Record<string, TaskEntry>> {
     const out: Record<string, TaskEntry> = {};
-    for (const key of await this.deps.store.list('tasks/')) {
-      const id = /^tasks\/([^/]+)\/done\.json$/.exec(key)?.[1];
-      if (id === undefined || bucketOf(id) !== bucket) continue;
+    for (const key of await this.deps.store.list(PREFIXES.tasks)) {
+      const id = taskOfDoneKey(key);
+      if (id === null || bucketOf(id) !== bucket) continue;
       const done = await this.deps.store.read(key, doneSchema).catch(() => null);
       if (done !== null) out[id] = { status: 'done', stages: 0, progress: 0, epoch: done.value.epoch, done: { node: done.value.node, epoch: done.value.epoch, at: done.value.finishedAt } };
     }
@@ -160,8 +159,8 @@ export class PeerSync {
         const localHashes = new Map([...known.entries()].map(([b, t]) => [b, hashTasks(t)] as const));
         const todo = bucketsToSync(localHashes, this.root.hashes);
         if (this.rebuildRoot) {
-          const shards = (await this.deps.store.list('manifest/')).map((k) => Number(/^manifest\/(\d+)\.json$/.exec(k)?.[1] ?? Number.NaN));
-          for (const b of shards) if (Number.isInteger(b) && !todo.includes(b)) todo.push(b);
+          const shards = (await this.deps.store.list(PREFIXES.manifestShards)).map(bucketOfShardKey);
+          for (const b of shards) if (b !== null && !todo.includes(b)) todo.push(b);
         }
         const newHashes: Record<string, string> = {};
         for (const b of todo) {

@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import type { Config } from '../../lib/core/config';
 import type { Stage } from '../../lib/core/schemas';
 import { sleep } from '../../lib/sleep';
+import { killGroup, stopGroup } from '../../lib/child-process';
 import { processTree } from '../proc';
 
 /** What a stage is given: the task, how long its share of the work is, where to write. */
@@ -32,16 +33,6 @@ export const syntheticStage: StageRunner = async (ctx) => {
     await sleep(ctx.workMs / TICKS_PER_STAGE, ctx.signal);
     if (ctx.signal.aborted) return;
     ctx.onProgress();
-  }
-};
-
-/** Sends a signal to a whole process group; a group already gone is not an error. */
-const signalGroup = (pid: number | undefined, signal: NodeJS.Signals): void => {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // ESRCH: the group is gone.
   }
 };
 
@@ -76,21 +67,18 @@ export const commandStage =
           }
         });
       }, ctx.pollMs);
-      let killTimer: NodeJS.Timeout | undefined;
+      let cancelKill = (): void => undefined;
       const abort = (): void => {
-        // A stopped process must run to handle SIGTERM; SIGKILL needs no cooperation.
-        signalGroup(child.pid, 'SIGTERM');
-        signalGroup(child.pid, 'SIGCONT');
-        killTimer = setTimeout(() => signalGroup(child.pid, 'SIGKILL'), ctx.killGraceMs);
+        cancelKill = stopGroup(child.pid, ctx.killGraceMs);
       };
       ctx.signal.addEventListener('abort', abort, { once: true });
       child.once('error', reject);
       child.once('exit', (code, signal) => {
         clearInterval(poll);
-        clearTimeout(killTimer);
+        cancelKill();
         ctx.signal.removeEventListener('abort', abort);
         // The group may outlive its leader: nothing of an aborted stage keeps running.
-        if (ctx.signal.aborted) signalGroup(child.pid, 'SIGKILL');
+        if (ctx.signal.aborted) killGroup(child.pid, 'SIGKILL');
         if (code === 0 || ctx.signal.aborted) resolve();
         else reject(new Error(`stage ${ctx.stage} ${signal === null ? `exited with ${code ?? '?'}` : `killed by ${signal}`}`));
       });

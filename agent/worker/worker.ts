@@ -13,6 +13,7 @@ import { readProc } from '../proc';
 import { readJsonFile, roleFileSchema, rolePath, workerPidPath, writeJsonAtomic, type RoleFile } from '../registry';
 import { TaskBook } from './task-book';
 import { sleep } from '../../lib/sleep';
+import { Loop } from '../../lib/loop';
 
 export interface WorkerDeps extends Omit<TaskRunnerDeps, 'guard'> {
   /** Poison-task alerts; null without a topic. */
@@ -44,12 +45,14 @@ export class Worker {
   private readonly tasks = new Set<Promise<void>>();
   private readonly stopping = new AbortController();
   private pollDone: Promise<void> | undefined;
-  private flushTimer: NodeJS.Timeout | undefined;
   private closing: Promise<void> | undefined;
   private wake: (() => void) | undefined;
   /** Aborts the receive under way when the lease lapses. */
   private receiving: AbortController | undefined;
-  private watchTimer: NodeJS.Timeout | undefined;
+  /** Writes the registry every tick while tasks change it. */
+  private readonly flushLoop: Loop;
+  /** Checks the fence and hung stages every tick. */
+  private readonly watchLoop: Loop;
   /** The agent's last word on the role, re-read every watch tick and before every receive. */
   private role: RoleFile = NO_ROLE;
 
@@ -60,6 +63,9 @@ export class Worker {
   constructor(private readonly deps: WorkerDeps) {
     this.runner = new TaskRunner({ ...deps, guard: () => this.guard() });
     this.book = new TaskBook(deps.config.dataDir, deps.log);
+    const failed = (what: string) => (error: unknown) => deps.log.error({ err: describeError(error) }, `${what} failed`);
+    this.flushLoop = new Loop(this.tickMs, () => this.flush(), failed('registry flush'));
+    this.watchLoop = new Loop(this.tickMs, () => this.watchOnce(), failed('fence and hang check'));
   }
 
   private get dataDir(): string {
@@ -81,21 +87,8 @@ export class Worker {
       await this.alert('MANIFEST_DAMAGED', `local-registry-${this.deps.config.nodeName}-${this.deps.now()}`, 0, `${this.deps.config.nodeName}: local task registry damaged (${damaged}); copied aside.`);
     }
     await this.flush();
-    // Both reschedule themselves after each round, until the worker closes.
-    const flushLoop = (): void => {
-      if (this.closing !== undefined) return;
-      this.flushTimer = setTimeout(() => {
-        void this.flush().finally(flushLoop);
-      }, this.tickMs);
-    };
-    flushLoop();
-    const watch = (): void => {
-      if (this.stopping.signal.aborted) return;
-      this.watchTimer = setTimeout(() => {
-        void this.watchOnce().finally(watch);
-      }, this.tickMs);
-    };
-    watch();
+    this.flushLoop.start(this.tickMs);
+    this.watchLoop.start(this.tickMs);
     this.pollDone = this.poll();
   }
 
@@ -296,7 +289,7 @@ export class Worker {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.stopping.abort();
-      clearTimeout(this.watchTimer);
+      await this.watchLoop.stop();
       this.wake?.();
       // Let each task checkpoint its current stage, within half the stop timeout.
       this.draining.abort();
@@ -307,7 +300,7 @@ export class Worker {
       for (const r of inFlight) r.abort.abort();
       await Promise.allSettled(inFlight.map((r) => this.handBack(r.message, r.receivedAt)));
       await this.pollDone;
-      clearTimeout(this.flushTimer);
+      await this.flushLoop.stop();
       this.running.clear();
       this.book.consumingEpoch = null;
       await this.flush();

@@ -1,7 +1,7 @@
 import type { Check } from '../../lib/core/doctor';
 import type { FleetEvent } from '../../lib/core/events';
 import type { NodeStatus, StatusView } from '../../lib/core/status';
-import type { FailoverResult, StepStatus } from '../../lib/ops/manual-failover';
+import type { FailoverResult, FailoverStepOutcome } from '../../lib/ops/manual-failover';
 import { table, when, type Paint } from './common';
 
 const dash = '–';
@@ -79,7 +79,7 @@ export const renderEvents = (events: readonly FleetEvent[], corrupt: readonly { 
   return lines.join('\n');
 };
 
-const MARK: Record<StepStatus | Check['status'], (c: Paint) => string> = {
+const MARK: Record<FailoverStepOutcome | Check['status'], (c: Paint) => string> = {
   ok: (c) => c.green('ok  '),
   warn: (c) => c.yellow('warn'),
   fail: (c) => c.red('FAIL'),

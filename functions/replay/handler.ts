@@ -1,33 +1,26 @@
 import type { Context } from 'aws-lambda';
-import { loadConfig } from '../../lib/config';
 import { ClientFactory } from '../../lib/aws/clients';
-import { parseReplayRequest } from '../../lib/core/replay-input';
-import { describePlan } from '../../lib/core/replay-text';
+import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/log';
-import { runReplay, type ReplayResult } from '../../lib/replay/run';
+import { createReplayHandler, type ReplayHandler } from '../../lib/replay/handler';
+import type { ReplayResult } from '../../lib/replay/run';
 import { buildWatchdogDeps } from '../../lib/watchdog/build';
-import type { WatchdogDeps } from '../../lib/watchdog/deps';
 
 /**
- * Replays a failover event from the Lambda console. The test event is an alert as published,
- * an event object from `peer-sync/events/`, or `{ "eventId": "…" }` (samples in ./events/).
- * A dry run unless the input says `"execute": true`; the result's `text` is the plan to read.
+ * Replays a failover event from the Lambda console (samples in ./events/). Its dependencies are
+ * built once per container, from the environment, after the input was checked.
  */
-let deps: WatchdogDeps | undefined;
+let run: ReplayHandler | undefined;
 
 export const handler = async (input: unknown, _context?: Context): Promise<ReplayResult & { text: string[] }> => {
-  const request = parseReplayRequest(input);
-  if (deps === undefined) {
+  run ??= createReplayHandler(() => {
     const config = loadConfig();
-    deps = buildWatchdogDeps(config, new ClientFactory({ region: config.region }), createLogger('replay'));
-  }
-  const result = await runReplay(deps, request);
-  const text = [...describePlan(result.plan, result.mode), ...result.executed.map((e) => `done: ${e}`)];
-  deps.log.info({ event: result.plan.eventId, mode: result.mode, verdict: result.plan.verdict, executed: result.executed }, text[0] ?? 'replay');
-  return { ...result, text };
+    return buildWatchdogDeps(config, new ClientFactory({ region: config.region }), createLogger('replay'));
+  });
+  return run(input);
 };
 
-/** Test hook: forget the cached dependencies so the next call rereads the environment. */
+/** Test hook: forget the built dependencies so the next call rereads the environment. */
 export const resetForTests = (): void => {
-  deps = undefined;
+  run = undefined;
 };

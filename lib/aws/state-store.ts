@@ -4,6 +4,7 @@ import type { Config } from '../core/config';
 import { CorruptObjectError, isRetryable, lostRace, NotFoundError, OversizedError, ValidationError } from '../core/errors';
 import { retry, realRetryDeps, type RetryDeps, type RetryPolicy } from '../core/retry';
 import { parseJsonText, parseWith } from '../core/validate';
+import { KEYS } from '../core/keys';
 import { toFleetError } from './errors';
 import { landing, WRITE_TOKENS, WriteTokens } from './write-tokens';
 
@@ -256,6 +257,17 @@ export class StateStore {
       this.casRetry,
       this.deps,
     );
+  }
+
+  /**
+   * Copies a damaged object aside to `quarantine/` (its raw text and why it was refused), so it
+   * can be rebuilt without losing the evidence. Returns the copy's key.
+   */
+  async quarantine(key: string, reason: string, at: number): Promise<string> {
+    const text = await this.readText(key).catch(() => null);
+    const copy = KEYS.quarantine(key, at);
+    await this.put(copy, { reason, text });
+    return copy;
   }
 
   /** Reads an object's raw text, unvalidated, for quarantine copies; null when absent. */

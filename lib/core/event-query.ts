@@ -1,5 +1,6 @@
 import { ValidationError } from './errors';
 import { EVENT_KINDS, type EventKind, type FleetEvent } from './events';
+import { eventOfKey } from './keys';
 import { nodeNameSchema } from './schemas';
 
 /** `--since`: a duration back from now, or a point in time. */
@@ -60,13 +61,11 @@ export interface Listed {
   lastModified: number | null;
 }
 
-const KEY_RE = /^events\/(.+)\/([A-Z_]+)\.json$/;
-
 /** The incident id and kind an event key names (`events/<incidentId>/<KIND>.json`), or null. */
 export const eventKeyParts = (key: string): { incidentId: string; kind: EventKind } | null => {
-  const m = KEY_RE.exec(key);
-  const kind = EVENT_KINDS.find((k) => k === m?.[2]);
-  return m === null || kind === undefined ? null : { incidentId: m[1] ?? '', kind };
+  const parts = eventOfKey(key);
+  const kind = EVENT_KINDS.find((k) => k === parts?.kind);
+  return parts === null || kind === undefined ? null : { incidentId: parts.incidentId, kind };
 };
 
 const newestFirst = (a: Listed, b: Listed): number => (b.lastModified ?? -Infinity) - (a.lastModified ?? -Infinity) || b.key.localeCompare(a.key);

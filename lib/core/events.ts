@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { KEYS } from './keys';
 import { nodeNameSchema } from './schemas';
 
 /** Kinds of incident steps; each is written once under `events/` and alerted on SNS. */
@@ -60,7 +61,7 @@ export const fleetEventSchema = z.strictObject({
 export type FleetEvent = z.output<typeof fleetEventSchema>;
 
 /** The key of an event object below the state prefix. */
-export const eventKey = (event: Pick<FleetEvent, 'incidentId' | 'kind'>): string => `events/${event.incidentId}/${event.kind}.json`;
+export const eventKey = (event: Pick<FleetEvent, 'incidentId' | 'kind'>): string => KEYS.event(event.incidentId, event.kind);
 
 /**
  * True when two events are the same incident step: what concurrent or repeated runs of one

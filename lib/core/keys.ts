@@ -1,4 +1,7 @@
-/** Keys below the state prefix (`peer-sync/` by default). */
+/**
+ * The key layout below the state prefix (`peer-sync/` by default): every key is built and
+ * parsed here, and nowhere else.
+ */
 export const KEYS = {
   leader: 'leader.json',
   manifest: 'manifest.json',
@@ -9,10 +12,47 @@ export const KEYS = {
   done: (taskId: string): string => `tasks/${taskId}/done.json`,
   checkpoint: (taskId: string): string => `tasks/${taskId}/checkpoint.json`,
   output: (taskId: string, stage: string): string => `outputs/${taskId}/${stage}.json`,
+  event: (incidentId: string, kind: string): string => `events/${incidentId}/${kind}.json`,
   quarantine: (key: string, at: number): string => `quarantine/${key.replace(/\//g, '_')}.${at}.txt`,
 } as const;
 
-const HEARTBEAT_RE = /(?:^|\/)nodes\/([^/]+)\/heartbeat\.json$/;
+/** Prefixes that are listed. */
+export const PREFIXES = {
+  events: 'events/',
+  incidentEvents: (incidentId: string): string => `events/${incidentId}/`,
+  heartbeats: 'nodes/',
+  tasks: 'tasks/',
+  manifestShards: 'manifest/',
+} as const;
+
+const HEARTBEAT_RE = /^nodes\/([^/]+)\/heartbeat\.json$/;
+const DONE_RE = /^tasks\/([^/]+)\/done\.json$/;
+const CHECKPOINT_RE = /^tasks\/([^/]+)\/checkpoint\.json$/;
+const SHARD_RE = /^manifest\/(\d{1,3})\.json$/;
+const EVENT_RE = /^events\/(.+)\/([A-Z_]+)\.json$/;
+
+const group = (re: RegExp, key: string): string | null => re.exec(key)?.[1] ?? null;
+
+/** The key below `prefix`, or null when the full key is not under it. */
+export const underPrefix = (prefix: string, fullKey: string): string | null => (fullKey.startsWith(prefix) ? fullKey.slice(prefix.length) : null);
 
 /** The node named by a heartbeat key, or null when the key is not a heartbeat. */
-export const nodeOfHeartbeatKey = (key: string): string | null => HEARTBEAT_RE.exec(key)?.[1] ?? null;
+export const nodeOfHeartbeatKey = (key: string): string | null => group(HEARTBEAT_RE, key);
+
+/** The task whose `done.json` the key is, or null. */
+export const taskOfDoneKey = (key: string): string | null => group(DONE_RE, key);
+
+/** The task whose checkpoint the key is, or null. */
+export const taskOfCheckpointKey = (key: string): string | null => group(CHECKPOINT_RE, key);
+
+/** The bucket a manifest shard key names, or null. */
+export const bucketOfShardKey = (key: string): number | null => {
+  const found = group(SHARD_RE, key);
+  return found === null ? null : Number(found);
+};
+
+/** The incident id and kind (unchecked) an event key names, or null. */
+export const eventOfKey = (key: string): { incidentId: string; kind: string } | null => {
+  const m = EVENT_RE.exec(key);
+  return m?.[1] === undefined || m[2] === undefined ? null : { incidentId: m[1], kind: m[2] };
+};

@@ -51,7 +51,7 @@ const replacesSeen = (next: Leader, seen: Leader | null): boolean =>
   seen !== null && next.replaces !== undefined && next.replaces.epoch === seen.epoch && next.replaces.renewals === seen.renewals && next.previous === seen.primary;
 
 /** Folds a successful read (or write) of the record into the node's state. */
-export const observe = (me: string, s: LeaseState, leader: Leader | null, etag: string | null, now: number): LeaseState => {
+export const observeLeader = (me: string, s: LeaseState, leader: Leader | null, etag: string | null, now: number): LeaseState => {
   if (sameVersion(s.leader, leader)) return { ...s, etag };
   const newEpoch = leader?.epoch !== s.leader?.epoch;
   const wasPrimary = s.leader?.primary === me;
@@ -127,7 +127,7 @@ export const planSync = (me: string, s: LeaseState, now: number, ctx: SyncContex
 /** Folds the outcome of a write the node attempted at `sentAt` (send time, its own clock). */
 export const applyWrite = (me: string, s: LeaseState, intent: LeaseIntent, ok: boolean, newEtag: string | null, sentAt: number, now: number): LeaseState => {
   if (intent.kind === 'none' || !ok) return s;
-  const next = observe(me, s, intent.next, newEtag, now);
+  const next = observeLeader(me, s, intent.next, newEtag, now);
   // A lease taken because the old one expired by our own clock needs no handover wait.
   const released = intent.kind === 'promote' ? true : next.released;
   return { ...next, renewOkAt: sentAt, released };

@@ -23,7 +23,7 @@ export type ReplayAction =
   | { kind: 'resume-failover'; step: FailoverStep }
   | { kind: 'retry-failover'; to: string; fromEpoch: number };
 
-export type Verdict = 'resume' | 'nothing-to-do' | 'watchdog-owns' | 'refused';
+export type ReplayVerdict = 'resume' | 'nothing-to-do' | 'watchdog-owns' | 'refused';
 
 export interface ReplayPlan {
   eventId: string;
@@ -36,7 +36,7 @@ export interface ReplayPlan {
   /** Whether the incident is still open in the watchdog's state. */
   open: boolean;
   steps: PlanStep[];
-  verdict: Verdict;
+  verdict: ReplayVerdict;
   reason: string;
   action: ReplayAction | null;
 }

@@ -1,7 +1,10 @@
-import type { Sample } from './schemas';
+import { z } from 'zod';
+import { sampleSchema, type Sample } from './schemas';
+
+const SAMPLE_FAULTS = ['no-worker', 'no-progress'] as const;
 
 /** Why a sample failed, or `null` when it is healthy. */
-export type SampleFault = 'no-worker' | 'no-progress';
+export type SampleFault = (typeof SAMPLE_FAULTS)[number];
 
 const totalBacklog = (s: Sample): number | null => s.backlog;
 
@@ -38,21 +41,22 @@ export const judgeSample = (prev: Sample | undefined, cur: Sample): SampleFault 
   return 'no-progress';
 };
 
-/** Per-node running judgement the watchdog keeps between invocations. */
-export interface StallCounter {
+/** Per-node running judgement the watchdog keeps between invocations (stored in its state). */
+export const stallCounterSchema = z.strictObject({
   /** Boot id of the agent whose samples were last judged. */
-  boot: string | null;
+  boot: z.string().nullable(),
   /** Highest sample sequence number already judged. */
-  lastSeq: number;
+  lastSeq: z.number().int().min(-1),
   /** The last judged sample, the baseline for the next one. */
-  last: Sample | null;
+  last: sampleSchema.nullable(),
   /** Consecutive failing samples. */
-  failing: number;
+  failing: z.number().int().min(0),
   /** Consecutive healthy samples. */
-  healthy: number;
+  healthy: z.number().int().min(0),
   /** Fault of the most recent failing sample. */
-  lastFault: SampleFault | null;
-}
+  lastFault: z.enum(SAMPLE_FAULTS).nullable(),
+});
+export type StallCounter = z.output<typeof stallCounterSchema>;
 
 export const emptyCounter = (): StallCounter => ({ boot: null, lastSeq: -1, last: null, failing: 0, healthy: 0, lastFault: null });
 

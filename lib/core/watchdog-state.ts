@@ -1,15 +1,6 @@
 import { z } from 'zod';
-import { sampleSchema, nodeNameSchema } from './schemas';
-import { emptyCounter } from './stall';
-
-const counterSchema = z.strictObject({
-  boot: z.string().nullable(),
-  lastSeq: z.number().int().min(-1),
-  last: sampleSchema.nullable(),
-  failing: z.number().int().min(0),
-  healthy: z.number().int().min(0),
-  lastFault: z.enum(['no-worker', 'no-progress']).nullable(),
-});
+import { nodeNameSchema } from './schemas';
+import { emptyCounter, stallCounterSchema } from './stall';
 
 /** The restart step of an incident: claimed by a CAS, then sent, then verified. */
 const restartSchema = z.strictObject({
@@ -61,7 +52,7 @@ const incidentSchema = z.strictObject({
 export type Incident = z.output<typeof incidentSchema>;
 
 const nodeStateSchema = z.strictObject({
-  counter: counterSchema,
+  counter: stallCounterSchema,
   incident: incidentSchema.nullable(),
   /** Watchdog-clock times of restarts issued in the last hour: the restart budget. */
   restartTimes: z.array(z.number()).max(1000),

@@ -8,7 +8,7 @@ import { emptyWatch, type Incident, type NodeWatch, type WatchdogState } from '.
 
 export type { WatchdogAction, WatchdogSettings };
 
-export interface Verdict {
+export interface Decision {
   state: WatchdogState;
   actions: WatchdogAction[];
   /** False when nothing worth storing changed: the handler skips the write. */
@@ -54,7 +54,7 @@ export const decide = (
   confirmations: ReadonlyMap<string, Confirmation> = new Map(),
   /** The caller's runs were failing until now (S3 refused them): it could not see. */
   failing = false,
-): Verdict => {
+): Decision => {
   const sampleMs = settings.sampleIntervalSeconds * 1000;
   // Silence the watchdog did not see happen proves nothing: after its own runs failed, or when a
   // node says S3 refused its heartbeats, every node's silence counts again from now.

@@ -1,13 +1,12 @@
 import { NODE_COMMANDS } from '../aws/run-command';
 import { fleetEventSchema } from '../core/events';
+import { eventOfKey, KEYS, nodeOfHeartbeatKey, taskOfCheckpointKey, taskOfDoneKey, underPrefix } from '../core/keys';
 import { checkpointSchema, doneSchema, heartbeatSchema, leaderSchema, STAGES } from '../core/schemas';
 import { advanceCounter, emptyCounter, type StallCounter } from '../core/stall';
 import type { Observations, TimelineEntry } from '../core/report';
 import type { CloudObserver, LocalCloud } from '../localcloud/cloud';
-import type { FleetEvent } from '../localcloud/fleet';
+import type { MachineEvent } from '../localcloud/fleet';
 
-const DONE_RE = /tasks\/([^/]+)\/done\.json$/;
-const CHECKPOINT_RE = /tasks\/([^/]+)\/checkpoint\.json$/;
 
 /** Parses a stored body; null when it is not JSON (a corrupt object is the system's business, not the recorder's). */
 const json = (body: Buffer): unknown => {
@@ -79,21 +78,21 @@ export class Recorder {
 
   readonly observer: CloudObserver = {
     s3Put: (fullKey, body, principal) => {
-      if (!fullKey.startsWith(this.prefix)) return;
-      const key = fullKey.slice(this.prefix.length);
-      const done = DONE_RE.exec(key);
-      if (done?.[1] !== undefined) {
-        this.completions.set(done[1], (this.completions.get(done[1]) ?? 0) + 1);
+      const key = underPrefix(this.prefix, fullKey);
+      if (key === null) return;
+      const done = taskOfDoneKey(key);
+      if (done !== null) {
+        this.completions.set(done, (this.completions.get(done) ?? 0) + 1);
         const d = doneSchema.safeParse(json(body));
-        if (d.success && this.started) this.writes.push({ t: this.t(), node: principal, kind: 'done', taskId: done[1], epoch: d.data.epoch });
+        if (d.success && this.started) this.writes.push({ t: this.t(), node: principal, kind: 'done', taskId: done, epoch: d.data.epoch });
         return;
       }
-      if (key.endsWith('/heartbeat.json')) {
+      if (nodeOfHeartbeatKey(key) !== null) {
         this.heartbeatsSeen.add(key);
         this.noteHeartbeat(body);
         return;
       }
-      if (key === 'leader.json') {
+      if (key === KEYS.leader) {
         const leader = leaderSchema.safeParse(json(body));
         if (leader.success && !this.leaders.some((l) => l.epoch === leader.data.epoch)) {
           this.leaders.push({ t: this.t(), epoch: leader.data.epoch, primary: leader.data.primary });
@@ -101,12 +100,12 @@ export class Recorder {
         }
         return;
       }
-      const checkpoint = CHECKPOINT_RE.exec(key);
-      if (checkpoint?.[1] !== undefined) {
-        this.noteCheckpoint(checkpoint[1], body, principal);
+      const checkpoint = taskOfCheckpointKey(key);
+      if (checkpoint !== null) {
+        this.noteCheckpoint(checkpoint, body, principal);
         return;
       }
-      if (key.startsWith('events/')) {
+      if (eventOfKey(key) !== null) {
         const event = fleetEventSchema.safeParse(json(body));
         if (event.success) {
           this.events.push({ t: this.t(), kind: event.data.kind, node: event.data.node, incidentId: event.data.incidentId });
@@ -130,7 +129,7 @@ export class Recorder {
   };
 
   /** Fleet process and machine events: supervisor restarts after crashes, power states. */
-  fleetEvent(event: FleetEvent): void {
+  machineEvent(event: MachineEvent): void {
     if (!this.started || this.finished) return;
     if (event.type === 'machine') this.note(event.node, 'lightsail', event.state);
     if (event.type === 'worker-exited') this.note(event.node, 'worker-exit', `${event.how}${event.planned ? ' (planned stop)' : ''}`);

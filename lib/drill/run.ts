@@ -1,15 +1,14 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { handler as watchdogHandler, resetForTests } from '../../functions/watchdog/handler';
 import { ClientFactory } from '../aws/clients';
 import { OriginRecord } from '../aws/dns';
 import { TaskQueue } from '../aws/queue';
 import { stateStoreFor } from '../aws/state-store';
-import { buildConfig, CONFIG_FILE_ENV, scaleConfig, type Config } from '../core/config';
+import { buildConfig, scaleConfig, type Config } from '../core/config';
 import { STAGES } from '../core/schemas';
 import { describeError } from '../core/errors';
-import { KEYS } from '../core/keys';
+import { KEYS, nodeOfHeartbeatKey, underPrefix } from '../core/keys';
 import { buildReport, type Report, type TimelineEntry } from '../core/report';
 import type { Scenario } from '../core/scenario';
 import { nextEpoch } from '../core/lease';
@@ -18,8 +17,11 @@ import { planWorkload } from '../core/workload';
 import { buildBundles } from '../localcloud/bundle';
 import { resolveBehaviour } from '../localcloud/behaviour';
 import { HARNESS_PRINCIPAL, LOCAL, LOCAL_ZONE, startLocalCloud, type LocalCloud } from '../localcloud/cloud';
-import { LocalFleet, localInstanceId, type FleetEvent } from '../localcloud/fleet';
+import { LocalFleet, localInstanceId, type MachineEvent } from '../localcloud/fleet';
 import { LocalScheduler, type TriggerKind } from '../localcloud/scheduler';
+import { buildWatchdogDeps } from '../watchdog/build';
+import { createWatchdogHandler } from '../watchdog/handler';
+import { createLogger } from '../log';
 import { FaultInjector } from './faults';
 import { Recorder } from './recorder';
 import { sleep } from '../sleep';
@@ -79,23 +81,9 @@ const drillConfig = (scenario: Scenario, cloud: LocalCloud): Config =>
     ...(scenario.workload.concurrency === undefined ? {} : { concurrency: scenario.workload.concurrency }),
   });
 
-/** Points this process's AWS SDK and config at the local cloud, for the in-process handler. */
-const useLocalCloud = (cloud: LocalCloud, configFile: string): void => {
-  for (const name of Object.keys(process.env)) if (name.startsWith('FLEET_') || name.startsWith('AWS_ENDPOINT_URL')) delete process.env[name];
-  Object.assign(process.env, {
-    AWS_ENDPOINT_URL: cloud.endpoint,
-    AWS_REGION: cloud.region,
-    AWS_ACCESS_KEY_ID: 'watchdog',
-    AWS_SECRET_ACCESS_KEY: 'local',
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    // The in-process watchdog's info lines would interleave with the live timeline.
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-    [CONFIG_FILE_ENV]: configFile,
-  });
-  delete process.env.AWS_PROFILE;
-  delete process.env.AWS_SESSION_TOKEN;
-  resetForTests();
-};
+/** Clients of the local cloud, under one principal's key; nothing is read from this process's environment. */
+const localClients = (cloud: LocalCloud, principal: string): ClientFactory =>
+  new ClientFactory({ region: cloud.region, endpoint: cloud.endpoint, credentials: { accessKeyId: principal, secretAccessKey: 'local' } }, {});
 
 /**
  * Runs one scenario on a fresh local cloud and local fleet, then reports. Everything it
@@ -112,6 +100,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
   let fleet: LocalFleet | undefined;
   let scheduler: LocalScheduler | undefined;
   let clients: ClientFactory | undefined;
+  let watchdogClients: ClientFactory | undefined;
   const timers: NodeJS.Timeout[] = [];
   try {
     phase('building node bundles');
@@ -124,11 +113,10 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     const config = scaleConfig(drillConfig(scenario, cloud), timeScale);
     const configFile = join(runDir, 'config.json');
     await writeFile(configFile, JSON.stringify(config, null, 2));
-    useLocalCloud(cloud, configFile);
     if (options.announce !== false) announceLocal({ pid: process.pid, endpoint: cloud.endpoint, region: cloud.region, configFile, scenario: scenario.name, startedAt: Date.now() });
 
     // The drill's own calls (bootstrap, enqueue) carry their own key, apart from the watchdog's.
-    clients = new ClientFactory({ region: cloud.region, credentials: { accessKeyId: HARNESS_PRINCIPAL, secretAccessKey: 'local' } });
+    clients = localClients(cloud, HARNESS_PRINCIPAL);
     const store = stateStoreFor(config, clients.s3());
     const queue = new TaskQueue(clients.sqs(), cloud.queueUrl);
     const leader: Leader = nextEpoch(null, 'node-1', 'drill bootstrap', 'drill', 'immediate');
@@ -147,15 +135,19 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     fleet = new LocalFleet(cloud, config, bundles, runDir, configFile);
     const insyncMs = cloud.behaviour.route53Propagation.on ? cloud.behaviour.route53Propagation.insyncAfterMs : 0;
     cloud.route53.onChange = (change, at): void => recorder.dnsChange(change.values, at, insyncMs);
-    fleet.on('event', (e: FleetEvent) => recorder.fleetEvent(e));
+    fleet.on('event', (e: MachineEvent) => recorder.machineEvent(e));
     config.nodes.forEach((n, i) => fleet?.startNode(n.name, i + 1));
     cloud.fakes.attach(fleet);
 
+    // The watchdog runs in this process as in Lambda, from its own dependencies on the local
+    // cloud; its info lines would interleave with the live timeline.
+    watchdogClients = localClients(cloud, 'watchdog');
+    const watchdog = createWatchdogHandler(buildWatchdogDeps(config, watchdogClients, createLogger('watchdog', {}, process.env.LOG_LEVEL ?? 'warn')));
     const invocationMs: number[] = [];
     const timedHandler = async (event: unknown): Promise<unknown> => {
       const started = performance.now();
       try {
-        return await watchdogHandler(event);
+        return await watchdog(event);
       } finally {
         invocationMs.push(performance.now() - started);
       }
@@ -163,8 +155,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     const sched = new LocalScheduler(timedHandler, config.watchdogScheduleSeconds * 1000, (error) => recorder.note('watchdog', 'error', describeError(error)), cloud.behaviour, cloud.chance);
     scheduler = sched;
     // The deployed triggers: the bucket's notification of heartbeat writes, and the agents' direct invokes.
-    const heartbeatPrefix = `${config.prefix}nodes/`;
-    cloud.notifications.subscribe((key) => key.startsWith(heartbeatPrefix) && key.endsWith('heartbeat.json'), (bucket, key) => sched.notification(bucket, key));
+    cloud.notifications.subscribe((key) => nodeOfHeartbeatKey(underPrefix(config.prefix, key) ?? '') !== null, (bucket, key) => sched.notification(bucket, key));
     cloud.lambda.onInvoke = (name, payload): void => {
       if (name === LOCAL.watchdogFunction) sched.enqueue(payload, 'direct');
     };
@@ -252,6 +243,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     await scheduler?.stop();
     await fleet?.stop();
     clients?.destroy();
+    watchdogClients?.destroy();
     await cloud?.stop();
     if (options.keep !== true) await rm(runDir, { recursive: true, force: true });
   }

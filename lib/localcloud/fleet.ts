@@ -8,11 +8,11 @@ import type { Bundles } from './bundle';
 import type { LocalCloud } from './cloud';
 import { lightsailView, type LightsailState, type MachineView, type Machines } from './fakes';
 import type { HostEvent, HostRequest } from './host-protocol';
-import { HOST_COMMANDS, localInstanceId, nodeEnv, type FleetEvent, type LocalNode } from './machine';
+import { HOST_COMMANDS, localInstanceId, nodeEnv, type MachineEvent, type LocalNode } from './machine';
 import { NODE_MARK, signalMarked, UNIT_MARK, processesMarked } from './processes';
-import { exited, killGroup } from './spawn';
+import { exited, killGroup } from '../child-process';
 
-export { localInstanceId, type FleetEvent, type LocalNode };
+export { localInstanceId, type MachineEvent, type LocalNode };
 
 /**
  * The local fleet: each node a machine whose processes (node host, agent, worker, stage
@@ -48,7 +48,7 @@ export class LocalFleet extends EventEmitter implements Machines {
   private setPower(node: LocalNode, power: LightsailState): void {
     node.power = power;
     node.powerSince = Date.now();
-    this.emit('event', { type: 'machine', state: power, node: node.name } satisfies FleetEvent);
+    this.emit('event', { type: 'machine', state: power, node: node.name } satisfies MachineEvent);
   }
 
   /** Creates a node's machine and boots it. */
@@ -95,7 +95,7 @@ export class LocalFleet extends EventEmitter implements Machines {
       this.pending.get(event.id)?.({ ok: event.ok, output: event.output });
       this.pending.delete(event.id);
     }
-    this.emit('event', { ...event, node: node.name } satisfies FleetEvent);
+    this.emit('event', { ...event, node: node.name } satisfies MachineEvent);
   }
 
   private request(node: LocalNode, message: HostRequest): boolean {

@@ -29,7 +29,7 @@ export interface LocalNode {
 }
 
 /** Fleet events, with the node they concern. */
-export type FleetEvent = (HostEvent | { type: 'machine'; state: string }) & { node: string };
+export type MachineEvent = (HostEvent | { type: 'machine'; state: string }) & { node: string };
 
 /** The fixed node commands and what the node host does for each. */
 export const HOST_COMMANDS: Record<string, HostCommand> = {

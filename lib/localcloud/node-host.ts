@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync } from 'node:fs';
-import { describeExit, killGroup, stopChild } from './spawn';
+import { describeExit, killGroup, stopChild } from '../child-process';
 import type { HostCommand, HostEvent, HostRequest } from './host-protocol';
 import { signalMarked, UNIT_MARK } from './processes';
 

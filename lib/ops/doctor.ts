@@ -3,13 +3,13 @@ import { deadLetterUrl, doctorChecks, type Check, type DeadLetterObservation, ty
 import { KEYS } from '../core/keys';
 import type { Confirmation } from '../core/liveness';
 import { leaderSchema } from '../core/schemas';
-import { observe, observeHeartbeats, observeQueue, type OpsDeps } from './observe';
+import { observeObject, observeHeartbeats, observeQueue, type OpsDeps } from './observe';
 
 /** The bucket, by listing the heartbeats (a missing bucket fails a LIST, not only a GET), then leader.json. */
 const observeBucket = async (deps: OpsDeps): Promise<Pick<DoctorFacts, 'bucket' | 'leader' | 'heartbeats'> & { serverNow: number | null }> => {
   try {
     const { heartbeats, serverNow } = await observeHeartbeats(deps.store, deps.config.nodes);
-    const leader = await observe(deps.store, KEYS.leader, leaderSchema);
+    const leader = await observeObject(deps.store, KEYS.leader, leaderSchema);
     return { bucket: { state: 'ok' }, leader, heartbeats, serverNow };
   } catch (error) {
     return { bucket: { state: 'error', error: describeError(error) }, leader: null, heartbeats: null, serverNow: null };

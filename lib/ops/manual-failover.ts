@@ -10,7 +10,7 @@ import { noteManualFailover } from '../core/watchdog';
 import { watchdogStateSchema } from '../core/watchdog-state';
 import { emit, runAndWait } from '../watchdog/actions';
 import { promoteGuarded, takeOver, type Promotion } from '../watchdog/failover';
-import { observe, observeHeartbeats, type OpsDeps } from './observe';
+import { observeObject, observeHeartbeats, type OpsDeps } from './observe';
 
 export interface FailoverRequest {
   to: string;
@@ -18,12 +18,12 @@ export interface FailoverRequest {
   force: boolean;
 }
 
-export type StepStatus = 'ok' | 'warn' | 'fail' | 'skipped';
+export type FailoverStepOutcome = 'ok' | 'warn' | 'fail' | 'skipped';
 
 /** One thing the failover did (or could not do), in order. */
-export interface FailoverStep {
+export interface FailoverLogEntry {
   step: 'check' | 'stop-old-worker' | 'promote' | 'cooldown' | 'restart-old-worker' | 'event' | 'start-worker' | 'origin-record';
-  status: StepStatus;
+  status: FailoverStepOutcome;
   detail: string;
 }
 
@@ -44,11 +44,11 @@ export interface FailoverResult {
   forced: boolean;
   /** Readiness objections that --force overrode. */
   overridden: string[];
-  steps: FailoverStep[];
+  steps: FailoverLogEntry[];
 }
 
 type Go = Extract<ManualFailoverPlan, { kind: 'go' }>;
-type StepLog = (step: FailoverStep['step'], status: StepStatus, detail: string) => void;
+type StepLog = (step: FailoverLogEntry['step'], status: FailoverStepOutcome, detail: string) => void;
 
 const promote = async (deps: OpsDeps, move: Parameters<typeof promoteGuarded>[1]): Promise<Promotion> => {
   try {
@@ -84,7 +84,7 @@ const giveBackWorker = async (deps: OpsDeps, plan: Go, from: NodeSpec, step: Ste
 };
 
 /** After the move, like the watchdog: announce it once, start the new worker, move the record. */
-const carryOut = async (deps: OpsDeps, plan: Go, o: { to: NodeSpec; leader: Leader; summary: string; counter: StallCounter }, step: StepLog): Promise<void> => {
+const carryOutFailover = async (deps: OpsDeps, plan: Go, o: { to: NodeSpec; leader: Leader; summary: string; counter: StallCounter }, step: StepLog): Promise<void> => {
   const { to, leader } = o;
   const incident = { id: plan.incidentId, epoch: plan.fromEpoch };
   const extra = { newPrimary: plan.to, newEpoch: leader.epoch };
@@ -112,8 +112,8 @@ const carryOut = async (deps: OpsDeps, plan: Go, o: { to: NodeSpec; leader: Lead
 export const manualFailover = async (deps: OpsDeps, req: FailoverRequest): Promise<FailoverResult> => {
   const { store, config } = deps;
   const [leader, watchdog, { heartbeats, serverNow }] = await Promise.all([
-    observe(store, KEYS.leader, leaderSchema),
-    observe(store, KEYS.watchdogState, watchdogStateSchema),
+    observeObject(store, KEYS.leader, leaderSchema),
+    observeObject(store, KEYS.watchdogState, watchdogStateSchema),
     observeHeartbeats(store, config.nodes),
   ]);
   // Freshness compares S3's Last-Modified with S3's clock (invariant 4), not with this machine's.
@@ -136,12 +136,12 @@ export const manualFailover = async (deps: OpsDeps, req: FailoverRequest): Promi
   const stopped = await stopOldWorker(deps, plan, from, step);
   const promoted = await promote(deps, { from: plan.from, to: plan.to, fromEpoch: plan.fromEpoch, reason: leaderReason(plan, req.reason), outgoingStopped: stopped, changedBy: 'operator' });
   if (!promoted.ok || promoted.detail !== 'promoted' || promoted.leader === null) {
-    const now = promoted.leader;
-    const refused = `the role moved meanwhile: ${now === null ? promoted.detail : `leader.json now names ${now.primary} at epoch ${now.epoch}`}; nothing was changed`;
+    const found = promoted.leader;
+    const refused = `the role moved meanwhile: ${found === null ? promoted.detail : `leader.json now names ${found.primary} at epoch ${found.epoch}`}; nothing was changed`;
     step('promote', 'fail', refused);
     // Give the stopped worker back only while its node still holds the role it held: if the
     // role moved, the new primary may have been granted an immediate start because of that stop.
-    const after = await observe(store, KEYS.leader, leaderSchema);
+    const after = await observeObject(store, KEYS.leader, leaderSchema);
     const unchanged = after.state === 'ok' && after.value.primary === plan.from && after.value.epoch === plan.fromEpoch;
     if (stopped && from !== undefined && unchanged) await giveBackWorker(deps, plan, from, step);
     else if (stopped) step('restart-old-worker', 'skipped', `${plan.from} no longer holds the role it had: its worker stays stopped`);
@@ -165,6 +165,6 @@ export const manualFailover = async (deps: OpsDeps, req: FailoverRequest): Promi
     );
   const counter = (watchdog.state === 'ok' ? watchdog.value.nodes[plan.from]?.counter : undefined) ?? emptyCounter();
   const summary = promotedSummary(plan, { reason: req.reason, newEpoch, handover, outgoingStopped: stopped });
-  await carryOut(deps, plan, { to, leader: promoted.leader, summary, counter }, step);
+  await carryOutFailover(deps, plan, { to, leader: promoted.leader, summary, counter }, step);
   return result;
 };

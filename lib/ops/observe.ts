@@ -3,7 +3,7 @@ import { TaskQueue } from '../aws/queue';
 import type { StateStore } from '../aws/state-store';
 import type { NodeSpec } from '../core/config';
 import { CorruptObjectError, describeError } from '../core/errors';
-import { KEYS, nodeOfHeartbeatKey } from '../core/keys';
+import { KEYS, nodeOfHeartbeatKey, PREFIXES } from '../core/keys';
 import type { HeartbeatObservation, Observed } from '../core/observed';
 import { heartbeatSchema } from '../core/schemas';
 import type { QueueObservation } from '../core/status';
@@ -28,7 +28,7 @@ export const opsDeps = (target: Target, log: Logger): OpsDeps => {
 };
 
 /** Reads one object: missing and corrupt are results, any other error (unreachable, denied) throws. */
-export const observe = async <S extends z.ZodType>(store: StateStore, key: string, schema: S): Promise<Observed<z.output<S>>> => {
+export const observeObject = async <S extends z.ZodType>(store: StateStore, key: string, schema: S): Promise<Observed<z.output<S>>> => {
   try {
     const got = await store.read(key, schema);
     return got === null ? { state: 'missing' } : { state: 'ok', value: got.value };
@@ -47,7 +47,7 @@ export const observeHeartbeats = async (
   nodes: readonly NodeSpec[],
 ): Promise<{ heartbeats: Map<string, HeartbeatObservation>; strays: string[]; serverNow: number | null }> => {
   const written = new Map<string, number | null>();
-  const { entries, serverNow } = await store.listWithClock('nodes/');
+  const { entries, serverNow } = await store.listWithClock(PREFIXES.heartbeats);
   for (const entry of entries) {
     const node = nodeOfHeartbeatKey(entry.key);
     if (node !== null) written.set(node, entry.lastModified);
@@ -56,7 +56,7 @@ export const observeHeartbeats = async (
   await Promise.all(
     nodes.map(async (spec) => {
       const listed = written.has(spec.name);
-      const heartbeat = listed ? await observe(store, KEYS.heartbeat(spec.name), heartbeatSchema) : ({ state: 'missing' } as const);
+      const heartbeat = listed ? await observeObject(store, KEYS.heartbeat(spec.name), heartbeatSchema) : ({ state: 'missing' } as const);
       heartbeats.set(spec.name, { heartbeat, writtenAt: written.get(spec.name) ?? null });
     }),
   );

@@ -1,11 +1,11 @@
 import type { ListedObject, StateStore } from '../aws/state-store';
 import { newestGroup } from '../core/event-query';
 import { fleetEventSchema, type EventKind } from '../core/events';
-import { KEYS } from '../core/keys';
+import { KEYS, PREFIXES } from '../core/keys';
 import { leaderSchema } from '../core/schemas';
 import { buildStatus, type StatusView, type StoredEvent } from '../core/status';
 import { watchdogStateSchema } from '../core/watchdog-state';
-import { observe, observeHeartbeats, observeQueue, type OpsDeps } from './observe';
+import { observeObject, observeHeartbeats, observeQueue, type OpsDeps } from './observe';
 
 /**
  * The newest event (of a kind) from one listing of `events/`: its Last-Modified times order
@@ -13,14 +13,14 @@ import { observe, observeHeartbeats, observeQueue, type OpsDeps } from './observ
  */
 const newestEvent = async (store: StateStore, listing: readonly ListedObject[], kind?: EventKind): Promise<StoredEvent | null> => {
   const group = newestGroup(listing, kind);
-  const read = await Promise.all(group.map(async (e) => ({ key: e.key, event: await observe(store, e.key, fleetEventSchema) })));
+  const read = await Promise.all(group.map(async (e) => ({ key: e.key, event: await observeObject(store, e.key, fleetEventSchema) })));
   const valid = read.flatMap((r) => (r.event.state === 'ok' ? [{ key: r.key, event: r.event, at: r.event.value.at }] : []));
   const newest = valid.sort((a, b) => b.at - a.at)[0];
   return newest === undefined ? (read[0] ?? null) : { key: newest.key, event: newest.event };
 };
 
 const history = async (store: StateStore): Promise<{ lastEvent: StoredEvent | null; lastPromotion: StoredEvent | null }> => {
-  const listing = await store.listEntries('events/');
+  const listing = await store.listEntries(PREFIXES.events);
   const [lastEvent, lastPromotion] = await Promise.all([newestEvent(store, listing), newestEvent(store, listing, 'PROMOTED')]);
   return { lastEvent, lastPromotion };
 };
@@ -29,8 +29,8 @@ const history = async (store: StateStore): Promise<{ lastEvent: StoredEvent | nu
 export const gatherStatus = async (deps: OpsDeps): Promise<StatusView> => {
   const { store, config } = deps;
   const [leader, watchdog, observed, queue, events] = await Promise.all([
-    observe(store, KEYS.leader, leaderSchema),
-    observe(store, KEYS.watchdogState, watchdogStateSchema),
+    observeObject(store, KEYS.leader, leaderSchema),
+    observeObject(store, KEYS.watchdogState, watchdogStateSchema),
     observeHeartbeats(store, config.nodes),
     observeQueue(deps.queue),
     history(store),

@@ -1,6 +1,7 @@
 import { NotFoundError } from '../core/errors';
-import { EVENT_KINDS, eventKey, fleetEventSchema, type EventKind, type FleetEvent } from '../core/events';
-import { KEYS } from '../core/keys';
+import { eventKeyParts } from '../core/event-query';
+import { eventKey, fleetEventSchema, type FleetEvent } from '../core/events';
+import { KEYS, PREFIXES } from '../core/keys';
 import { claimStaleMs } from '../core/ladder';
 import { readyStandbys, updateSeen } from '../core/liveness';
 import { planReplay, type ReplayAction, type ReplayPlan } from '../core/replay';
@@ -36,13 +37,12 @@ const gather = async (deps: WatchdogDeps, event: FleetEvent): Promise<ReplayPlan
     readLeader(deps),
     readHeartbeats(deps, []),
     deps.store.read(KEYS.watchdogState, watchdogStateSchema).then((s) => s?.value ?? emptyWatchdogState()),
-    deps.store.list(`events/${event.incidentId}/`),
+    deps.store.list(PREFIXES.incidentEvents(event.incidentId)),
   ]);
   const now = deps.now();
   const watches: Record<string, NodeWatch> = {};
   for (const [name, watch] of Object.entries(state.nodes)) watches[name] = updateSeen(watch, heartbeats.get(name), now);
-  const kinds = new Set(EVENT_KINDS as readonly string[]);
-  const written = new Set(keys.map((k) => k.slice(k.lastIndexOf('/') + 1).replace(/\.json$/, '')).filter((k): k is EventKind => kinds.has(k)));
+  const written = new Set(keys.flatMap((k) => eventKeyParts(k)?.kind ?? []));
   const ready = leader === null ? [] : readyStandbys(deps.config.nodes, watches, heartbeats, leader, now, deps.config.sampleIntervalSeconds * 1000).map((n) => n.name);
   return planReplay({
     event,
@@ -77,7 +77,7 @@ const claim = async (deps: WatchdogDeps, event: FleetEvent, accept: (incident: I
 
 type Outcome = { acted: boolean; note: string };
 
-const carryOut = async (deps: WatchdogDeps, event: FleetEvent, action: ReplayAction): Promise<Outcome> => {
+const carryOutReplay = async (deps: WatchdogDeps, event: FleetEvent, action: ReplayAction): Promise<Outcome> => {
   const spec = deps.config.nodes.find((n) => n.name === event.node);
   if (spec === undefined) return { acted: false, note: `${event.node} is not a configured node: nothing done` };
   const base = { node: spec.name, instanceId: spec.instanceId, incidentId: event.incidentId };
@@ -123,6 +123,6 @@ export const runReplay = async (deps: WatchdogDeps, request: ReplayRequest): Pro
   const leader = await readLeader(deps);
   if (leader?.epoch !== plan.current.epoch) return { mode: 'execute', plan, executed: [`the epoch moved to ${leader?.epoch ?? '?'} meanwhile: nothing done`], acted: false };
   deps.log.info({ event: event.id, action: plan.action.kind }, 'replay executes');
-  const { acted, note } = await carryOut(deps, event, plan.action);
+  const { acted, note } = await carryOutReplay(deps, event, plan.action);
   return { mode: 'execute', plan, executed: [note], acted, after: await gather(deps, event) };
 };

@@ -50,13 +50,11 @@ export const readHeartbeats = async ({ store, config, log }: WatchdogDeps, rejec
 };
 
 const quarantine = (deps: WatchdogDeps) => async (error: CorruptObjectError): Promise<void> => {
-  const at = deps.now();
-  const text = await deps.store.readText(KEYS.watchdogState).catch(() => null);
-  await deps.store.put(KEYS.quarantine(KEYS.watchdogState, at), { reason: error.message, text });
+  await deps.store.quarantine(KEYS.watchdogState, error.message, deps.now());
   deps.log.error({ err: error.message }, 'watchdog state corrupt: copied aside and rebuilt from the next samples');
 };
 
-const carryOut = async (deps: WatchdogDeps, action: WatchdogAction): Promise<void> => {
+const carryOutAction = async (deps: WatchdogDeps, action: WatchdogAction): Promise<void> => {
   switch (action.kind) {
     case 'publish':
       await emit(deps, action.event);
@@ -144,7 +142,7 @@ export const runWatchdog = async (deps: WatchdogDeps): Promise<WatchdogRun> => {
   const done: string[] = [];
   for (const action of actions) {
     try {
-      await carryOut(deps, action);
+      await carryOutAction(deps, action);
       done.push(action.kind === 'publish' ? `publish ${action.event.kind} ${action.event.node}` : action.kind === 'route' ? `route ${action.primary}` : `${action.kind} ${action.node}`);
     } catch (error) {
       deps.log.error({ err: describeError(error), action: action.kind }, 'watchdog action failed; the next invocation retries what is still due');

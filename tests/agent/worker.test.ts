@@ -112,4 +112,42 @@ describe('Worker', () => {
       expect(p.waits.every((w) => w === 0)).toBe(true);
     });
   });
+
+  describe('on fake timers', () => {
+    beforeEach(() => jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] }));
+    afterEach(() => jest.useRealTimers());
+    /** Lets file I/O finish between timer steps: fake timers do not wait for libuv. */
+    const drain = async (): Promise<void> => {
+      for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    };
+
+    it('runs its registry and fence loops on the tick, and leaves no timer behind once closed', async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
+      const config = { ...buildConfig({}, { sampleIntervalSeconds: 1, receiveWaitSeconds: 0 }), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
+      // No lease: the worker never receives, only its loops run.
+      const receive = jest.fn(() => Promise.resolve([]));
+      const queue = { receive, setVisibility: () => Promise.resolve() } as unknown as TaskQueue;
+      const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
+      const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
+      const started = worker.start();
+      await drain();
+      await started;
+      // A tick is a quarter of the sample interval: both loops are pending.
+      expect(jest.getTimerCount()).toBeGreaterThanOrEqual(2);
+      for (let i = 0; i < 8; i++) {
+        await jest.advanceTimersByTimeAsync(250);
+        await drain();
+      }
+      const closing = worker.close();
+      for (let i = 0; i < 20; i++) {
+        await jest.advanceTimersByTimeAsync(250);
+        await drain();
+      }
+      await closing;
+      await jest.advanceTimersByTimeAsync(10_000);
+      expect(jest.getTimerCount()).toBe(0);
+      expect(receive).not.toHaveBeenCalled();
+    });
+  });
 });
+

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { applyWrite, handoverFor, initialLease, mayConsume, nextEpoch, observe, observeFailure, planSync, release, roleOf, type LeaseState, type LeaseTiming } from '../../../lib/core/lease';
+import { applyWrite, handoverFor, initialLease, mayConsume, nextEpoch, observeLeader, observeFailure, planSync, release, roleOf, type LeaseState, type LeaseTiming } from '../../../lib/core/lease';
 import type { Leader } from '../../../lib/core/schemas';
 
 const timing: LeaseTiming = { renewMs: 10_000, expiryMs: 30_000 };
@@ -42,7 +42,7 @@ class Sim {
       return;
     }
     const now = this.mono(n);
-    let s = observe(n, this.lease[n], this.store.leader, this.store.etag, now);
+    let s = observeLeader(n, this.lease[n], this.store.leader, this.store.etag, now);
     s = release(s, now, timing);
     const rank = NODES.filter((m) => m !== s.leader?.primary).indexOf(n as (typeof NODES)[number]);
     const intent = planSync(n, s, now, { timing, rank: Math.max(0, rank), ready: true });

@@ -1,5 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
 
+/**
+ * Stopping child processes, for every place that starts them (the worker's stage commands and
+ * the local fleet's node services): SIGTERM, SIGCONT, then SIGKILL after a grace period.
+ */
+
 /** Describes how a process ended, for people. */
 export const describeExit = (code: number | null, signal: NodeJS.Signals | null): string =>
   signal !== null ? `killed by ${signal}` : code === 0 ? 'exited cleanly' : `exited with code ${code ?? '?'}`;
@@ -21,12 +26,24 @@ export const stopChild = async (child: ChildProcess, timeoutMs: number): Promise
   clearTimeout(timer);
 };
 
-/** Kills a whole process group; a group already gone is not an error. */
+/** Signals a whole process group; a group already gone is not an error. */
 export const killGroup = (pid: number | undefined, signal: NodeJS.Signals = 'SIGKILL'): void => {
   if (pid === undefined) return;
   try {
     process.kill(-pid, signal);
   } catch {
-    // ESRCH: nothing left to kill.
+    // ESRCH: nothing left to signal.
   }
+};
+
+/**
+ * Stops a process group like systemd stops a unit: SIGTERM and SIGCONT (a stopped process must
+ * run to handle SIGTERM), then SIGKILL after `graceMs`. Returns a function that cancels the
+ * pending SIGKILL, for when the group's leader exited in time.
+ */
+export const stopGroup = (pid: number | undefined, graceMs: number): (() => void) => {
+  killGroup(pid, 'SIGTERM');
+  killGroup(pid, 'SIGCONT');
+  const timer = setTimeout(() => killGroup(pid, 'SIGKILL'), graceMs);
+  return () => clearTimeout(timer);
 };

@@ -1,0 +1,88 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { S3Client } from '@aws-sdk/client-s3';
+import { LeaseKeeper } from '../../agent/lease-keeper';
+import { StateStore } from '../../lib/aws/state-store';
+import { buildConfig } from '../../lib/core/config';
+import type { Leader } from '../../lib/core/schemas';
+import { memoryLogger } from '../helpers/memory-logger';
+import { MemoryS3 } from '../helpers/memory-s3';
+
+const NODES = [
+  { name: 'node-1', instanceId: 'mi-00000000000000001', priority: 1 },
+  { name: 'node-2', instanceId: 'mi-00000000000000002', priority: 2 },
+  { name: 'node-3', instanceId: 'mi-00000000000000003', priority: 3 },
+];
+const LEADER: Leader = { version: 1, primary: 'node-1', epoch: 1, renewals: 0, reason: 't', changedBy: 't', previous: null, handover: 'immediate' };
+
+/**
+ * LeaseKeeper rounds on a clock the test moves (defaults: renew 10 s, expiry 30 s), over the
+ * memory S3. No timer runs: the agent's loop only calls round() when nextDelayMs says.
+ */
+describe('LeaseKeeper', () => {
+  let s3: MemoryS3;
+  let t: number;
+  beforeEach(() => {
+    s3 = new MemoryS3();
+    s3.set('peer-sync/leader.json', LEADER);
+    t = 1_000_000;
+  });
+  afterAll(() => s3.mock.restore());
+
+  const keeper = (nodeName: string) => {
+    const config = { ...buildConfig({}, { nodes: NODES }), nodeName, dataDir: mkdtempSync(join(tmpdir(), 'qf-lease-')) };
+    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20, requestRetry: { attempts: 1, baseMs: 1, capMs: 1 } });
+    return new LeaseKeeper({ config, store, log: memoryLogger().log, ready: () => true, clock: () => t });
+  };
+  const leader = (): Leader => s3.json('peer-sync/leader.json') as Leader;
+
+  /** Rounds when the keeper asks for them, until `until`. */
+  const runUntil = async (k: LeaseKeeper, until: number): Promise<void> => {
+    for (let i = 0; i < 1000 && t < until; i++) {
+      t = Math.min(until, t + Math.max(1, k.nextDelayMs()));
+      await k.round();
+    }
+  };
+
+  it('takes an unrenewed lease only after a full expiry by its own clock, plus a renewal period per rank', async () => {
+    const second = keeper('node-2');
+    const third = keeper('node-3');
+    await second.round();
+    await third.round();
+    const start = t;
+    // 30 s of no change: neither takes it yet (node-2 goes at 30 s, node-3 only at 40 s).
+    await runUntil(second, start + 29_999);
+    expect(leader().epoch).toBe(1);
+    expect(second.current.role).toBe('standby');
+    await runUntil(second, start + 35_000);
+    expect(leader()).toMatchObject({ primary: 'node-2', epoch: 2 });
+    // node-3 sees the new epoch, not an expired one: it stays a standby.
+    t = start + 41_000;
+    await third.round();
+    expect(third.current).toMatchObject({ role: 'standby', epoch: 2 });
+    expect(leader()).toMatchObject({ primary: 'node-2', epoch: 2 });
+  });
+
+  it('fences a primary whose renewals fail, at expiry less one renewal period after its last good one was sent', async () => {
+    const primary = keeper('node-1');
+    // Its first round reads its own record and renews it; the next renews by CAS, without a read.
+    await primary.round();
+    t += 10_000;
+    await primary.round();
+    expect(leader().renewals).toBe(2);
+    const sent = t;
+    expect(primary.current).toMatchObject({ role: 'primary', epoch: 1 });
+    // S3 refuses every write from now on.
+    for (let i = 0; i < 10; i++) s3.failNext(Object.assign(new Error('InternalError'), { name: 'InternalError', $metadata: { httpStatusCode: 500 } }));
+    t = sent + 10_000;
+    await primary.round();
+    t = sent + 19_999;
+    await primary.publish();
+    expect(primary.current.role).toBe('primary');
+    t = sent + 20_000;
+    await primary.publish();
+    expect(primary.current.role).not.toBe('primary');
+    expect(leader().renewals).toBe(2);
+  });
+});
