@@ -118,8 +118,11 @@ const buildIncidents = (o: Observations, epochs: Report['epochs']): Incident[] =
           ? undefined
           : (o.restarts.find((r) => r.t >= from && r.node === f.node && r.ok === true)?.finishedAt ?? undefined);
     const recovered = detected === undefined ? undefined : firstAfter(o.events, detected.t, (e) => e.node === f.node && e.kind === 'RECOVERED');
-    // The first change of primary away from the faulted node after the fault.
-    const failover = JUSTIFIES_FAILOVER.has(f.kind) ? epochs.find((e, i) => i > 0 && e.from >= f.at && epochs[i - 1]?.primary === f.node && e.primary !== f.node) : undefined;
+    // The first change of primary away from the faulted node after the fault, unless a later
+    // fault on the node came before it: that one caused it.
+    const moved = JUSTIFIES_FAILOVER.has(f.kind) ? epochs.find((e, i) => i > 0 && e.from >= f.at && epochs[i - 1]?.primary === f.node && e.primary !== f.node) : undefined;
+    const superseded = moved !== undefined && o.faults.some((g) => g !== f && g.node === f.node && JUSTIFIES_FAILOVER.has(g.kind) && g.at > f.at && g.at <= moved.from);
+    const failover = superseded ? undefined : moved;
     const serving = failover === undefined ? undefined : o.receives.find((r) => r.t >= failover.from && r.node === failover.primary && r.epoch === failover.epoch);
     const address = failover === undefined ? undefined : o.addresses[failover.primary];
     const traffic = failover === undefined ? undefined : o.dnsChanges.find((d) => d.t >= f.at && d.value === address);
