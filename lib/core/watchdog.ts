@@ -88,9 +88,14 @@ export const decide = (
 export const markRouted = (state: WatchdogState, primary: string, epoch: number): Outcome =>
   state.origin?.primary === primary && state.origin.epoch === epoch ? null : { state: { ...state, revision: state.revision + 1, origin: { primary, epoch } }, event: null };
 
-type Outcome = { state: WatchdogState; event: FleetEvent | null } | null;
+export type Outcome = { state: WatchdogState; event: FleetEvent | null } | null;
 
-const withIncident = (state: WatchdogState, node: string, incidentId: string, update: (watch: NodeWatch, incident: Incident) => { watch: NodeWatch; event: FleetEvent | null; failoverAt?: number } | null): Outcome => {
+/**
+ * Moves one open incident on, found by node and id: null when it is no longer open (closed,
+ * or replaced by a newer one) or when `update` declines. Every claim and outcome, the
+ * watchdog's and a replay's, goes through here, so each applies to the incident it was about.
+ */
+export const withIncident = (state: WatchdogState, node: string, incidentId: string, update: (watch: NodeWatch, incident: Incident) => { watch: NodeWatch; event: FleetEvent | null; failoverAt?: number } | null): Outcome => {
   const watch = state.nodes[node];
   const incident = watch?.incident;
   if (watch === undefined || incident === null || incident === undefined || incident.id !== incidentId) return null;

@@ -6,6 +6,7 @@ import { claimStaleMs } from '../core/ladder';
 import { readyStandbys, updateSeen } from '../core/liveness';
 import { planReplay, type ReplayAction, type ReplayPlan } from '../core/replay';
 import type { ReplayRef, ReplayRequest } from '../core/replay-input';
+import { withIncident } from '../core/watchdog';
 import { emptyWatchdogState, watchdogStateSchema, type Incident, type NodeWatch } from '../core/watchdog-state';
 import { sendCommand, verify } from '../watchdog/actions';
 import type { WatchdogDeps } from '../watchdog/deps';
@@ -64,13 +65,11 @@ const gather = async (deps: WatchdogDeps, event: FleetEvent): Promise<ReplayPlan
  */
 const claim = async (deps: WatchdogDeps, event: FleetEvent, accept: (incident: Incident) => Incident | null): Promise<Incident | null> => {
   const { result } = await deps.store.update(KEYS.watchdogState, watchdogStateSchema, (current) => {
-    const state = current ?? emptyWatchdogState();
-    const watch = state.nodes[event.node];
-    const incident = watch?.incident;
-    if (watch === undefined || incident === null || incident === undefined || incident.id !== event.incidentId) return { value: null, result: null };
-    const next = accept(incident);
-    if (next === null) return { value: null, result: null };
-    return { value: { ...state, revision: state.revision + 1, nodes: { ...state.nodes, [event.node]: { ...watch, incident: next } } }, result: next };
+    const out = withIncident(current ?? emptyWatchdogState(), event.node, event.incidentId, (watch, incident) => {
+      const next = accept(incident);
+      return next === null ? null : { watch: { ...watch, incident: next }, event: null };
+    });
+    return { value: out?.state ?? null, result: out?.state.nodes[event.node]?.incident ?? null };
   });
   return result;
 };
