@@ -1,8 +1,8 @@
 import tseslint from 'typescript-eslint';
 import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 
-/** What never ships: the drill harness with the local cloud, and the deploy tooling. */
-const HARNESS = ['**/localcloud', '**/localcloud/**', '**/drill', '**/drill/**', '**/template', '**/template/**', '**/tests/**', '**/bench/**'];
+/** What never ships: the drill harness with the local cloud, the drill model, and the deploy tooling. */
+const HARNESS = ['**/harness', '**/harness/**', '**/core/drill/**', '**/deploy', '**/deploy/**', '**/tests/**', '**/bench/**'];
 
 export default tseslint.config(
   { ignores: ['node_modules/**', '.serverless/**', '.esbuild/**', 'coverage/**', '.tmp/**', '*.config.js', '*.config.mjs', 'bin/fleet.js'] },
@@ -30,12 +30,12 @@ export default tseslint.config(
     // Code that ships (the Lambda functions, the node's agent and worker, and the libraries they
     // use) never imports the drill harness, the local cloud or the deploy tooling.
     files: ['functions/**', 'agent/**', 'lib/**'],
-    ignores: ['lib/drill/**', 'lib/localcloud/**', 'lib/template/**'],
+    ignores: ['lib/harness/**', 'lib/core/drill/**', 'lib/deploy/**'],
     rules: { 'no-restricted-imports': ['error', { patterns: [{ group: HARNESS, message: 'shipping code must not import the drill harness, the local cloud or the deploy tooling' }] }] },
   },
   {
     // Entry points talk to people on stdout/stderr; everything else uses the logger.
-    files: ['bin/**', 'bench/**', 'lib/drill/render.ts', 'lib/localcloud/serve.ts'],
+    files: ['bin/**', 'bench/**', 'lib/harness/drill/render.ts', 'lib/harness/localcloud/serve.ts'],
     rules: { 'no-console': 'off' },
   },
   {

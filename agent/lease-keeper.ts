@@ -14,11 +14,11 @@ import {
   type LeaseIntent,
   type LeaseState,
   type LeaseTiming,
-} from '../lib/core/lease';
+} from '../lib/core/fleet/lease';
 import { leaderSchema } from '../lib/core/schemas';
 import type { StateStore } from '../lib/aws/state-store';
-import { bootId } from '../lib/boot';
-import { mono } from '../lib/clock';
+import { bootId } from './runtime/boot';
+import { mono } from './runtime/clock';
 import type { Logger } from '../lib/log';
 import { rolePath, writeJsonAtomic, type RoleFile } from './registry';
 
@@ -34,7 +34,7 @@ export interface LeaseKeeperDeps {
 }
 
 /**
- * The agent's side of the lease (lib/core/lease.ts does the deciding), on its own loop every
+ * The agent's side of the lease (lib/core/fleet/lease.ts does the deciding), on its own loop every
  * `leaseRenewSeconds`: the primary renews by CAS against the version it wrote last (no read
  * first); a standby reads the record, takes it over once it expired by this node's own clock,
  * and a new primary waits out its handover. The role file tells the worker what it may do and

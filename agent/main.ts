@@ -1,8 +1,8 @@
 import { AlertTopic } from '../lib/aws/alerts';
 import { TaskQueue } from '../lib/aws/queue';
 import { WatchdogTrigger } from '../lib/aws/trigger';
-import { wall } from '../lib/clock';
-import { runDaemon } from '../lib/daemon';
+import { wall } from './runtime/clock';
+import { runDaemon } from './runtime/daemon';
 import { Agent } from './agent';
 
 /** Entry point of `queen-fleet-peer-sync`. */

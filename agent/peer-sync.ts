@@ -1,5 +1,5 @@
 import { CorruptObjectError, describeError, lostRace } from '../lib/core/errors';
-import { archiveDay, bucketOf, bucketsToSync, splitByAge, hashTasks, manifestRootSchema, manifestShardSchema, mergeTasks, partition, BUCKETS, type ManifestRoot, type TaskEntry, type TaskMap } from '../lib/core/manifest';
+import { archiveDay, bucketOf, bucketsToSync, splitByAge, hashTasks, manifestRootSchema, manifestShardSchema, mergeTasks, partition, BUCKETS, type ManifestRoot, type TaskEntry, type TaskMap } from '../lib/core/sync/manifest';
 import { bucketOfShardKey, KEYS, PREFIXES, taskOfDoneKey } from '../lib/core/keys';
 import { doneSchema } from '../lib/core/schemas';
 import { retry, realRetryDeps, type RetryDeps } from '../lib/core/retry';

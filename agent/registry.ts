@@ -1,7 +1,7 @@
 import { copyFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { taskEntrySchema } from '../lib/core/manifest';
+import { taskEntrySchema } from '../lib/core/sync/manifest';
 import { inFlightTaskSchema, taskIdSchema } from '../lib/core/schemas';
 import { parseJsonText, parseWith } from '../lib/core/validate';
 

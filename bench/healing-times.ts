@@ -8,9 +8,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Table from 'cli-table3';
-import { parseScenario } from '../lib/core/scenario';
-import type { Incident, Report } from '../lib/core/report';
-import { runDrill } from '../lib/drill/run';
+import { parseScenario } from '../lib/core/drill/scenario';
+import type { Incident, Report } from '../lib/core/drill/report';
+import { runDrill } from '../lib/harness/drill/run';
 
 const SCENARIOS = ['stall-recovers-after-restart', 'notification-lag-stall', 'kill-primary', 'three-nodes-kill-primary', 'freeze-primary', 'stop-primary', 'partition-primary'];
 const TIME_SCALE = 20;

@@ -11,13 +11,13 @@ import Table from 'cli-table3';
 import pino from 'pino';
 import { PeerSync, type RoundStats } from '../agent/peer-sync';
 import { StateStore } from '../lib/aws/state-store';
-import type { TaskEntry } from '../lib/core/manifest';
+import type { TaskEntry } from '../lib/core/sync/manifest';
 
 const SIZES = [1_000, 10_000, 100_000];
 const CHANGES = [0, 10, 1_000];
 
 const startCloud = async (): Promise<{ endpoint: string; bucket: string; stop: () => void }> => {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'lib/localcloud/serve.ts')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'lib/harness/localcloud/serve.ts')], { stdio: ['pipe', 'pipe', 'inherit'] });
   const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
   const info = JSON.parse(line) as { endpoint: string; bucket: string };
   return { ...info, stop: () => child.kill('SIGTERM') };

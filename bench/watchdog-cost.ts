@@ -5,8 +5,8 @@
  * what each 1,000 tasks add on top. Run: npx tsx bench/watchdog-cost.ts [time-scale]
  */
 import Table from 'cli-table3';
-import { parseScenario } from '../lib/core/scenario';
-import { runDrill } from '../lib/drill/run';
+import { parseScenario } from '../lib/core/drill/scenario';
+import { runDrill } from '../lib/harness/drill/run';
 
 /** us-west-2 list prices (USD), November 2026. */
 const PRICE = {

@@ -2,7 +2,7 @@ import { chmodSync, copyFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs
 import { basename, join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { describeError } from '../lib/core/errors';
-import { bundleEntries, DAEMON_ENTRIES } from '../lib/localcloud/bundle';
+import { bundleEntries, DAEMON_ENTRIES } from '../lib/harness/localcloud/bundle';
 
 /**
  * `npx tsx bin/build-agent.ts [--out DIR]`: the directory to copy to a node. The agent and the

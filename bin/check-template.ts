@@ -9,8 +9,8 @@
 import { readFileSync } from 'node:fs';
 import { FleetError, ValidationError } from '../lib/core/errors';
 import { parseJsonText } from '../lib/core/validate';
-import { checkTemplate, summarizeTemplate } from '../lib/template/check';
-import { createSpecLookup } from '../lib/template/spec';
+import { checkTemplate, summarizeTemplate } from '../lib/deploy/check';
+import { createSpecLookup } from '../lib/deploy/spec';
 
 const EXIT = { clean: 0, problems: 1, badInput: 2 } as const;
 const DEFAULT_FILE = '.serverless/cloudformation-template-update-stack.json';

@@ -1,13 +1,13 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ValidationError, describeError } from '../lib/core/errors';
-import type { Report } from '../lib/core/report';
-import { parseScenario, type Scenario } from '../lib/core/scenario';
+import type { Report } from '../lib/core/drill/report';
+import { parseScenario, type Scenario } from '../lib/core/drill/scenario';
 import { parseJsonText } from '../lib/core/validate';
-import { DEMO_SCENARIO, DEMO_TIME_SCALE } from '../lib/drill/demo';
-import { formatEntry, formatSummary } from '../lib/drill/render';
-import { runDrill } from '../lib/drill/run';
-import { resolveBehaviour } from '../lib/localcloud/behaviour';
+import { DEMO_SCENARIO, DEMO_TIME_SCALE } from '../lib/harness/drill/demo';
+import { formatEntry, formatSummary } from '../lib/harness/drill/render';
+import { runDrill } from '../lib/harness/drill/run';
+import { resolveBehaviour } from '../lib/harness/localcloud/behaviour';
 import { registerOperatorCommands } from './commands';
 
 /** Exit codes of DESIGN section 8. */

@@ -1,8 +1,8 @@
 import { AlertTopic } from '../../lib/aws/alerts';
 import { guardWrites } from '../../lib/aws/fence';
 import { TaskQueue } from '../../lib/aws/queue';
-import { wall } from '../../lib/clock';
-import { runDaemon } from '../../lib/daemon';
+import { wall } from '../runtime/clock';
+import { runDaemon } from '../runtime/daemon';
 import { Worker } from './worker';
 
 /** Entry point of `queen-fleet-worker`. */

@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import type { Config } from '../../lib/core/config';
 import type { Stage } from '../../lib/core/schemas';
 import { sleep } from '../../lib/sleep';
-import { killGroup, stopGroup } from '../../lib/child-process';
+import { killGroup, stopGroup } from '../runtime/child-process';
 import { processTree } from '../proc';
 
 /** What a stage is given: the task, how long its share of the work is, where to write. */

@@ -1,5 +1,5 @@
 import { describeError } from '../../lib/core/errors';
-import { mergeEntry, splitByAge, type TaskEntry } from '../../lib/core/manifest';
+import { mergeEntry, splitByAge, type TaskEntry } from '../../lib/core/sync/manifest';
 import type { InFlightTask } from '../../lib/core/schemas';
 import type { Logger } from '../../lib/log';
 import { emptyRegistry, loadRegistry, registryPath, writeJsonAtomic, type Registry } from '../registry';

@@ -6,7 +6,7 @@ import { checkpointSchema, doneSchema, STAGES, type Checkpoint, type Done } from
 import type { QueueMessage, TaskQueue } from '../../lib/aws/queue';
 import type { StateStore } from '../../lib/aws/state-store';
 import type { Logger } from '../../lib/log';
-import { mono } from '../../lib/clock';
+import { mono } from '../runtime/clock';
 import { stageRunnerFor } from './stages';
 
 /** A write refused because a newer epoch already wrote: this worker is a zombie for the task. */

@@ -1,19 +1,19 @@
 import { stageHangSeconds, wholeSeconds } from '../../lib/core/config';
 import { describeError, FencedError } from '../../lib/core/errors';
 import { STAGES, taskMessageSchema, type InFlightTask } from '../../lib/core/schemas';
-import { alertFromNode } from '../../lib/node-alerts';
+import { alertFromNode } from '../runtime/node-alerts';
 import type { AlertTopic } from '../../lib/aws/alerts';
 import { parseJsonText, parseWith } from '../../lib/core/validate';
 import type { QueueMessage } from '../../lib/aws/queue';
-import { bootId } from '../../lib/boot';
-import { mono } from '../../lib/clock';
-import { mayConsume } from '../../lib/core/lease';
+import { bootId } from '../runtime/boot';
+import { mono } from '../runtime/clock';
+import { mayConsume } from '../../lib/core/fleet/lease';
 import { TaskRunner, type TaskEvents, type TaskRunnerDeps } from './task-runner';
 import { readProc } from '../proc';
 import { readJsonFile, roleFileSchema, rolePath, workerPidPath, writeJsonAtomic, type RoleFile } from '../registry';
 import { TaskBook } from './task-book';
 import { sleep } from '../../lib/sleep';
-import { Loop } from '../../lib/loop';
+import { Loop } from '../runtime/loop';
 
 export interface WorkerDeps extends Omit<TaskRunnerDeps, 'guard'> {
   /** Poison-task alerts; null without a topic. */

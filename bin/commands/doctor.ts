@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { configFailure, doctorPassed, type Check } from '../../lib/core/doctor';
+import { configFailure, doctorPassed, type Check } from '../../lib/core/views/doctor';
 import { ValidationError } from '../../lib/core/errors';
 import { runDoctor } from '../../lib/ops/doctor';
 import { defaultLocalFile, readLocal } from '../../lib/ops/target';

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { parseKind, parseLimit, parseNode, parseSince, sinceTime, type EventQuery, type Since } from '../../lib/core/event-query';
+import { parseKind, parseLimit, parseNode, parseSince, sinceTime, type EventQuery, type Since } from '../../lib/core/views/event-query';
 import { EVENT_KINDS, type EventKind } from '../../lib/core/events';
 import { queryEvents } from '../../lib/ops/events';
 import { argument, connect, paint, printJson, withTargetOptions, type TargetOptions } from './common';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ValidationError } from '../../lib/core/errors';
-import { parseNode } from '../../lib/core/event-query';
+import { parseNode } from '../../lib/core/views/event-query';
 import { manualFailover } from '../../lib/ops/manual-failover';
 import { argument, connect, EXIT, paint, printJson, withTargetOptions, type TargetOptions } from './common';
 import { renderFailover } from './render';

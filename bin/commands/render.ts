@@ -1,6 +1,6 @@
-import type { Check } from '../../lib/core/doctor';
+import type { Check } from '../../lib/core/views/doctor';
 import type { FleetEvent } from '../../lib/core/events';
-import type { NodeStatus, StatusView } from '../../lib/core/status';
+import type { NodeStatus, StatusView } from '../../lib/core/views/status';
 import type { FailoverResult, FailoverStepOutcome } from '../../lib/ops/manual-failover';
 import { table, when, type Paint } from './common';
 

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { ValidationError } from '../../lib/core/errors';
-import { parseReplayRequest, type ReplayRequest } from '../../lib/core/replay-input';
-import { describePlan } from '../../lib/core/replay-text';
+import { parseReplayRequest, type ReplayRequest } from '../../lib/core/views/replay-input';
+import { describePlan } from '../../lib/core/views/replay-text';
 import { parseJsonText } from '../../lib/core/validate';
-import { runReplay } from '../../lib/replay/run';
+import { runReplay } from '../../lib/control/replay/run';
 import { connect, EXIT, printJson, withTargetOptions, type TargetOptions } from './common';
 
 interface ReplayOptions extends TargetOptions {

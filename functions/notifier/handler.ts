@@ -4,10 +4,10 @@ import { ClientFactory } from '../../lib/aws/clients';
 import { SecureParameter } from '../../lib/aws/parameters';
 import { parseWith } from '../../lib/core/validate';
 import { createLogger } from '../../lib/log';
-import { createNotifier, type Notifier, type NotifierResult } from '../../lib/notifier/notify';
+import { createNotifier, type Notifier, type NotifierResult } from '../../lib/control/notifier/notify';
 import { sleep } from '../../lib/sleep';
 
-export { createNotifier, type Notifier, type NotifierDeps, type NotifierResult } from '../../lib/notifier/notify';
+export { createNotifier, type Notifier, type NotifierDeps, type NotifierResult } from '../../lib/control/notifier/notify';
 
 /**
  * The Slack notifier, subscribed to the alert topic. Its own environment, not the fleet's: it

@@ -2,9 +2,9 @@ import type { Context } from 'aws-lambda';
 import { ClientFactory } from '../../lib/aws/clients';
 import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/log';
-import { createReplayHandler, type ReplayHandler } from '../../lib/replay/handler';
-import type { ReplayResult } from '../../lib/replay/run';
-import { buildWatchdogDeps } from '../../lib/watchdog/build';
+import { createReplayHandler, type ReplayHandler } from '../../lib/control/replay/handler';
+import type { ReplayResult } from '../../lib/control/replay/run';
+import { buildWatchdogDeps } from '../../lib/control/watchdog/build';
 
 /**
  * Replays a failover event from the Lambda console (samples in ./events/). Its dependencies are

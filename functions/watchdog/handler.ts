@@ -2,9 +2,9 @@ import type { Context } from 'aws-lambda';
 import { ClientFactory } from '../../lib/aws/clients';
 import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/log';
-import { buildWatchdogDeps } from '../../lib/watchdog/build';
-import { createWatchdogHandler, type WatchdogHandler } from '../../lib/watchdog/handler';
-import type { WatchdogRun } from '../../lib/watchdog/run';
+import { buildWatchdogDeps } from '../../lib/control/watchdog/build';
+import { createWatchdogHandler, type WatchdogHandler } from '../../lib/control/watchdog/handler';
+import type { WatchdogRun } from '../../lib/control/watchdog/run';
 
 /** The Lambda entry point: its dependencies built once per container, from the environment. */
 let run: WatchdogHandler | undefined;

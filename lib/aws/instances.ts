@@ -1,7 +1,7 @@
 import { GetInstanceStateCommand, type LightsailClient } from '@aws-sdk/client-lightsail';
 import { DescribeInstanceInformationCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import type { NodeSpec } from '../core/config';
-import type { Confirmation } from '../core/liveness';
+import type { Confirmation } from '../core/fleet/liveness';
 
 const RUNNING = new Set(['running']);
 /**

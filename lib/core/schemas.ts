@@ -75,7 +75,7 @@ export const leaderSchema = z.strictObject({
   handover: z.enum(['immediate', 'await-fence']).default('immediate'),
   /**
    * The version this record replaced (its epoch and renewal count). A new primary that saw
-   * exactly that version times its handover wait from when it saw it (lib/core/lease.ts).
+   * exactly that version times its handover wait from when it saw it (lib/core/fleet/lease.ts).
    */
   replaces: z.strictObject({ epoch: z.number().int().min(0), renewals: z.number().int().min(0) }).optional(),
 });

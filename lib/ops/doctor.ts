@@ -1,7 +1,7 @@
 import { describeError } from '../core/errors';
-import { deadLetterUrl, doctorChecks, type Check, type DeadLetterObservation, type DoctorFacts, type OriginObservation } from '../core/doctor';
+import { deadLetterUrl, doctorChecks, type Check, type DeadLetterObservation, type DoctorFacts, type OriginObservation } from '../core/views/doctor';
 import { KEYS } from '../core/keys';
-import type { Confirmation } from '../core/liveness';
+import type { Confirmation } from '../core/fleet/liveness';
 import { leaderSchema } from '../core/schemas';
 import { observeObject, observeHeartbeats, observeQueue, type OpsDeps } from './observe';
 

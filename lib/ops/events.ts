@@ -1,5 +1,5 @@
 import type { StateStore } from '../aws/state-store';
-import { eventCandidates, eventMatches, orderEvents, type EventQuery, type Listed } from '../core/event-query';
+import { eventCandidates, eventMatches, orderEvents, type EventQuery, type Listed } from '../core/views/event-query';
 import { fleetEventSchema, type FleetEvent } from '../core/events';
 import { PREFIXES } from '../core/keys';
 import { observeObject } from './observe';

@@ -2,14 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { CorruptObjectError, describeError, lostRace, ValidationError } from '../core/errors';
 import { KEYS } from '../core/keys';
 import type { NodeSpec } from '../core/config';
-import { leaderReason, planManualFailover, promotedSummary, type ManualFailoverPlan } from '../core/manual-failover';
+import { leaderReason, planManualFailover, promotedSummary, type ManualFailoverPlan } from '../core/views/manual-failover';
 import { leaderSchema, type Leader } from '../core/schemas';
-import { emptyCounter, type StallCounter } from '../core/stall';
-import { makeEvent } from '../core/watchdog-events';
-import { noteManualFailover } from '../core/watchdog';
-import { watchdogStateSchema } from '../core/watchdog-state';
-import { emit, runAndWait } from '../watchdog/actions';
-import { promoteGuarded, takeOver, type Promotion } from '../watchdog/failover';
+import { emptyCounter, type StallCounter } from '../core/fleet/stall';
+import { makeEvent } from '../core/fleet/watchdog-events';
+import { noteManualFailover } from '../core/fleet/watchdog';
+import { watchdogStateSchema } from '../core/fleet/watchdog-state';
+import { emit, runAndWait } from '../control/watchdog/actions';
+import { promoteGuarded, takeOver, type Promotion } from '../control/watchdog/failover';
 import { observeObject, observeHeartbeats, type OpsDeps } from './observe';
 
 export interface FailoverRequest {
@@ -104,7 +104,7 @@ const carryOutFailover = async (deps: OpsDeps, plan: Go, o: { to: NodeSpec; lead
 };
 
 /**
- * A manual failover, in the watchdog's order (lib/watchdog/failover.ts): stop the old primary's
+ * A manual failover, in the watchdog's order (lib/control/watchdog/failover.ts): stop the old primary's
  * worker and wait for the result, then move the role by CAS from the primary and epoch read at
  * the start, granting an immediate handover only if the stop was confirmed; then announce it,
  * start the new primary's worker and move the origin record. Refusals change nothing.

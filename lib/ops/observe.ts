@@ -4,12 +4,12 @@ import type { StateStore } from '../aws/state-store';
 import type { NodeSpec } from '../core/config';
 import { CorruptObjectError, describeError } from '../core/errors';
 import { KEYS, nodeOfHeartbeatKey, PREFIXES } from '../core/keys';
-import type { HeartbeatObservation, Observed } from '../core/observed';
+import type { HeartbeatObservation, Observed } from '../core/views/observed';
 import { heartbeatSchema } from '../core/schemas';
-import type { QueueObservation } from '../core/status';
+import type { QueueObservation } from '../core/views/status';
 import type { Logger } from '../log';
-import { buildWatchdogDeps } from '../watchdog/build';
-import type { WatchdogDeps } from '../watchdog/deps';
+import { buildWatchdogDeps } from '../control/watchdog/build';
+import type { WatchdogDeps } from '../control/watchdog/deps';
 import type { Target } from './target';
 
 /** What operator commands act through: the watchdog's own adapters, plus the task queue. */

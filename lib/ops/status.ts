@@ -1,10 +1,10 @@
 import type { ListedObject, StateStore } from '../aws/state-store';
-import { newestGroup } from '../core/event-query';
+import { newestGroup } from '../core/views/event-query';
 import { fleetEventSchema, type EventKind } from '../core/events';
 import { KEYS, PREFIXES } from '../core/keys';
 import { leaderSchema } from '../core/schemas';
-import { buildStatus, type StatusView, type StoredEvent } from '../core/status';
-import { watchdogStateSchema } from '../core/watchdog-state';
+import { buildStatus, type StatusView, type StoredEvent } from '../core/views/status';
+import { watchdogStateSchema } from '../core/fleet/watchdog-state';
 import { observeObject, observeHeartbeats, observeQueue, type OpsDeps } from './observe';
 
 /**

@@ -2,7 +2,7 @@ import { CompleteMultipartUploadCommand, CreateMultipartUploadCommand, PutObject
 import pino from 'pino';
 import { PeerSync } from '../../agent/peer-sync';
 import { StateStore } from '../../lib/aws/state-store';
-import { bucketOf, hashTasks, mergeTasks, type TaskEntry, type TaskMap } from '../../lib/core/manifest';
+import { bucketOf, hashTasks, mergeTasks, type TaskEntry, type TaskMap } from '../../lib/core/sync/manifest';
 import { killAll, startCloudProcess, type LocalCloudInfo } from '../helpers/children';
 
 const entry = (over: Partial<TaskEntry> = {}): TaskEntry => ({ status: 'running', stages: 1, progress: 3, epoch: 1, done: null, ...over });

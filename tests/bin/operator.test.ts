@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { eventKey, fleetEventSchema, type FleetEvent } from '../../lib/core/events';
 import { KEYS } from '../../lib/core/keys';
 import { leaderSchema, type Leader } from '../../lib/core/schemas';
-import { watchdogStateSchema } from '../../lib/core/watchdog-state';
+import { watchdogStateSchema } from '../../lib/core/fleet/watchdog-state';
 import { killAll, runFleet, startCloudProcess, type LocalCloudInfo, type RunResult } from '../helpers/children';
 import { INCIDENT, operatorFleet, seedFleet, seedHistory, type OperatorFleet } from '../helpers/operator';
 

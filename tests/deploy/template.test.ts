@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkTemplate } from '../../lib/template/check';
-import { createSpecLookup } from '../../lib/template/spec';
+import { checkTemplate } from '../../lib/deploy/check';
+import { createSpecLookup } from '../../lib/deploy/spec';
 
 /**
  * The packaged CloudFormation, as `sls package` writes it offline, with every optional

@@ -6,8 +6,8 @@ import { createNotifier, handler, resetForTests, type Notifier } from '../../fun
 import { SecureParameter } from '../../lib/aws/parameters';
 import { FleetError, ValidationError } from '../../lib/core/errors';
 import type { FleetEvent } from '../../lib/core/events';
-import { formatEvent, type SlackPayload } from '../../lib/core/slack-message';
-import { DEFAULT_WEBHOOK_OPTIONS, postToWebhook, WebhookError, type WebhookFetch, type WebhookRequest, type WebhookResponse } from '../../lib/slack/webhook';
+import { formatEvent, type SlackPayload } from '../../lib/core/views/slack-message';
+import { DEFAULT_WEBHOOK_OPTIONS, postToWebhook, WebhookError, type WebhookFetch, type WebhookRequest, type WebhookResponse } from '../../lib/control/slack/webhook';
 import { memoryLogger } from '../helpers/memory-logger';
 
 const SECRET = 'XyZsecretTokenQ7w9e1r3t5y7u9i0';

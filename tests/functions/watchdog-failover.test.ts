@@ -5,7 +5,7 @@ import { PublishCommand } from '@aws-sdk/client-sns';
 import { DescribeInstanceInformationCommand, SendCommandCommand } from '@aws-sdk/client-ssm';
 import { handler, resetForTests } from '../../functions/watchdog/handler';
 import type { FleetEvent } from '../../lib/core/events';
-import { emptyCounter } from '../../lib/core/stall';
+import { emptyCounter } from '../../lib/core/fleet/stall';
 import { working } from '../helpers/fixtures';
 import { heartbeat } from '../helpers/fixtures';
 import { answerControlPlane, mockControlPlane, routedFleetEnv } from '../helpers/control-plane';

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { CloudEndpoints } from '../../lib/localcloud/cloud';
+import type { CloudEndpoints } from '../../lib/harness/localcloud/cloud';
 
 export const ROOT = join(__dirname, '..', '..');
 const live = new Set<ChildProcess>();
@@ -64,7 +64,7 @@ export interface LocalCloudInfo extends CloudEndpoints {
  * every faithful behaviour on; `args` such as `--time-scale 600` compress AWS's durations.
  */
 export const startCloudProcess = async (args: string[] = []): Promise<LocalCloudInfo> => {
-  const child = track(process.execPath, ['--import', 'tsx', join(ROOT, 'lib/localcloud/serve.ts'), ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = track(process.execPath, ['--import', 'tsx', join(ROOT, 'lib/harness/localcloud/serve.ts'), ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
   const line = await new Promise<string>((resolve, reject) => {
     const rl = createInterface({ input: child.stdout! });
     rl.once('line', resolve);

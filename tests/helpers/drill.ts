@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Report } from '../../lib/core/report';
+import type { Report } from '../../lib/core/drill/report';
 import { ROOT, runFleet } from './children';
 
 export const DRILL_OUT = mkdtempSync(join(tmpdir(), 'qf-drill-test-'));

@@ -1,4 +1,4 @@
-import type { Report } from '../../lib/core/report';
+import type { Report } from '../../lib/core/drill/report';
 import { killAll, processesMatching } from '../helpers/children';
 import { actual, DRILL_MS, drill, passed } from '../helpers/drill';
 

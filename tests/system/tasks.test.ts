@@ -1,4 +1,4 @@
-import type { Report } from '../../lib/core/report';
+import type { Report } from '../../lib/core/drill/report';
 import { killAll } from '../helpers/children';
 import { actual, DRILL_MS, drill } from '../helpers/drill';
 

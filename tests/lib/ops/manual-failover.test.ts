@@ -1,4 +1,4 @@
-import { emptyCounter } from '../../../lib/core/stall';
+import { emptyCounter } from '../../../lib/core/fleet/stall';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetCommandInvocationCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';

@@ -1,0 +1,127 @@
+import { NotFoundError } from '../../core/errors';
+import { eventKeyParts } from '../../core/views/event-query';
+import { eventKey, fleetEventSchema, type FleetEvent } from '../../core/events';
+import { KEYS, PREFIXES } from '../../core/keys';
+import { claimStaleMs } from '../../core/fleet/ladder';
+import { readyStandbys, updateSeen } from '../../core/fleet/liveness';
+import { planReplay, type ReplayAction, type ReplayPlan } from '../../core/views/replay';
+import type { ReplayRef, ReplayRequest } from '../../core/views/replay-input';
+import { withIncident } from '../../core/fleet/watchdog';
+import { emptyWatchdogState, watchdogStateSchema, type Incident, type NodeWatch } from '../../core/fleet/watchdog-state';
+import { sendCommand, verify } from '../watchdog/actions';
+import type { WatchdogDeps } from '../watchdog/deps';
+import { failover } from '../watchdog/failover';
+import { readHeartbeats, readLeader } from '../watchdog/run';
+
+export interface ReplayResult {
+  mode: 'dry-run' | 'execute';
+  plan: ReplayPlan;
+  /** What the execute carried out, or why it did not; empty for a dry run or nothing to do. */
+  executed: string[];
+  /** True when the execute carried out the plan's action (not when someone else took it up first). */
+  acted: boolean;
+  /** The plan after the execute, from freshly read state. */
+  after?: ReplayPlan;
+}
+
+/** The event a request names, read from `events/` when only its id is given. */
+const resolveEvent = async (deps: WatchdogDeps, ref: ReplayRef): Promise<FleetEvent> => {
+  if ('event' in ref) return ref.event;
+  const found = await deps.store.read(eventKey(ref), fleetEventSchema);
+  if (found === null) throw new NotFoundError(`event ${ref.eventId} not found under ${deps.config.prefix}${eventKey(ref)}`);
+  return found.value;
+};
+
+/** Reads everything the plan needs; only reads. */
+const gather = async (deps: WatchdogDeps, event: FleetEvent): Promise<ReplayPlan> => {
+  const [leader, heartbeats, state, keys] = await Promise.all([
+    readLeader(deps),
+    readHeartbeats(deps, []),
+    deps.store.read(KEYS.watchdogState, watchdogStateSchema).then((s) => s?.value ?? emptyWatchdogState()),
+    deps.store.list(PREFIXES.incidentEvents(event.incidentId)),
+  ]);
+  const now = deps.now();
+  const watches: Record<string, NodeWatch> = {};
+  for (const [name, watch] of Object.entries(state.nodes)) watches[name] = updateSeen(watch, heartbeats.get(name), now);
+  const written = new Set(keys.flatMap((k) => eventKeyParts(k)?.kind ?? []));
+  const ready = leader === null ? [] : readyStandbys(deps.config.nodes, watches, heartbeats, leader, now, deps.config.sampleIntervalSeconds * 1000).map((n) => n.name);
+  return planReplay({
+    event,
+    leader,
+    watch: state.nodes[event.node] ?? null,
+    written,
+    ready,
+    dns: deps.dns !== null,
+    restartVerifyMs: deps.config.restartVerifySeconds * 1000,
+    claimStaleMs: claimStaleMs(deps.config),
+    now,
+  });
+};
+
+/**
+ * Claims the step by CAS on the watchdog state: only if the incident is still open and the
+ * step is as the plan saw it. Two concurrent replays (or a replay and the watchdog) cannot
+ * both win, so the step is carried out once.
+ */
+const claim = async (deps: WatchdogDeps, event: FleetEvent, accept: (incident: Incident) => Incident | null): Promise<Incident | null> => {
+  const { result } = await deps.store.update(KEYS.watchdogState, watchdogStateSchema, (current) => {
+    const out = withIncident(current ?? emptyWatchdogState(), event.node, event.incidentId, (watch, incident) => {
+      const next = accept(incident);
+      return next === null ? null : { watch: { ...watch, incident: next }, event: null };
+    });
+    return { value: out?.state ?? null, result: out?.state.nodes[event.node]?.incident ?? null };
+  });
+  return result;
+};
+
+type Outcome = { acted: boolean; note: string };
+
+const carryOutReplay = async (deps: WatchdogDeps, event: FleetEvent, action: ReplayAction): Promise<Outcome> => {
+  const spec = deps.config.nodes.find((n) => n.name === event.node);
+  if (spec === undefined) return { acted: false, note: `${event.node} is not a configured node: nothing done` };
+  const base = { node: spec.name, instanceId: spec.instanceId, incidentId: event.incidentId };
+  const now = deps.now();
+  switch (action.kind) {
+    case 'verify-restart':
+      await verify(deps, { kind: 'verify', ...base, commandId: action.commandId, deadline: action.deadline });
+      return { acted: true, note: `read the result of command ${action.commandId}` };
+    case 'send-restart': {
+      const won = await claim(deps, event, (i) => (i.restart?.status === 'claimed' && i.restart.claimedAt === action.claimedAt ? { ...i, restart: { ...i.restart, claimedAt: now } } : null));
+      if (won === null) return { acted: false, note: 'the restart was taken up meanwhile: nothing sent' };
+      await sendCommand(deps, { kind: 'command', ...base, command: action.command });
+      return { acted: true, note: `sent ${action.command} to ${spec.name}` };
+    }
+    case 'resume-failover': {
+      const won = await claim(deps, event, (i) => (i.failover?.status === 'claimed' && i.failover.claimedAt === action.step.claimedAt ? { ...i, failover: { ...i.failover, claimedAt: now } } : null));
+      if (won?.failover == null) return { acted: false, note: 'the failover was taken up meanwhile: nothing done' };
+      await failover(deps, { kind: 'failover', node: spec.name, incidentId: event.incidentId, step: won.failover });
+      return { acted: true, note: `resumed the failover of ${spec.name} to ${won.failover.to}` };
+    }
+    case 'retry-failover': {
+      const won = await claim(deps, event, (i) =>
+        i.failover?.status === 'failed'
+          ? { ...i, failover: { status: 'claimed', to: action.to, fromEpoch: action.fromEpoch, claimedAt: now, outgoingStopped: false, stopOutgoing: i.kind === 'stall' } }
+          : null,
+      );
+      if (won?.failover == null) return { acted: false, note: 'the failover was retried meanwhile: nothing done' };
+      await failover(deps, { kind: 'failover', node: spec.name, incidentId: event.incidentId, step: won.failover });
+      return { acted: true, note: `retried the failover of ${spec.name} to ${action.to}` };
+    }
+  }
+};
+
+/**
+ * A replay: the plan, and with `execute` the one resuming step, each step claimed by CAS and
+ * idempotent. A dry run only reads. The epoch guard is checked again just before acting.
+ */
+export const runReplay = async (deps: WatchdogDeps, request: ReplayRequest): Promise<ReplayResult> => {
+  const event = await resolveEvent(deps, request.ref);
+  const plan = await gather(deps, event);
+  if (!request.execute) return { mode: 'dry-run', plan, executed: [], acted: false };
+  if (plan.action === null) return { mode: 'execute', plan, executed: [], acted: false };
+  const leader = await readLeader(deps);
+  if (leader?.epoch !== plan.current.epoch) return { mode: 'execute', plan, executed: [`the epoch moved to ${leader?.epoch ?? '?'} meanwhile: nothing done`], acted: false };
+  deps.log.info({ event: event.id, action: plan.action.kind }, 'replay executes');
+  const { acted, note } = await carryOutReplay(deps, event, plan.action);
+  return { mode: 'execute', plan, executed: [note], acted, after: await gather(deps, event) };
+};

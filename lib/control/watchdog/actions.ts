@@ -1,0 +1,117 @@
+import { ConflictError, describeError, EventConflictError, NotFoundError } from '../../core/errors';
+import { eventKey, fleetEventSchema, sameStep, type FleetEvent } from '../../core/events';
+import { KEYS } from '../../core/keys';
+import type { WatchdogAction } from '../../core/fleet/watchdog';
+import { markRestartResult, markRestartSent } from '../../core/fleet/watchdog';
+import { emptyWatchdogState, watchdogStateSchema, type WatchdogState } from '../../core/fleet/watchdog-state';
+import type { NodeCommand } from '../../aws/run-command';
+import type { WatchdogDeps } from './deps';
+
+/**
+ * Writes the event once (If-None-Match: *) and alerts only if this call created it. An id
+ * already taken by the same step (a concurrent or repeated run) is not an error; an id taken
+ * by a different event is: an EventConflictError, never a silently lost step.
+ */
+export const emit = async ({ store, alerts, log }: WatchdogDeps, event: FleetEvent): Promise<boolean> => {
+  const key = eventKey(event);
+  try {
+    await store.create(key, event);
+  } catch (error) {
+    if (!(error instanceof ConflictError)) throw error;
+    const existing = await store.read(key, fleetEventSchema).catch((cause: unknown) => {
+      throw new EventConflictError(`${key} exists and cannot be read (${describeError(cause)}): event ${event.id} not written`, { cause });
+    });
+    if (existing !== null && sameStep(existing.value, event)) return false;
+    const other = existing === null ? 'an object that is gone again' : `${existing.value.kind} of ${existing.value.node} at epoch ${existing.value.epoch}${existing.value.newPrimary === undefined ? '' : ` → ${existing.value.newPrimary}`}`;
+    throw new EventConflictError(`${key} is taken by a different event (${other}): event ${event.id} not written`);
+  }
+  log.info({ event: event.kind, node: event.node, incident: event.incidentId }, event.summary);
+  if (alerts !== null) {
+    try {
+      await alerts.publish(event);
+    } catch (error) {
+      log.error({ err: describeError(error), event: event.id }, 'alert not published; the event object stands');
+    }
+  }
+  return true;
+};
+
+/** Applies an outcome reducer by CAS and emits its event. */
+export const record = async (deps: WatchdogDeps, reduce: (s: WatchdogState) => { state: WatchdogState; event: FleetEvent | null } | null): Promise<void> => {
+  const { result } = await deps.store.update(KEYS.watchdogState, watchdogStateSchema, (current) => {
+    const out = reduce(current ?? emptyWatchdogState());
+    return { value: out?.state ?? null, result: out?.event ?? null };
+  });
+  if (result !== null) await emit(deps, result);
+};
+
+/** Sends a claimed restart (worker or agent) and records that it went, or that it could not. */
+export const sendCommand = async (deps: WatchdogDeps, a: Extract<WatchdogAction, { kind: 'command' }>): Promise<void> => {
+  let commandId: string;
+  try {
+    commandId = await deps.commands.send(a.instanceId, a.command, `queen-fleet ${a.incidentId}`);
+  } catch (error) {
+    await record(deps, (s) => markRestartResult(s, a.node, a.incidentId, false, `not delivered: ${describeError(error)}`, deps.now()));
+    return;
+  }
+  await record(deps, (s) => markRestartSent(s, a.node, a.incidentId, commandId, deps.now()));
+};
+
+/** Reads a sent command's result; records it once it is final or the deadline passed. */
+export const verify = async (deps: WatchdogDeps, a: Extract<WatchdogAction, { kind: 'verify' }>): Promise<void> => {
+  let outcome: { ok: boolean; detail: string } | null = null;
+  try {
+    const res = await deps.commands.result(a.commandId, a.instanceId);
+    if (res.status === 'succeeded' || res.status === 'failed') outcome = { ok: res.status === 'succeeded', detail: res.detail };
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+  }
+  if (outcome === null && deps.now() > a.deadline) {
+    // Given up on: a command still waiting for an unreachable node must not run when it comes back.
+    await cancelQuietly(deps, a.commandId, a.instanceId);
+    outcome = { ok: false, detail: 'no result before the verification deadline (command cancelled)' };
+  }
+  if (outcome !== null) {
+    const { ok, detail } = outcome;
+    await record(deps, (s) => markRestartResult(s, a.node, a.incidentId, ok, detail, deps.now()));
+  }
+};
+
+/**
+ * Runs a fixed command and waits (within `waitMs`) for its result: true only on success. Used
+ * where the next step depends on it (stopping the old primary's worker before a handover).
+ */
+export const runAndWait = async (deps: WatchdogDeps, instanceId: string, command: NodeCommand, comment: string, waitMs: number): Promise<boolean> => {
+  let commandId: string;
+  try {
+    commandId = await deps.commands.send(instanceId, command, comment);
+  } catch (error) {
+    deps.log.warn({ err: describeError(error), instanceId, command }, 'command not delivered');
+    return false;
+  }
+  const until = deps.now() + waitMs;
+  const pollMs = Math.max(20, Math.min(1000, waitMs / 20));
+  while (deps.now() < until) {
+    await deps.sleep(pollMs);
+    try {
+      const res = await deps.commands.result(commandId, instanceId);
+      if (res.status === 'succeeded') return true;
+      if (res.status === 'failed') return false;
+    } catch (error) {
+      // InvocationDoesNotExist for a moment after SendCommand is normal: keep asking.
+      if (!(error instanceof NotFoundError)) return false;
+    }
+  }
+  // A stop that arrives after the handover went ahead without it must not run then.
+  await cancelQuietly(deps, commandId, instanceId);
+  return false;
+};
+
+/** Cancels a command the caller gave up on; a failure to cancel is only logged (AWS does not promise it either). */
+const cancelQuietly = async (deps: WatchdogDeps, commandId: string, instanceId: string): Promise<void> => {
+  try {
+    await deps.commands.cancel(commandId, instanceId);
+  } catch (error) {
+    deps.log.warn({ err: describeError(error), commandId }, 'command not cancelled');
+  }
+};

@@ -1,0 +1,153 @@
+import { CorruptObjectError, describeError, FleetError } from '../../core/errors';
+import { KEYS } from '../../core/keys';
+import { isSilent, suspectWaitMs, updateSeen, type Confirmation } from '../../core/fleet/liveness';
+import { heartbeatSchema, type Heartbeat } from '../../core/schemas';
+import { decide, type WatchdogAction } from '../../core/fleet/watchdog';
+import { emptyWatchdogState, watchdogStateSchema, type WatchdogState } from '../../core/fleet/watchdog-state';
+import { emit, sendCommand, verify } from './actions';
+import type { WatchdogDeps } from './deps';
+import { failover } from './failover';
+import { route } from './route';
+import { readLeader } from './leader';
+
+export { readLeader };
+
+export type { WatchdogDeps };
+
+export interface WatchdogRun {
+  nodes: number;
+  heartbeats: number;
+  rejected: string[];
+  actions: string[];
+}
+
+/**
+ * Reads every configured node's heartbeat; corrupt or foreign ones are reported and skipped. A
+ * heartbeat that cannot be read at all throws: the run cannot see that node, and must not take
+ * what it cannot see for silence.
+ */
+export const readHeartbeats = async ({ store, config, log }: WatchdogDeps, rejected: string[]): Promise<Map<string, Heartbeat>> => {
+  const found = new Map<string, Heartbeat>();
+  await Promise.all(
+    config.nodes.map(async (spec) => {
+      try {
+        const hb = await store.read(KEYS.heartbeat(spec.name), heartbeatSchema);
+        if (hb === null) return;
+        if (hb.value.node !== spec.name) {
+          rejected.push(`${spec.name}: heartbeat claims node ${hb.value.node}`);
+          log.warn({ node: spec.name, claimed: hb.value.node }, 'heartbeat names another node; ignored');
+          return;
+        }
+        found.set(spec.name, hb.value);
+      } catch (error) {
+        if (!(error instanceof CorruptObjectError)) throw error;
+        rejected.push(`${spec.name}: ${describeError(error)}`);
+        log.warn({ node: spec.name, err: describeError(error) }, 'heartbeat rejected');
+      }
+    }),
+  );
+  return found;
+};
+
+const quarantine = (deps: WatchdogDeps) => async (error: CorruptObjectError): Promise<void> => {
+  await deps.store.quarantine(KEYS.watchdogState, error.message, deps.now());
+  deps.log.error({ err: error.message }, 'watchdog state corrupt: copied aside and rebuilt from the next samples');
+};
+
+const carryOutAction = async (deps: WatchdogDeps, action: WatchdogAction): Promise<void> => {
+  switch (action.kind) {
+    case 'publish':
+      await emit(deps, action.event);
+      return;
+    case 'command':
+      await sendCommand(deps, action);
+      return;
+    case 'verify':
+      await verify(deps, action);
+      return;
+    case 'failover':
+      await failover(deps, action);
+      return;
+    case 'route':
+      await route(deps, action);
+      return;
+  }
+};
+
+/** Asks Lightsail and SSM about nodes that went silent; nobody else costs a request. */
+const confirmSilent = async (deps: WatchdogDeps, state: WatchdogState, heartbeats: ReadonlyMap<string, Heartbeat>, now: number): Promise<Map<string, Confirmation>> => {
+  const sampleMs = deps.config.sampleIntervalSeconds * 1000;
+  const silent = deps.config.nodes.filter((spec) => {
+    const watch = state.nodes[spec.name];
+    return watch !== undefined && isSilent(updateSeen(watch, heartbeats.get(spec.name), now), now, sampleMs);
+  });
+  const found = await Promise.all(silent.map(async (spec) => [spec.name, await deps.probe.confirm(spec)] as const));
+  return new Map(found);
+};
+
+/**
+ * One watchdog invocation: gather heartbeats and the leader record, let the core decide,
+ * store the verdict by CAS (a concurrent invocation that loses re-reads and finds the samples
+ * already judged), then carry out the actions the winning write claimed.
+ */
+export const runWatchdog = async (deps: WatchdogDeps): Promise<WatchdogRun> => {
+  const rejected: string[] = [];
+  const troubledBefore = deps.store.counts.troubledReads;
+  // A run that cannot read what it judges fails as a whole (Lambda retries it); the next run
+  // that gets through then judges no silence it could not see. A run whose reads got through
+  // only after retries (S3 just back from an outage) sees heartbeats that may be stale: the same.
+  let [leader, heartbeats] = await Promise.all([readLeader(deps), readHeartbeats(deps, rejected)]).catch((error: unknown) => {
+    deps.sight.failing = true;
+    throw error;
+  });
+  let now = deps.now();
+  let waited = false;
+  let confirmations = new Map<string, Confirmation>();
+  const judged = deps.store.update(
+    KEYS.watchdogState,
+    watchdogStateSchema,
+    (current) => {
+      const state = current ?? emptyWatchdogState();
+      const blind = deps.sight.failing || deps.store.counts.troubledReads > troubledBefore;
+      const verdict = decide(state, leader, heartbeats, now, { ...deps.config, routed: deps.dns !== null }, confirmations, blind);
+      return { value: verdict.changed ? verdict.state : null, result: verdict.actions };
+    },
+    quarantine(deps),
+    async (current) => {
+      const state = current ?? emptyWatchdogState();
+      // A node one heartbeat late: wait (once, at most an interval) until its silence is
+      // conclusive rather than until the next trigger, then look again.
+      const wait = waited ? null : suspectWaitMs(state.nodes, heartbeats, now, deps.config.sampleIntervalSeconds * 1000);
+      if (wait !== null) {
+        waited = true;
+        await deps.sleep(wait);
+        [leader, heartbeats] = await Promise.all([readLeader(deps), readHeartbeats(deps, [])]).catch((error: unknown) => {
+          deps.sight.failing = true;
+          throw error;
+        });
+        now = deps.now();
+      }
+      // Confirmations are I/O, so they are gathered before the pure decision.
+      confirmations = await confirmSilent(deps, state, heartbeats, now);
+    },
+  );
+  let actions: WatchdogAction[];
+  try {
+    ({ result: actions } = await judged);
+  } catch (error) {
+    deps.sight.failing = true;
+    throw error;
+  }
+  deps.sight.failing = false;
+  const done: string[] = [];
+  for (const action of actions) {
+    try {
+      await carryOutAction(deps, action);
+      done.push(action.kind === 'publish' ? `publish ${action.event.kind} ${action.event.node}` : action.kind === 'route' ? `route ${action.primary}` : `${action.kind} ${action.node}`);
+    } catch (error) {
+      deps.log.error({ err: describeError(error), action: action.kind }, 'watchdog action failed; the next invocation retries what is still due');
+      if (!(error instanceof FleetError)) throw error;
+    }
+  }
+  return { nodes: deps.config.nodes.length, heartbeats: heartbeats.size, rejected, actions: done };
+};

@@ -1,0 +1,134 @@
+import { z } from 'zod';
+import { ValidationError } from '../errors';
+import { parseWith } from '../validate';
+
+const target = z.union([z.enum(['primary', 'standby']), z.string().regex(/^node-[1-9][0-9]?$/, 'must be primary, standby or node-N')]);
+const at = z.number().min(0);
+const forSeconds = z.number().positive().optional();
+const base = { at, target: target.default('primary'), for: forSeconds };
+
+/** Every fault kind of DESIGN section 8, each with its own fields. */
+export const faultSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ ...base, kind: z.literal('stall-worker'), until: z.enum(['restart', 'never']).default('restart') }),
+  z.strictObject({ ...base, kind: z.literal('crash-worker') }),
+  z.strictObject({ ...base, kind: z.literal('kill-node') }),
+  z.strictObject({ ...base, kind: z.literal('stop-node') }),
+  z.strictObject({ ...base, kind: z.literal('freeze-node') }),
+  z.strictObject({ ...base, kind: z.literal('reboot-node'), for: z.number().positive() }),
+  z.strictObject({ ...base, kind: z.literal('kill-agent') }),
+  z.strictObject({ ...base, kind: z.literal('partition-node') }),
+  z.strictObject({ ...base, kind: z.literal('hang-stage') }),
+  z.strictObject({ ...base, kind: z.literal('clock-skew'), offsetSeconds: z.number() }),
+  z.strictObject({ ...base, kind: z.literal('duplicate-watchdog'), copies: z.number().int().min(2).max(10) }),
+  z.strictObject({ ...base, kind: z.literal('watchdog-outage') }),
+  z.strictObject({ ...base, kind: z.literal('slow-tasks'), factor: z.number().min(1).max(100) }),
+  z.strictObject({ ...base, kind: z.literal('s3-throttle'), rate: z.number().min(0).max(1) }),
+  z.strictObject({ ...base, kind: z.literal('s3-latency'), ms: z.number().int().min(0).max(60_000) }),
+  z.strictObject({ ...base, kind: z.literal('s3-outage') }),
+  z.strictObject({ ...base, kind: z.literal('notification-lag'), seconds: z.number().min(0).max(3_600) }),
+  z.strictObject({ ...base, kind: z.literal('poison-task') }),
+]);
+export type Fault = z.output<typeof faultSchema>;
+export type FaultKind = Fault['kind'];
+
+/** Fault kinds the drill can inject (all of DESIGN section 8 but the ones of issue 12); kept as a set so a future kind can be declared before it is built. */
+export const SUPPORTED_FAULTS: ReadonlySet<FaultKind> = new Set([
+  'stall-worker',
+  'crash-worker',
+  'kill-node',
+  'stop-node',
+  'freeze-node',
+  'reboot-node',
+  'kill-agent',
+  'partition-node',
+  'hang-stage',
+  'clock-skew',
+  'duplicate-watchdog',
+  'watchdog-outage',
+  'slow-tasks',
+  's3-throttle',
+  's3-latency',
+  's3-outage',
+  'notification-lag',
+  'poison-task',
+]);
+
+/** Faults that cannot be undone, and why a `for` means nothing for them. */
+export const ONE_WAY_FAULTS: Readonly<Partial<Record<FaultKind, string>>> = {
+  'crash-worker': 'a crashed process cannot be un-crashed (its supervisor restarts it)',
+  'kill-node': 'a crashed VM cannot be un-crashed (use reboot-node for a machine that comes back)',
+  'hang-stage': 'the hung stages are stopped and retried by the worker, not resumed',
+  'poison-task': 'a poison message stays poison',
+};
+
+/** Faults that act on the whole fleet or its control plane: `target` names nothing for them. */
+export const FLEET_WIDE_FAULTS: ReadonlySet<FaultKind> = new Set(['duplicate-watchdog', 'watchdog-outage', 'slow-tasks', 's3-outage', 'notification-lag', 'poison-task']);
+
+const count = z.number().int().min(0);
+const range = z.union([count, z.strictObject({ min: count.optional(), max: count.optional() })]);
+const bound = z.number().min(0);
+
+export const expectSchema = z.strictObject({
+  restarts: range.optional(),
+  failovers: range.optional(),
+  maxDetectSeconds: bound.optional(),
+  maxFailoverSeconds: bound.optional(),
+  maxTrafficSeconds: bound.optional(),
+  /** Stall verdict after the heartbeat that carried the window's last failing sample. */
+  maxVerdictSeconds: bound.optional(),
+  /** From a fault to the first receive of the new primary's epoch. */
+  maxServingSeconds: bound.optional(),
+  lostTasks: count.optional(),
+  duplicateCompletions: count.optional(),
+  falseFailovers: count.optional(),
+});
+export type Expectations = z.output<typeof expectSchema>;
+export type Range = z.output<typeof range>;
+
+export const scenarioSchema = z
+  .strictObject({
+    name: z.string().min(1).max(120),
+    nodes: z.number().int().min(1).max(9),
+    seconds: z.number().positive().max(86_400),
+    workload: z.strictObject({
+      tasks: z.number().int().min(0).max(10_000),
+      meanTaskSeconds: z.number().positive().max(86_400),
+      spread: z.number().min(0).max(3).default(0.3),
+      arrivalSeconds: z.number().positive().optional(),
+      concurrency: z.number().int().min(1).max(64).optional(),
+      /** `module`: the worker's built-in stages; `command`: each stage a process (lib/harness/drill/stage.sh), which hang-stage needs. */
+      stages: z.enum(['module', 'command']).default('module'),
+    }),
+    faults: z.array(faultSchema).max(100).default([]),
+    expect: expectSchema.default({}),
+    /** Optional configuration overrides (unscaled, as in production). */
+    config: z.record(z.string(), z.unknown()).optional(),
+    /** Overrides of the local cloud's faithful behaviours (docs/aws-behaviour.md), checked by the drill. */
+    behaviour: z.record(z.string(), z.unknown()).optional(),
+  })
+  .superRefine((s, ctx) => {
+    s.faults.forEach((f, i) => {
+      if (f.at > s.seconds) ctx.addIssue({ code: 'custom', path: ['faults', i, 'at'], message: `is after the end of the run (${s.seconds} s)` });
+      const m = /^node-(\d+)$/.exec(f.target);
+      if (m !== null && Number(m[1]) > s.nodes) ctx.addIssue({ code: 'custom', path: ['faults', i, 'target'], message: `names a node the scenario does not have (${s.nodes} nodes)` });
+      if (f.target === 'standby' && s.nodes < 2) ctx.addIssue({ code: 'custom', path: ['faults', i, 'target'], message: 'a standby needs at least 2 nodes' });
+      const oneWay = ONE_WAY_FAULTS[f.kind];
+      if (oneWay !== undefined && f.for !== undefined) ctx.addIssue({ code: 'custom', path: ['faults', i, 'for'], message: `cannot be undone, so it takes no "for": ${oneWay}` });
+      if (f.kind === 'hang-stage' && s.workload.stages !== 'command') ctx.addIssue({ code: 'custom', path: ['faults', i, 'kind'], message: 'hang-stage needs stages that run as processes: set workload.stages to "command"' });
+    });
+    if (s.workload.arrivalSeconds !== undefined && s.workload.arrivalSeconds > s.seconds) {
+      ctx.addIssue({ code: 'custom', path: ['workload', 'arrivalSeconds'], message: 'must not exceed seconds' });
+    }
+  });
+export type Scenario = z.output<typeof scenarioSchema>;
+
+/** Validates a parsed scenario file; also refuses fault kinds the drill cannot inject yet. */
+export const parseScenario = (input: unknown): Scenario => {
+  const scenario = parseWith(scenarioSchema, input, 'scenario');
+  scenario.faults.forEach((f, i) => {
+    if (!SUPPORTED_FAULTS.has(f.kind)) {
+      throw new ValidationError(`scenario: faults.${i}.kind: fault kind "${f.kind}" is not supported yet (supported: ${[...SUPPORTED_FAULTS].join(', ')})`, `faults.${i}.kind`);
+    }
+  });
+  return scenario;
+};

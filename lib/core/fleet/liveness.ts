@@ -1,0 +1,93 @@
+import type { NodeSpec } from '../config';
+import type { Heartbeat, Leader } from '../schemas';
+import type { NodeWatch } from './watchdog-state';
+
+/** Independent evidence about a silent node, gathered by the handler (Lightsail, SSM). */
+export interface Confirmation {
+  /** `stopped` only for Lightsail's stopped or terminated: a crashed or frozen VM reads `running`, a stop in progress `stopping`. */
+  instance: 'running' | 'stopping' | 'stopped' | 'unknown';
+  ssm: 'online' | 'lost' | 'unknown';
+}
+
+/**
+ * What the silence of a node means: `dead` when AWS confirms the machine is gone (Lightsail
+ * says stopped, or SSM lost its agent, which takes AWS minutes); `silent` when nothing says
+ * so yet, as for a VM that crashed a minute ago: Lightsail still reports `running` then.
+ */
+export type Silence = 'none' | 'silent' | 'dead';
+
+/** Records the newest sample the heartbeat carries, timed by the watchdog's own clock. */
+export const updateSeen = (watch: NodeWatch, hb: Heartbeat | undefined, now: number): NodeWatch => {
+  const newest = hb?.samples.reduce((m, s) => Math.max(m, s.seq), -1) ?? -1;
+  if (hb === undefined || newest < 0) return watch;
+  const seen = watch.seen;
+  if (seen !== null && seen.boot === hb.boot && seen.seq >= newest) return watch;
+  return { ...watch, seen: { boot: hb.boot, seq: newest, at: now } };
+};
+
+/** Silent: no new sample for two sample intervals by the watchdog's clock. Never seen is not silent. */
+export const isSilent = (watch: NodeWatch, now: number, sampleMs: number): boolean => watch.seen !== null && now - watch.seen.at >= 2 * sampleMs;
+
+/**
+ * How long to wait for a node that has missed one heartbeat to reach the silence threshold,
+ * or null. Without it, the verdict on a dead node waits for the next trigger (up to a sample
+ * interval later); with it, one invocation sleeps at most one interval, only in that case.
+ */
+export const suspectWaitMs = (watches: Readonly<Record<string, NodeWatch>>, heartbeats: ReadonlyMap<string, Heartbeat>, now: number, sampleMs: number): number | null => {
+  let soonest: number | null = null;
+  for (const [name, stored] of Object.entries(watches)) {
+    const watch = updateSeen(stored, heartbeats.get(name), now);
+    if (watch.seen === null) continue;
+    const silentFor = now - watch.seen.at;
+    if (silentFor < sampleMs || silentFor >= 2 * sampleMs) continue;
+    const wait = 2 * sampleMs - silentFor;
+    soonest = soonest === null ? wait : Math.min(soonest, wait);
+  }
+  return soonest;
+};
+
+/**
+ * Silence of a node, and whether AWS confirms it. A stopped instance or an SSM agent that lost
+ * its connection is a second opinion, independent of our agent and of S3: the node is gone.
+ */
+export const classifySilence = (silent: boolean, confirmation: Confirmation | undefined): Silence => {
+  if (!silent) return 'none';
+  return confirmation !== undefined && (confirmation.instance === 'stopped' || confirmation.ssm === 'lost') ? 'dead' : 'silent';
+};
+
+/**
+ * After a time the watchdog could not judge (an S3 outage, a watchdog outage), silence it did
+ * not see happen proves nothing: every node's silence counts again from now.
+ */
+export const regainSight = (watches: Readonly<Record<string, NodeWatch>>, now: number): Record<string, NodeWatch> =>
+  Object.fromEntries(
+    Object.entries(watches).map(([name, w]) => {
+      // A node already known silent stays so: only a new sample of its own may say it is back.
+      const known = w.incident !== null && w.incident.kind !== 'stall';
+      return [name, known || w.seen === null || w.seen.at >= now ? w : { ...w, seen: { ...w.seen, at: now } }];
+    }),
+  );
+
+/**
+ * Standbys that could take over now, best first: a fresh heartbeat, a live worker, synced to
+ * the current epoch, not claiming the role, with no incident open (but one whose lost standby
+ * is heard from again and only waits for its restart's result); then by configured priority.
+ */
+export const readyStandbys = (
+  nodes: readonly NodeSpec[],
+  watches: Readonly<Record<string, NodeWatch>>,
+  heartbeats: ReadonlyMap<string, Heartbeat>,
+  leader: Leader,
+  now: number,
+  sampleMs: number,
+): NodeSpec[] =>
+  nodes
+    .filter((spec) => {
+      if (spec.name === leader.primary) return false;
+      const watch = watches[spec.name];
+      const hb = heartbeats.get(spec.name);
+      const last = hb?.samples.at(-1);
+      if (watch === undefined || hb === undefined || last === undefined || isSilent(watch, now, sampleMs)) return false;
+      return (hb.role === 'standby' || hb.role === 'fenced') && last.workerProcesses > 0 && last.epochSeen === leader.epoch && (watch.incident === null || watch.incident.kind === 'standby');
+    })
+    .sort((a, b) => a.priority - b.priority || a.name.localeCompare(b.name));

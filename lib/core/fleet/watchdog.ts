@@ -1,0 +1,149 @@
+import type { FleetEvent } from '../events';
+import { judgeNode, type LadderContext, type WatchdogAction, type WatchdogSettings } from './ladder';
+import { regainSight, updateSeen, type Confirmation } from './liveness';
+import type { Heartbeat, Leader } from '../schemas';
+import { advanceCounter, emptyCounter } from './stall';
+import { makeEvent } from './watchdog-events';
+import { emptyWatch, type Incident, type NodeWatch, type WatchdogState } from './watchdog-state';
+
+export type { WatchdogAction, WatchdogSettings };
+
+export interface Decision {
+  state: WatchdogState;
+  actions: WatchdogAction[];
+  /** False when nothing worth storing changed: the handler skips the write. */
+  changed: boolean;
+}
+
+
+/**
+ * What must be persisted. A quiet node (no incident, no failing sample) needs only its boot and
+ * when its newest sample was seen, and that only to the nearest sample interval: re-judging its
+ * healthy samples gives the same answer, so a healthy fleet costs about one PUT per interval.
+ */
+const material = (state: Pick<WatchdogState, 'nodes' | 'origin'>, sampleMs: number): unknown => ({
+  origin: state.origin ?? null,
+  nodes: Object.fromEntries(
+    Object.entries(state.nodes).map(([name, w]) => [
+      name,
+      w.incident === null && w.counter.failing === 0
+        ? { boot: w.counter.boot, restartTimes: w.restartTimes, incidents: w.incidents, seen: w.seen === null ? null : [w.seen.boot, Math.floor(w.seen.at / sampleMs)] }
+        : w,
+    ]),
+  ),
+});
+
+/** Failed heartbeat writes in a row that show S3 refusing the node: two sample intervals of it. */
+const UNSENT_IS_OUTAGE = 2;
+
+/** True when a node says its last heartbeats could not be written: S3 was down for it, likely for the watchdog too. */
+const s3WasDown = (heartbeats: ReadonlyMap<string, Heartbeat>): boolean => [...heartbeats.values()].some((hb) => (hb.unsent ?? 0) >= UNSENT_IS_OUTAGE);
+
+/**
+ * The watchdog's decision for one invocation: note every node's newest sample, feed the
+ * primary's new samples into its stall counter, and move each node's incident along the
+ * ladder (DESIGN section 4). Pure: samples already judged are not judged again, so a duplicate
+ * or concurrent invocation that loses the state CAS and retries does nothing twice.
+ */
+export const decide = (
+  state: WatchdogState,
+  leader: Leader | null,
+  heartbeats: ReadonlyMap<string, Heartbeat>,
+  now: number,
+  settings: WatchdogSettings,
+  confirmations: ReadonlyMap<string, Confirmation> = new Map(),
+  /** The caller's runs were failing until now (S3 refused them): it could not see. */
+  failing = false,
+): Decision => {
+  const sampleMs = settings.sampleIntervalSeconds * 1000;
+  // Silence the watchdog did not see happen proves nothing: after its own runs failed, or when a
+  // node says S3 refused its heartbeats, every node's silence counts again from now.
+  const blind = failing || s3WasDown(heartbeats);
+  const nodes: Record<string, NodeWatch> = blind ? regainSight(state.nodes, now) : { ...state.nodes };
+  // First every node's freshness, so choosing a standby sees this round's heartbeats.
+  for (const spec of settings.nodes) {
+    let watch = updateSeen(nodes[spec.name] ?? emptyWatch(), heartbeats.get(spec.name), now);
+    const hb = heartbeats.get(spec.name);
+    if (leader !== null && leader.primary === spec.name) {
+      if (hb !== undefined) watch = { ...watch, counter: advanceCounter(watch.counter, hb.boot, hb.samples) };
+    } else if (hb !== undefined && watch.counter.boot !== hb.boot) {
+      // The stall rule applies to the node that should be consuming; a standby's idle samples
+      // against a growing backlog would only be noise.
+      watch = { ...watch, counter: { ...emptyCounter(), boot: hb.boot } };
+    }
+    nodes[spec.name] = watch;
+  }
+  const ctx: LadderContext = { now, settings, leader, heartbeats, confirmations, watches: nodes, lastFailoverAt: state.lastFailoverAt, actions: [] };
+  for (const spec of settings.nodes) nodes[spec.name] = judgeNode(ctx, spec, nodes[spec.name] ?? emptyWatch());
+  // Traffic follows the lease: whoever leader.json names, however it got the role.
+  if (settings.routed && leader !== null && (state.origin?.primary !== leader.primary || state.origin.epoch !== leader.epoch)) {
+    ctx.actions.push({ kind: 'route', primary: leader.primary, epoch: leader.epoch });
+  }
+  const next: WatchdogState = { ...state, nodes };
+  const changed = JSON.stringify(material(next, sampleMs)) !== JSON.stringify(material(state, sampleMs));
+  return { state: changed ? { ...next, revision: state.revision + 1 } : state, actions: ctx.actions, changed };
+};
+
+/** Records where the origin record now points, once the route action moved (or found) it. */
+export const markRouted = (state: WatchdogState, primary: string, epoch: number): Outcome =>
+  state.origin?.primary === primary && state.origin.epoch === epoch ? null : { state: { ...state, revision: state.revision + 1, origin: { primary, epoch } }, event: null };
+
+export type Outcome = { state: WatchdogState; event: FleetEvent | null } | null;
+
+/**
+ * Moves one open incident on, found by node and id: null when it is no longer open (closed,
+ * or replaced by a newer one) or when `update` declines. Every claim and outcome, the
+ * watchdog's and a replay's, goes through here, so each applies to the incident it was about.
+ */
+export const withIncident = (state: WatchdogState, node: string, incidentId: string, update: (watch: NodeWatch, incident: Incident) => { watch: NodeWatch; event: FleetEvent | null; failoverAt?: number } | null): Outcome => {
+  const watch = state.nodes[node];
+  const incident = watch?.incident;
+  if (watch === undefined || incident === null || incident === undefined || incident.id !== incidentId) return null;
+  const out = update(watch, incident);
+  if (out === null) return null;
+  return {
+    state: { ...state, revision: state.revision + 1, nodes: { ...state.nodes, [node]: out.watch }, lastFailoverAt: out.failoverAt ?? state.lastFailoverAt },
+    event: out.event,
+  };
+};
+
+/** Outcome reducers: applied by CAS after the handler acted; idempotent for the same incident. */
+export const markRestartSent = (state: WatchdogState, node: string, incidentId: string, commandId: string, now: number): Outcome =>
+  withIncident(state, node, incidentId, (watch, incident) => {
+    if (incident.restart?.status !== 'claimed') return null;
+    const updated: Incident = { ...incident, restart: { ...incident.restart, status: 'sent', commandId, sentAt: now } };
+    const what = incident.restart.command === 'restartAgent' ? 'agent' : 'worker';
+    return { watch: { ...watch, incident: updated }, event: makeEvent('RESTART_SENT', node, updated, watch.counter, now, `${node}: ${what} restart sent (command ${commandId}).`, { commandId }) };
+  });
+
+export const markRestartResult = (state: WatchdogState, node: string, incidentId: string, ok: boolean, detail: string, now: number): Outcome =>
+  withIncident(state, node, incidentId, (watch, incident) => {
+    const restart = incident.restart;
+    if (restart?.status !== 'sent' && restart?.status !== 'claimed') return null;
+    const updated: Incident = { ...incident, restart: { ...restart, status: ok ? 'succeeded' : 'failed', finishedAt: now, detail: detail.slice(0, 500) } };
+    return {
+      watch: { ...watch, incident: updated },
+      event: makeEvent(ok ? 'RESTART_RESULT' : 'RESTART_FAILED', node, updated, watch.counter, now, `${node}: restart ${ok ? 'succeeded' : 'failed'}: ${detail}`, restart.commandId === undefined ? {} : { commandId: restart.commandId }),
+    };
+  });
+
+/** Closes the incident once its failover is carried out (or records why it failed). */
+export const markFailover = (state: WatchdogState, node: string, incidentId: string, ok: boolean, detail: string, now: number): Outcome =>
+  withIncident(state, node, incidentId, (watch, incident) => {
+    if (incident.failover?.status !== 'claimed') return null;
+    if (ok) return { watch: { ...watch, incident: null }, event: null, failoverAt: now };
+    const failed: Incident = { ...incident, failover: { ...incident.failover, status: 'failed', finishedAt: now, detail: detail.slice(0, 500) } };
+    return { watch: { ...watch, incident: failed }, event: makeEvent('FAILOVER_FAILED', node, failed, watch.counter, now, `${node}: failover failed: ${detail}`) };
+  });
+
+/**
+ * A failover made by a person (`fleet failover`): the cooldown runs from it as from the
+ * watchdog's own (not after `--force`: a forced target may not take over, and then the
+ * watchdog must be free to fail over again), and the old primary's open incident is closed (its node no longer holds the
+ * role, so its ladder is over; a claimed failover of it would only be superseded).
+ */
+export const noteManualFailover = (state: WatchdogState, from: string, now: number, cooldown: boolean): WatchdogState => {
+  const watch = state.nodes[from];
+  const nodes = watch === undefined || watch.incident === null ? state.nodes : { ...state.nodes, [from]: { ...watch, incident: null } };
+  return { ...state, revision: state.revision + 1, nodes, lastFailoverAt: cooldown ? now : state.lastFailoverAt };
+};

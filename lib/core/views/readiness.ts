@@ -1,0 +1,87 @@
+import type { NodeSpec } from '../config';
+import { isSilent, readyStandbys } from '../fleet/liveness';
+import { valueOf, type HeartbeatObservation, type Observed } from './observed';
+import type { Heartbeat, Leader } from '../schemas';
+import { emptyWatch, type NodeWatch, type WatchdogState } from '../fleet/watchdog-state';
+
+
+/**
+ * A node's watchdog record as an operator command sees it: counters and incident from
+ * watchdog/state.json, but "last seen" from S3's Last-Modified of the heartbeat object. A
+ * one-shot command has no observation history of its own, and the node's clock (the samples'
+ * `at`) must not decide anything; `now` is S3's clock too (the Date of the same listing).
+ */
+export const operatorWatch = (stored: NodeWatch | undefined, obs: HeartbeatObservation | undefined): NodeWatch => {
+  const hb = valueOf(obs?.heartbeat);
+  const newest = hb?.samples.at(-1);
+  const writtenAt = obs?.writtenAt ?? null;
+  const seen = hb === null || newest === undefined || writtenAt === null ? null : { boot: hb.boot, seq: newest.seq, at: writtenAt };
+  return { ...(stored ?? emptyWatch()), seen };
+};
+
+/** Fresh: the heartbeat object was written less than two sample intervals ago (the watchdog's silence rule). */
+export const isFresh = (obs: HeartbeatObservation | undefined, now: number, sampleMs: number): boolean => {
+  const watch = operatorWatch(undefined, obs);
+  return watch.seen !== null && !isSilent(watch, now, sampleMs);
+};
+
+/** Everything the readiness of a node depends on. */
+export interface ReadinessInput {
+  nodes: readonly NodeSpec[];
+  leader: Leader;
+  heartbeats: ReadonlyMap<string, HeartbeatObservation>;
+  watchdog: Observed<WatchdogState>;
+  now: number;
+  sampleMs: number;
+}
+
+export interface Readiness {
+  ready: boolean;
+  /** Why not, in words; empty when ready. */
+  reasons: string[];
+}
+
+const seconds = (ms: number): number => Math.round(ms / 100) / 10;
+
+/** The reasons `readyStandbys` would pass over the node, spelled out for a person. */
+const reasonsAgainst = (name: string, watch: NodeWatch, input: ReadinessInput): string[] => {
+  const { leader, now, sampleMs } = input;
+  const reasons: string[] = [];
+  if (input.watchdog.state === 'corrupt') reasons.push('watchdog/state.json is corrupt, so an open incident cannot be ruled out');
+  if (name === leader.primary) reasons.push(`it is the primary of epoch ${leader.epoch}`);
+  const hb = input.heartbeats.get(name)?.heartbeat ?? { state: 'missing' };
+  if (hb.state === 'missing') reasons.push('it has no heartbeat');
+  else if (hb.state === 'corrupt') reasons.push(`its heartbeat is corrupt (${hb.error})`);
+  else {
+    const last = hb.value.samples.at(-1);
+    if (watch.seen === null) reasons.push('the age of its heartbeat is unknown');
+    else if (isSilent(watch, now, sampleMs)) reasons.push(`its heartbeat was last written ${seconds(now - watch.seen.at)} s ago (fresh is under ${seconds(2 * sampleMs)} s)`);
+    if (hb.value.role !== 'standby' && hb.value.role !== 'fenced') reasons.push(`it reports role ${hb.value.role}`);
+    if (last !== undefined && last.workerProcesses === 0) reasons.push('it has no live worker process');
+    if (last !== undefined && last.epochSeen !== leader.epoch) reasons.push(`it has seen epoch ${last.epochSeen}, the current one is ${leader.epoch}`);
+  }
+  if (watch.incident !== null) reasons.push(`it has an open incident ${watch.incident.id} (${watch.incident.kind})`);
+  return reasons;
+};
+
+/**
+ * Could `name` take over now? The rule is `readyStandbys` (fresh heartbeat, live worker, synced
+ * to the current epoch, no open incident), applied to what an operator can observe; the
+ * reasons only put a refusal into words.
+ */
+export const readiness = (name: string, input: ReadinessInput): Readiness => {
+  const stored = input.watchdog.state === 'ok' ? input.watchdog.value.nodes : {};
+  const watches: Record<string, NodeWatch> = {};
+  const heartbeats = new Map<string, Heartbeat>();
+  for (const spec of input.nodes) {
+    const obs = input.heartbeats.get(spec.name);
+    watches[spec.name] = operatorWatch(stored[spec.name], obs);
+    const hb = valueOf(obs?.heartbeat);
+    if (hb !== null) heartbeats.set(spec.name, hb);
+  }
+  const reasons = reasonsAgainst(name, watches[name] ?? operatorWatch(undefined, undefined), input);
+  const ruled = readyStandbys(input.nodes, watches, heartbeats, input.leader, input.now, input.sampleMs).some((s) => s.name === name);
+  const ready = ruled && reasons.length === 0;
+  if (!ready && reasons.length === 0) reasons.push('it is not among the ready standbys');
+  return { ready, reasons };
+};

@@ -1,0 +1,185 @@
+import { z } from 'zod';
+import { ValidationError } from '../errors';
+import { fleetEventSchema, type EventKind, type EventMetrics, type FleetEvent } from '../events';
+import { parseWith } from '../validate';
+
+/**
+ * Slack messages for the alert topic: a FleetEvent or a CloudWatch alarm becomes an incoming
+ * webhook payload. Pure: no clock, no I/O; the notifier Lambda carries the payload out.
+ */
+
+/** A Block Kit text object. */
+export interface SlackText {
+  type: 'mrkdwn' | 'plain_text';
+  text: string;
+  emoji?: boolean;
+}
+
+/** The Block Kit blocks these messages use. */
+export type SlackBlock =
+  | { type: 'header'; text: SlackText & { type: 'plain_text' } }
+  | { type: 'section'; text?: SlackText; fields?: SlackText[] }
+  | { type: 'context'; elements: SlackText[] };
+
+/** An incoming-webhook body: `text` is the notification and screen-reader fallback of `blocks`. */
+export interface SlackPayload {
+  text: string;
+  blocks: SlackBlock[];
+}
+
+/**
+ * The part of CloudWatch's alarm notification the message shows. Not strict: CloudWatch sends
+ * more keys (Trigger, AlarmArn, …) and adds new ones over time.
+ */
+export const cloudWatchAlarmSchema = z.object({
+  AlarmName: z.string().min(1).max(255),
+  AlarmDescription: z.string().nullish(),
+  NewStateValue: z.enum(['ALARM', 'OK', 'INSUFFICIENT_DATA']),
+  NewStateReason: z.string(),
+  StateChangeTime: z.string().min(1),
+  OldStateValue: z.string().optional(),
+  Region: z.string().optional(),
+});
+export type CloudWatchAlarm = z.output<typeof cloudWatchAlarmSchema>;
+
+/** What an SNS message on the alert topic turned out to be. */
+export type AlertMessage = { type: 'event'; event: FleetEvent } | { type: 'alarm'; alarm: CloudWatchAlarm };
+
+/**
+ * Classifies the body of one SNS message: a CloudWatch alarm (it has `AlarmName`) or else a
+ * FleetEvent. Throws ValidationError naming the offending field.
+ */
+export const parseAlertMessage = (message: string): AlertMessage => {
+  let json: unknown;
+  try {
+    json = JSON.parse(message);
+  } catch {
+    // No cause and no parser message: V8 quotes the start of the input in it.
+    throw new ValidationError('alert message: not valid JSON', '(root)');
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    throw new ValidationError('alert message: not a JSON object', '(root)');
+  }
+  if ('AlarmName' in json) return { type: 'alarm', alarm: parseWith(cloudWatchAlarmSchema, json, 'CloudWatch alarm') };
+  return { type: 'event', event: parseWith(fleetEventSchema, json, 'fleet event') };
+};
+
+type Severity = 'critical' | 'warning' | 'info' | 'resolved';
+
+/** Critical: a person has to act, or the fleet lost its safety net. */
+const SEVERITY: Record<EventKind, Severity> = {
+  STALLED: 'warning',
+  RESTART_SENT: 'info',
+  RESTART_RESULT: 'info',
+  RESTART_FAILED: 'critical',
+  RESTART_BUDGET_EXHAUSTED: 'critical',
+  STILL_STALLED: 'critical',
+  NODE_DEAD: 'critical',
+  NODE_SILENT: 'critical',
+  AGENT_DEAD: 'warning',
+  REDUNDANCY_LOST: 'critical',
+  NO_STANDBY: 'critical',
+  FAILOVER_STARTED: 'warning',
+  OLD_PRIMARY_STOPPED: 'info',
+  PROMOTED: 'info',
+  RECORD_CHANGED: 'info',
+  FAILOVER_FAILED: 'critical',
+  POISON_TASK: 'warning',
+  MANIFEST_DAMAGED: 'warning',
+  RECOVERED: 'resolved',
+};
+
+const EMOJI: Record<Severity, string> = {
+  critical: ':rotating_light:',
+  warning: ':warning:',
+  info: ':information_source:',
+  resolved: ':white_check_mark:',
+};
+
+const ALARM_EMOJI: Record<CloudWatchAlarm['NewStateValue'], string> = {
+  ALARM: ':rotating_light:',
+  OK: ':white_check_mark:',
+  INSUFFICIENT_DATA: ':grey_question:',
+};
+
+/** Block Kit limits: header 150 characters, section text 3000, a field 2000. */
+const LIMIT = { header: 150, section: 3000, field: 2000, fallback: 3000 } as const;
+
+/** Slack reads `&`, `<` and `>` as markup (links, mentions); everything shown is escaped. */
+const escape = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** Cuts to `max` characters with an ellipsis, never in the middle of an escape entity. */
+const clip = (text: string, max: number): string => (text.length <= max ? text : `${text.slice(0, max - 1).replace(/&[a-z]*$/, '')}…`);
+
+const mrkdwn = (text: string, max: number = LIMIT.section): SlackText => ({ type: 'mrkdwn', text: clip(text, max) });
+const header = (text: string): SlackBlock => ({ type: 'header', text: { type: 'plain_text', text: clip(text, LIMIT.header), emoji: true } });
+const section = (title: string, body: string): SlackBlock => ({ type: 'section', text: mrkdwn(`*${title}*\n${body === '' ? '_none_' : escape(body)}`) });
+const field = (title: string, value: string): SlackText => mrkdwn(`*${title}*\n${escape(value)}`, LIMIT.field);
+
+/** ISO 8601 of a ms timestamp, or the raw number when it is outside the Date range. */
+const isoOf = (ms: number): string => {
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? String(ms) : date.toISOString();
+};
+
+const MIB = 1024 * 1024;
+
+/** One line per metric the sample had; null means the agent could not read it. */
+export const metricLines = (m: EventMetrics): string[] => {
+  const lines: [string, string | null][] = [
+    ['Failing samples', String(m.failingSamples)],
+    ['Fault', m.fault],
+    ['Worker processes', m.workerProcesses === null ? null : String(m.workerProcesses)],
+    ['CPU', m.cpuPercent === null ? null : `${Number(m.cpuPercent.toFixed(1))}%`],
+    ['Memory', m.memoryBytes === null ? null : `${(m.memoryBytes / MIB).toFixed(1)} MiB`],
+    ['Backlog', m.backlog === null ? null : String(m.backlog)],
+    ['Completions in window', m.completionsInWindow === null ? null : String(m.completionsInWindow)],
+    ['In flight', m.inFlight === null ? null : String(m.inFlight)],
+  ];
+  return lines.filter((l): l is [string, string] => l[1] !== null).map(([name, value]) => `• ${name}: ${value}`);
+};
+
+/** The Slack message of one incident step. */
+export const formatEvent = (event: FleetEvent): SlackPayload => {
+  const emoji = EMOJI[SEVERITY[event.kind]];
+  const fields = [field('Node', event.node), field('Incident', event.incidentId), field('Epoch', String(event.epoch)), field('Time', isoOf(event.at))];
+  if (event.newPrimary !== undefined) fields.push(field('New primary', event.newPrimary));
+  if (event.newEpoch !== undefined) fields.push(field('New epoch', String(event.newEpoch)));
+  if (event.commandId !== undefined) fields.push(field('SSM command', event.commandId));
+  const failover = event.newPrimary === undefined ? '' : ` New primary ${event.newPrimary}${event.newEpoch === undefined ? '' : ` (epoch ${event.newEpoch})`}.`;
+  return {
+    text: clip(`${emoji} [queen-fleet] ${event.kind} on ${event.node}: ${escape(event.summary)}${escape(failover)} Next: ${escape(event.next)}`, LIMIT.fallback),
+    blocks: [
+      header(`${emoji} ${event.kind} on ${event.node}`),
+      { type: 'section', fields },
+      section('What happened', event.summary),
+      { type: 'section', text: mrkdwn(`*Key metrics*\n${metricLines(event.metrics).map(escape).join('\n')}`) },
+      section('Next step', event.next),
+      { type: 'context', elements: [mrkdwn(`event ${escape(event.id)}`)] },
+    ],
+  };
+};
+
+/** CloudWatch writes `2024-01-01T00:00:00.000+0000`; shown as ISO 8601 UTC when it parses. */
+const alarmTime = (text: string): string => {
+  const ms = Date.parse(text);
+  return Number.isNaN(ms) ? text : new Date(ms).toISOString();
+};
+
+/** The Slack message of one CloudWatch alarm state change. */
+export const formatAlarm = (alarm: CloudWatchAlarm): SlackPayload => {
+  const emoji = ALARM_EMOJI[alarm.NewStateValue];
+  const state = alarm.OldStateValue === undefined ? alarm.NewStateValue : `${alarm.OldStateValue} → ${alarm.NewStateValue}`;
+  const fields = [field('State', state), field('Time', alarmTime(alarm.StateChangeTime))];
+  if (alarm.Region !== undefined) fields.push(field('Region', alarm.Region));
+  const blocks: SlackBlock[] = [header(`${emoji} ${alarm.NewStateValue}: ${alarm.AlarmName}`), { type: 'section', fields }, section('Reason', alarm.NewStateReason)];
+  const description = alarm.AlarmDescription ?? '';
+  if (description !== '') blocks.push(section('Description', description));
+  return {
+    text: clip(`${emoji} [queen-fleet] CloudWatch alarm ${escape(alarm.AlarmName)} is ${alarm.NewStateValue}: ${escape(alarm.NewStateReason)}`, LIMIT.fallback),
+    blocks,
+  };
+};
+
+/** The Slack message of any alert-topic message. */
+export const formatAlert = (message: AlertMessage): SlackPayload => (message.type === 'event' ? formatEvent(message.event) : formatAlarm(message.alarm));

@@ -1,0 +1,149 @@
+import type { Config } from '../../core/config';
+import { FLEET_WIDE_FAULTS, type Fault } from '../../core/drill/scenario';
+import type { LocalCloud } from '../localcloud/cloud';
+import type { LocalFleet } from '../localcloud/fleet';
+import type { LocalScheduler } from '../localcloud/scheduler';
+import type { Recorder } from './recorder';
+
+/** What the injector acts on. */
+export interface FaultTargets {
+  cloud: LocalCloud;
+  fleet: LocalFleet;
+  scheduler: LocalScheduler;
+  recorder: Recorder;
+  config: Config;
+  timeScale: number;
+  /** Multiplies the work of tasks enqueued from now on (slow-tasks). */
+  setWorkFactor: (factor: number) => void;
+  /** Puts a message on the task queue no worker can process (poison-task). */
+  enqueuePoison: () => void;
+}
+
+/** What injecting one fault did: words for the timeline, and how to undo it (null: it cannot be). */
+interface Injected {
+  detail: string;
+  undo: (() => void) | null;
+}
+
+/**
+ * Injects faults the way they happen to real fleets (DESIGN section 7): a VM that crashes,
+ * stops, freezes or reboots, signals to processes, stages that hang, a node cut off at the
+ * cloud's front door, S3 down or slow for everyone, late notifications, a skewed clock, a
+ * duplicated or silenced watchdog. Each says how to undo it, for `for` and for the drain.
+ */
+export class FaultInjector {
+  private readonly undo: (() => void)[] = [];
+
+  constructor(private readonly t: FaultTargets) {}
+
+  private primary(): string {
+    return this.t.recorder.leaders.at(-1)?.primary ?? 'node-1';
+  }
+
+  /** `primary`, `standby` (the best-priority other node) or a node name, resolved now. */
+  resolve(target: string): string {
+    if (target === 'primary') return this.primary();
+    if (target === 'standby') return [...this.t.config.nodes].sort((a, b) => a.priority - b.priority).map((n) => n.name).find((n) => n !== this.primary()) ?? this.primary();
+    return target;
+  }
+
+  private apply(fault: Fault, node: string): Injected {
+    const { fleet, cloud, scheduler } = this.t;
+    const wall = (scenarioSeconds: number): number => (scenarioSeconds * 1000) / this.t.timeScale;
+    switch (fault.kind) {
+      case 'stall-worker': {
+        fleet.signalWorker(node, 'SIGSTOP');
+        if (fault.until === 'never') fleet.tell(node, { type: 'stall-workers', on: true });
+        const undo = (): void => {
+          fleet.tell(node, { type: 'stall-workers', on: false });
+          fleet.signalWorker(node, 'SIGCONT');
+        };
+        return { detail: `SIGSTOP to the worker${fault.until === 'never' ? ', and to every worker started after it' : ''}`, undo };
+      }
+      case 'crash-worker':
+        fleet.signalWorker(node, 'SIGKILL');
+        return { detail: 'SIGKILL to the worker', undo: null };
+      case 'kill-node':
+        fleet.killNode(node);
+        return { detail: 'the VM crashed: every process killed; Lightsail still says running, SSM pings stop', undo: null };
+      case 'stop-node':
+        fleet.stopNode(node);
+        return { detail: 'StopInstance: services get SIGTERM, Lightsail goes stopping, then stopped', undo: () => fleet.startInstance(node) };
+      case 'freeze-node':
+        fleet.freezeNode(node);
+        return { detail: 'every process of the node stopped (a hung kernel); Lightsail still says running', undo: () => fleet.thawNode(node) };
+      case 'reboot-node':
+        fleet.rebootNode(node, wall(fault.for));
+        return { detail: `rebooting: every process killed, the services start again after ${fault.for}s`, undo: null };
+      case 'kill-agent':
+        fleet.tell(node, { type: 'kill-agent' });
+        return { detail: 'SIGKILL to the agent, kept down', undo: () => fleet.tell(node, { type: 'start-agent' }) };
+      case 'partition-node':
+        cloud.faults.set(node, { ...cloud.faults.get(node), partition: true });
+        return { detail: 'cut off from the cloud', undo: () => this.clearFault(node, 'partition') };
+      case 'hang-stage': {
+        const hung = fleet.hangStages(node);
+        return { detail: `${hung} running stage process(es) stopped: alive, no CPU, no progress`, undo: null };
+      }
+      case 'clock-skew':
+        fleet.tell(node, { type: 'clock-offset', offsetMs: fault.offsetSeconds * 1000 });
+        return { detail: `wall clock ${fault.offsetSeconds > 0 ? '+' : ''}${fault.offsetSeconds}s`, undo: () => fleet.tell(node, { type: 'clock-offset', offsetMs: 0 }) };
+      case 'duplicate-watchdog':
+        scheduler.copies = fault.copies;
+        return { detail: `every trigger runs ${fault.copies} watchdogs at once`, undo: () => (scheduler.copies = 1) };
+      case 'watchdog-outage':
+        scheduler.paused = true;
+        return { detail: 'the watchdog does not run', undo: () => (scheduler.paused = false) };
+      case 'slow-tasks':
+        this.t.setWorkFactor(fault.factor);
+        return { detail: `tasks enqueued from now on take ×${fault.factor}`, undo: () => this.t.setWorkFactor(1) };
+      case 's3-throttle':
+        cloud.faults.set(node, { ...cloud.faults.get(node), throttleRate: fault.rate });
+        return { detail: `${Math.round(fault.rate * 100)}% of its S3 requests answered 503 SlowDown`, undo: () => this.clearFault(node, 'throttleRate') };
+      case 's3-latency':
+        cloud.faults.set(node, { ...cloud.faults.get(node), latencyMs: fault.ms / this.t.timeScale });
+        return { detail: `+${fault.ms} ms on every request`, undo: () => this.clearFault(node, 'latencyMs') };
+      case 's3-outage':
+        cloud.outage.s3 = true;
+        return { detail: 'every S3 request of every node and of the watchdog fails (503)', undo: () => (cloud.outage.s3 = false) };
+      case 'notification-lag':
+        cloud.notifications.lagMs = wall(fault.seconds);
+        return { detail: `S3 event notifications reach the watchdog ${fault.seconds}s late`, undo: () => (cloud.notifications.lagMs = 0) };
+      case 'poison-task':
+        this.t.enqueuePoison();
+        return { detail: 'a message no worker can process', undo: null };
+    }
+  }
+
+  inject(fault: Fault, scheduleUndo: (afterScenarioSeconds: number, undo: () => void) => void): void {
+    const node = this.resolve(fault.target);
+    const { detail, undo } = this.apply(fault, node);
+    const scoped = FLEET_WIDE_FAULTS.has(fault.kind) ? (fault.kind === 'duplicate-watchdog' || fault.kind === 'watchdog-outage' ? 'watchdog' : fault.kind.startsWith('s3') || fault.kind === 'notification-lag' ? 'cloud' : 'queue') : node;
+    const { recorder } = this.t;
+    recorder.faults.push({ at: recorder.t(), kind: fault.kind, node: scoped });
+    // A reboot's `for` is its downtime, which the fleet times itself.
+    const timed = fault.for !== undefined && fault.kind !== 'reboot-node';
+    recorder.note(scoped, 'fault', `${fault.kind}: ${detail}${timed ? ` for ${fault.for}s` : ''}`);
+    if (undo === null) return;
+    this.undo.push(undo);
+    if (timed && fault.for !== undefined) {
+      scheduleUndo(fault.for, () => {
+        if (!this.undo.includes(undo)) return;
+        this.undo.splice(this.undo.indexOf(undo), 1);
+        undo();
+        recorder.note(scoped, 'fault-cleared', fault.kind);
+      });
+    }
+  }
+
+  private clearFault(node: string, field: 'throttleRate' | 'latencyMs' | 'partition'): void {
+    const current = { ...this.t.cloud.faults.get(node) };
+    delete current[field];
+    this.t.cloud.faults.set(node, current);
+  }
+
+  /** Clears every fault that can be cleared (the drain). */
+  clearAll(): void {
+    for (const u of this.undo.splice(0)) u();
+  }
+}

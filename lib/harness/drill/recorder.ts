@@ -1,0 +1,196 @@
+import { NODE_COMMANDS } from '../../aws/run-command';
+import { fleetEventSchema } from '../../core/events';
+import { eventOfKey, KEYS, nodeOfHeartbeatKey, taskOfCheckpointKey, taskOfDoneKey, underPrefix } from '../../core/keys';
+import { checkpointSchema, doneSchema, heartbeatSchema, leaderSchema, STAGES } from '../../core/schemas';
+import { advanceCounter, emptyCounter, type StallCounter } from '../../core/fleet/stall';
+import type { Observations, TimelineEntry } from '../../core/drill/report';
+import type { CloudObserver, LocalCloud } from '../localcloud/cloud';
+import type { MachineEvent } from '../localcloud/fleet';
+
+
+/** Parses a stored body; null when it is not JSON (a corrupt object is the system's business, not the recorder's). */
+const json = (body: Buffer): unknown => {
+  try {
+    return JSON.parse(body.toString('utf8')) as unknown;
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * Watches the local cloud's wire and the fleet's processes and keeps what the report needs,
+ * in scenario seconds. It trusts nothing the system says about itself beyond what crossed
+ * the wire: completions are done.json creations, restarts are SSM commands that ran, the
+ * epoch of every receive and task-state write is what its request carried.
+ */
+export class Recorder {
+  private startMs: number | null = null;
+  private finished = false;
+  readonly timeline: TimelineEntry[] = [];
+  readonly faults: Observations['faults'] = [];
+  readonly events: Observations['events'] = [];
+  readonly supervisorRestarts: Observations['supervisorRestarts'] = [];
+  readonly leaders: Observations['leaders'] = [];
+  readonly receives: Observations['receives'] = [];
+  readonly writes: Observations['writes'] = [];
+  readonly windows: Observations['windows'] = [];
+  readonly completions = new Map<string, number>();
+  /** Messages handed back at once by each node (tasks given up on and retried, or fenced). */
+  givenBack = 0;
+  readonly dnsChanges: Observations['dnsChanges'] = [];
+  readonly heartbeatsSeen = new Set<string>();
+  private readonly counters = new Map<string, StallCounter>();
+  private readonly lastBeat = new Map<string, number>();
+  /** The longest time between two heartbeats of each node (scenario s): a node's hiccups show here. */
+  readonly heartbeatGaps: Record<string, number> = {};
+  onEntry: ((entry: TimelineEntry) => void) | undefined;
+
+  constructor(
+    private readonly prefix: string,
+    private readonly timeScale: number,
+    /** Consecutive failing samples that make a stall: the recorder judges windows the same way. */
+    private readonly stallSamples: number,
+  ) {}
+
+  /** Scenario time now; negative before the run started. */
+  t(atMs = Date.now()): number {
+    return this.startMs === null ? 0 : ((atMs - this.startMs) / 1000) * this.timeScale;
+  }
+
+  begin(): void {
+    this.startMs = Date.now();
+  }
+
+  /** The run is over: teardown of the fleet is not part of the timeline. */
+  finish(): void {
+    this.finished = true;
+  }
+
+  get started(): boolean {
+    return this.startMs !== null;
+  }
+
+  note(node: string, event: string, detail: string, t = this.t()): void {
+    const entry = { t, node, event, detail };
+    this.timeline.push(entry);
+    this.onEntry?.(entry);
+  }
+
+  readonly observer: CloudObserver = {
+    s3Put: (fullKey, body, principal) => {
+      const key = underPrefix(this.prefix, fullKey);
+      if (key === null) return;
+      const done = taskOfDoneKey(key);
+      if (done !== null) {
+        this.completions.set(done, (this.completions.get(done) ?? 0) + 1);
+        const d = doneSchema.safeParse(json(body));
+        if (d.success && this.started) this.writes.push({ t: this.t(), node: principal, kind: 'done', taskId: done, epoch: d.data.epoch });
+        return;
+      }
+      if (nodeOfHeartbeatKey(key) !== null) {
+        this.heartbeatsSeen.add(key);
+        this.noteHeartbeat(body);
+        return;
+      }
+      if (key === KEYS.leader) {
+        const leader = leaderSchema.safeParse(json(body));
+        if (leader.success && !this.leaders.some((l) => l.epoch === leader.data.epoch)) {
+          this.leaders.push({ t: this.t(), epoch: leader.data.epoch, primary: leader.data.primary });
+          this.note(leader.data.primary, 'role', `primary, epoch ${leader.data.epoch} (${leader.data.handover}, by ${leader.data.changedBy})`);
+        }
+        return;
+      }
+      const checkpoint = taskOfCheckpointKey(key);
+      if (checkpoint !== null) {
+        this.noteCheckpoint(checkpoint, body, principal);
+        return;
+      }
+      if (eventOfKey(key) !== null) {
+        const event = fleetEventSchema.safeParse(json(body));
+        if (event.success) {
+          this.events.push({ t: this.t(), kind: event.data.kind, node: event.data.node, incidentId: event.data.incidentId });
+          this.note(event.data.node, event.data.kind.toLowerCase(), event.data.summary);
+        }
+      }
+    },
+    snsPublish: (message) => {
+      const event = fleetEventSchema.safeParse(json(Buffer.from(message)));
+      // Watchdog steps are noted from their event objects; a worker's poison alert only travels here.
+      if (event.success && event.data.kind === 'POISON_TASK') this.note(event.data.node, 'poison_task', event.data.summary);
+    },
+    sqsReceive: (count, principal, epoch) => {
+      if (this.started) this.receives.push({ t: this.t(), node: principal, count, epoch });
+    },
+    sqsGiveBack: (principal) => {
+      if (!this.started || this.finished) return;
+      this.givenBack++;
+      this.note(principal, 'give-back', 'a message handed back to the queue at once (its task is retried)');
+    },
+  };
+
+  /** Fleet process and machine events: supervisor restarts after crashes, power states. */
+  machineEvent(event: MachineEvent): void {
+    if (!this.started || this.finished) return;
+    if (event.type === 'machine') this.note(event.node, 'lightsail', event.state);
+    if (event.type === 'worker-exited') this.note(event.node, 'worker-exit', `${event.how}${event.planned ? ' (planned stop)' : ''}`);
+    if (event.type === 'worker-started' && event.restarts > 0) {
+      this.supervisorRestarts.push({ t: this.t(), node: event.node });
+      this.note(event.node, 'worker-restart', `supervisor restarted the worker (pid ${event.pid})`);
+    }
+  }
+
+  private readonly roles = new Map<string, string>();
+  private readonly checkpoints = new Map<string, { node: string; stages: number }>();
+
+  /** A checkpoint: its epoch for the fencing check, and for an attempt that resumed, where it picked up. */
+  private noteCheckpoint(taskId: string, body: Buffer, principal: string): void {
+    const cp = checkpointSchema.safeParse(json(body));
+    if (!cp.success) return;
+    if (this.started) this.writes.push({ t: this.t(), node: principal, kind: 'checkpoint', taskId, epoch: cp.data.epoch });
+    const before = this.checkpoints.get(taskId);
+    this.checkpoints.set(taskId, { node: cp.data.node, stages: cp.data.stages });
+    const from = cp.data.resumedFrom;
+    if (from !== undefined && before !== undefined && this.started) {
+      const stage = STAGES[from] ?? 'delivery';
+      this.note(cp.data.node, 'resumed', `${taskId} at stage ${stage} (${from} done on ${before.node})`);
+    }
+  }
+
+  /**
+   * A node's heartbeat: its own word on its role (shows fencing and handovers), and its samples
+   * judged by the stall rule, so the report knows when a primary's window of failing samples
+   * closed (the moment a verdict is due).
+   */
+  private noteHeartbeat(body: Buffer): void {
+    const hb = heartbeatSchema.safeParse(json(body));
+    if (!hb.success) return;
+    const { node, role } = hb.data;
+    if (this.started && !this.finished) {
+      const now = this.t();
+      const last = this.lastBeat.get(node);
+      if (last !== undefined) this.heartbeatGaps[node] = Math.round(Math.max(this.heartbeatGaps[node] ?? 0, now - last) * 10) / 10;
+      this.lastBeat.set(node, now);
+    }
+    const before = this.roles.get(node);
+    this.roles.set(node, role);
+    if (before !== undefined && before !== role && this.started) this.note(node, 'agent-role', `${before} → ${role} (epoch ${hb.data.samples.at(-1)?.epochSeen ?? '?'})`);
+    const counter = this.counters.get(node) ?? emptyCounter();
+    const next = role === 'primary' ? advanceCounter(counter, hb.data.boot, hb.data.samples) : { ...emptyCounter(), boot: hb.data.boot };
+    this.counters.set(node, next);
+    if (this.started && counter.failing < this.stallSamples && next.failing >= this.stallSamples) this.windows.push({ t: this.t(), node });
+  }
+
+  /** The origin record changed (the Route 53 fake applied a change); it is INSYNC `insyncAfterMs` later. */
+  dnsChange(values: string[], atMs: number, insyncAfterMs: number): void {
+    const value = values[0] ?? '';
+    this.dnsChanges.push({ t: this.t(atMs), value, insyncAt: this.t(atMs + insyncAfterMs) });
+    this.note('dns', 'record', `origin → ${value}`);
+  }
+
+  /** SSM restarts issued by the watchdog, from the fake's command log. */
+  restarts(cloud: LocalCloud, nodeOf: (instanceId: string) => string): Observations['restarts'] {
+    return cloud.fakes.commands
+      .filter((c) => c.principal === 'watchdog' && c.command === NODE_COMMANDS.restartWorker)
+      .map((c) => ({ t: this.t(c.requestedAt), node: nodeOf(c.instanceId), finishedAt: c.finishedAt === null ? null : this.t(c.finishedAt), ok: c.ok }));
+  }
+}

@@ -1,0 +1,250 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { ClientFactory } from '../../aws/clients';
+import { OriginRecord } from '../../aws/dns';
+import { TaskQueue } from '../../aws/queue';
+import { stateStoreFor } from '../../aws/state-store';
+import { buildConfig, scaleConfig, type Config } from '../../core/config';
+import { STAGES } from '../../core/schemas';
+import { describeError } from '../../core/errors';
+import { KEYS, nodeOfHeartbeatKey, underPrefix } from '../../core/keys';
+import { buildReport, type Report, type TimelineEntry } from '../../core/drill/report';
+import type { Scenario } from '../../core/drill/scenario';
+import { nextEpoch } from '../../core/fleet/lease';
+import type { Leader } from '../../core/schemas';
+import { planWorkload } from '../../core/drill/workload';
+import { buildBundles } from '../localcloud/bundle';
+import { resolveBehaviour } from '../localcloud/behaviour';
+import { HARNESS_PRINCIPAL, LOCAL, LOCAL_ZONE, startLocalCloud, type LocalCloud } from '../localcloud/cloud';
+import { LocalFleet, localInstanceId, type MachineEvent } from '../localcloud/fleet';
+import { LocalScheduler, type TriggerKind } from '../localcloud/scheduler';
+import { buildWatchdogDeps } from '../../control/watchdog/build';
+import { createWatchdogHandler } from '../../control/watchdog/handler';
+import { createLogger } from '../../log';
+import { FaultInjector } from './faults';
+import { Recorder } from './recorder';
+import { sleep } from '../../sleep';
+import { announceLocal, withdrawLocal } from '../../ops/target';
+
+export interface DrillOptions {
+  timeScale: number;
+  seed: number;
+  /** Each timeline entry as it happens (the live view). */
+  onEntry?: (entry: TimelineEntry) => void;
+  /** Progress of long phases, for people. */
+  onPhase?: (phase: string) => void;
+  signal?: AbortSignal;
+  /** Keep the run directory (node logs) instead of deleting it. */
+  keep?: boolean;
+  /** Announce the local cloud for operator commands (`fleet status --local`); default true. */
+  announce?: boolean;
+  /** Awaited after the report is built, before teardown: `--hold` keeps the fleet up for a look. */
+  hold?: (report: Report) => Promise<void>;
+  /** Called once the run is over, before teardown: benches read the cloud's counters here. */
+  inspect?: (cloud: LocalCloud, stats: { invocations: number; byTrigger: Record<TriggerKind, number>; invocationMs: number[]; wallSeconds: number }) => void;
+}
+
+/** The stage command drills run with `workload.stages: "command"`. */
+const STAGE_SCRIPT = resolve(__dirname, 'stage.sh');
+
+
+const waitFor = async (cond: () => boolean, timeoutMs: number, signal?: AbortSignal): Promise<boolean> => {
+  const until = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > until || signal?.aborted === true) return false;
+    await sleep(50, signal);
+  }
+  return true;
+};
+
+/** The drill's configuration: the scenario's overrides, the local cloud's resources, the fleet. */
+const drillConfig = (scenario: Scenario, cloud: LocalCloud): Config =>
+  buildConfig({}, {
+    ...scenario.config,
+    region: cloud.region,
+    bucket: cloud.bucket,
+    queueUrl: cloud.queueUrl,
+    topicArn: cloud.topicArn,
+    nodes: Array.from({ length: scenario.nodes }, (_, i) => ({
+      name: `node-${i + 1}`,
+      instanceId: localInstanceId(i + 1),
+      lightsailName: `queen-fleet-node-${i + 1}`,
+      priority: i + 1,
+      // Documentation addresses (RFC 5737): they only ever appear in the fake DNS record.
+      address: `192.0.2.${i + 1}`,
+    })),
+    hostedZoneId: LOCAL_ZONE.id,
+    recordName: LOCAL_ZONE.record,
+    watchdogFunction: LOCAL.watchdogFunction,
+    ...(scenario.workload.stages === 'command' ? { stageCommands: Object.fromEntries(STAGES.map((stage) => [stage, ['/bin/sh', STAGE_SCRIPT]])) } : {}),
+    ...(scenario.workload.concurrency === undefined ? {} : { concurrency: scenario.workload.concurrency }),
+  });
+
+/** Clients of the local cloud, under one principal's key; nothing is read from this process's environment. */
+const localClients = (cloud: LocalCloud, principal: string): ClientFactory =>
+  new ClientFactory({ region: cloud.region, endpoint: cloud.endpoint, credentials: { accessKeyId: principal, secretAccessKey: 'local' } }, {});
+
+/**
+ * Runs one scenario on a fresh local cloud and local fleet, then reports. Everything it
+ * starts is stopped before it returns, also on failure.
+ */
+export const runDrill = async (scenario: Scenario, options: DrillOptions): Promise<Report> => {
+  const { timeScale, seed, signal } = options;
+  const phase = options.onPhase ?? ((): void => undefined);
+  // Bad overrides are bad input: refused before anything starts.
+  const behaviour = resolveBehaviour(scenario.behaviour);
+  const { stallSamples } = buildConfig({}, scenario.config);
+  const runDir = await mkdtemp(join(tmpdir(), 'qf-run-'));
+  let cloud: LocalCloud | undefined;
+  let fleet: LocalFleet | undefined;
+  let scheduler: LocalScheduler | undefined;
+  let clients: ClientFactory | undefined;
+  let watchdogClients: ClientFactory | undefined;
+  const timers: NodeJS.Timeout[] = [];
+  try {
+    phase('building node bundles');
+    const bundles = await buildBundles(join(runDir, 'bundles'));
+    const base = { prefix: 'peer-sync/' };
+    const recorder = new Recorder(base.prefix, timeScale, stallSamples);
+    if (options.onEntry !== undefined) recorder.onEntry = options.onEntry;
+    phase('starting the local cloud');
+    cloud = await startLocalCloud({ observer: recorder.observer, behaviour, timeScale, seed });
+    const config = scaleConfig(drillConfig(scenario, cloud), timeScale);
+    const configFile = join(runDir, 'config.json');
+    await writeFile(configFile, JSON.stringify(config, null, 2));
+    if (options.announce !== false) announceLocal({ pid: process.pid, endpoint: cloud.endpoint, region: cloud.region, configFile, scenario: scenario.name, startedAt: Date.now() });
+
+    // The drill's own calls (bootstrap, enqueue) carry their own key, apart from the watchdog's.
+    clients = localClients(cloud, HARNESS_PRINCIPAL);
+    const store = stateStoreFor(config, clients.s3());
+    const queue = new TaskQueue(clients.sqs(), cloud.queueUrl);
+    const leader: Leader = nextEpoch(null, 'node-1', 'drill bootstrap', 'drill', 'immediate');
+    await store.create(KEYS.leader, leader);
+    // A deployed fleet has its origin record before anything fails; so does the drill's.
+    const primaryAddress = config.nodes[0]?.address;
+    if (config.hostedZoneId !== undefined && config.recordName !== undefined && primaryAddress !== undefined) {
+      await new OriginRecord(clients.route53(), { hostedZoneId: config.hostedZoneId, recordName: config.recordName, type: config.recordType, ttl: config.recordTtl }).upsert(primaryAddress);
+    }
+
+    const nodeOf = new Map(config.nodes.map((n) => [n.instanceId, n.name]));
+    cloud.fakes.ssm.onDone = (c): void => {
+      if (c.principal === 'watchdog') recorder.note(nodeOf.get(c.instanceId) ?? c.instanceId, 'ssm', `${c.status}${c.details === c.status ? '' : ` (${c.details})`}: ${c.command}`);
+    };
+    phase(`starting ${scenario.nodes} nodes`);
+    fleet = new LocalFleet(cloud, config, bundles, runDir, configFile);
+    const insyncMs = cloud.behaviour.route53Propagation.on ? cloud.behaviour.route53Propagation.insyncAfterMs : 0;
+    cloud.route53.onChange = (change, at): void => recorder.dnsChange(change.values, at, insyncMs);
+    fleet.on('event', (e: MachineEvent) => recorder.machineEvent(e));
+    config.nodes.forEach((n, i) => fleet?.startNode(n.name, i + 1));
+    cloud.fakes.attach(fleet);
+
+    // The watchdog runs in this process as in Lambda, from its own dependencies on the local
+    // cloud; its info lines would interleave with the live timeline.
+    watchdogClients = localClients(cloud, 'watchdog');
+    const watchdog = createWatchdogHandler(buildWatchdogDeps(config, watchdogClients, createLogger('watchdog', {}, process.env.LOG_LEVEL ?? 'warn')));
+    const invocationMs: number[] = [];
+    const timedHandler = async (event: unknown): Promise<unknown> => {
+      const started = performance.now();
+      try {
+        return await watchdog(event);
+      } finally {
+        invocationMs.push(performance.now() - started);
+      }
+    };
+    const sched = new LocalScheduler(timedHandler, config.watchdogScheduleSeconds * 1000, (error) => recorder.note('watchdog', 'error', describeError(error)), cloud.behaviour, cloud.chance);
+    scheduler = sched;
+    // The deployed triggers: the bucket's notification of heartbeat writes, and the agents' direct invokes.
+    cloud.notifications.subscribe((key) => nodeOfHeartbeatKey(underPrefix(config.prefix, key) ?? '') !== null, (bucket, key) => sched.notification(bucket, key));
+    cloud.lambda.onInvoke = (name, payload): void => {
+      if (name === LOCAL.watchdogFunction) sched.enqueue(payload, 'direct');
+    };
+    const ready = await waitFor(() => recorder.heartbeatsSeen.size >= scenario.nodes, 30_000, signal);
+    if (!ready) throw new Error(`the local fleet did not report in: ${recorder.heartbeatsSeen.size} of ${scenario.nodes} heartbeats (logs in ${runDir})`);
+
+    recorder.begin();
+    sched.start();
+    phase('running');
+    const wall = (scenarioSeconds: number): number => (scenarioSeconds * 1000) / timeScale;
+    const plan = planWorkload(scenario, seed, timeScale);
+    let workFactor = 1;
+    for (const task of plan) {
+      timers.push(setTimeout(() => {
+        const message = { ...task.message, workSeconds: task.message.workSeconds * workFactor };
+        queue.send(JSON.stringify(message)).catch((error: unknown) => recorder.note('drill', 'error', `enqueue ${task.message.taskId}: ${describeError(error)}`));
+      }, wall(task.at)));
+    }
+    let poisons = 0;
+    const injector = new FaultInjector({
+      cloud,
+      fleet,
+      scheduler: sched,
+      recorder,
+      config,
+      timeScale,
+      setWorkFactor: (f) => {
+        workFactor = f;
+      },
+      enqueuePoison: () => {
+        // Valid JSON, invalid task: every receive fails its schema until SQS dead-letters it.
+        void queue.send(JSON.stringify({ taskId: `poison-${++poisons}`, workSeconds: -1 })).catch(() => undefined);
+      },
+    });
+    const later = (afterScenarioSeconds: number, fn: () => void): void => {
+      timers.push(setTimeout(fn, wall(afterScenarioSeconds)));
+    };
+    for (const fault of scenario.faults) later(fault.at, () => injector.inject(fault, later));
+    await sleep(wall(scenario.seconds), signal);
+    phase('draining');
+    recorder.note('drill', 'drain', 'faults cleared; waiting for every task to complete');
+    for (const t of timers.splice(0)) clearTimeout(t);
+    injector.clearAll();
+    const ids = plan.map((p) => p.message.taskId);
+    await waitFor(() => ids.every((id) => recorder.completions.has(id)), wall(scenario.seconds), signal);
+    const wallSeconds = recorder.t() / timeScale;
+    const deadLettered = await new TaskQueue(clients.sqs(), cloud.dlqUrl).backlog().then((b) => b.visible + b.inFlight, () => 0);
+    if (deadLettered > 0) recorder.note('queue', 'dead-letter', `${deadLettered} message(s) in the dead-letter queue`);
+    recorder.note('drill', 'end', `${[...recorder.completions.keys()].length} of ${ids.length} tasks completed`);
+    recorder.finish();
+
+    const report = buildReport(
+      scenario,
+      {
+        faults: recorder.faults,
+        events: recorder.events,
+        restarts: recorder.restarts(cloud, (id) => nodeOf.get(id) ?? id),
+        supervisorRestarts: recorder.supervisorRestarts,
+        leaders: recorder.leaders,
+        receives: recorder.receives,
+        writes: recorder.writes,
+        windows: recorder.windows,
+        dnsChanges: recorder.dnsChanges,
+        addresses: Object.fromEntries(config.nodes.map((n) => [n.name, n.address ?? ''])),
+        completions: recorder.completions,
+        enqueued: ids,
+        deadLettered,
+        givenBack: recorder.givenBack,
+        timeline: recorder.timeline,
+        aws: { s3: { ...cloud.counts.s3 }, sqs: cloud.counts.sqs, sns: cloud.counts.sns, ssm: cloud.counts.ssm, lambdaInvocations: sched.invocations },
+        lambdaInvocations: sched.invocations,
+        heartbeatGaps: recorder.heartbeatGaps,
+        cloud: { ...cloud.struck, notificationsDelivered: cloud.notifications.delivered, directInvokes: sched.byTrigger.direct, lambdaRetries: sched.byTrigger.retry },
+      },
+      { seed, timeScale, wallSeconds },
+    );
+    // The watchdog keeps judging while a held fleet is looked at.
+    await options.hold?.(report);
+    await sched.stop();
+    options.inspect?.(cloud, { invocations: sched.invocations, byTrigger: sched.byTrigger, invocationMs, wallSeconds });
+    return report;
+  } finally {
+    if (options.announce !== false) withdrawLocal();
+    for (const t of timers) clearTimeout(t);
+    await scheduler?.stop();
+    await fleet?.stop();
+    clients?.destroy();
+    watchdogClients?.destroy();
+    await cloud?.stop();
+    if (options.keep !== true) await rm(runDir, { recursive: true, force: true });
+  }
+};

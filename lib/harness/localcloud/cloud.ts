@@ -1,0 +1,263 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { EPOCH_HEADER } from '../../aws/queue';
+import { NODE_COMMANDS } from '../../aws/run-command';
+import { jsonBody, principalOf, s3Error, s3Path } from './aws-wire';
+import { FAITHFUL, scaleBehaviour, type Behaviour } from './behaviour';
+import { Chance } from './chance';
+import { AwsFakes } from './fakes';
+import { loadFauxqs } from './fauxqs';
+import { LambdaFake } from './lambda-fake';
+import { NotificationBus } from './notifications';
+import { Route53Fake } from './route53-fake';
+import { S3Behaviour, type LostResponse } from './s3-behaviour';
+import { conditionalPut, countRequest, requestKind } from './front-door';
+
+/** Names of the resources every local cloud starts with. */
+export const LOCAL = {
+  region: 'us-west-2',
+  account: '000000000000',
+  bucket: 'queens-fleet-local',
+  queue: 'queen-fleet-tasks',
+  dlq: 'queen-fleet-tasks-dlq',
+  topic: 'fleet-events',
+  maxReceiveCount: 5,
+  /** The watchdog function the agents invoke directly. */
+  watchdogFunction: 'queens-fleet-local-watchdog',
+} as const;
+
+/** The hosted zone and origin record drills move on failover. */
+export const LOCAL_ZONE = { id: 'ZLOCALFLEET', record: 'origin.queens-fleet.test' } as const;
+
+/** The harness's own key: its setup and enqueues are never faulted. */
+export const HARNESS_PRINCIPAL = 'drill';
+
+/** Faults applied at the cloud's front door to one caller (a node's access key). */
+export interface CallerFault {
+  /** Drop every request: the node is cut off. */
+  partition?: boolean;
+  /** Added delay per request, ms. */
+  latencyMs?: number;
+  /** Share of S3 requests answered 503 SlowDown. */
+  throttleRate?: number;
+}
+
+/** Callbacks the drill uses to watch the wire. */
+export interface CloudObserver {
+  /** A PUT that was applied, with the stored body (also when its response is then lost). */
+  s3Put?(key: string, body: Buffer, principal: string): void;
+  /** A PUT refused by its precondition. */
+  s3Conflict?(key: string, principal: string): void;
+  /** An SNS message published. */
+  snsPublish?(message: string, principal: string): void;
+  /**
+   * Every SQS ReceiveMessage answered, with the messages it handed out; `epoch` is the
+   * consumer's own word, from the x-queen-fleet-epoch header (null if absent).
+   */
+  sqsReceive?(count: number, principal: string, epoch: number | null): void;
+  /** A message handed back at once (ChangeMessageVisibility to 0): a task given up and retried. */
+  sqsGiveBack?(principal: string): void;
+}
+
+/** Where the local cloud listens and the resources it created. */
+export interface CloudEndpoints {
+  endpoint: string;
+  region: string;
+  bucket: string;
+  queueUrl: string;
+  dlqUrl: string;
+  topicArn: string;
+}
+
+export interface LocalCloud extends CloudEndpoints {
+  fakes: AwsFakes;
+  route53: Route53Fake;
+  lambda: LambdaFake;
+  notifications: NotificationBus;
+  faults: Map<string, CallerFault>;
+  /** Every S3 request of every caller but the harness fails (the s3-outage fault). */
+  outage: { s3: boolean };
+  /** The behaviours in force, already divided by the time scale. */
+  behaviour: Behaviour;
+  chance: Chance;
+  /** Requests served, by service, for the drill's cost figures. */
+  counts: { s3: Record<'GET' | 'PUT' | 'LIST' | 'HEAD', number>; sqs: number; sns: number; ssm: number };
+  /** The same requests by caller (access key) and kind (`s3.GET`, `sqs`, …), for cost benches. */
+  callers: Map<string, Record<string, number>>;
+  /** How often each behaviour struck (lost responses, 409s, SlowDowns, redeliveries). */
+  struck: Record<string, number>;
+  stop(): Promise<void>;
+}
+
+export interface CloudOptions {
+  observer?: CloudObserver;
+  /** The faithful behaviours by default (docs/aws-behaviour.md). */
+  behaviour?: Behaviour;
+  /** Durations of the behaviours are divided by this (a drill's time scale). */
+  timeScale?: number;
+  seed?: number;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Requests whose applied write loses its response, decided before fauxqs applies it. */
+const losing = new WeakMap<FastifyRequest, LostResponse>();
+
+/**
+ * Starts the embedded local cloud on 127.0.0.1 with a random port: fauxqs for S3, SQS and
+ * SNS (in-process, with conditional writes), the SSM, Lightsail, Route 53 and Lambda fakes, and
+ * the state bucket, task queue with its dead-letter queue, and alert topic already created.
+ * Every behaviour of docs/aws-behaviour.md is on unless `behaviour` says otherwise.
+ */
+export const startLocalCloud = async (options: CloudOptions = {}): Promise<LocalCloud> => {
+  const observer = options.observer ?? {};
+  const behaviour = scaleBehaviour(options.behaviour ?? FAITHFUL, options.timeScale ?? 1);
+  const chance = new Chance(options.seed ?? 1);
+  const fauxqs = await loadFauxqs();
+  const s3Store = new fauxqs.S3Store();
+  const sqsStore = new fauxqs.SqsStore();
+  // An empty host makes queue URLs reuse the request's host (127.0.0.1:port).
+  sqsStore.host = '';
+  const app: FastifyInstance = fauxqs.buildApp({ logger: false, defaultRegion: LOCAL.region, stores: { s3Store, sqsStore, snsStore: new fauxqs.SnsStore() } });
+  const fakes = new AwsFakes(new Set(Object.values(NODE_COMMANDS)), behaviour, chance);
+  const r53 = behaviour.route53Propagation;
+  const route53 = new Route53Fake(r53.on ? { insyncAfterMs: r53.insyncAfterMs } : {});
+  const lambda = new LambdaFake();
+  const notifications = new NotificationBus(behaviour.s3Notifications, chance);
+  const s3b = new S3Behaviour(behaviour, chance);
+  const faults = new Map<string, CallerFault>();
+  const struck: Record<string, number> = {};
+  const strike = (what: string): void => {
+    struck[what] = (struck[what] ?? 0) + 1;
+  };
+  const cloud = {
+    fakes,
+    route53,
+    lambda,
+    notifications,
+    faults,
+    outage: { s3: false },
+    behaviour,
+    chance,
+    struck,
+    callers: new Map(),
+    counts: { s3: { GET: 0, PUT: 0, LIST: 0, HEAD: 0 }, sqs: 0, sns: 0, ssm: 0 },
+  } as unknown as LocalCloud;
+
+  app.addHook('onRequest', async (request, reply) => {
+    const principal = principalOf(request);
+    const fault = faults.get(principal);
+    if (fault?.partition === true) {
+      request.raw.socket.destroy();
+      return reply.hijack();
+    }
+    if (fault?.latencyMs !== undefined) await sleep(fault.latencyMs);
+    const isS3 = requestKind(request)?.startsWith('s3.') === true && principal !== HARNESS_PRINCIPAL;
+    if (isS3 && cloud.outage.s3) {
+      s3Error(reply, 503, 'ServiceUnavailable', 'Service is unable to handle request.');
+      return reply;
+    }
+    if (isS3 && ((fault?.throttleRate !== undefined && chance.chance(fault.throttleRate)) || s3b.slowDown())) {
+      strike('slowDown');
+      s3Error(reply, 503, 'SlowDown', 'Please reduce your request rate.');
+      return reply;
+    }
+    countRequest(cloud, request);
+    return undefined;
+  });
+  app.addHook('preHandler', (request, reply, done) => {
+    if (fakes.handles(request)) return fakes.handle(request, reply, principalOf(request));
+    if (route53.handles(request)) return route53.handle(request, reply);
+    if (lambda.handles(request)) return lambda.handle(request, reply);
+    if (request.headers['x-amz-target'] === 'AmazonSQS.DeleteMessage' && behaviour.sqsRedelivery.on && chance.chance(behaviour.sqsRedelivery.rate)) {
+      // One copy of the message is not deleted: it comes back after its visibility timeout.
+      strike('sqsRedelivery');
+      void reply.status(200).header('content-type', 'application/x-amz-json-1.0').send('{}');
+      return;
+    }
+    if (request.method === 'PUT' && s3Path(request.url) !== null && principalOf(request) !== HARNESS_PRINCIPAL) {
+      const lost = s3b.loseResponse();
+      if (lost !== null) losing.set(request, lost);
+    }
+    conditionalPut(s3Store, s3b, struck)(request, reply, done);
+  });
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const principal = principalOf(request);
+    if (observer.sqsReceive !== undefined && request.headers['x-amz-target'] === 'AmazonSQS.ReceiveMessage' && reply.statusCode === 200 && typeof payload === 'string') {
+      const count = (JSON.parse(payload) as { Messages?: unknown[] }).Messages?.length ?? 0;
+      const epoch = Number(request.headers[EPOCH_HEADER] ?? Number.NaN);
+      observer.sqsReceive(count, principal, Number.isInteger(epoch) ? epoch : null);
+    }
+    if (observer.sqsGiveBack !== undefined && request.headers['x-amz-target'] === 'AmazonSQS.ChangeMessageVisibility' && reply.statusCode === 200) {
+      let body: Record<string, unknown> = {};
+      try {
+        body = jsonBody(request);
+      } catch {
+        // Not JSON: fauxqs refused it already.
+      }
+      if (body.VisibilityTimeout === 0) observer.sqsGiveBack(principal);
+    }
+    const where = request.method === 'PUT' ? s3Path(request.url) : null;
+    if (where !== null && reply.statusCode === 200) {
+      // The write is applied: it is observed and announced, whatever happens to its response.
+      s3b.wrote(where.key);
+      try {
+        observer.s3Put?.(where.key, s3Store.getObject(where.bucket, where.key).body, principal);
+      } catch {
+        // A bucket-level PUT: nothing to observe.
+      }
+      notifications.created(where.bucket, where.key);
+      const lost = losing.get(request);
+      if (lost === 'reset') {
+        strike('lostResponseReset');
+        request.raw.socket.destroy();
+      } else if (lost === 'internal-error') {
+        strike('lostResponse500');
+        void reply.code(500).header('content-type', 'application/xml').removeHeader('etag');
+        done(null, '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InternalError</Code><Message>We encountered an internal error. Please try again.</Message><RequestId>local</RequestId></Error>');
+        return;
+      }
+    } else if (where !== null && (reply.statusCode === 412 || reply.statusCode === 409)) observer.s3Conflict?.(where.key, principal);
+    done(null, payload);
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    const form = request.body as Record<string, string> | undefined;
+    if (reply.statusCode === 200 && form?.Action === 'Publish' && form.Message !== undefined) observer.snsPublish?.(form.Message, principalOf(request));
+    done();
+  });
+
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('local cloud did not bind a TCP port');
+  const endpoint = `http://127.0.0.1:${address.port}`;
+  s3Store.createBucket(LOCAL.bucket);
+  const inject = async (target: string, body: unknown): Promise<Record<string, unknown>> => {
+    const res = await app.inject({ method: 'POST', url: '/', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': target, host: `127.0.0.1:${address.port}` }, payload: JSON.stringify(body) });
+    return JSON.parse(res.body) as Record<string, unknown>;
+  };
+  const dlq = await inject('AmazonSQS.CreateQueue', { QueueName: LOCAL.dlq });
+  const dlqArn = `arn:aws:sqs:${LOCAL.region}:${LOCAL.account}:${LOCAL.dlq}`;
+  const queue = await inject('AmazonSQS.CreateQueue', {
+    QueueName: LOCAL.queue,
+    Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: LOCAL.maxReceiveCount }) },
+  });
+  const topic = await app.inject({ method: 'POST', url: '/', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `Action=CreateTopic&Name=${LOCAL.topic}` });
+  const topicArn = /<TopicArn>([^<]+)<\/TopicArn>/.exec(topic.body)?.[1];
+  if (typeof queue.QueueUrl !== 'string' || typeof dlq.QueueUrl !== 'string' || topicArn === undefined) throw new Error('local cloud: resources were not created');
+
+  let stopping: Promise<void> | undefined;
+  Object.assign(cloud, {
+    endpoint,
+    region: LOCAL.region,
+    bucket: LOCAL.bucket,
+    queueUrl: queue.QueueUrl,
+    dlqUrl: dlq.QueueUrl,
+    topicArn,
+    stop: () =>
+      (stopping ??= (async () => {
+        fakes.stop();
+        notifications.stop();
+        await app.close();
+      })()),
+  });
+  return cloud;
+};

@@ -1,0 +1,39 @@
+import { S3Client } from '@aws-sdk/client-s3';
+import { StateStore } from '../../../../lib/aws/state-store';
+import { EventConflictError } from '../../../../lib/core/errors';
+import { emptyCounter } from '../../../../lib/core/fleet/stall';
+import { makeEvent } from '../../../../lib/core/fleet/watchdog-events';
+import { emit } from '../../../../lib/control/watchdog/actions';
+import type { WatchdogDeps } from '../../../../lib/control/watchdog/deps';
+import { memoryLogger } from '../../../helpers/memory-logger';
+import { MemoryS3 } from '../../../helpers/memory-s3';
+
+describe('emit', () => {
+  let s3: MemoryS3;
+  const published: string[] = [];
+  const deps = (): WatchdogDeps =>
+    ({
+      store: new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 }),
+      alerts: { publish: (e: { id: string }) => Promise.resolve(published.push(e.id)) },
+      log: memoryLogger().log,
+    }) as unknown as WatchdogDeps;
+  const promoted = (to: string, epoch: number, at = 1) => makeEvent('PROMOTED', 'node-1', { id: 'manual-4-1799999999000', epoch: 4 }, emptyCounter(), at, `${to} is primary`, { newPrimary: to, newEpoch: epoch });
+
+  beforeEach(() => {
+    s3 = new MemoryS3();
+    published.length = 0;
+  });
+  afterAll(() => s3.mock.restore());
+
+  it('writes and alerts a step once; the same step again (a concurrent run) is not an error', async () => {
+    await expect(emit(deps(), promoted('node-2', 5))).resolves.toBe(true);
+    await expect(emit(deps(), promoted('node-2', 5, 2))).resolves.toBe(false);
+    expect(published).toEqual(['manual-4-1799999999000.PROMOTED']);
+  });
+
+  it('refuses, loudly, an event whose id is taken by a different one (two failovers filed under one id)', async () => {
+    await emit(deps(), promoted('node-2', 5));
+    await expect(emit(deps(), promoted('node-3', 5))).rejects.toBeInstanceOf(EventConflictError);
+    expect(published).toHaveLength(1);
+  });
+});

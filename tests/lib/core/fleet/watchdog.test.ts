@@ -1,0 +1,104 @@
+import fc from 'fast-check';
+import { decide, markRestartResult, markRestartSent, type WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
+import { emptyWatchdogState, type WatchdogState } from '../../../../lib/core/fleet/watchdog-state';
+import type { Heartbeat, Leader } from '../../../../lib/core/schemas';
+import { frozen, heartbeat, NODES, sample, working } from '../../../helpers/fixtures';
+
+const settings: WatchdogSettings = { nodes: NODES, stallSamples: 8, recoverySamples: 2, restartBudgetPerHour: 3, restartVerifySeconds: 60, sampleIntervalSeconds: 15, failoverCooldownSeconds: 300, commandWaitSeconds: 10 };
+const leader: Leader = { version: 1, primary: 'node-1', epoch: 1, renewals: 0, reason: 'test', changedBy: 'test', previous: null, handover: 'immediate' };
+const T0 = 1_800_000_000_000;
+const beats = (...hbs: Heartbeat[]): Map<string, Heartbeat> => new Map(hbs.map((h) => [h.node, h]));
+
+const stalledState = (): { state: WatchdogState; kinds: string[] } => {
+  const v = decide(emptyWatchdogState(), leader, beats(heartbeat('node-1', frozen(0, 9))), T0, settings);
+  return { state: v.state, kinds: v.actions.map((a) => (a.kind === 'publish' ? a.event.kind : a.kind)) };
+};
+
+describe('decide', () => {
+  it('opens one incident with an alert and a restart when the primary stalls', () => {
+    const { state, kinds } = stalledState();
+    expect(kinds).toEqual(['STALLED', 'command']);
+    expect(state.nodes['node-1']?.incident).toMatchObject({ id: 'node-1-e1-i1', restart: { status: 'claimed' } });
+    expect(state.nodes['node-1']?.counter.failing).toBe(0);
+  });
+
+  it('does nothing twice when the same heartbeat is judged again', () => {
+    const { state } = stalledState();
+    const again = decide(state, leader, beats(heartbeat('node-1', frozen(0, 9))), T0 + 1000, settings);
+    expect(again.changed).toBe(false);
+    expect(again.actions).toEqual([]);
+  });
+
+  it('does not judge a standby by the stall rule', () => {
+    const v = decide(emptyWatchdogState(), leader, beats(heartbeat('node-2', frozen(0, 20))), T0, settings);
+    expect(v.actions).toEqual([]);
+    expect(v.state.nodes['node-2']?.counter).toMatchObject({ boot: 'boot-1', failing: 0 });
+  });
+
+  it('alerts RECOVERED once after the restart was sent and samples turn healthy', () => {
+    const { state } = stalledState();
+    const sent = markRestartSent(state, 'node-1', 'node-1-e1-i1', 'cmd-1', T0 + 100);
+    expect(sent?.event?.kind).toBe('RESTART_SENT');
+    const v = decide(sent!.state, leader, beats(heartbeat('node-1', [...frozen(0, 9), ...working(9, 3)])), T0 + 5000, settings);
+    const published = v.actions.flatMap((a) => (a.kind === 'publish' ? [a.event.kind] : []));
+    expect(published).toEqual(['RECOVERED']);
+    expect(v.state.nodes['node-1']?.incident).toBeNull();
+  });
+
+  it('escalates once when the node stays stalled a full window after its restart', () => {
+    const { state } = stalledState();
+    const sent = markRestartSent(state, 'node-1', 'node-1-e1-i1', 'cmd-1', T0 + 100)!.state;
+    const v = decide(sent, leader, beats(heartbeat('node-1', frozen(0, 17))), T0 + 130_000, settings);
+    expect(v.actions.flatMap((a) => (a.kind === 'publish' ? [a.event.kind] : []))).toEqual(['STILL_STALLED', 'NO_STANDBY']);
+    const again = decide(v.state, leader, beats(heartbeat('node-1', frozen(0, 25))), T0 + 250_000, settings);
+    expect(again.actions.filter((a) => a.kind === 'publish')).toEqual([]);
+  });
+
+  it('refuses a restart beyond the hourly budget and says so', () => {
+    const budget = { ...settings, restartBudgetPerHour: 0 };
+    const v = decide(emptyWatchdogState(), leader, beats(heartbeat('node-1', frozen(0, 9))), T0, budget);
+    expect(v.actions.map((a) => (a.kind === 'publish' ? a.event.kind : a.kind))).toEqual(['STALLED', 'RESTART_BUDGET_EXHAUSTED']);
+  });
+
+  it('marks a restart that was claimed but never sent as failed after the verify window', () => {
+    const { state } = stalledState();
+    const v = decide(state, leader, beats(heartbeat('node-1', frozen(0, 10))), T0 + 61_000, settings);
+    expect(v.actions.flatMap((a) => (a.kind === 'publish' ? [a.event.kind] : []))).toEqual(['RESTART_FAILED', 'NO_STANDBY']);
+  });
+
+  it('asks to verify a sent restart until its result is recorded', () => {
+    const { state } = stalledState();
+    const sent = markRestartSent(state, 'node-1', 'node-1-e1-i1', 'cmd-1', T0 + 100)!.state;
+    const v = decide(sent, leader, beats(heartbeat('node-1', frozen(0, 10))), T0 + 1000, settings);
+    expect(v.actions).toEqual([expect.objectContaining({ kind: 'verify', commandId: 'cmd-1', deadline: T0 + 100 + 60_000 })]);
+    const done = markRestartResult(sent, 'node-1', 'node-1-e1-i1', true, 'Success', T0 + 2000);
+    expect(done?.event?.kind).toBe('RESTART_RESULT');
+    expect(markRestartResult(done!.state, 'node-1', 'node-1-e1-i1', true, 'Success', T0 + 3000)).toBeNull();
+  });
+
+  it('issues at most one restart per incident whatever the interleaving of heartbeats (property)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 1, maxLength: 20 }), (cuts) => {
+        let state = emptyWatchdogState();
+        let restarts = 0;
+        const all = frozen(0, 31);
+        cuts.forEach((end, i) => {
+          const v = decide(state, leader, beats(heartbeat('node-1', all.slice(Math.max(0, end - 16), end))), T0 + i, settings);
+          restarts += v.actions.filter((a) => a.kind === 'command').length;
+          state = v.state;
+        });
+        expect(restarts).toBeLessThanOrEqual(1);
+      }),
+    );
+  });
+
+  it('judges nothing without a primary record', () => {
+    const v = decide(emptyWatchdogState(), null, beats(heartbeat('node-1', frozen(0, 9))), T0, settings);
+    expect(v.actions).toEqual([]);
+  });
+
+  it('keeps a healthy primary quiet', () => {
+    const v = decide(emptyWatchdogState(), leader, beats(heartbeat('node-1', [sample(0), ...working(1, 15)])), T0, settings);
+    expect(v.actions).toEqual([]);
+  });
+});

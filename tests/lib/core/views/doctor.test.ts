@@ -1,0 +1,69 @@
+import { buildConfig } from '../../../../lib/core/config';
+import { deadLetterUrl, doctorChecks, doctorPassed, type DoctorFacts } from '../../../../lib/core/views/doctor';
+import type { HeartbeatObservation } from '../../../../lib/core/views/observed';
+import { heartbeat, sample } from '../../../helpers/fixtures';
+
+const NOW = 1_800_000_000_000;
+const NODES = [
+  { name: 'node-1', instanceId: 'mi-00000000000000001', lightsailName: 'fleet-1', priority: 1, address: '192.0.2.1' },
+  { name: 'node-2', instanceId: 'mi-00000000000000002', lightsailName: 'fleet-2', priority: 2, address: '192.0.2.2' },
+];
+const config = buildConfig({}, { nodes: NODES, queueUrl: 'https://sqs.us-west-2.amazonaws.com/123456789012/tasks', topicArn: 'arn:aws:sns:us-west-2:123456789012:fleet-events', hostedZoneId: 'ZTEST', recordName: 'origin.example.com' });
+const beat = (node: string, over = {}): HeartbeatObservation => ({ heartbeat: { state: 'ok', value: heartbeat(node, [sample(0, over)]) }, writtenAt: NOW - 4000 });
+const healthy = (): DoctorFacts => ({
+  config,
+  bucket: { state: 'ok' },
+  leader: { state: 'ok', value: { version: 1, primary: 'node-1', epoch: 1, renewals: 3, reason: 't', changedBy: 't', previous: null, handover: 'immediate' } },
+  heartbeats: new Map([['node-1', beat('node-1')], ['node-2', beat('node-2')]]),
+  queue: { state: 'ok', visible: 2, inFlight: 1 },
+  deadLetter: { state: 'ok', name: 'tasks-dlq', visible: 0, inFlight: 0 },
+  instances: new Map([['node-1', { instance: 'running', ssm: 'online' }], ['node-2', { instance: 'running', ssm: 'online' }]]),
+  origin: { state: 'ok', value: '192.0.2.1' },
+  now: NOW,
+});
+const byName = (facts: DoctorFacts, name: string) => doctorChecks(facts).find((c) => c.name === name);
+
+describe('doctorChecks', () => {
+  it('passes a healthy fleet, every check ok and without a hint', () => {
+    const checks = doctorChecks(healthy());
+    expect(checks.map((c) => c.name)).toEqual(['config', 'bucket', 'leader.json', 'heartbeat node-1', 'heartbeat node-2', 'queue', 'dead-letter queue', 'topic', 'ssm node-1', 'ssm node-2', 'origin record']);
+    expect(checks.filter((c) => c.status !== 'ok' || c.hint !== null)).toEqual([]);
+    expect(doctorPassed(checks)).toBe(true);
+  });
+
+  it.each([
+    ['a missing heartbeat', { heartbeats: new Map([['node-1', beat('node-1')]]) }, 'heartbeat node-2', 'fail', /install and start the agent on node-2/],
+    ['a stale heartbeat', { heartbeats: new Map([['node-1', beat('node-1')], ['node-2', { ...beat('node-2'), writtenAt: NOW - 45_000 }]]) }, 'heartbeat node-2', 'fail', /systemctl status queen-fleet-peer-sync/],
+    ['a standby without worker', { heartbeats: new Map([['node-1', beat('node-1')], ['node-2', beat('node-2', { workerProcesses: 0 })]]) }, 'heartbeat node-2', 'warn', /systemctl start queen-fleet-worker/],
+    ['a lost SSM agent', { instances: new Map([['node-2', { instance: 'running', ssm: 'lost' }]]) }, 'ssm node-2', 'fail', /restart amazon-ssm-agent/],
+    ['an unregistered node', { instances: new Map() }, 'ssm node-1', 'fail', /hybrid activation/],
+    ['a record at the old primary', { origin: { state: 'ok', value: '192.0.2.2' } }, 'origin record', 'fail', /UPSERT origin.example.com to 192.0.2.1/],
+    ['no record', { origin: { state: 'ok', value: null } }, 'origin record', 'fail', /create it pointing at 192.0.2.1/],
+    ['messages in the dead-letter queue', { deadLetter: { state: 'ok', name: 'tasks-dlq', visible: 2, inFlight: 0 } }, 'dead-letter queue', 'warn', /POISON_TASK/],
+    ['a missing leader.json', { leader: { state: 'missing' } }, 'leader.json', 'fail', /first ready node creates it/],
+    ['a leader outside the configuration', { leader: { state: 'ok', value: { version: 1, primary: 'node-7', epoch: 2, renewals: 0, reason: '', changedBy: '', previous: null, handover: 'immediate' } } }, 'leader.json', 'fail', /add node-7/],
+  ] as const)('reports %s with a hint', (_, over, name, status, hint) => {
+    const found = byName({ ...healthy(), ...over } as DoctorFacts, name);
+    expect(found?.status).toBe(status);
+    expect(found?.hint).toMatch(hint);
+  });
+
+  it('reports what it could not check when the bucket is unreachable, and fails', () => {
+    const checks = doctorChecks({ ...healthy(), bucket: { state: 'error', error: 'UnreachableError: connect ECONNREFUSED' }, leader: null, heartbeats: null });
+    expect(checks.filter((c) => c.status === 'fail').map((c) => c.name)).toEqual(['bucket', 'leader.json', 'heartbeat node-1', 'heartbeat node-2']);
+    expect(doctorPassed(checks)).toBe(false);
+  });
+
+  it('warns, but passes, without queue or topic configured', () => {
+    const bare = buildConfig({}, { nodes: NODES });
+    const checks = doctorChecks({ ...healthy(), config: bare, queue: { state: 'not-configured' }, deadLetter: null, origin: { state: 'not-configured' } });
+    expect(checks.filter((c) => c.status === 'warn').map((c) => c.name)).toEqual(['queue', 'topic']);
+    expect(doctorPassed(checks)).toBe(true);
+  });
+});
+
+describe('deadLetterUrl', () => {
+  it('swaps the queue name for the one in the ARN (same account and region, as SQS requires)', () => {
+    expect(deadLetterUrl('https://sqs.us-west-2.amazonaws.com/123456789012/tasks', 'arn:aws:sqs:us-west-2:123456789012:tasks-dlq')).toBe('https://sqs.us-west-2.amazonaws.com/123456789012/tasks-dlq');
+  });
+});

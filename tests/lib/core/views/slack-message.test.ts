@@ -1,0 +1,160 @@
+import { ValidationError } from '../../../../lib/core/errors';
+import type { FleetEvent } from '../../../../lib/core/events';
+import { formatAlarm, formatAlert, formatEvent, metricLines, parseAlertMessage, type CloudWatchAlarm, type SlackBlock, type SlackPayload } from '../../../../lib/core/views/slack-message';
+
+const stalled: FleetEvent = {
+  version: 1,
+  id: 'node-1-e3-i1.STALLED',
+  incidentId: 'node-1-e3-i1',
+  kind: 'STALLED',
+  node: 'node-1',
+  epoch: 3,
+  at: 1_700_000_120_000,
+  summary: 'node-1 stalled: 8 consecutive failing samples (the backlog is not shrinking and no task progressed).',
+  next: 'The watchdog restarts the worker through SSM Run Command.',
+  metrics: { failingSamples: 8, healthySamples: 0, fault: 'no-progress', workerProcesses: 1, cpuPercent: 3.1, memoryBytes: 52_428_800, backlog: 5, completionsInWindow: 0, inFlight: 1 },
+};
+
+const promoted: FleetEvent = { ...stalled, id: 'node-1-e3-i1.PROMOTED', kind: 'PROMOTED', summary: 'node-2 promoted.', next: 'The new primary takes over.', newPrimary: 'node-2', newEpoch: 4 };
+
+/** CloudWatch's alarm notification, as SNS delivers it (keys the formatter ignores included). */
+const alarm = {
+  AlarmName: 'queens-fleet-prod-watchdog-errors',
+  AlarmDescription: 'The watchdog Lambda failed.',
+  AWSAccountId: '123456789012',
+  AlarmConfigurationUpdatedTimestamp: '2023-11-01T10:00:00.000+0000',
+  NewStateValue: 'ALARM',
+  NewStateReason: 'Threshold Crossed: 1 datapoint [2.0 (14/11/23 22:14:00)] was greater than or equal to the threshold (1.0).',
+  StateChangeTime: '2023-11-14T22:15:20.000+0000',
+  Region: 'US West (Oregon)',
+  AlarmArn: 'arn:aws:cloudwatch:us-west-2:123456789012:alarm:queens-fleet-prod-watchdog-errors',
+  OldStateValue: 'OK',
+  OKActions: [],
+  AlarmActions: ['arn:aws:sns:us-west-2:123456789012:fleet-events-prod'],
+  InsufficientDataActions: [],
+  Trigger: { MetricName: 'Errors', Namespace: 'AWS/Lambda', StatisticType: 'Statistic', Statistic: 'SUM', Unit: null, Dimensions: [{ value: 'queens-fleet-prod-watchdog', name: 'FunctionName' }], Period: 60, EvaluationPeriods: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', Threshold: 1.0, TreatMissingData: 'notBreaching' },
+};
+
+/** Every text a person can see in a payload, joined. */
+const allText = (payload: SlackPayload): string =>
+  [payload.text, ...payload.blocks.flatMap((b: SlackBlock) => (b.type === 'context' ? b.elements : b.type === 'header' ? [b.text] : [...(b.text ? [b.text] : []), ...(b.fields ?? [])]).map((t) => t.text))].join('\n');
+
+const sectionTexts = (payload: SlackPayload): string[] => payload.blocks.flatMap((b) => (b.type === 'section' && b.text ? [b.text.text] : []));
+
+describe('slack-message', () => {
+  describe('formatEvent', () => {
+    it('heads the message with the kind and the node', () => {
+      const payload = formatEvent(stalled);
+      expect(payload.blocks[0]).toEqual({ type: 'header', text: { type: 'plain_text', text: ':warning: STALLED on node-1', emoji: true } });
+      expect(payload.text).toMatch(/^:warning: \[queen-fleet\] STALLED on node-1: node-1 stalled: 8 consecutive/);
+    });
+
+    it('shows node, incident, epoch and the time as ISO 8601', () => {
+      const fields = formatEvent(stalled).blocks[1];
+      expect(fields).toEqual({
+        type: 'section',
+        fields: [
+          { type: 'mrkdwn', text: '*Node*\nnode-1' },
+          { type: 'mrkdwn', text: '*Incident*\nnode-1-e3-i1' },
+          { type: 'mrkdwn', text: '*Epoch*\n3' },
+          { type: 'mrkdwn', text: '*Time*\n2023-11-14T22:15:20.000Z' },
+        ],
+      });
+    });
+
+    it('says what happened, the key metrics and the next step', () => {
+      expect(sectionTexts(formatEvent(stalled))).toEqual([
+        `*What happened*\n${stalled.summary}`,
+        '*Key metrics*\n• Failing samples: 8\n• Fault: no-progress\n• Worker processes: 1\n• CPU: 3.1%\n• Memory: 50.0 MiB\n• Backlog: 5\n• Completions in window: 0\n• In flight: 1',
+        '*Next step*\nThe watchdog restarts the worker through SSM Run Command.',
+      ]);
+    });
+
+    it('skips the metrics the agent could not read', () => {
+      const lines = metricLines({ failingSamples: 0, healthySamples: 0, fault: null, workerProcesses: 0, cpuPercent: null, memoryBytes: null, backlog: null, completionsInWindow: null, inFlight: null });
+      expect(lines).toEqual(['• Failing samples: 0', '• Worker processes: 0']);
+    });
+
+    it('names the new primary and its epoch for a failover step', () => {
+      const payload = formatEvent(promoted);
+      expect(payload.blocks[1]).toMatchObject({ fields: expect.arrayContaining([{ type: 'mrkdwn', text: '*New primary*\nnode-2' }, { type: 'mrkdwn', text: '*New epoch*\n4' }]) });
+      expect(payload.text).toContain('New primary node-2 (epoch 4).');
+    });
+
+    it('marks a recovery as resolved and a node death as critical', () => {
+      expect(formatEvent({ ...stalled, kind: 'RECOVERED' }).text).toMatch(/^:white_check_mark: /);
+      expect(formatEvent({ ...stalled, kind: 'NODE_DEAD' }).text).toMatch(/^:rotating_light: /);
+    });
+
+    it('escapes Slack markup so a summary cannot ping the channel or forge a link', () => {
+      const payload = formatEvent({ ...stalled, summary: 'worker said <!channel> & <https://evil.example|click>' });
+      expect(allText(payload)).not.toMatch(/<!channel>|<https:/);
+      expect(sectionTexts(payload)[0]).toBe('*What happened*\nworker said &lt;!channel&gt; &amp; &lt;https://evil.example|click&gt;');
+    });
+
+    it('keeps every block within the Block Kit limits, even for the longest fields', () => {
+      const payload = formatEvent({ ...stalled, summary: '&'.repeat(1000), next: '<'.repeat(500), incidentId: 'i'.repeat(160) });
+      for (const text of sectionTexts(payload)) expect(text.length).toBeLessThanOrEqual(3000);
+      expect(sectionTexts(payload)[0]).toMatch(/(&amp;)+…$/);
+      expect(payload.text.length).toBeLessThanOrEqual(3000);
+    });
+  });
+
+  describe('formatAlarm', () => {
+    it('shows the alarm name, the state change, the reason and the time', () => {
+      const payload = formatAlarm(alarm as CloudWatchAlarm);
+      expect(payload.blocks[0]).toMatchObject({ type: 'header', text: { text: ':rotating_light: ALARM: queens-fleet-prod-watchdog-errors' } });
+      expect(payload.blocks[1]).toEqual({
+        type: 'section',
+        fields: [
+          { type: 'mrkdwn', text: '*State*\nOK → ALARM' },
+          { type: 'mrkdwn', text: '*Time*\n2023-11-14T22:15:20.000Z' },
+          { type: 'mrkdwn', text: '*Region*\nUS West (Oregon)' },
+        ],
+      });
+      expect(sectionTexts(payload)).toEqual([`*Reason*\n${alarm.NewStateReason}`, '*Description*\nThe watchdog Lambda failed.']);
+      expect(payload.text).toBe(`:rotating_light: [queen-fleet] CloudWatch alarm queens-fleet-prod-watchdog-errors is ALARM: ${alarm.NewStateReason}`);
+    });
+
+    it('omits a null description and marks a return to OK as resolved', () => {
+      const payload = formatAlarm({ ...(alarm as CloudWatchAlarm), AlarmDescription: null, NewStateValue: 'OK', OldStateValue: 'ALARM' });
+      expect(sectionTexts(payload)).toHaveLength(1);
+      expect(payload.text).toMatch(/^:white_check_mark: /);
+    });
+  });
+
+  describe('parseAlertMessage', () => {
+    it('classifies a FleetEvent', () => {
+      expect(parseAlertMessage(JSON.stringify(stalled))).toEqual({ type: 'event', event: stalled });
+    });
+
+    it('classifies a CloudWatch alarm notification', () => {
+      const parsed = parseAlertMessage(JSON.stringify(alarm));
+      expect(parsed).toMatchObject({ type: 'alarm', alarm: { AlarmName: alarm.AlarmName, NewStateValue: 'ALARM', OldStateValue: 'OK' } });
+      expect(formatAlert(parsed).text).toContain('CloudWatch alarm');
+    });
+
+    it.each([
+      ['text that is not JSON', 'hello from the console', '(root)'],
+      ['a JSON array', '[1,2]', '(root)'],
+      ['a JSON string', '"STALLED"', '(root)'],
+      ['an event without a kind', JSON.stringify({ ...stalled, kind: undefined }), 'kind'],
+      ['an event of an unknown kind', JSON.stringify({ ...stalled, kind: 'EXPLODED' }), 'kind'],
+      ['an event with a bad metric', JSON.stringify({ ...stalled, metrics: { ...stalled.metrics, fault: 'melted' } }), 'metrics.fault'],
+      ['an event with an unknown key', JSON.stringify({ ...stalled, severity: 'high' }), 'severity'],
+      ['an alarm in an unknown state', JSON.stringify({ ...alarm, NewStateValue: 'PANIC' }), 'NewStateValue'],
+      ['an alarm without a reason', JSON.stringify({ ...alarm, NewStateReason: undefined }), 'NewStateReason'],
+    ])('throws ValidationError naming the field for %s', (_case, message, field) => {
+      const error = (() => {
+        try {
+          parseAlertMessage(message);
+        } catch (e) {
+          return e;
+        }
+        return undefined;
+      })();
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).field).toBe(field);
+    });
+  });
+});
