@@ -8,6 +8,9 @@ import Table from 'cli-table3';
 import { parseScenario } from '../lib/core/drill/scenario';
 import { runDrill } from '../lib/harness/drill/run';
 
+// As in bin/fleet.js: the SDK's notice about Node 20 is for long-lived installs, not a bench run.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 /** us-west-2 list prices (USD), November 2026. */
 const PRICE = {
   s3Put: 0.005 / 1000,
