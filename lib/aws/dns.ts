@@ -1,4 +1,5 @@
 import { ChangeResourceRecordSetsCommand, GetChangeCommand, ListResourceRecordSetsCommand, type Route53Client } from '@aws-sdk/client-route-53';
+import type { Config } from '../core/config';
 import { FleetError, isRetryable } from '../core/errors';
 import { sleep as realSleep } from '../sleep';
 import { toFleetError } from './errors';
@@ -120,3 +121,9 @@ export class OriginRecord {
     }
   }
 }
+
+/** The origin record a configuration names, or null when it names none. */
+export const originRecordFor = (config: Pick<Config, 'hostedZoneId' | 'recordName' | 'recordType' | 'recordTtl'>, route53: Route53Client): OriginRecord | null =>
+  config.hostedZoneId === undefined || config.recordName === undefined
+    ? null
+    : new OriginRecord(route53, { hostedZoneId: config.hostedZoneId, recordName: config.recordName, type: config.recordType, ttl: config.recordTtl });

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ClientFactory } from '../../aws/clients';
-import { OriginRecord } from '../../aws/dns';
+import { originRecordFor } from '../../aws/dns';
 import { TaskQueue } from '../../aws/queue';
 import { stateStoreFor } from '../../aws/state-store';
 import { buildConfig, scaleConfig, type Config } from '../../core/config';
@@ -123,9 +123,8 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     await store.create(KEYS.leader, leader);
     // A deployed fleet has its origin record before anything fails; so does the drill's.
     const primaryAddress = config.nodes[0]?.address;
-    if (config.hostedZoneId !== undefined && config.recordName !== undefined && primaryAddress !== undefined) {
-      await new OriginRecord(clients.route53(), { hostedZoneId: config.hostedZoneId, recordName: config.recordName, type: config.recordType, ttl: config.recordTtl }).upsert(primaryAddress);
-    }
+    const origin = originRecordFor(config, clients.route53());
+    if (origin !== null && primaryAddress !== undefined) await origin.upsert(primaryAddress);
 
     const nodeOf = new Map(config.nodes.map((n) => [n.instanceId, n.name]));
     cloud.fakes.ssm.onDone = (c): void => {
