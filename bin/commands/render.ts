@@ -23,8 +23,8 @@ const heartbeatCell = (n: NodeStatus, c: Paint): string => {
 const incidentCell = (n: NodeStatus, c: Paint): string => {
   const i = n.incident;
   if (i === null) return dash;
-  const steps = [i.restart === null ? null : `restart ${i.restart}`, i.failover === null ? null : `failover ${i.failover}${i.failoverTo === null ? '' : ` → ${i.failoverTo}`}`].filter((s) => s !== null);
-  return c.red(`${i.id} (${i.kind})`) + (steps.length > 0 ? `\n${steps.join(', ')}` : '');
+  const stage = `${i.stage}${i.why === null ? '' : ` (${i.why})`}${i.failoverTo === null ? '' : ` → ${i.failoverTo}`}`;
+  return c.red(`${i.id} (${i.kind})`) + `\n${stage}`;
 };
 
 const num = (v: number | null, unit = ''): string => (v === null ? dash : `${v}${unit}`);

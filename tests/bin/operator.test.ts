@@ -56,7 +56,7 @@ describe('fleet status', () => {
       heartbeat: { state: 'ok', fresh: true },
       workerProcesses: 1,
       stall: { failing: 8, healthy: 0, fault: 'no-progress' },
-      incident: { id: INCIDENT, kind: 'stall', restart: 'sent', failover: null },
+      incident: { id: INCIDENT, kind: 'stall', stage: 'restart-sent', failoverTo: null },
     });
     expect(nodeOf(doc, 'node-2')).toMatchObject({ role: 'standby', heartbeat: { state: 'ok', fresh: true }, incident: null });
     expect(nodeOf(doc, 'node-3')).toMatchObject({ role: 'standby', workerProcesses: 0 });
@@ -180,7 +180,7 @@ const settleRestart = async (): Promise<void> => {
   await fleet.store.update(KEYS.watchdogState, watchdogStateSchema, (state) => {
     const incident = state?.nodes['node-1']?.incident;
     if (state === null || incident?.restart == null) throw new Error('seeded incident missing');
-    const settled = { ...incident, restart: { ...incident.restart, status: 'succeeded' as const } };
+    const settled = { ...incident, stage: { name: 'watching' as const }, restart: { ...incident.restart, finishedAt: Date.now(), detail: 'Success' } };
     return { value: { ...state, nodes: { ...state.nodes, 'node-1': { ...state.nodes['node-1'], incident: settled } } }, result: null };
   });
 };

@@ -4,7 +4,7 @@ import { SendCommandCommand } from '@aws-sdk/client-ssm';
 import { handler, resetForTests } from '../../functions/replay/handler';
 import type { FleetEvent } from '../../lib/core/events';
 import { emptyCounter } from '../../lib/core/fleet/stall';
-import type { Incident } from '../../lib/core/fleet/watchdog-state';
+import type { IncidentV1 as Incident } from '../../lib/core/fleet/watchdog-state-v1';
 import { makeEvent } from '../../lib/core/fleet/watchdog-events';
 import { frozen, heartbeat, working } from '../helpers/fixtures';
 import { answerControlPlane, mockControlPlane, mutations as mutationsOf, routedFleetEnv } from '../helpers/control-plane';
@@ -21,7 +21,11 @@ const quiet = { counter: emptyCounter(), incident: null, restartTimes: [], incid
 const incident = (over: Partial<Incident>): Incident => ({ id: INCIDENT, kind: 'stall', openedAt: 1, epoch: 3, restart: null, escalated: false, failover: null, noStandbyAlerted: false, ...over });
 const event = (kind: FleetEvent['kind'], epoch = 3): FleetEvent => makeEvent(kind, 'node-1', { id: INCIDENT, epoch }, emptyCounter(), 1, `node-1 ${kind}`);
 
-/** Writes the watchdog state with node-1's incident, and the events it already produced. */
+/**
+ * Writes the watchdog state with node-1's incident, and the events it already produced. The
+ * state is written as version 1, as a fleet upgraded in the middle of an incident has it: the
+ * replay reads it through the converter, and whatever it writes back is version 2.
+ */
 const given = (open: Incident | null, written: FleetEvent['kind'][]): void => {
   s3.set('peer-sync/watchdog/state.json', { version: 1, revision: 5, lastFailoverAt: null, nodes: { 'node-1': { ...quiet, incident: open, incidents: 1 }, 'node-2': quiet } });
   for (const kind of written) s3.set(`peer-sync/events/${INCIDENT}/${kind}.json`, event(kind));

@@ -128,7 +128,7 @@ describe('watchdog handler', () => {
     s3.set('peer-sync/watchdog/state.json', '{"version": 99}');
     await handler(scheduled);
     expect([...s3.objects.keys()].some((k) => k.startsWith('peer-sync/quarantine/watchdog_state.json.'))).toBe(true);
-    expect(s3.json('peer-sync/watchdog/state.json')).toMatchObject({ version: 1 });
+    expect(s3.json('peer-sync/watchdog/state.json')).toMatchObject({ version: 2 });
     expect(ssm).toHaveReceivedCommandTimes(SendCommandCommand, 1);
   });
 });

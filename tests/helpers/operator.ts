@@ -71,7 +71,7 @@ const leaderAt1: Leader = { version: 1, primary: 'node-1', epoch: 1, renewals: 1
 const watchdogState = (now: number): WatchdogState => {
   const quiet = { counter: emptyCounter(), incident: null, restartTimes: [], incidents: 0, seen: null };
   return {
-    version: 1,
+    version: 2,
     revision: 7,
     lastFailoverAt: null,
     nodes: {
@@ -82,10 +82,8 @@ const watchdogState = (now: number): WatchdogState => {
           kind: 'stall',
           openedAt: now - 60_000,
           epoch: 1,
-          restart: { command: 'restartWorker', status: 'sent', claimedAt: now - 58_000, commandId: 'cmd-1', sentAt: now - 57_000 },
-          escalated: false,
-          failover: null,
-          noStandbyAlerted: false,
+          stage: { name: 'restart-sent' },
+          restart: { command: 'restartWorker', claimedAt: now - 58_000, commandId: 'cmd-1', sentAt: now - 57_000 },
         },
         restartTimes: [now - 58_000],
         incidents: 1,

@@ -6,6 +6,7 @@ import { claimStaleMs } from '../../core/fleet/ladder';
 import { readyStandbys, updateSeen } from '../../core/fleet/liveness';
 import { planReplay, type ReplayAction, type ReplayPlan } from '../../core/views/replay';
 import type { ReplayRef, ReplayRequest } from '../../core/views/replay-input';
+import { advance, next } from '../../core/fleet/incident';
 import { withIncident } from '../../core/fleet/watchdog';
 import { emptyWatchdogState, watchdogStateSchema, type Incident, type NodeWatch } from '../../core/fleet/watchdog-state';
 import { sendCommand, verify } from '../watchdog/actions';
@@ -74,9 +75,19 @@ const claim = async (deps: WatchdogDeps, event: FleetEvent, accept: (incident: I
   return result;
 };
 
-type Outcome = { acted: boolean; note: string };
+/** What an execute carried out, in words. */
+type Carried = { acted: boolean; note: string };
 
-const carryOutReplay = async (deps: WatchdogDeps, event: FleetEvent, action: ReplayAction): Promise<Outcome> => {
+/** The incident's pending action by the machine's rule. */
+const pendingOf = (deps: WatchdogDeps, incident: Incident, now: number) => next(incident, { restartVerifyMs: deps.config.restartVerifySeconds * 1000 }, now);
+
+/** The claim taken over by this replay: the same stage, claimed anew. */
+const renew = (incident: Incident, now: number): Incident | null => {
+  const moved = advance(incident, { kind: 'CLAIM_RENEWED', at: now });
+  return moved === 'closed' ? null : moved;
+};
+
+const carryOutReplay = async (deps: WatchdogDeps, event: FleetEvent, action: ReplayAction): Promise<Carried> => {
   const spec = deps.config.nodes.find((n) => n.name === event.node);
   if (spec === undefined) return { acted: false, note: `${event.node} is not a configured node: nothing done` };
   const base = { node: spec.name, instanceId: spec.instanceId, incidentId: event.incidentId };
@@ -86,25 +97,28 @@ const carryOutReplay = async (deps: WatchdogDeps, event: FleetEvent, action: Rep
       await verify(deps, { kind: 'verify', ...base, commandId: action.commandId, deadline: action.deadline });
       return { acted: true, note: `read the result of command ${action.commandId}` };
     case 'send-restart': {
-      const won = await claim(deps, event, (i) => (i.restart?.status === 'claimed' && i.restart.claimedAt === action.claimedAt ? { ...i, restart: { ...i.restart, claimedAt: now } } : null));
+      const won = await claim(deps, event, (i) => (pendingOf(deps, i, now).kind === 'send-restart' && i.restart?.claimedAt === action.claimedAt ? renew(i, now) : null));
       if (won === null) return { acted: false, note: 'the restart was taken up meanwhile: nothing sent' };
       await sendCommand(deps, { kind: 'command', ...base, command: action.command });
       return { acted: true, note: `sent ${action.command} to ${spec.name}` };
     }
     case 'resume-failover': {
-      const won = await claim(deps, event, (i) => (i.failover?.status === 'claimed' && i.failover.claimedAt === action.step.claimedAt ? { ...i, failover: { ...i.failover, claimedAt: now } } : null));
-      if (won?.failover == null) return { acted: false, note: 'the failover was taken up meanwhile: nothing done' };
-      await failover(deps, { kind: 'failover', node: spec.name, incidentId: event.incidentId, step: won.failover });
-      return { acted: true, note: `resumed the failover of ${spec.name} to ${won.failover.to}` };
+      const won = await claim(deps, event, (i) => {
+        const pending = pendingOf(deps, i, now);
+        return pending.kind === 'carry-out-failover' && pending.failover.claimedAt === action.step.claimedAt ? renew(i, now) : null;
+      });
+      if (won?.stage.name !== 'failing-over') return { acted: false, note: 'the failover was taken up meanwhile: nothing done' };
+      await failover(deps, { kind: 'failover', node: spec.name, incidentId: event.incidentId, step: won.stage.failover });
+      return { acted: true, note: `resumed the failover of ${spec.name} to ${won.stage.failover.to}` };
     }
     case 'retry-failover': {
-      const won = await claim(deps, event, (i) =>
-        i.failover?.status === 'failed'
-          ? { ...i, failover: { status: 'claimed', to: action.to, fromEpoch: action.fromEpoch, claimedAt: now, outgoingStopped: false, stopOutgoing: i.kind === 'stall' } }
-          : null,
-      );
-      if (won?.failover == null) return { acted: false, note: 'the failover was retried meanwhile: nothing done' };
-      await failover(deps, { kind: 'failover', node: spec.name, incidentId: event.incidentId, step: won.failover });
+      const won = await claim(deps, event, (i) => {
+        if (pendingOf(deps, i, now).kind !== 'retry-failover') return null;
+        const moved = advance(i, { kind: 'FAILOVER_STARTED', failover: { to: action.to, fromEpoch: action.fromEpoch, claimedAt: now, outgoingStopped: false, stopOutgoing: i.kind === 'stall' } });
+        return moved === null || moved === 'closed' ? null : moved;
+      });
+      if (won?.stage.name !== 'failing-over') return { acted: false, note: 'the failover was retried meanwhile: nothing done' };
+      await failover(deps, { kind: 'failover', node: spec.name, incidentId: event.incidentId, step: won.stage.failover });
       return { acted: true, note: `retried the failover of ${spec.name} to ${action.to}` };
     }
   }

@@ -3,15 +3,16 @@ import type { EventKind, FleetEvent } from '../events';
 import { classifySilence, isSilent, readyStandbys, type Confirmation } from './liveness';
 import type { Heartbeat, Leader } from '../schemas';
 import { isStalled, type StallCounter } from './stall';
+import { advance, next, openIncident, outstandingRestart, type FailoverPlan, type Incident, type IncidentKind, type Opening, type Step, type Timing } from './incident';
 import { makeEvent } from './watchdog-events';
-import type { FailoverStep, Incident, NodeWatch } from './watchdog-state';
+import type { NodeWatch } from './watchdog-state';
 
 /** What the handler must carry out after the new state was stored by CAS. */
 export type WatchdogAction =
   | { kind: 'publish'; event: FleetEvent }
   | { kind: 'command'; node: string; instanceId: string; incidentId: string; command: 'restartWorker' | 'restartAgent' }
   | { kind: 'verify'; node: string; instanceId: string; incidentId: string; commandId: string; deadline: number }
-  | { kind: 'failover'; node: string; incidentId: string; step: FailoverStep }
+  | { kind: 'failover'; node: string; incidentId: string; step: FailoverPlan }
   /** Point the origin record at the primary `leader.json` names (traffic follows the lease). */
   | { kind: 'route'; primary: string; epoch: number };
 
@@ -38,51 +39,56 @@ export interface LadderContext {
 
 const HOUR_MS = 3_600_000;
 
+const timing = (ctx: LadderContext): Timing => ({ restartVerifyMs: ctx.settings.restartVerifySeconds * 1000 });
+
 const publish = (ctx: LadderContext, spec: NodeSpec, kind: EventKind, incident: Incident, counter: StallCounter, summary: string, extra: Pick<FleetEvent, 'newPrimary' | 'newEpoch'> = {}): void => {
   ctx.actions.push({ kind: 'publish', event: makeEvent(kind, spec.name, incident, counter, ctx.now, summary, extra) });
 };
 
-const openIncident = (spec: NodeSpec, watch: NodeWatch, kind: Incident['kind'], epoch: number, now: number): Incident => ({
-  id: `${spec.name}-e${epoch}-i${watch.incidents + 1}`,
-  kind,
-  openedAt: now,
-  epoch,
-  restart: null,
-  escalated: false,
-  failover: null,
-  noStandbyAlerted: false,
-});
-
-/** Claims a restart (worker or agent) within the hourly budget. */
-const claimCommand = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch, incident: Incident, command: 'restartWorker' | 'restartAgent'): NodeWatch => {
-  const recent = watch.restartTimes.filter((t) => ctx.now - t < HOUR_MS);
-  if (recent.length >= ctx.settings.restartBudgetPerHour) {
-    publish(ctx, spec, 'RESTART_BUDGET_EXHAUSTED', incident, watch.counter, `${spec.name}: ${recent.length} restarts in the last hour, budget ${ctx.settings.restartBudgetPerHour}.`);
-    return { ...watch, incident: { ...incident, restart: { command, status: 'failed', claimedAt: ctx.now, detail: 'restart budget exhausted' } }, restartTimes: recent };
-  }
-  ctx.actions.push({ kind: 'command', node: spec.name, instanceId: spec.instanceId, incidentId: incident.id, command });
-  return {
-    ...watch,
-    counter: { ...watch.counter, failing: 0, healthy: 0 },
-    incident: { ...incident, restart: { command, status: 'claimed', claimedAt: ctx.now } },
-    restartTimes: [...recent, ctx.now],
-  };
+/**
+ * Moves the node's open incident one step through the machine (lib/core/fleet/incident.ts) and
+ * publishes the step's event; a step its stage does not accept changes nothing and says nothing.
+ */
+const move = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch, step: Step & { kind: EventKind }, summary: string, extra: Pick<FleetEvent, 'newPrimary' | 'newEpoch'> = {}): NodeWatch => {
+  const incident = watch.incident;
+  if (incident === null) return watch;
+  const moved = advance(incident, step);
+  if (moved === null) return watch;
+  publish(ctx, spec, step.kind, incident, watch.counter, summary, extra);
+  return { ...watch, incident: moved === 'closed' ? null : moved };
 };
 
-/** Moves a claimed or sent restart along: a claim nobody sent fails, a sent one is verified. */
-const progressCommand = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeWatch => {
+/** Opens the node's next incident with the step that detected it, and publishes that step. */
+const open = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch, kind: IncidentKind, step: Opening, summary: string): NodeWatch => {
+  const epoch = ctx.leader?.epoch ?? 0;
+  const incident = openIncident({ id: `${spec.name}-e${epoch}-i${watch.incidents + 1}`, kind, epoch, at: ctx.now }, step);
+  publish(ctx, spec, step.kind, incident, watch.counter, summary);
+  return { ...watch, incident, incidents: watch.incidents + 1 };
+};
+
+/** Sends the restart the incident just claimed, within the hourly budget. */
+const claimRestart = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeWatch => {
   const incident = watch.incident;
-  const restart = incident?.restart;
-  if (incident === null || restart === undefined || restart === null) return watch;
-  const verifyMs = ctx.settings.restartVerifySeconds * 1000;
-  if (restart.status === 'claimed' && ctx.now - restart.claimedAt > verifyMs) {
-    const failed: Incident = { ...incident, restart: { ...restart, status: 'failed', finishedAt: ctx.now, detail: 'restart claimed but never sent' } };
-    publish(ctx, spec, 'RESTART_FAILED', failed, watch.counter, `${spec.name}: the restart could not be delivered.`);
-    return { ...watch, incident: failed };
+  if (incident?.stage.name !== 'restart-claimed' || incident.restart === null) return watch;
+  const recent = watch.restartTimes.filter((t) => ctx.now - t < HOUR_MS);
+  if (recent.length >= ctx.settings.restartBudgetPerHour) {
+    const summary = `${spec.name}: ${recent.length} restarts in the last hour, budget ${ctx.settings.restartBudgetPerHour}.`;
+    return { ...move(ctx, spec, watch, { kind: 'RESTART_BUDGET_EXHAUSTED', at: ctx.now }, summary), restartTimes: recent };
   }
-  if (restart.status === 'sent' && restart.commandId !== undefined) {
-    ctx.actions.push({ kind: 'verify', node: spec.name, instanceId: spec.instanceId, incidentId: incident.id, commandId: restart.commandId, deadline: (restart.sentAt ?? restart.claimedAt) + verifyMs });
+  ctx.actions.push({ kind: 'command', node: spec.name, instanceId: spec.instanceId, incidentId: incident.id, command: incident.restart.command });
+  return { ...watch, counter: { ...watch.counter, failing: 0, healthy: 0 }, restartTimes: [...recent, ctx.now] };
+};
+
+/** Moves a restart along: a claim nobody sent fails, a sent one is verified (in whatever stage). */
+const progressRestart = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeWatch => {
+  const incident = watch.incident;
+  if (incident === null) return watch;
+  const pending = next(incident, timing(ctx), ctx.now);
+  if (pending.kind === 'send-restart' && pending.overdue) {
+    return move(ctx, spec, watch, { kind: 'RESTART_FAILED', at: ctx.now, detail: 'restart claimed but never sent' }, `${spec.name}: the restart could not be delivered.`);
   }
+  const verify = outstandingRestart(incident, timing(ctx));
+  if (verify !== null) ctx.actions.push({ kind: 'verify', node: spec.name, instanceId: spec.instanceId, incidentId: incident.id, commandId: verify.commandId, deadline: verify.deadline });
   return watch;
 };
 
@@ -97,39 +103,41 @@ export const claimStaleMs = (settings: Pick<WatchdogSettings, 'commandWaitSecond
 /** Re-issues a failover whose claimer went quiet; every step of it is idempotent. */
 const resumeFailover = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeWatch => {
   const incident = watch.incident;
-  const step = incident?.failover;
-  if (incident === null || step === null || step === undefined || step.status !== 'claimed') return watch;
-  if (ctx.now - step.claimedAt <= claimStaleMs(ctx.settings)) return watch;
-  const renewed: FailoverStep = { ...step, claimedAt: ctx.now };
-  ctx.actions.push({ kind: 'failover', node: spec.name, incidentId: incident.id, step: renewed });
-  return { ...watch, incident: { ...incident, failover: renewed } };
+  if (incident === null) return watch;
+  const pending = next(incident, timing(ctx), ctx.now);
+  if (pending.kind !== 'carry-out-failover' || ctx.now - pending.failover.claimedAt <= claimStaleMs(ctx.settings)) return watch;
+  const renewed = advance(incident, { kind: 'CLAIM_RENEWED', at: ctx.now });
+  if (renewed === null || renewed === 'closed' || renewed.stage.name !== 'failing-over') return watch;
+  ctx.actions.push({ kind: 'failover', node: spec.name, incidentId: incident.id, step: renewed.stage.failover });
+  return { ...watch, incident: renewed };
 };
 
 /**
  * Claims the failover of the primary to the best ready standby, within the cooldown; with no
  * ready standby it alerts once and tries again on the next run.
  */
-const tryFailover = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch, incident: Incident): NodeWatch => {
-  const leader = ctx.leader;
-  if (leader === null || leader.primary !== spec.name || incident.failover !== null) return { ...watch, incident };
+const tryFailover = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeWatch => {
+  const { leader } = ctx;
+  const { incident } = watch;
+  if (leader === null || leader.primary !== spec.name || incident === null) return watch;
+  const pending = next(incident, timing(ctx), ctx.now);
+  if (pending.kind !== 'choose-standby') return watch;
   const cooling = ctx.lastFailoverAt !== null && ctx.now - ctx.lastFailoverAt < ctx.settings.failoverCooldownSeconds * 1000;
   const target = cooling ? undefined : readyStandbys(ctx.settings.nodes, ctx.watches, ctx.heartbeats, leader, ctx.now, ctx.settings.sampleIntervalSeconds * 1000)[0];
   if (target === undefined) {
-    if (incident.noStandbyAlerted) return { ...watch, incident };
-    publish(ctx, spec, 'NO_STANDBY', incident, watch.counter, cooling ? `${spec.name}: failover held back, the last one was within the cooldown.` : `${spec.name}: no standby is ready to take over.`);
-    return { ...watch, incident: { ...incident, noStandbyAlerted: true } };
+    if (pending.noStandbyAlerted) return watch;
+    return move(ctx, spec, watch, { kind: 'NO_STANDBY' }, cooling ? `${spec.name}: failover held back, the last one was within the cooldown.` : `${spec.name}: no standby is ready to take over.`);
   }
-  const step: FailoverStep = {
-    status: 'claimed',
+  const failover: FailoverPlan = {
     to: target.name,
     fromEpoch: leader.epoch,
     claimedAt: ctx.now,
     outgoingStopped: ctx.confirmations.get(spec.name)?.instance === 'stopped',
     stopOutgoing: incident.kind === 'stall',
   };
-  publish(ctx, spec, 'FAILOVER_STARTED', incident, watch.counter, `${spec.name}: failing over to ${target.name}.`, { newPrimary: target.name });
-  ctx.actions.push({ kind: 'failover', node: spec.name, incidentId: incident.id, step });
-  return { ...watch, incident: { ...incident, failover: step } };
+  const claimed = move(ctx, spec, watch, { kind: 'FAILOVER_STARTED', failover }, `${spec.name}: failing over to ${target.name}.`, { newPrimary: target.name });
+  ctx.actions.push({ kind: 'failover', node: spec.name, incidentId: incident.id, step: failover });
+  return claimed;
 };
 
 /** What AWS says of a silent node, for its alert. */
@@ -144,20 +152,13 @@ const evidence = (c: Confirmation | undefined): string => `Lightsail: ${c?.insta
  */
 const judgePrimarySilence = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch, silence: 'silent' | 'dead'): NodeWatch => {
   const conf = ctx.confirmations.get(spec.name);
-  let next = watch;
-  let incident = watch.incident?.kind === 'dead' ? watch.incident : null;
-  if (incident === null) {
-    incident = openIncident(spec, watch, 'dead', ctx.leader?.epoch ?? 0, ctx.now);
-    next = { ...watch, incident, incidents: watch.incidents + 1 };
-    if (silence === 'silent') {
-      publish(ctx, spec, 'NODE_SILENT', incident, watch.counter, `${spec.name}: the primary is silent (${evidence(conf)}); nothing confirms yet that it is gone, its lease decides.`);
-      return next;
-    }
+  const dead = `${spec.name}: the primary's node is gone (no heartbeat; ${evidence(conf)}).`;
+  if (watch.incident?.kind !== 'dead') {
+    if (silence === 'silent') return open(ctx, spec, watch, 'dead', { kind: 'NODE_SILENT' }, `${spec.name}: the primary is silent (${evidence(conf)}); nothing confirms yet that it is gone, its lease decides.`);
+    return tryFailover(ctx, spec, open(ctx, spec, watch, 'dead', { kind: 'NODE_DEAD' }, dead));
   }
-  if (silence === 'silent' || incident.confirmed === true) return silence === 'dead' ? tryFailover(ctx, spec, next, incident) : next;
-  const confirmed: Incident = { ...incident, confirmed: true };
-  publish(ctx, spec, 'NODE_DEAD', confirmed, watch.counter, `${spec.name}: the primary's node is gone (no heartbeat; ${evidence(conf)}).`);
-  return tryFailover(ctx, spec, { ...next, incident: confirmed }, confirmed);
+  if (silence === 'silent') return watch;
+  return tryFailover(ctx, spec, move(ctx, spec, watch, { kind: 'NODE_DEAD' }, dead));
 };
 
 /**
@@ -166,13 +167,10 @@ const judgePrimarySilence = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatc
  * waits undelivered and is cancelled when the watchdog gives up on it.
  */
 const judgeStandbySilence = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch, silence: 'silent' | 'dead'): NodeWatch => {
-  if (watch.incident?.kind === 'standby' || watch.incident?.kind === 'agent') return progressCommand(ctx, spec, watch);
-  const conf = ctx.confirmations.get(spec.name);
-  const opened = openIncident(spec, watch, 'standby', ctx.leader?.epoch ?? 0, ctx.now);
-  const next = { ...watch, incident: opened, incidents: watch.incidents + 1 };
+  if (watch.incident?.kind === 'standby') return progressRestart(ctx, spec, watch);
   const gone = silence === 'dead' ? 'its node is gone' : 'it is silent';
-  publish(ctx, spec, 'REDUNDANCY_LOST', opened, watch.counter, `${spec.name}: the standby is lost: ${gone} (no heartbeat; ${evidence(conf)}).${silence === 'dead' ? '' : ' Restarting its agent.'}`);
-  return silence === 'dead' ? next : claimCommand(ctx, spec, next, opened, 'restartAgent');
+  const summary = `${spec.name}: the standby is lost: ${gone} (no heartbeat; ${evidence(ctx.confirmations.get(spec.name))}).${silence === 'dead' ? '' : ' Restarting its agent.'}`;
+  return claimRestart(ctx, spec, open(ctx, spec, watch, 'standby', { kind: 'REDUNDANCY_LOST', at: ctx.now, restart: silence !== 'dead' }, summary));
 };
 
 /** Silence of a node, or null when it is heard from. */
@@ -186,46 +184,36 @@ const judgeSilence = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch, isPr
 /** The stall ladder of the primary: restart, recover or escalate, then fail over. */
 const judgeStall = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeWatch => {
   const { counter } = watch;
-  const incident = watch.incident;
   const { stallSamples, recoverySamples } = ctx.settings;
-  if (incident === null) {
+  if (watch.incident === null) {
     if (!isStalled(counter, stallSamples)) return watch;
-    const opened = openIncident(spec, watch, 'stall', ctx.leader?.epoch ?? 0, ctx.now);
     const why = counter.lastFault === 'no-worker' ? 'no worker process is alive' : 'the backlog is not shrinking and no task progressed';
-    publish(ctx, spec, 'STALLED', opened, counter, `${spec.name} stalled: ${counter.failing} consecutive failing samples (${why}).`);
-    return claimCommand(ctx, spec, { ...watch, incidents: watch.incidents + 1 }, opened, 'restartWorker');
+    return claimRestart(ctx, spec, open(ctx, spec, watch, 'stall', { kind: 'STALLED', at: ctx.now }, `${spec.name} stalled: ${counter.failing} consecutive failing samples (${why}).`));
   }
-  const next = progressCommand(ctx, spec, watch);
-  const current = next.incident ?? incident;
-  if (counter.healthy >= recoverySamples && current.restart?.status !== 'claimed') {
-    publish(ctx, spec, 'RECOVERED', current, counter, `${spec.name} is healthy again: ${counter.healthy} healthy samples.`);
-    return { ...next, incident: null };
+  const current = progressRestart(ctx, spec, watch);
+  // A restart claimed this very run has not reset the samples yet: they cannot speak for it.
+  if (counter.healthy >= recoverySamples && current.incident?.stage.name !== 'restart-claimed') {
+    return move(ctx, spec, current, { kind: 'RECOVERED' }, `${spec.name} is healthy again: ${counter.healthy} healthy samples.`);
   }
-  if (isStalled(counter, stallSamples) && current.restart !== null && !current.escalated) {
-    const escalated: Incident = { ...current, escalated: true };
-    publish(ctx, spec, 'STILL_STALLED', escalated, counter, `${spec.name} is still stalled a full window after its restart.`);
-    return tryFailover(ctx, spec, next, escalated);
-  }
-  if (current.escalated || current.restart?.status === 'failed') return tryFailover(ctx, spec, next, current);
-  return next;
+  const still = isStalled(counter, stallSamples) ? move(ctx, spec, current, { kind: 'STILL_STALLED' }, `${spec.name} is still stalled a full window after its restart.`) : current;
+  return tryFailover(ctx, spec, still);
 };
 
-/** One node's judgement this round. */
+/** One node's judgement this round: which step of its incident's machine is due. */
 export const judgeNode = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeWatch => {
-  if (watch.incident?.failover?.status === 'claimed') return resumeFailover(ctx, spec, watch);
+  if (watch.incident?.stage.name === 'failing-over') return resumeFailover(ctx, spec, watch);
   const isPrimary = ctx.leader?.primary === spec.name;
   let current = watch;
-  // A node that lost the role has nothing left to heal as a primary.
-  if (!isPrimary && (current.incident?.kind === 'stall' || current.incident?.kind === 'dead')) current = { ...current, incident: null };
+  // A node that lost the role has nothing left to heal as a primary: its incident is superseded.
+  if (!isPrimary && (current.incident?.kind === 'stall' || current.incident?.kind === 'dead')) current = { ...current, incident: advance(current.incident, { kind: 'SUPERSEDED' }) === 'closed' ? null : current.incident };
   const silent = judgeSilence(ctx, spec, current, isPrimary);
   if (silent !== null) return silent;
   const incident = current.incident;
-  if (incident !== null && (incident.kind === 'agent' || incident.kind === 'standby' || incident.kind === 'dead')) {
+  if (incident !== null && (incident.kind === 'standby' || incident.kind === 'dead')) {
     // A restart in flight reports its outcome before the incident closes: the node may well be
     // heard from before its command's result is read (an agent restart takes seconds).
-    if (incident.restart?.status === 'claimed' || incident.restart?.status === 'sent') return progressCommand(ctx, spec, current);
-    publish(ctx, spec, 'RECOVERED', incident, current.counter, `${spec.name} is heard from again.`);
-    return { ...current, incident: null };
+    if (incident.stage.name === 'restart-claimed' || incident.stage.name === 'restart-sent') return progressRestart(ctx, spec, current);
+    return move(ctx, spec, current, { kind: 'RECOVERED' }, `${spec.name} is heard from again.`);
   }
   return isPrimary ? judgeStall(ctx, spec, current) : current;
 };

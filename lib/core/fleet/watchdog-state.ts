@@ -1,55 +1,8 @@
 import { z } from 'zod';
 import { nodeNameSchema } from '../schemas';
+import { incidentSchema } from './incident';
+import { upgradeV1, watchdogStateV1Schema } from './watchdog-state-v1';
 import { emptyCounter, stallCounterSchema } from './stall';
-
-/** The restart step of an incident: claimed by a CAS, then sent, then verified. */
-const restartSchema = z.strictObject({
-  /** Which fixed node command: the worker (stalls) or the agent (a silent agent on a live node). */
-  command: z.enum(['restartWorker', 'restartAgent']).default('restartWorker'),
-  status: z.enum(['claimed', 'sent', 'succeeded', 'failed']),
-  claimedAt: z.number(),
-  commandId: z.string().max(64).optional(),
-  sentAt: z.number().optional(),
-  finishedAt: z.number().optional(),
-  detail: z.string().max(500).optional(),
-});
-export type RestartStep = z.output<typeof restartSchema>;
-
-/** The failover step of an incident: claimed by a CAS, then carried out step by idempotent step. */
-const failoverSchema = z.strictObject({
-  status: z.enum(['claimed', 'done', 'failed']),
-  to: nodeNameSchema,
-  fromEpoch: z.number().int().min(0),
-  claimedAt: z.number(),
-  /** The old primary is confirmed stopped (its instance is stopped): no stop command needed. */
-  outgoingStopped: z.boolean(),
-  /** The old primary's instance answers SSM: try to stop its worker first. */
-  stopOutgoing: z.boolean(),
-  toEpoch: z.number().int().min(0).optional(),
-  finishedAt: z.number().optional(),
-  detail: z.string().max(500).optional(),
-});
-export type FailoverStep = z.output<typeof failoverSchema>;
-
-export const INCIDENT_KINDS = ['stall', 'dead', 'agent', 'standby'] as const;
-
-const incidentSchema = z.strictObject({
-  id: z.string().min(1).max(160),
-  /** stall: the primary stopped making progress; dead: the primary's node is gone; agent: a
-   * node's agent is silent on a live instance; standby: a standby's node is gone. */
-  kind: z.enum(INCIDENT_KINDS).default('stall'),
-  openedAt: z.number(),
-  epoch: z.number().int().min(0),
-  restart: restartSchema.nullable(),
-  /** Set once the node stayed stalled for a second full window after its restart. */
-  escalated: z.boolean(),
-  failover: failoverSchema.nullable().default(null),
-  /** Set once the "no ready standby" alert went out for this incident. */
-  noStandbyAlerted: z.boolean().default(false),
-  /** A silent node's incident: set once AWS confirmed the machine is gone (NODE_DEAD). */
-  confirmed: z.boolean().optional(),
-});
-export type Incident = z.output<typeof incidentSchema>;
 
 const nodeStateSchema = z.strictObject({
   counter: stallCounterSchema,
@@ -62,10 +15,11 @@ const nodeStateSchema = z.strictObject({
   seen: z.strictObject({ boot: z.string(), seq: z.number().int(), at: z.number() }).nullable().default(null),
 });
 export type NodeWatch = z.output<typeof nodeStateSchema>;
+export type { Incident } from './incident';
 
-/** `watchdog/state.json`: per-node counters and open incidents, written by CAS only. */
-export const watchdogStateSchema = z.strictObject({
-  version: z.literal(1),
+/** `watchdog/state.json` version 2: per-node counters and open incidents, each in one named stage. */
+const watchdogStateV2Schema = z.strictObject({
+  version: z.literal(2),
   /** Bumped on every write so the ETag always changes. */
   revision: z.number().int().min(0),
   nodes: z.record(nodeNameSchema, nodeStateSchema),
@@ -74,9 +28,15 @@ export const watchdogStateSchema = z.strictObject({
   /** The primary and epoch the origin record was last made to point at: traffic follows the lease. */
   origin: z.strictObject({ primary: nodeNameSchema, epoch: z.number().int().min(0) }).optional(),
 });
-export type WatchdogState = z.output<typeof watchdogStateSchema>;
+export type WatchdogState = z.output<typeof watchdogStateV2Schema>;
 
-export const emptyWatchdogState = (): WatchdogState => ({ version: 1, revision: 0, nodes: {}, lastFailoverAt: null });
+/**
+ * `watchdog/state.json` as read: version 2, or version 1 converted on read (its open incidents
+ * carry on in the stage they were in). It is written back as version 2 by the next CAS.
+ */
+export const watchdogStateSchema: z.ZodType<WatchdogState, unknown> = z.union([watchdogStateV2Schema, watchdogStateV1Schema.transform(upgradeV1)]);
+
+export const emptyWatchdogState = (): WatchdogState => ({ version: 2, revision: 0, nodes: {}, lastFailoverAt: null });
 
 /** A node the watchdog has no record of yet. */
 export const emptyWatch = (): NodeWatch => ({ counter: emptyCounter(), incident: null, restartTimes: [], incidents: 0, seen: null });

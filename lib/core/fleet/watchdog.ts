@@ -3,6 +3,7 @@ import { judgeNode, type LadderContext, type WatchdogAction, type WatchdogSettin
 import { regainSight, updateSeen, type Confirmation } from './liveness';
 import type { Heartbeat, Leader } from '../schemas';
 import { advanceCounter, emptyCounter } from './stall';
+import { advance, type Step } from './incident';
 import { makeEvent } from './watchdog-events';
 import { emptyWatch, type Incident, type NodeWatch, type WatchdogState } from './watchdog-state';
 
@@ -107,43 +108,43 @@ export const withIncident = (state: WatchdogState, node: string, incidentId: str
   };
 };
 
+/** Moves the incident one step and writes the step's event; null when its stage does not take the step. */
+const stepIncident = (state: WatchdogState, node: string, incidentId: string, step: Step, event: (watch: NodeWatch, incident: Incident) => FleetEvent | null, failoverAt?: number): Outcome =>
+  withIncident(state, node, incidentId, (watch, incident) => {
+    const moved = advance(incident, step);
+    if (moved === null) return null;
+    return { watch: { ...watch, incident: moved === 'closed' ? null : moved }, event: event(watch, incident), ...(failoverAt === undefined ? {} : { failoverAt }) };
+  });
+
 /** Outcome reducers: applied by CAS after the handler acted; idempotent for the same incident. */
 export const markRestartSent = (state: WatchdogState, node: string, incidentId: string, commandId: string, now: number): Outcome =>
-  withIncident(state, node, incidentId, (watch, incident) => {
-    if (incident.restart?.status !== 'claimed') return null;
-    const updated: Incident = { ...incident, restart: { ...incident.restart, status: 'sent', commandId, sentAt: now } };
-    const what = incident.restart.command === 'restartAgent' ? 'agent' : 'worker';
-    return { watch: { ...watch, incident: updated }, event: makeEvent('RESTART_SENT', node, updated, watch.counter, now, `${node}: ${what} restart sent (command ${commandId}).`, { commandId }) };
+  stepIncident(state, node, incidentId, { kind: 'RESTART_SENT', at: now, commandId }, (watch, incident) => {
+    const what = incident.restart?.command === 'restartAgent' ? 'agent' : 'worker';
+    return makeEvent('RESTART_SENT', node, incident, watch.counter, now, `${node}: ${what} restart sent (command ${commandId}).`, { commandId });
   });
 
 export const markRestartResult = (state: WatchdogState, node: string, incidentId: string, ok: boolean, detail: string, now: number): Outcome =>
-  withIncident(state, node, incidentId, (watch, incident) => {
-    const restart = incident.restart;
-    if (restart?.status !== 'sent' && restart?.status !== 'claimed') return null;
-    const updated: Incident = { ...incident, restart: { ...restart, status: ok ? 'succeeded' : 'failed', finishedAt: now, detail: detail.slice(0, 500) } };
-    return {
-      watch: { ...watch, incident: updated },
-      event: makeEvent(ok ? 'RESTART_RESULT' : 'RESTART_FAILED', node, updated, watch.counter, now, `${node}: restart ${ok ? 'succeeded' : 'failed'}: ${detail}`, restart.commandId === undefined ? {} : { commandId: restart.commandId }),
-    };
+  stepIncident(state, node, incidentId, { kind: ok ? 'RESTART_RESULT' : 'RESTART_FAILED', at: now, detail }, (watch, incident) => {
+    const commandId = incident.restart?.commandId;
+    return makeEvent(ok ? 'RESTART_RESULT' : 'RESTART_FAILED', node, incident, watch.counter, now, `${node}: restart ${ok ? 'succeeded' : 'failed'}: ${detail}`, commandId === undefined ? {} : { commandId });
   });
 
 /** Closes the incident once its failover is carried out (or records why it failed). */
 export const markFailover = (state: WatchdogState, node: string, incidentId: string, ok: boolean, detail: string, now: number): Outcome =>
-  withIncident(state, node, incidentId, (watch, incident) => {
-    if (incident.failover?.status !== 'claimed') return null;
-    if (ok) return { watch: { ...watch, incident: null }, event: null, failoverAt: now };
-    const failed: Incident = { ...incident, failover: { ...incident.failover, status: 'failed', finishedAt: now, detail: detail.slice(0, 500) } };
-    return { watch: { ...watch, incident: failed }, event: makeEvent('FAILOVER_FAILED', node, failed, watch.counter, now, `${node}: failover failed: ${detail}`) };
-  });
+  ok
+    ? stepIncident(state, node, incidentId, { kind: 'FAILOVER_DONE' }, () => null, now)
+    : stepIncident(state, node, incidentId, { kind: 'FAILOVER_FAILED', at: now, detail }, (watch, incident) => makeEvent('FAILOVER_FAILED', node, incident, watch.counter, now, `${node}: failover failed: ${detail}`));
 
 /**
  * A failover made by a person (`fleet failover`): the cooldown runs from it as from the
  * watchdog's own (not after `--force`: a forced target may not take over, and then the
- * watchdog must be free to fail over again), and the old primary's open incident is closed (its node no longer holds the
- * role, so its ladder is over; a claimed failover of it would only be superseded).
+ * watchdog must be free to fail over again), and the old primary's open incident is closed
+ * (SUPERSEDED: its node no longer holds the role, so its ladder is over; a claimed failover
+ * of it would only be superseded).
  */
 export const noteManualFailover = (state: WatchdogState, from: string, now: number, cooldown: boolean): WatchdogState => {
   const watch = state.nodes[from];
-  const nodes = watch === undefined || watch.incident === null ? state.nodes : { ...state.nodes, [from]: { ...watch, incident: null } };
-  return { ...state, revision: state.revision + 1, nodes, lastFailoverAt: cooldown ? now : state.lastFailoverAt };
+  const open = watch?.incident ?? null;
+  const closed = open === null ? null : stepIncident(state, from, open.id, { kind: 'SUPERSEDED' }, () => null);
+  return { ...(closed?.state ?? state), revision: state.revision + 1, lastFailoverAt: cooldown ? now : state.lastFailoverAt };
 };

@@ -43,8 +43,9 @@ export type ManualFailoverPlan =
 const watchdogBusy = (watchdog: Observed<WatchdogState>, primary: string): string | null => {
   const incident = watchdog.state === 'ok' ? watchdog.value.nodes[primary]?.incident : null;
   if (incident === null || incident === undefined) return null;
-  if (incident.failover?.status === 'claimed') return `the watchdog is failing ${primary} over to ${incident.failover.to} (incident ${incident.id})`;
-  if (incident.restart?.status === 'claimed' || incident.restart?.status === 'sent') return `the watchdog is restarting ${primary}'s ${incident.restart.command === 'restartAgent' ? 'agent' : 'worker'} (incident ${incident.id})`;
+  const { stage } = incident;
+  if (stage.name === 'failing-over') return `the watchdog is failing ${primary} over to ${stage.failover.to} (incident ${incident.id})`;
+  if (stage.name === 'restart-claimed' || stage.name === 'restart-sent') return `the watchdog is restarting ${primary}'s ${incident.restart?.command === 'restartAgent' ? 'agent' : 'worker'} (incident ${incident.id})`;
   return null;
 };
 

@@ -1,6 +1,8 @@
 import type { EventKind, FleetEvent } from '../events';
 import type { Leader } from '../schemas';
-import type { FailoverStep, Incident, NodeWatch } from '../fleet/watchdog-state';
+import { next, outstandingRestart, type FailoverPlan, type Incident, type Stage, type StageName } from '../fleet/incident';
+import { foldWritten, type Trail } from '../fleet/incident-history';
+import type { NodeWatch } from '../fleet/watchdog-state';
 
 /**
  * Replaying an incident: what an operator sees in the Lambda console or with `fleet replay`.
@@ -20,7 +22,7 @@ export interface PlanStep {
 export type ReplayAction =
   | { kind: 'send-restart'; command: 'restartWorker' | 'restartAgent'; claimedAt: number }
   | { kind: 'verify-restart'; commandId: string; deadline: number }
-  | { kind: 'resume-failover'; step: FailoverStep }
+  | { kind: 'resume-failover'; step: FailoverPlan }
   | { kind: 'retry-failover'; to: string; fromEpoch: number };
 
 export type ReplayVerdict = 'resume' | 'nothing-to-do' | 'watchdog-owns' | 'refused';
@@ -61,33 +63,52 @@ export interface ReplayFacts {
 
 const step = (name: string, status: StepStatus, detail: string): PlanStep => ({ step: name, status, detail });
 
-const incidentKindOf = (facts: ReplayFacts, open: Incident | null): ReplayPlan['incident'] => {
-  if (open !== null) return open.kind;
-  const { written, event } = facts;
-  if (written.has('NODE_DEAD')) return 'dead';
-  if (written.has('AGENT_DEAD')) return 'agent';
-  if (written.has('REDUNDANCY_LOST')) return 'standby';
-  if (written.has('STALLED')) return 'stall';
-  if (event.incidentId.startsWith('manual-')) return 'manual';
-  return 'alert';
+/** Where the incident got: its written events folded through the machine, and its open stage. */
+interface Where {
+  trail: Trail;
+  /** The incident passed through the stage (or is in it). */
+  reached: (name: StageName) => boolean;
+  /** The incident is in the stage now (open), or was left in it (closed). */
+  at: (name: StageName) => boolean;
+  /** Why it escalated, when it did. */
+  why: Extract<Stage, { name: 'escalating' }>['why'] | null;
+}
+
+const whereOf = (facts: ReplayFacts, open: Incident | null): Where => {
+  const trail = foldWritten(facts.written);
+  // The open incident's stage, else where the written events leave it.
+  const stage = open?.stage ?? trail.stage;
+  const current = stage === 'closed' || stage === null ? null : stage;
+  return {
+    trail,
+    reached: (name) => trail.visited.includes(name) || open?.stage.name === name,
+    at: (name) => current?.name === name,
+    why: current?.name === 'escalating' ? current.why : null,
+  };
 };
 
-const restartSteps = (facts: ReplayFacts, open: Incident | null, what: string): PlanStep[] => {
+const incidentKindOf = (facts: ReplayFacts, open: Incident | null, where: Where): ReplayPlan['incident'] => {
+  if (open !== null) return open.kind;
+  if (where.trail.kind !== null) return where.trail.kind;
+  return facts.event.incidentId.startsWith('manual-') ? 'manual' : 'alert';
+};
+
+const restartSteps = (facts: ReplayFacts, open: Incident | null, where: Where, what: string): PlanStep[] => {
   const { written } = facts;
   const r = open?.restart ?? null;
-  if (written.has('RESTART_BUDGET_EXHAUSTED')) return [step(`restart ${what}`, 'skipped', 'the hourly restart budget was spent')];
-  const sent = written.has('RESTART_SENT') || r?.status === 'sent' || r?.status === 'succeeded' || (r?.status === 'failed' && r.commandId !== undefined);
-  const undelivered = !sent && (written.has('RESTART_FAILED') || r?.status === 'failed');
+  if (written.has('RESTART_BUDGET_EXHAUSTED') || where.why === 'budget') return [step(`restart ${what}`, 'skipped', 'the hourly restart budget was spent')];
+  const sent = where.reached('restart-sent') || r?.commandId !== undefined;
+  const failed = written.has('RESTART_FAILED') || where.why === 'restart-failed';
   const send = sent
     ? step(`restart ${what}`, 'done', r?.commandId === undefined ? 'command sent' : `command ${r.commandId} sent`)
-    : undelivered
+    : failed
       ? step(`restart ${what}`, 'failed', r?.detail ?? 'the command could not be delivered')
-      : r?.status === 'claimed'
+      : where.at('restart-claimed')
         ? step(`restart ${what}`, 'pending', 'claimed but not sent')
         : step(`restart ${what}`, 'not-reached', '');
   const result = written.has('RESTART_RESULT')
     ? step('restart result', 'done', 'the command succeeded')
-    : written.has('RESTART_FAILED') || r?.status === 'failed'
+    : failed
       ? step('restart result', 'failed', r?.detail ?? 'the command failed')
       : sent
         ? step('restart result', 'pending', 'waiting for the command result')
@@ -95,44 +116,46 @@ const restartSteps = (facts: ReplayFacts, open: Incident | null, what: string): 
   return [send, result];
 };
 
-const failoverSteps = (facts: ReplayFacts, open: Incident | null): PlanStep[] => {
+const failoverSteps = (facts: ReplayFacts, open: Incident | null, where: Where): PlanStep[] => {
   const { written, leader, event } = facts;
-  const f = open?.failover ?? null;
+  const stage = open?.stage;
+  const f = stage?.name === 'failing-over' || stage?.name === 'failover-failed' ? stage.failover : null;
   const to = f?.to ?? event.newPrimary;
-  const started = written.has('FAILOVER_STARTED') || f !== null;
-  const promoted = written.has('PROMOTED') || (to !== undefined && leader?.primary === to && f !== null && leader.epoch > f.fromEpoch);
-  const steps: PlanStep[] = [];
-  if (!started) {
-    steps.push(written.has('NO_STANDBY') ? step('choose a standby', 'failed', 'no ready standby (or within the cooldown)') : step('choose a standby', 'not-reached', ''));
-    return steps;
+  const promoted = written.has('PROMOTED') || (to !== undefined && f !== null && leader !== null && leader.primary === to && leader.epoch > f.fromEpoch);
+  if (!where.reached('failing-over') && !where.reached('failover-failed')) {
+    return [written.has('NO_STANDBY') ? step('choose a standby', 'failed', 'no ready standby (or within the cooldown)') : step('choose a standby', 'not-reached', '')];
   }
-  steps.push(step('choose a standby', 'done', to === undefined ? 'failover started' : `failing over to ${to}`));
+  const steps: PlanStep[] = [step('choose a standby', 'done', to === undefined ? 'failover started' : `failing over to ${to}`)];
   if (written.has('OLD_PRIMARY_STOPPED')) steps.push(step('stop the old primary', 'done', 'worker stopped before the handover'));
   else if (f?.outgoingStopped === true) steps.push(step('stop the old primary', 'skipped', 'its instance is stopped'));
   else steps.push(step('stop the old primary', promoted ? 'skipped' : 'pending', promoted ? 'not confirmed; the old primary fences itself when its lease lapses' : 'not confirmed yet'));
-  steps.push(promoted ? step('promote the standby', 'done', `${to ?? '?'} is primary`) : step('promote the standby', f?.status === 'failed' ? 'failed' : 'pending', f?.detail ?? ''));
+  steps.push(promoted ? step('promote the standby', 'done', `${to ?? '?'} is primary`) : step('promote the standby', stage?.name === 'failover-failed' ? 'failed' : 'pending', stage?.name === 'failover-failed' ? stage.detail : ''));
   if (facts.dns) steps.push(written.has('RECORD_CHANGED') ? step('move traffic', 'done', 'origin record changed') : step('move traffic', promoted ? 'pending' : 'not-reached', ''));
   else steps.push(step('move traffic', 'skipped', 'no origin record configured (Route 53 health checks move data-plane traffic)'));
   return steps;
 };
 
-const ladderSteps = (facts: ReplayFacts, kind: ReplayPlan['incident'], open: Incident | null, isOpen: boolean): PlanStep[] => {
+const ladderSteps = (facts: ReplayFacts, kind: ReplayPlan['incident'], open: Incident | null, where: Where): PlanStep[] => {
   const { written } = facts;
+  const isOpen = open !== null;
   const closed = (detail: string): PlanStep => step('close the incident', isOpen ? 'pending' : 'done', isOpen ? detail : written.has('RECOVERED') ? 'recovered' : 'closed');
   switch (kind) {
     case 'stall': {
-      const steps = [step('detect the stall', 'done', 'STALLED'), ...restartSteps(facts, open, 'the worker')];
-      const escalated = written.has('STILL_STALLED') || open?.escalated === true || written.has('FAILOVER_STARTED') || written.has('NO_STANDBY') || open?.restart?.status === 'failed';
-      if (escalated) steps.push(...failoverSteps(facts, open));
+      const steps = [step('detect the stall', 'done', 'STALLED'), ...restartSteps(facts, open, where, 'the worker')];
+      if (where.reached('escalating') || where.reached('failing-over') || where.reached('failover-failed')) steps.push(...failoverSteps(facts, open, where));
       steps.push(closed('waiting for healthy samples or escalation'));
       return steps;
     }
     case 'dead':
-      return [step('detect the dead node', 'done', 'NODE_DEAD'), ...failoverSteps(facts, open), closed('failover not complete')];
-    case 'agent':
-      return [step('detect the silent agent', 'done', 'AGENT_DEAD'), ...restartSteps(facts, open, 'the agent'), closed('waiting for the agent to report again')];
-    case 'standby':
-      return [step('detect the lost standby', 'done', 'REDUNDANCY_LOST'), step('bring the standby back', isOpen ? 'pending' : 'done', isOpen ? 'a person acts (docs/runbook.md)' : 'heard from again')];
+      return [step('detect the dead node', 'done', written.has('NODE_DEAD') || where.reached('escalating') ? 'NODE_DEAD' : 'NODE_SILENT'), ...failoverSteps(facts, open, where), closed('failover not complete')];
+    case 'standby': {
+      const restarted = open?.restart != null || where.reached('restart-claimed') || where.reached('restart-sent');
+      return [
+        step('detect the lost standby', 'done', written.has('AGENT_DEAD') ? 'AGENT_DEAD' : 'REDUNDANCY_LOST'),
+        ...(restarted ? restartSteps(facts, open, where, 'the agent') : []),
+        step('bring the standby back', isOpen ? 'pending' : 'done', isOpen ? (restarted ? 'waiting for the agent to report again' : 'a person acts (docs/runbook.md)') : 'heard from again'),
+      ];
+    }
     case 'manual':
       return [step('manual failover', written.has('PROMOTED') ? 'done' : 'pending', facts.event.summary)];
     case 'alert':
@@ -140,10 +163,9 @@ const ladderSteps = (facts: ReplayFacts, kind: ReplayPlan['incident'], open: Inc
   }
 };
 
-/** The action that resumes an open incident, or why there is none. */
+/** The action that resumes an open incident: the machine's pending action, unless the watchdog owns it. */
 const resumption = (facts: ReplayFacts, incident: Incident): Pick<ReplayPlan, 'verdict' | 'reason' | 'action'> => {
   const { leader } = facts;
-  const f = incident.failover;
   // A fresh claim is the watchdog's, in flight: taking it over would run the step twice.
   const fresh = (claimedAt: number): boolean => facts.now - claimedAt <= facts.claimStaleMs;
   const inFlight = (what: string, claimedAt: number): Pick<ReplayPlan, 'verdict' | 'reason' | 'action'> => ({
@@ -151,25 +173,31 @@ const resumption = (facts: ReplayFacts, incident: Incident): Pick<ReplayPlan, 'v
     reason: `${what} was claimed ${Math.round((facts.now - claimedAt) / 1000)} s ago and is in flight; a replay may resume it once it is ${Math.round(facts.claimStaleMs / 1000)} s old`,
     action: null,
   });
-  if (f?.status === 'claimed') {
-    if (fresh(f.claimedAt)) return inFlight(`the failover to ${f.to}`, f.claimedAt);
-    return { verdict: 'resume', reason: `failover to ${f.to} was claimed and not finished`, action: { kind: 'resume-failover', step: f } };
+  const pending = next(incident, { restartVerifyMs: facts.restartVerifyMs }, facts.now);
+  const verify = outstandingRestart(incident, { restartVerifyMs: facts.restartVerifyMs });
+  switch (pending.kind) {
+    case 'carry-out-failover': {
+      const f = pending.failover;
+      if (fresh(f.claimedAt)) return inFlight(`the failover to ${f.to}`, f.claimedAt);
+      return { verdict: 'resume', reason: `failover to ${f.to} was claimed and not finished`, action: { kind: 'resume-failover', step: f } };
+    }
+    case 'retry-failover': {
+      if (leader === null || leader.primary !== facts.event.node) return { verdict: 'refused', reason: `the role is no longer with ${facts.event.node}`, action: null };
+      const to = facts.ready[0];
+      if (to === undefined) return { verdict: 'refused', reason: 'the failover failed and no standby is ready now; bring one back or use `fleet failover --to NODE --force`', action: null };
+      return { verdict: 'resume', reason: `the failover failed (${pending.detail}); retry to ${to}`, action: { kind: 'retry-failover', to, fromEpoch: leader.epoch } };
+    }
+    case 'send-restart':
+      if (fresh(pending.claimedAt)) return inFlight('the restart', pending.claimedAt);
+      return { verdict: 'resume', reason: 'the restart was claimed but never sent', action: { kind: 'send-restart', command: pending.command, claimedAt: pending.claimedAt } };
+    default:
+      if (verify !== null) return { verdict: 'resume', reason: 'the restart was sent; its result is not recorded', action: { kind: 'verify-restart', commandId: verify.commandId, deadline: verify.deadline } };
+      return {
+        verdict: 'watchdog-owns',
+        reason: pending.kind === 'choose-standby' ? 'a failover is wanted; the watchdog claims it once a standby is ready and the cooldown allows' : `every step so far is done; ${pending.kind === 'none' ? pending.why : 'the watchdog judges the next samples'}`,
+        action: null,
+      };
   }
-  if (f?.status === 'failed') {
-    if (leader === null || leader.primary !== facts.event.node) return { verdict: 'refused', reason: `the role is no longer with ${facts.event.node}`, action: null };
-    const to = facts.ready[0];
-    if (to === undefined) return { verdict: 'refused', reason: 'the failover failed and no standby is ready now; bring one back or use `fleet failover --to NODE --force`', action: null };
-    return { verdict: 'resume', reason: `the failover failed (${f.detail ?? 'no detail'}); retry to ${to}`, action: { kind: 'retry-failover', to, fromEpoch: leader.epoch } };
-  }
-  const r = incident.restart;
-  if (r?.status === 'claimed') {
-    if (fresh(r.claimedAt)) return inFlight('the restart', r.claimedAt);
-    return { verdict: 'resume', reason: 'the restart was claimed but never sent', action: { kind: 'send-restart', command: r.command, claimedAt: r.claimedAt } };
-  }
-  if (r?.status === 'sent' && r.commandId !== undefined) {
-    return { verdict: 'resume', reason: 'the restart was sent; its result is not recorded', action: { kind: 'verify-restart', commandId: r.commandId, deadline: (r.sentAt ?? r.claimedAt) + facts.restartVerifyMs } };
-  }
-  return { verdict: 'watchdog-owns', reason: 'every step so far is done; the watchdog judges the next samples (recovery or escalation)', action: null };
 };
 
 /**
@@ -180,7 +208,8 @@ const resumption = (facts: ReplayFacts, incident: Incident): Pick<ReplayPlan, 'v
 export const planReplay = (facts: ReplayFacts): ReplayPlan => {
   const { event, leader, watch } = facts;
   const open = watch?.incident?.id === event.incidentId ? watch.incident : null;
-  const kind = incidentKindOf(facts, open);
+  const where = whereOf(facts, open);
+  const kind = incidentKindOf(facts, open, where);
   const base = {
     eventId: event.id,
     incidentId: event.incidentId,
@@ -189,7 +218,7 @@ export const planReplay = (facts: ReplayFacts): ReplayPlan => {
     epoch: event.epoch,
     current: { primary: leader?.primary ?? null, epoch: leader?.epoch ?? null },
     open: open !== null,
-    steps: ladderSteps(facts, kind, open, open !== null),
+    steps: ladderSteps(facts, kind, open, where),
   };
   if (kind === 'alert' || kind === 'manual') return { ...base, verdict: 'nothing-to-do', reason: 'not a watchdog incident: nothing to resume', action: null };
   if (leader === null) return { ...base, verdict: 'refused', reason: 'leader.json is missing or unreadable: the epoch guard cannot be checked, nothing is resumed', action: null };

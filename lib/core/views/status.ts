@@ -4,7 +4,8 @@ import type { HeartbeatObservation, Observed } from './observed';
 import { valueOf } from './observed';
 import { isFresh } from './readiness';
 import type { Heartbeat, Leader } from '../schemas';
-import type { FailoverStep, Incident, NodeWatch, RestartStep, WatchdogState } from '../fleet/watchdog-state';
+import type { Incident, StageName } from '../fleet/incident';
+import type { NodeWatch, WatchdogState } from '../fleet/watchdog-state';
 
 /** The task queue as read: depth, or why it could not be read. */
 export type QueueObservation = { state: 'not-configured' } | { state: 'ok'; visible: number; inFlight: number } | { state: 'error'; error: string };
@@ -37,8 +38,11 @@ export interface IncidentStatus {
   id: string;
   kind: Incident['kind'];
   openedAt: number;
-  restart: RestartStep['status'] | null;
-  failover: FailoverStep['status'] | null;
+  /** The incident's stage in the ladder's state machine (lib/core/fleet/incident.ts). */
+  stage: StageName;
+  /** Why a failover is wanted (escalating), or why it failed (failover-failed); null otherwise. */
+  why: string | null;
+  /** The standby a claimed or failed failover goes to. */
   failoverTo: string | null;
 }
 
@@ -138,13 +142,14 @@ const heartbeatStatus = (obs: HeartbeatObservation | undefined, input: StatusInp
 const incidentStatus = (watch: NodeWatch | undefined): IncidentStatus | null => {
   const incident = watch?.incident ?? null;
   if (incident === null) return null;
+  const { stage } = incident;
   return {
     id: incident.id,
     kind: incident.kind,
     openedAt: incident.openedAt,
-    restart: incident.restart?.status ?? null,
-    failover: incident.failover?.status ?? null,
-    failoverTo: incident.failover?.to ?? null,
+    stage: stage.name,
+    why: stage.name === 'escalating' ? stage.why : stage.name === 'failover-failed' ? stage.detail : null,
+    failoverTo: stage.name === 'failing-over' || stage.name === 'failover-failed' ? stage.failover.to : null,
   };
 };
 

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { handler, resetForTests } from '../../../../functions/replay/handler';
 import { EVENT_KINDS, type EventKind } from '../../../../lib/core/events';
 import { emptyCounter } from '../../../../lib/core/fleet/stall';
-import type { FailoverStep, Incident, RestartStep } from '../../../../lib/core/fleet/watchdog-state';
+import { ESCALATIONS, INCIDENT_KINDS, type FailoverPlan, type Incident, type RestartRecord, type Stage } from '../../../../lib/core/fleet/incident';
 import { makeEvent } from '../../../../lib/core/fleet/watchdog-events';
 import { answerControlPlane, mockControlPlane, mutations as mutationsOf, routedFleetEnv } from '../../../helpers/control-plane';
 import { frozen, heartbeat, working } from '../../../helpers/fixtures';
@@ -28,26 +28,27 @@ interface World {
 
 /** Claims left long ago by a dead invocation, and claims the watchdog is carrying out now. */
 const claimedAtArb = fc.oneof(fc.integer({ min: 1, max: 1000 }), fc.constant(Date.now()));
-const restartArb: fc.Arbitrary<RestartStep | null> = fc.option(
-  fc.record({
-    command: fc.constantFrom('restartWorker' as const, 'restartAgent' as const),
-    status: fc.constantFrom('claimed' as const, 'sent' as const, 'succeeded' as const, 'failed' as const),
-    claimedAt: claimedAtArb,
-    commandId: fc.constantFrom('cmd-a', 'cmd-b'),
-  }),
+const restartArb: fc.Arbitrary<RestartRecord | null> = fc.option(
+  fc.record(
+    {
+      command: fc.constantFrom('restartWorker' as const, 'restartAgent' as const),
+      claimedAt: claimedAtArb,
+      commandId: fc.constantFrom('cmd-a', 'cmd-b'),
+      sentAt: fc.integer({ min: 1, max: 1000 }),
+      finishedAt: fc.integer({ min: 1, max: 1000 }),
+    },
+    { requiredKeys: ['command', 'claimedAt'] },
+  ),
   { nil: null },
 );
-const failoverArb = (epoch: number): fc.Arbitrary<FailoverStep | null> =>
-  fc.option(
-    fc.record({
-      status: fc.constantFrom('claimed' as const, 'failed' as const),
-      to: fc.constant('node-2'),
-      fromEpoch: fc.constant(epoch),
-      claimedAt: claimedAtArb,
-      outgoingStopped: fc.boolean(),
-      stopOutgoing: fc.boolean(),
-    }),
-    { nil: null },
+const planArb = (epoch: number): fc.Arbitrary<FailoverPlan> =>
+  fc.record({ to: fc.constant('node-2'), fromEpoch: fc.constant(epoch), claimedAt: claimedAtArb, outgoingStopped: fc.boolean(), stopOutgoing: fc.boolean() });
+const stageArb = (epoch: number): fc.Arbitrary<Stage> =>
+  fc.oneof(
+    fc.constantFrom<Stage>({ name: 'restart-claimed' }, { name: 'restart-sent' }, { name: 'watching' }, { name: 'silent' }),
+    fc.record({ name: fc.constant('escalating' as const), why: fc.constantFrom(...ESCALATIONS), noStandbyAlerted: fc.boolean() }),
+    fc.record({ name: fc.constant('failing-over' as const), failover: planArb(epoch) }),
+    fc.record({ name: fc.constant('failover-failed' as const), failover: planArb(epoch), detail: fc.constant('boom'), finishedAt: fc.constant(1) }),
   );
 
 const worldArb: fc.Arbitrary<World> = fc
@@ -64,13 +65,11 @@ const worldArb: fc.Arbitrary<World> = fc
       incident: open
         ? fc.record({
             id: fc.constant(INCIDENT),
-            kind: fc.constantFrom('stall' as const, 'dead' as const, 'agent' as const),
+            kind: fc.constantFrom(...INCIDENT_KINDS),
             openedAt: fc.constant(1),
             epoch: fc.constant(epoch),
+            stage: stageArb(epoch),
             restart: restartArb,
-            escalated: fc.boolean(),
-            failover: failoverArb(epoch),
-            noStandbyAlerted: fc.boolean(),
           })
         : fc.constant(null),
       written: fc.subarray([...EVENT_KINDS]),
@@ -88,7 +87,7 @@ const setUp = (world: World): void => {
   s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', frozen(0, 9, { epochSeen: epoch })));
   s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9).map((s) => ({ ...s, epochSeen: epoch, consumingEpoch: null }))));
   const quiet = { counter: emptyCounter(), incident: null, restartTimes: [], incidents: 1, seen: null };
-  s3.set('peer-sync/watchdog/state.json', { version: 1, revision: 1, lastFailoverAt: null, nodes: { 'node-1': { ...quiet, incident: world.incident }, 'node-2': quiet } });
+  s3.set('peer-sync/watchdog/state.json', { version: 2, revision: 1, lastFailoverAt: null, nodes: { 'node-1': { ...quiet, incident: world.incident }, 'node-2': quiet } });
   // Written as the watchdog writes them: failover steps name their target (and the new epoch once promoted).
   const extra = (kind: EventKind): { newPrimary?: string; newEpoch?: number } =>
     kind === 'FAILOVER_STARTED' ? { newPrimary: 'node-2' } : kind === 'PROMOTED' || kind === 'RECORD_CHANGED' ? { newPrimary: 'node-2', newEpoch: 4 } : {};
@@ -140,9 +139,8 @@ describe('runReplay (property)', () => {
         const ownFailover = world.written.includes('PROMOTED') || world.eventKind === 'PROMOTED';
         if (world.leader.epoch !== 3 && !(ownFailover && world.leader.epoch === 4)) expect(mutations()).toEqual([]);
         // A claim the watchdog is carrying out is not taken over: no command, no move.
-        const f = world.incident?.failover;
-        const r = world.incident?.restart;
-        const inFlight = f?.status === 'claimed' ? f.claimedAt : f == null && r?.status === 'claimed' ? r.claimedAt : 0;
+        const stage = world.incident?.stage;
+        const inFlight = stage?.name === 'failing-over' ? stage.failover.claimedAt : stage?.name === 'restart-claimed' ? (world.incident?.restart?.claimedAt ?? 0) : 0;
         if (Date.now() - inFlight < 60_000) expect(ssm.commandCalls(SendCommandCommand)).toHaveLength(0);
       }),
       { numRuns: 150 },

@@ -18,7 +18,7 @@ describe('decide', () => {
   it('opens one incident with an alert and a restart when the primary stalls', () => {
     const { state, kinds } = stalledState();
     expect(kinds).toEqual(['STALLED', 'command']);
-    expect(state.nodes['node-1']?.incident).toMatchObject({ id: 'node-1-e1-i1', restart: { status: 'claimed' } });
+    expect(state.nodes['node-1']?.incident).toMatchObject({ id: 'node-1-e1-i1', stage: { name: 'restart-claimed' }, restart: { command: 'restartWorker', claimedAt: T0 } });
     expect(state.nodes['node-1']?.counter.failing).toBe(0);
   });
 
@@ -58,6 +58,14 @@ describe('decide', () => {
     const budget = { ...settings, restartBudgetPerHour: 0 };
     const v = decide(emptyWatchdogState(), leader, beats(heartbeat('node-1', frozen(0, 9))), T0, budget);
     expect(v.actions.map((a) => (a.kind === 'publish' ? a.event.kind : a.kind))).toEqual(['STALLED', 'RESTART_BUDGET_EXHAUSTED']);
+  });
+
+  it('wants a failover when the budget is spent, without claiming a restart that never ran', () => {
+    const budget = { ...settings, restartBudgetPerHour: 0 };
+    const first = decide(emptyWatchdogState(), leader, beats(heartbeat('node-1', frozen(0, 9))), T0, budget);
+    expect(first.state.nodes['node-1']?.incident?.stage).toEqual({ name: 'escalating', why: 'budget', noStandbyAlerted: false });
+    const v = decide(first.state, leader, beats(heartbeat('node-1', frozen(0, 10))), T0 + 15_000, budget);
+    expect(v.actions.flatMap((a) => (a.kind === 'publish' ? [a.event.kind] : []))).toEqual(['NO_STANDBY']);
   });
 
   it('marks a restart that was claimed but never sent as failed after the verify window', () => {

@@ -24,10 +24,10 @@ const input = (over: Partial<ManualFailoverInput> = {}): ManualFailoverInput => 
 const busyWith = (over: Partial<Incident>): ManualFailoverInput['watchdog'] => ({
   state: 'ok',
   value: {
-    version: 1,
+    version: 2,
     revision: 1,
     lastFailoverAt: null,
-    nodes: { 'node-1': { counter: emptyCounter(), incident: { id: 'node-1-e4-i1', kind: 'stall', openedAt: 1, epoch: 4, restart: null, escalated: false, failover: null, noStandbyAlerted: false, ...over }, restartTimes: [], incidents: 1, seen: null } },
+    nodes: { 'node-1': { counter: emptyCounter(), incident: { id: 'node-1-e4-i1', kind: 'stall', openedAt: 1, epoch: 4, stage: { name: 'watching' }, restart: null, ...over }, restartTimes: [], incidents: 1, seen: null } },
   },
 });
 
@@ -45,8 +45,8 @@ describe('planManualFailover', () => {
     ['no leader.json', input({ leader: { state: 'missing' } }), 'leader.json does not exist'],
     ['a corrupt leader.json', input({ leader: { state: 'corrupt', error: 'epoch: too small' } }), 'leader.json is corrupt (epoch: too small)'],
     ['a standby without worker', input({ heartbeats: new Map([['node-2', standby({ workerProcesses: 0 })]]) }), 'node-2 is not ready: it has no live worker process. Use --force'],
-    ['while the watchdog fails the primary over', input({ watchdog: busyWith({ failover: { status: 'claimed', to: 'node-2', fromEpoch: 4, claimedAt: 1, outgoingStopped: false, stopOutgoing: true } }) }), 'node-2 is ready, but the watchdog is failing node-1 over to node-2 (incident node-1-e4-i1)'],
-    ['while the watchdog restarts the primary', input({ watchdog: busyWith({ restart: { command: 'restartWorker', status: 'claimed', claimedAt: 1 } }) }), "the watchdog is restarting node-1's worker"],
+    ['while the watchdog fails the primary over', input({ watchdog: busyWith({ stage: { name: 'failing-over', failover: { to: 'node-2', fromEpoch: 4, claimedAt: 1, outgoingStopped: false, stopOutgoing: true } } }) }), 'node-2 is ready, but the watchdog is failing node-1 over to node-2 (incident node-1-e4-i1)'],
+    ['while the watchdog restarts the primary', input({ watchdog: busyWith({ stage: { name: 'restart-claimed' }, restart: { command: 'restartWorker', claimedAt: 1 } }) }), "the watchdog is restarting node-1's worker"],
   ])('refuses %s', (_, i, message) => {
     const plan = planManualFailover(i);
     expect(plan.kind).toBe('refuse');

@@ -18,9 +18,9 @@ const hbOf = (node: string, over: Partial<Heartbeat> = {}, sampleOver = {}): Hea
   ...over,
 });
 const seen = (hb: Heartbeat, writtenAt: number | null = NOW - 5_000): HeartbeatObservation => ({ heartbeat: ok(hb), writtenAt });
-const stall: Incident = { id: 'node-1-e4-i1', kind: 'stall', openedAt: NOW - 60_000, epoch: 4, restart: { command: 'restartWorker', status: 'sent', claimedAt: NOW - 59_000 }, escalated: false, failover: null, noStandbyAlerted: false };
+const stall: Incident = { id: 'node-1-e4-i1', kind: 'stall', openedAt: NOW - 60_000, epoch: 4, stage: { name: 'restart-sent' }, restart: { command: 'restartWorker', claimedAt: NOW - 59_000, commandId: 'cmd-1', sentAt: NOW - 58_000 } };
 const watchdog = (incidents: Record<string, Incident | null> = {}): WatchdogState => ({
-  version: 1,
+  version: 2,
   revision: 1,
   lastFailoverAt: null,
   nodes: Object.fromEntries(NODES.map((n) => [n.name, { counter: { ...emptyCounter(), failing: 3, healthy: 0, lastFault: 'no-progress' as const }, incident: incidents[n.name] ?? null, restartTimes: [], incidents: 0, seen: null }])),
@@ -57,7 +57,7 @@ describe('buildStatus', () => {
       cpuPercent: 3,
       backlog: 5,
       stall: { failing: 3, healthy: 0, fault: 'no-progress' },
-      incident: { id: 'node-1-e4-i1', kind: 'stall', openedAt: NOW - 60_000, restart: 'sent', failover: null, failoverTo: null },
+      incident: { id: 'node-1-e4-i1', kind: 'stall', openedAt: NOW - 60_000, stage: 'restart-sent', why: null, failoverTo: null },
     });
     expect(view.nodes[1]).toMatchObject({ name: 'node-2', role: 'standby', designated: 'standby', incident: null });
   });
@@ -149,7 +149,7 @@ describe('readiness', () => {
     ['a stale heartbeat', { heartbeats: new Map([['node-2', seen(hbOf('node-2'), NOW - 31_000)]]) }, 'its heartbeat was last written 31 s ago (fresh is under 30 s)'],
     ['no worker', { heartbeats: new Map([['node-2', seen(hbOf('node-2', {}, { workerProcesses: 0 }))]]) }, 'it has no live worker process'],
     ['an old epoch', { heartbeats: new Map([['node-2', seen(hbOf('node-2', {}, { epochSeen: 3 }))]]) }, 'it has seen epoch 3, the current one is 4'],
-    ['an open incident', { watchdog: ok(watchdog({ 'node-2': { ...stall, id: 'node-2-e4-i1', kind: 'agent' } })) }, 'it has an open incident node-2-e4-i1 (agent)'],
+    ['an open incident', { watchdog: ok(watchdog({ 'node-2': { ...stall, id: 'node-2-e4-i1', kind: 'standby' } })) }, 'it has an open incident node-2-e4-i1 (standby)'],
     ['a corrupt watchdog state', { watchdog: { state: 'corrupt', error: 'x' } as const }, 'watchdog/state.json is corrupt, so an open incident cannot be ruled out'],
   ])('refuses a standby with %s and says so', (_, over, reason) => {
     expect(readiness('node-2', base(over))).toEqual({ ready: false, reasons: [reason] });
