@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { nodeNameSchema } from '../schemas';
 
 /**
- * The incident ladder as one state machine (DESIGN section 4, docs/architecture.md). An open
+ * The incident ladder as one state machine (DESIGN section 4, protocols; docs/architecture.md). An open
  * incident is in exactly one named stage; every move between stages is a row of TRANSITIONS,
  * keyed by the event kind written under `events/` when it happens (or by one of three internal
  * steps that write no event). The watchdog applies the rows forward, a replay folds the written
@@ -147,7 +147,15 @@ export const TRANSITIONS: { [K in StepKind]: Row<K> } = {
     says: 'escalating (budget) for a stall; watching for a standby',
     to: (i, s) => ({ stage: i.kind === 'stall' ? escalate('budget') : { name: 'watching' }, restart: finish(i, s.at, 'restart budget exhausted') }),
   },
-  RESTART_SENT: { from: ['restart-claimed'], says: 'restart-sent', to: (i, s) => ({ stage: { name: 'restart-sent' }, restart: i.restart === null ? null : { ...i.restart, commandId: s.commandId, sentAt: s.at } }) },
+  RESTART_SENT: {
+    from: ['restart-claimed', ...AFTER_ESCALATION],
+    when: (i) => restartOutstanding(i) && i.restart?.commandId === undefined,
+    says: 'restart-sent (history only once escalated)',
+    to: (i, s) => {
+      const restart = i.restart === null ? null : { ...i.restart, commandId: s.commandId, sentAt: s.at };
+      return { stage: AFTER_ESCALATION.includes(i.stage.name) ? i.stage : { name: 'restart-sent' }, restart };
+    },
+  },
   RESTART_RESULT: {
     from: ['restart-sent', ...AFTER_ESCALATION],
     when: restartOutstanding,
@@ -192,7 +200,7 @@ export const TRANSITIONS: { [K in StepKind]: Row<K> } = {
 const rowOf = <K extends StepKind>(kind: K): Row<K> => TRANSITIONS[kind];
 
 /** True when the step applies to the incident as it stands. */
-export const accepts = (incident: Incident, step: Step): boolean => {
+const accepts = (incident: Incident, step: Step): boolean => {
   const row = rowOf(step.kind);
   return row.from.includes(incident.stage.name) && (row.kinds === undefined || row.kinds.includes(incident.kind)) && (row.when === undefined || row.when(incident));
 };

@@ -136,7 +136,8 @@ const tryFailover = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): Node
     stopOutgoing: incident.kind === 'stall',
   };
   const claimed = move(ctx, spec, watch, { kind: 'FAILOVER_STARTED', failover }, `${spec.name}: failing over to ${target.name}.`, { newPrimary: target.name });
-  ctx.actions.push({ kind: 'failover', node: spec.name, incidentId: incident.id, step: failover });
+  // Only a failover the machine took is carried out.
+  if (claimed.incident?.stage.name === 'failing-over') ctx.actions.push({ kind: 'failover', node: spec.name, incidentId: incident.id, step: failover });
   return claimed;
 };
 

@@ -72,7 +72,9 @@ const stageOf = (i: IncidentV1): Stage => {
     return { name: 'failing-over', failover: plan };
   }
   const escalating = (why: 'still-stalled' | 'restart-failed' | 'budget' | 'confirmed-dead'): Stage => ({ name: 'escalating', why, noStandbyAlerted: i.noStandbyAlerted });
-  if (i.kind === 'dead') return i.confirmed === true ? escalating('confirmed-dead') : { name: 'silent' };
+  // A dead incident that already looked for a standby was judged dead (files from before
+  // `confirmed` existed did so on silence alone).
+  if (i.kind === 'dead') return i.confirmed === true || i.noStandbyAlerted ? escalating('confirmed-dead') : { name: 'silent' };
   if (i.kind === 'stall' && i.escalated) return escalating('still-stalled');
   switch (i.restart?.status) {
     case 'claimed':

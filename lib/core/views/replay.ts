@@ -31,7 +31,7 @@ export interface ReplayPlan {
   eventId: string;
   incidentId: string;
   node: string;
-  /** stall, dead, agent, standby; `alert` for node alerts; `manual` for operator failovers. */
+  /** stall, dead, standby; `alert` for node alerts; `manual` for operator failovers. */
   incident: Incident['kind'] | 'alert' | 'manual';
   epoch: number;
   current: { primary: string | null; epoch: number | null };

@@ -1,6 +1,6 @@
-import { next } from '../../../../lib/core/fleet/incident';
+import { next, outstandingRestart } from '../../../../lib/core/fleet/incident';
 import { emptyCounter } from '../../../../lib/core/fleet/stall';
-import { decide, type WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
+import { decide, markRestartSent, type WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
 import { watchdogStateSchema } from '../../../../lib/core/fleet/watchdog-state';
 import { upgradeIncident, type IncidentV1 } from '../../../../lib/core/fleet/watchdog-state-v1';
 import type { Leader } from '../../../../lib/core/schemas';
@@ -69,7 +69,9 @@ describe('watchdog/state.json version 1 → 2', () => {
       } else if (v1.failover?.status === 'failed') {
         expect(pending).toMatchObject({ kind: 'retry-failover', detail: 'superseded' });
       } else if (v1.kind === 'dead') {
-        expect(pending.kind).toBe(v1.confirmed === true ? 'choose-standby' : 'none');
+        // Confirmed gone, or already looking for a standby (files from before `confirmed` existed).
+        const dead = v1.confirmed === true || v1.noStandbyAlerted;
+        expect(pending).toEqual(dead ? { kind: 'choose-standby', noStandbyAlerted: v1.noStandbyAlerted } : { kind: 'none', why: expect.any(String) as string });
       } else if (v1.kind === 'stall' && v1.escalated) {
         // Escalated: the failover is wanted, and a NO_STANDBY already sent is not sent again.
         expect(pending).toEqual({ kind: 'choose-standby', noStandbyAlerted: v1.noStandbyAlerted });
@@ -88,6 +90,18 @@ describe('watchdog/state.json version 1 → 2', () => {
       if (v1.restart?.status === 'sent') expect(i.restart?.finishedAt).toBeUndefined();
       if (v1.restart?.status === 'succeeded' || v1.restart?.status === 'failed') expect(i.restart?.finishedAt).toBeDefined();
     }
+  });
+
+  it('records a restart the old release claimed before escalating, when its send is reported after the upgrade', () => {
+    const claimed = all.find((i) => i.kind === 'stall' && i.restart?.status === 'claimed' && i.failover === null && i.escalated);
+    if (claimed === undefined) throw new Error('no such combination');
+    const state = watchdogStateSchema.parse(v1State(claimed));
+    const sent = markRestartSent(state, 'node-1', claimed.id, 'cmd-9', 500);
+    expect(sent?.event?.kind).toBe('RESTART_SENT');
+    const incident = sent?.state.nodes['node-1']?.incident;
+    expect(incident?.stage.name).toBe('escalating');
+    // And its result is read from then on, as for any restart sent before escalation.
+    expect(incident === null || incident === undefined ? null : outstandingRestart(incident, timing)).toEqual({ kind: 'verify-restart', commandId: 'cmd-9', deadline: 500 + 60_000 });
   });
 
   it('reads a version-1 state with no incident, and a version-2 state unchanged', () => {
