@@ -47,7 +47,7 @@ export const renderStatus = (v: StatusView, where: string, c: Paint): string => 
   else if (i.state === 'corrupt') lines.push(`incident  ${c.red(`newest event ${i.key} is corrupt: ${i.error}`)}`);
   else lines.push(`incident  ${i.incidentId} ${i.kind} on ${i.node}, ${when(i.at, v.at)}: ${i.summary}`);
   const rows = v.nodes.map((n) => [
-    n.name,
+    n.zone === null ? n.name : `${n.name}\n${c.dim(n.zone)}`,
     roleCell(n, c),
     num(n.epochSeen),
     heartbeatCell(n, c),

@@ -14,6 +14,8 @@ export const nodeSpecSchema = z.strictObject({
   priority: z.number().int().min(0).default(100),
   /** Address the origin record points at while this node is primary (A: IPv4, CNAME: host name). */
   address: z.string().min(1).max(253).optional(),
+  /** The node's availability zone (`eu-west-2a`): at equal priority a standby in another zone than the primary's is preferred. */
+  zone: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d[a-z]$/, 'must be an availability zone such as eu-west-2a').optional(),
 });
 export type NodeSpec = z.output<typeof nodeSpecSchema>;
 

@@ -71,7 +71,9 @@ export const regainSight = (watches: Readonly<Record<string, NodeWatch>>, now: n
 /**
  * Standbys that could take over now, best first: a fresh heartbeat, a live worker, synced to
  * the current epoch, not claiming the role, with no incident open (but one whose lost standby
- * is heard from again and only waits for its restart's result); then by configured priority.
+ * is heard from again and only waits for its restart's result); then by configured priority,
+ * and at equal priority one in another availability zone than the primary's (a zone outage
+ * takes the primary's zone-mates with it), then by name.
  */
 export const readyStandbys = (
   nodes: readonly NodeSpec[],
@@ -80,8 +82,10 @@ export const readyStandbys = (
   leader: Leader,
   now: number,
   sampleMs: number,
-): NodeSpec[] =>
-  nodes
+): NodeSpec[] => {
+  const primaryZone = nodes.find((n) => n.name === leader.primary)?.zone;
+  const sameZone = (spec: NodeSpec): number => (primaryZone !== undefined && spec.zone === primaryZone ? 1 : 0);
+  return nodes
     .filter((spec) => {
       if (spec.name === leader.primary) return false;
       const watch = watches[spec.name];
@@ -90,4 +94,5 @@ export const readyStandbys = (
       if (watch === undefined || hb === undefined || last === undefined || isSilent(watch, now, sampleMs)) return false;
       return (hb.role === 'standby' || hb.role === 'fenced') && last.workerProcesses > 0 && last.epochSeen === leader.epoch && (watch.incident === null || watch.incident.kind === 'standby');
     })
-    .sort((a, b) => a.priority - b.priority || a.name.localeCompare(b.name));
+    .sort((a, b) => a.priority - b.priority || sameZone(a) - sameZone(b) || a.name.localeCompare(b.name));
+};

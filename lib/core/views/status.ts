@@ -62,6 +62,8 @@ export type HeartbeatStatus =
 
 export interface NodeStatus {
   name: string;
+  /** The availability zone the configuration gives the node; null when it gives none. */
+  zone: string | null;
   /** The role the node's agent reports in its heartbeat; null without a readable one. */
   role: Heartbeat['role'] | null;
   /** What leader.json makes it; null when leader.json is missing or corrupt. */
@@ -160,6 +162,7 @@ const nodeStatus = (spec: NodeSpec, input: StatusInput, leader: Leader | null, w
   const watch = watchdog?.nodes[spec.name];
   return {
     name: spec.name,
+    zone: spec.zone ?? null,
     ...describeRole(spec.name, leader, hb),
     heartbeat: heartbeatStatus(obs, input),
     epochSeen: last?.epochSeen ?? null,

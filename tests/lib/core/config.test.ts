@@ -24,6 +24,11 @@ describe('buildConfig', () => {
     expect(buildConfig({ FLEET_HOSTED_ZONE_ID: '', FLEET_RECORD_NAME: '' }).hostedZoneId).toBeUndefined();
   });
 
+  it('takes the availability zone of a node, and rejects what is not one, naming the field', () => {
+    expect(buildConfig({}, { nodes: [{ name: 'node-1', instanceId: 'mi-0123456789abcdef0', zone: 'eu-west-2a' }] }).nodes[0]?.zone).toBe('eu-west-2a');
+    expect(() => buildConfig({}, { nodes: [{ name: 'node-1', instanceId: 'mi-0123456789abcdef0', zone: 'London' }] })).toThrow(/nodes\.0\.zone.*must be an availability zone such as eu-west-2a/);
+  });
+
   it('wants a hosted zone and a record name together, and node addresses with them', () => {
     expect(() => buildConfig({ FLEET_HOSTED_ZONE_ID: 'Z123' })).toThrow(/recordName/);
     expect(() => buildConfig({}, { hostedZoneId: 'Z123', recordName: 'o.example.com', nodes: [{ name: 'node-1', instanceId: 'mi-0123456789abcdef0' }] })).toThrow(/nodes.0.address/);

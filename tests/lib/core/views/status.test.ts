@@ -48,6 +48,7 @@ describe('buildStatus', () => {
     const view = buildStatus(input());
     expect(view.nodes[0]).toEqual({
       name: 'node-1',
+      zone: null,
       role: 'primary',
       designated: 'primary',
       roleNote: null,
@@ -60,6 +61,11 @@ describe('buildStatus', () => {
       incident: { id: 'node-1-e4-i1', kind: 'stall', openedAt: NOW - 60_000, stage: 'restart-sent', why: null, failoverTo: null },
     });
     expect(view.nodes[1]).toMatchObject({ name: 'node-2', role: 'standby', designated: 'standby', incident: null });
+  });
+
+  it('shows the availability zone the configuration gives each node', () => {
+    const view = buildStatus(input({ nodes: NODES.map((n, i) => (i === 0 ? { ...n, zone: 'eu-west-2a' } : n)) }));
+    expect(view.nodes.map((n) => n.zone)).toEqual(['eu-west-2a', ...NODES.slice(1).map(() => null)]);
   });
 
   it('shows the primary, epoch and handover from leader.json and the queue depth as visible plus in flight', () => {

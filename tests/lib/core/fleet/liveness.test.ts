@@ -1,0 +1,49 @@
+import fc from 'fast-check';
+import type { NodeSpec } from '../../../../lib/core/config';
+import { readyStandbys, updateSeen } from '../../../../lib/core/fleet/liveness';
+import { emptyWatch } from '../../../../lib/core/fleet/watchdog-state';
+import type { Heartbeat, Leader } from '../../../../lib/core/schemas';
+import { heartbeat, sample } from '../../../helpers/fixtures';
+
+const NOW = 1_800_000_000_000;
+const leader: Leader = { version: 1, primary: 'node-1', epoch: 1, renewals: 0, reason: 't', changedBy: 't', previous: null, handover: 'immediate' };
+const ZONES = ['eu-west-2a', 'eu-west-2b', undefined] as const;
+
+/** Every standby ready: fresh, a live worker, the current epoch. */
+const rank = (nodes: NodeSpec[]): string[] => {
+  const heartbeats = new Map<string, Heartbeat>(nodes.map((n) => [n.name, heartbeat(n.name, [sample(0, { at: NOW })])]));
+  const watches = Object.fromEntries(nodes.map((n) => [n.name, updateSeen(emptyWatch(), heartbeats.get(n.name), NOW)]));
+  return readyStandbys(nodes, watches, heartbeats, leader, NOW, 15_000).map((n) => n.name);
+};
+
+const spec = (i: number, priority: number, zone: string | undefined): NodeSpec => ({ name: `node-${i}`, instanceId: `mi-${String(i).padStart(17, '0')}`, priority, ...(zone === undefined ? {} : { zone }) });
+
+describe('readyStandbys', () => {
+  it('prefers, at equal priority, a standby outside the primary’s zone; priority still comes first (property)', () => {
+    const fleet = fc.record({
+      primaryZone: fc.constantFrom(...ZONES),
+      standbys: fc.array(fc.record({ priority: fc.constantFrom(1, 2), zone: fc.constantFrom(...ZONES) }), { minLength: 1, maxLength: 5 }),
+    });
+    fc.assert(
+      fc.property(fleet, ({ primaryZone, standbys }) => {
+        const nodes = [spec(1, 1, primaryZone), ...standbys.map((s, i) => spec(i + 2, s.priority, s.zone))];
+        const byName = new Map(nodes.map((n) => [n.name, n]));
+        const ranked = rank(nodes).map((name) => byName.get(name) as NodeSpec);
+        expect(ranked).toHaveLength(standbys.length);
+        const same = (n: NodeSpec): boolean => primaryZone !== undefined && n.zone === primaryZone;
+        for (let i = 1; i < ranked.length; i++) {
+          const [a, b] = [ranked[i - 1], ranked[i]];
+          expect(a.priority).toBeLessThanOrEqual(b.priority);
+          if (a.priority === b.priority) expect(Number(same(a))).toBeLessThanOrEqual(Number(same(b)));
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('picks the standby in another zone over a zone-mate of the primary that sorts first by name', () => {
+    expect(rank([spec(1, 1, 'eu-west-2a'), spec(2, 5, 'eu-west-2a'), spec(3, 5, 'eu-west-2b')])).toEqual(['node-3', 'node-2']);
+    // Without zones the order is priority, then name, as before.
+    expect(rank([spec(1, 1, undefined), spec(2, 5, undefined), spec(3, 5, undefined)])).toEqual(['node-2', 'node-3']);
+  });
+});
