@@ -74,6 +74,7 @@ const watchdogState = (now: number): WatchdogState => {
     version: 2,
     revision: 7,
     lastFailoverAt: null,
+    judgedAt: null,
     nodes: {
       'node-1': {
         counter: { ...emptyCounter(), boot: 'boot-1', lastSeq: 3, failing: 8, healthy: 0, lastFault: 'no-progress' },

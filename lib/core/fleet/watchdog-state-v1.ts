@@ -110,5 +110,6 @@ export const upgradeV1 = (s: WatchdogStateV1) => ({
   revision: s.revision,
   nodes: Object.fromEntries(Object.entries(s.nodes).map(([name, w]) => [name, { ...w, incident: w.incident === null ? null : upgradeIncident(w.incident) }])),
   lastFailoverAt: s.lastFailoverAt,
+  judgedAt: null,
   ...(s.origin === undefined ? {} : { origin: s.origin }),
 });

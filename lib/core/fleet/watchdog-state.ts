@@ -25,6 +25,11 @@ const watchdogStateV2Schema = z.strictObject({
   nodes: z.record(nodeNameSchema, nodeStateSchema),
   /** When the last failover was carried out (watchdog clock): the cooldown runs from it. */
   lastFailoverAt: z.number().nullable().default(null),
+  /**
+   * When the stored judgement was made (watchdog clock). A run that finds it older than a
+   * silence takes knows the watchdog was not looking meanwhile, whatever container it ran in.
+   */
+  judgedAt: z.number().nullable().default(null),
   /** The primary and epoch the origin record was last made to point at: traffic follows the lease. */
   origin: z.strictObject({ primary: nodeNameSchema, epoch: z.number().int().min(0) }).optional(),
 });
@@ -36,7 +41,7 @@ export type WatchdogState = z.output<typeof watchdogStateV2Schema>;
  */
 export const watchdogStateSchema: z.ZodType<WatchdogState, unknown> = z.union([watchdogStateV2Schema, watchdogStateV1Schema.transform(upgradeV1)]);
 
-export const emptyWatchdogState = (): WatchdogState => ({ version: 2, revision: 0, nodes: {}, lastFailoverAt: null });
+export const emptyWatchdogState = (): WatchdogState => ({ version: 2, revision: 0, nodes: {}, lastFailoverAt: null, judgedAt: null });
 
 /** A node the watchdog has no record of yet. */
 export const emptyWatch = (): NodeWatch => ({ counter: emptyCounter(), incident: null, restartTimes: [], incidents: 0, seen: null });

@@ -22,8 +22,9 @@ export interface Decision {
  * when its newest sample was seen, and that only to the nearest sample interval: re-judging its
  * healthy samples gives the same answer, so a healthy fleet costs about one PUT per interval.
  */
-const material = (state: Pick<WatchdogState, 'nodes' | 'origin'>, sampleMs: number): unknown => ({
+const material = (state: Pick<WatchdogState, 'nodes' | 'origin' | 'judgedAt'>, sampleMs: number): unknown => ({
   origin: state.origin ?? null,
+  judged: state.judgedAt === null ? null : Math.floor(state.judgedAt / sampleMs),
   nodes: Object.fromEntries(
     Object.entries(state.nodes).map(([name, w]) => [
       name,
@@ -33,6 +34,9 @@ const material = (state: Pick<WatchdogState, 'nodes' | 'origin'>, sampleMs: numb
     ]),
   ),
 });
+
+/** Intervals between the stored judgement's and now's that mean two whole ones passed unjudged. */
+const UNSEEN_INTERVALS = 3;
 
 /** Failed heartbeat writes in a row that show S3 refusing the node: two sample intervals of it. */
 const UNSENT_IS_OUTAGE = 2;
@@ -57,9 +61,14 @@ export const decide = (
   failing = false,
 ): Decision => {
   const sampleMs = settings.sampleIntervalSeconds * 1000;
-  // Silence the watchdog did not see happen proves nothing: after its own runs failed, or when a
-  // node says S3 refused its heartbeats, every node's silence counts again from now.
-  const blind = failing || s3WasDown(heartbeats);
+  // Silence the watchdog did not see happen proves nothing: after its own runs failed, when a
+  // node says S3 refused its heartbeats, or when no judgement was stored in two whole sample
+  // intervals (no run got through: S3 down for everyone, or the watchdog not invoked; this
+  // container may be a fresh one that saw no failure), every node's silence counts again from
+  // now. A judgement is stored at least once per interval while any run gets through, so the
+  // stored time is compared by interval.
+  const unseen = state.judgedAt !== null && Math.floor(now / sampleMs) - Math.floor(state.judgedAt / sampleMs) >= UNSEEN_INTERVALS;
+  const blind = failing || s3WasDown(heartbeats) || unseen;
   const nodes: Record<string, NodeWatch> = blind ? regainSight(state.nodes, now) : { ...state.nodes };
   // First every node's freshness, so choosing a standby sees this round's heartbeats.
   for (const spec of settings.nodes) {
@@ -80,7 +89,7 @@ export const decide = (
   if (settings.routed && leader !== null && (state.origin?.primary !== leader.primary || state.origin.epoch !== leader.epoch)) {
     ctx.actions.push({ kind: 'route', primary: leader.primary, epoch: leader.epoch });
   }
-  const next: WatchdogState = { ...state, nodes };
+  const next: WatchdogState = { ...state, nodes, judgedAt: now };
   const changed = JSON.stringify(material(next, sampleMs)) !== JSON.stringify(material(state, sampleMs));
   return { state: changed ? { ...next, revision: state.revision + 1 } : state, actions: ctx.actions, changed };
 };

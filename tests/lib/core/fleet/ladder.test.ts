@@ -94,8 +94,9 @@ describe('failover ladder', () => {
     const back = decide(state, leader, beats(heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5)), T0 + 45_000, settings, online, true);
     expect(back.actions).toEqual([]);
     expect(decide(back.state, leader, beats(heartbeat('node-1', working(0, 6)), standbyBeat('node-2', 6)), T0 + 52_000, settings).actions).toEqual([]);
-    // Without the failed runs the same silence is a lost standby.
-    expect(published(decide(state, leader, beats(heartbeat('node-1', working(0, 7)), standbyBeat('node-2', 5)), T0 + 45_000, settings, online).actions)).toEqual(['REDUNDANCY_LOST']);
+    // Without the failed runs, the watchdog looking all along (a judgement 15 s ago), the same silence is a lost standby.
+    const looking = { ...state, judgedAt: T0 + 30_000 };
+    expect(published(decide(looking, leader, beats(heartbeat('node-1', working(0, 7)), standbyBeat('node-2', 5)), T0 + 45_000, settings, online).actions)).toEqual(['REDUNDANCY_LOST']);
   });
 
   it('judges no silence when a node says S3 refused its heartbeats', () => {
@@ -104,7 +105,20 @@ describe('failover ladder', () => {
     // node-1's first write after the outage says its last two could not be written; node-2's is not in yet.
     const back = decide(state, leader, beats({ ...heartbeat('node-1', working(0, 8)), unsent: 2 }, standbyBeat('node-2', 5)), T0 + 45_000, settings, online);
     expect(back.actions).toEqual([]);
-    expect(published(decide(state, leader, beats(heartbeat('node-1', working(0, 8)), standbyBeat('node-2', 5)), T0 + 45_000, settings, online).actions)).toEqual(['REDUNDANCY_LOST']);
+    expect(published(decide({ ...state, judgedAt: T0 + 30_000 }, leader, beats(heartbeat('node-1', working(0, 8)), standbyBeat('node-2', 5)), T0 + 45_000, settings, online).actions)).toEqual(['REDUNDANCY_LOST']);
+  });
+
+  it('judges no silence across two whole intervals in which no judgement was stored, whichever container runs next', () => {
+    const { state } = rounds([{ at: 0, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5)] }]);
+    const online = new Map([['node-2', { instance: 'running' as const, ssm: 'online' as const }]]);
+    // S3 was down for everyone for 45 s and no watchdog run fell inside it (so none failed);
+    // node-1's first heartbeat after it carries no failed write, and node-2's is not in yet.
+    const back = decide(state, leader, beats(heartbeat('node-1', working(0, 8)), standbyBeat('node-2', 5)), T0 + 47_500, settings, online);
+    expect(back.actions).toEqual([]);
+    // From then on the watchdog looks again: node-2's silence counts from that run.
+    const still = decide(back.state, leader, beats(heartbeat('node-1', working(0, 9)), standbyBeat('node-2', 5)), T0 + 62_000, settings, online);
+    expect(published(still.actions)).toEqual([]);
+    expect(published(decide(still.state, leader, beats(heartbeat('node-1', working(0, 10)), standbyBeat('node-2', 5)), T0 + 78_000, settings, online).actions)).toEqual(['REDUNDANCY_LOST']);
   });
 
   it('points the origin record at whoever leader.json names, once per epoch', () => {
