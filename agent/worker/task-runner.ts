@@ -31,6 +31,8 @@ export interface TaskEvents {
   progress(stage: number, stageCpuMs?: number): void;
   checkpointed(stages: number): void;
   done(winner: Done, first: boolean): void;
+  /** The message's visibility was extended by a request sent at `sentAt` (monotonic ms). */
+  extended(sentAt: number): void;
 }
 
 export type TaskOutcome = 'done' | 'already-done' | 'aborted';
@@ -99,7 +101,11 @@ export class TaskRunner {
             lastExtend = mono();
             try {
               guard();
-              void queue.setVisibility(message.receiptHandle, config.visibilityTimeoutSeconds).catch(() => undefined);
+              const sentAt = lastExtend;
+              void queue.setVisibility(message.receiptHandle, config.visibilityTimeoutSeconds).then(
+                () => on.extended(sentAt),
+                () => undefined,
+              );
             } catch {
               // Fenced: the fence watch hands the task back; nothing is extended meanwhile.
             }

@@ -1,7 +1,6 @@
 import { stageHangSeconds, wholeSeconds } from '../../lib/core/config';
 import { describeError, FencedError } from '../../lib/core/errors';
 import { STAGES, taskMessageSchema, type InFlightTask } from '../../lib/core/schemas';
-import { alertFromNode } from '../runtime/node-alerts';
 import type { AlertTopic } from '../../lib/aws/alerts';
 import { parseJsonText, parseWith } from '../../lib/core/validate';
 import type { QueueMessage } from '../../lib/aws/queue';
@@ -12,6 +11,7 @@ import { TaskRunner, type TaskEvents, type TaskRunnerDeps } from './task-runner'
 import { readProc } from '../proc';
 import { readJsonFile, roleFileSchema, rolePath, workerPidPath, writeJsonAtomic, type RoleFile } from '../registry';
 import { TaskBook } from './task-book';
+import { Custody } from './custody';
 import { sleep } from '../../lib/sleep';
 import { Loop } from '../runtime/loop';
 
@@ -40,6 +40,8 @@ const NO_ROLE: RoleFile = { role: 'standby', epoch: 0, validUntil: 0, boot: '' }
  */
 export class Worker {
   private readonly book: TaskBook;
+  /** The messages in hand: their receipts on disk, hand-backs, poison alerts. */
+  private readonly custody: Custody;
   private readonly running = new Map<string, Running>();
   /** Each running task's whole life, for draining on SIGTERM. */
   private readonly tasks = new Set<Promise<void>>();
@@ -63,6 +65,7 @@ export class Worker {
   constructor(private readonly deps: WorkerDeps) {
     this.runner = new TaskRunner({ ...deps, guard: () => this.guard() });
     this.book = new TaskBook(deps.config.dataDir, deps.log);
+    this.custody = new Custody(deps);
     const failed = (what: string) => (error: unknown) => deps.log.error({ err: describeError(error) }, `${what} failed`);
     this.flushLoop = new Loop(this.tickMs, () => this.flush(), failed('registry flush'));
     this.watchLoop = new Loop(this.tickMs, () => this.watchOnce(), failed('fence and hang check'));
@@ -84,8 +87,12 @@ export class Worker {
     const damaged = await this.book.load(this.deps.now(), 2 * this.deps.config.taskRetentionSeconds * 1000);
     if (damaged !== null) {
       this.deps.log.error({ err: damaged }, 'task registry damaged: copied aside, starting from the manifest');
-      await this.alert('MANIFEST_DAMAGED', `local-registry-${this.deps.config.nodeName}-${this.deps.now()}`, 0, `${this.deps.config.nodeName}: local task registry damaged (${damaged}); copied aside.`);
+      await this.custody.alert('MANIFEST_DAMAGED', `local-registry-${this.deps.config.nodeName}-${this.deps.now()}`, 0, `${this.deps.config.nodeName}: local task registry damaged (${damaged}); copied aside.`);
     }
+    // What a worker that died held goes on now, not after its visibility timeout.
+    const left = await this.custody.leftovers();
+    const role = left.sameBoot && left.messages.length > 0 ? await this.allowed() : null;
+    await this.custody.takeUp(left, role, (message, epoch, sentAt) => this.begin(message, epoch, sentAt));
     await this.flush();
     this.flushLoop.start(this.tickMs);
     this.watchLoop.start(this.tickMs);
@@ -130,7 +137,7 @@ export class Worker {
     this.receiving?.abort();
     const abandoned = [...this.running.values()];
     for (const r of abandoned) r.abort.abort();
-    await Promise.allSettled(abandoned.map((r) => this.handBack(r.message, r.receivedAt)));
+    await Promise.allSettled(abandoned.map((r) => this.custody.handBack(r.message, r.receivedAt)));
   }
 
   /** Stops each task whose stage did no work for `stageHangSeconds`, and gives its message back. */
@@ -142,7 +149,7 @@ export class Worker {
       const reason = `stage ${r.task.stage ?? '?'} made no progress for ${Math.round((now - r.lastProgress) / 100) / 10} s: stopped`;
       this.deps.log.warn({ taskId: r.task.taskId, stage: r.task.stage }, reason);
       r.abort.abort(new Error(reason));
-      void this.giveBack(r.message, reason, this.book.consumingEpoch ?? 0, r.receivedAt);
+      void this.custody.giveBack(r.message, reason, this.book.consumingEpoch ?? 0, r.receivedAt);
     }
   }
 
@@ -184,7 +191,8 @@ export class Worker {
           await Promise.allSettled(messages.map((m) => this.deps.queue.setVisibility(m.receiptHandle, 0)));
           continue;
         }
-        for (const m of messages) this.begin(m, role.epoch, receivedAt);
+        // Visibility runs from when SQS answered, at the earliest when the receive was sent.
+        for (const m of messages) this.begin(m, role.epoch, askedAt);
       } catch (error) {
         if (this.stopping.signal.aborted) break;
         if (signal.aborted) continue;
@@ -203,7 +211,7 @@ export class Worker {
       workSeconds = task.workSeconds;
     } catch (error) {
       this.deps.log.error({ err: describeError(error), messageId: message.id }, 'malformed task message');
-      void this.giveBack(message, `malformed: ${describeError(error)}`, epoch, receivedAt);
+      void this.custody.giveBack(message, `malformed: ${describeError(error)}`, epoch, receivedAt);
       return;
     }
     const already = this.running.get(taskId);
@@ -212,10 +220,12 @@ export class Worker {
       // the running task adopts the new receipt, the only one SQS still honours.
       already.message.receiptHandle = message.receiptHandle;
       already.receivedAt = receivedAt;
+      this.custody.held.hold(already.task.taskId, already.message, receivedAt);
       return;
     }
-    const run: Running = { task: { taskId, progress: 0, stage: STAGES[0] }, message, abort: new AbortController(), receivedAt, lastProgress: receivedAt };
+    const run: Running = { task: { taskId, progress: 0, stage: STAGES[0] }, message, abort: new AbortController(), receivedAt, lastProgress: mono() };
     this.running.set(taskId, run);
+    this.custody.held.hold(taskId, message, receivedAt);
     this.book.record(taskId, { status: 'running', epoch });
     const task: Promise<void> = this.runner
       .run(taskId, workSeconds, message, epoch, run.abort.signal, this.draining.signal, this.events(run, epoch))
@@ -224,10 +234,11 @@ export class Worker {
         // Fenced or stopped as hung: the fence watch and the hang check already handed it back.
         if (error instanceof FencedError || run.abort.signal.aborted) return;
         this.deps.log.error({ err: describeError(error), taskId }, 'task failed; its message goes back to the queue');
-        await this.giveBack(message, describeError(error), epoch, receivedAt);
+        await this.custody.giveBack(run.message, describeError(error), epoch, run.receivedAt);
       })
       .finally(() => {
         this.running.delete(taskId);
+        this.custody.held.release(taskId);
         this.tasks.delete(task);
         this.book.touch();
         this.wake?.();
@@ -254,36 +265,18 @@ export class Worker {
         run.lastProgress = mono();
         this.book.record(taskId, { status: 'checkpointed', stages, epoch });
       },
+      extended: (sentAt) => {
+        // Only the receipt still in use counts: an extension of one SQS replaced changes nothing.
+        if (this.running.get(taskId) !== run) return;
+        run.receivedAt = Math.max(run.receivedAt, sentAt);
+        this.custody.held.hold(taskId, run.message, run.receivedAt);
+      },
       done: (winner, first) => {
         this.book.record(taskId, { status: 'done', stages: STAGES.length, done: { node: winner.node, epoch: winner.epoch, at: winner.finishedAt } });
         if (first) this.book.completed(this.deps.now(), this.deps.config.completionWindowSeconds * 1000);
       },
     };
   }
-
-  /**
-   * Makes a message visible again at once, unless its visibility already ran out by this
-   * node's clock: then another consumer may hold it, and its old receipt must not touch it.
-   */
-  private async handBack(message: QueueMessage, receivedAt: number): Promise<void> {
-    if (mono() - receivedAt >= this.deps.config.visibilityTimeoutSeconds * 1000) return;
-    await this.deps.queue.setVisibility(message.receiptHandle, 0).catch(() => undefined);
-  }
-
-  /**
-   * Hands a message back (so a retry does not wait out the visibility timeout); on its last
-   * allowed receive, SQS's redrive moves it to the dead-letter queue next: alert.
-   */
-  private async giveBack(message: QueueMessage, reason: string, epoch: number, receivedAt: number): Promise<void> {
-    await this.handBack(message, receivedAt);
-    if (message.receiveCount < this.deps.config.maxReceiveCount) return;
-    await this.alert('POISON_TASK', `poison-${message.id}`, epoch, `message ${message.id} failed ${message.receiveCount} times: ${reason}`);
-  }
-
-  private alert(kind: 'POISON_TASK' | 'MANIFEST_DAMAGED', incidentId: string, epoch: number, summary: string): Promise<void> {
-    return alertFromNode(this.deps.alerts, this.deps.log, { kind, node: this.deps.config.nodeName, incidentId, epoch, at: this.deps.now(), summary });
-  }
-
 
   /** Stops taking tasks, hands in-flight messages back to the queue, and flushes the registry. */
   close(): Promise<void> {
@@ -298,12 +291,14 @@ export class Worker {
       grace.abort();
       const inFlight = [...this.running.values()];
       for (const r of inFlight) r.abort.abort();
-      await Promise.allSettled(inFlight.map((r) => this.handBack(r.message, r.receivedAt)));
+      await Promise.allSettled(inFlight.map((r) => this.custody.handBack(r.message, r.receivedAt)));
       await this.pollDone;
       await this.flushLoop.stop();
+      for (const r of inFlight) this.custody.held.release(r.task.taskId);
       this.running.clear();
       this.book.consumingEpoch = null;
       await this.flush();
+      await this.custody.held.flushed();
     })();
     return this.closing;
   }

@@ -42,4 +42,70 @@ describe('Agent', () => {
     expect(renewals).toBeGreaterThanOrEqual(6);
     expect((s3.json('peer-sync/leader.json') as { renewals: number }).renewals).toBeGreaterThanOrEqual(6);
   });
+
+  describe('on fake timers', () => {
+    beforeEach(() => jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] }));
+    afterEach(() => jest.useRealTimers());
+    /** Lets file I/O and the mocked S3 answer between timer steps: fake timers do not wait for libuv. */
+    const drain = async (): Promise<void> => {
+      for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    };
+
+    it('samples, renews and syncs each on its own period, and leaves no timer behind once closed', async () => {
+      const config = {
+        ...buildConfig({}, {
+          nodes: [{ name: 'node-1', instanceId: 'mi-00000000000000001' }, { name: 'node-2', instanceId: 'mi-00000000000000002' }],
+          sampleIntervalSeconds: 1,
+          syncIntervalSeconds: 4,
+          completionWindowSeconds: 4,
+          leaseRenewSeconds: 2,
+          leaseExpirySeconds: 6,
+          healthPort: 0,
+        }),
+        nodeName: 'node-1',
+        dataDir: mkdtempSync(join(tmpdir(), 'qf-agent-')),
+      };
+      s3.set('peer-sync/leader.json', { version: 1, primary: 'node-1', epoch: 1, renewals: 0, reason: 't', changedBy: 't', previous: null, handover: 'immediate' });
+      const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
+      const agent = new Agent({ config, store, queue: null, log: memoryLogger().log, now: Date.now, alerts: null, trigger: null });
+      const started = agent.start();
+      await drain();
+      await started;
+      const count = (match: (key: string) => boolean): number => s3.puts.filter((p) => match(p.key)).length;
+      const leaderAtStart = count((k) => k === 'peer-sync/leader.json');
+      // 20 s of the agent's time, in small steps: the SDK's own zero-delay timers are fake too,
+      // and each must fire for a request to finish.
+      const renewedAt: number[] = [];
+      for (let i = 1; i <= 1_000; i++) {
+        await jest.advanceTimersByTimeAsync(20);
+        await drain();
+        if (count((k) => k === 'peer-sync/leader.json') - leaderAtStart > renewedAt.length) renewedAt.push(i * 20);
+      }
+      const heartbeats = count((k) => k === 'peer-sync/nodes/node-1/heartbeat.json');
+      const renewals = count((k) => k === 'peer-sync/leader.json') - leaderAtStart;
+      const closing = agent.close();
+      await drain();
+      await jest.advanceTimersByTimeAsync(1_000);
+      await closing;
+      const afterClose = count((k) => k === 'peer-sync/nodes/node-1/heartbeat.json');
+      await jest.advanceTimersByTimeAsync(60_000);
+      await drain();
+      // A sample every second, counted from each round's start: 20 s give 20.
+      expect(heartbeats).toBeGreaterThanOrEqual(19);
+      expect(heartbeats).toBeLessThanOrEqual(21);
+      // A renewal a renewal period after the last round ended: never sooner, and never starved by
+      // the other loops. A round takes some fake time of its own (the SDK's timers are fake too,
+      // and real file writes finish between steps), so the upper bound is loose.
+      expect(renewals).toBe(renewedAt.length);
+      expect(renewals).toBeGreaterThanOrEqual(5);
+      const gaps = renewedAt.slice(1).map((t, i) => t - (renewedAt[i] ?? 0));
+      for (const gap of gaps) {
+        expect(gap).toBeGreaterThanOrEqual(2_000);
+        expect(gap).toBeLessThanOrEqual(4_000);
+      }
+      expect(jest.getTimerCount()).toBe(0);
+      // Nothing more is written once closed.
+      expect(count((k) => k === 'peer-sync/nodes/node-1/heartbeat.json')).toBe(afterClose);
+    });
+  });
 });

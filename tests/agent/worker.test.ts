@@ -1,8 +1,9 @@
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
 import { Worker } from '../../agent/worker/worker';
+import { heldPath } from '../../agent/worker/held';
 import { rolePath, writeJsonAtomic } from '../../agent/registry';
 import type { QueueMessage, TaskQueue } from '../../lib/aws/queue';
 import { StateStore } from '../../lib/aws/state-store';
@@ -50,6 +51,51 @@ describe('Worker', () => {
     await worker.close();
     expect(deleted).toEqual(['h2']);
     expect(s3.json('peer-sync/tasks/t1/done.json')).toMatchObject({ node: 'node-1', epoch: 3 });
+  });
+
+  describe('after a worker died holding a task', () => {
+    /**
+     * A worker receives a 60 s task and is abandoned without close (as after SIGKILL: it hands
+     * nothing back); the next worker starts under `role` and records what it does with the
+     * message's visibility.
+     */
+    const restartWith = async (role: 'primary' | 'standby') => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
+      const config = { ...buildConfig({}, { sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, leaseRenewSeconds: 0.4, leaseExpirySeconds: 1.2, receiveWaitSeconds: 0, workerStopTimeoutSeconds: 0.4 }), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
+      await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });
+      const body = JSON.stringify({ taskId: 't1', workSeconds: 60 });
+      const before: number[] = [];
+      const queue = { ...scriptedQueue([[{ id: 'm1', receiptHandle: 'h1', body, receiveCount: 1 }]]).queue, setVisibility: (_: string, seconds: number) => (before.push(seconds), Promise.resolve()) } as unknown as TaskQueue;
+      const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
+      const first = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
+      const after: { handle: string; seconds: number }[] = [];
+      let next: Worker | undefined;
+      try {
+        await first.start();
+        for (let i = 0; i < 100 && !existsSync(heldPath(dataDir)); i++) await new Promise((r) => setTimeout(r, 20));
+        await new Promise((r) => setTimeout(r, 100));
+        expect(before).toEqual([]);
+        if (role === 'standby') await writeJsonAtomic(rolePath(dataDir), { role: 'standby', epoch: 4, validUntil: 0, boot: bootId() });
+        const nextQueue = { ...scriptedQueue([]).queue, setVisibility: (handle: string, seconds: number) => (after.push({ handle, seconds }), Promise.resolve()) } as unknown as TaskQueue;
+        next = new Worker({ config, store, queue: nextQueue, log: memoryLogger().log, now: Date.now, alerts: null });
+        await next.start();
+        return after;
+      } finally {
+        await next?.close();
+        await first.close();
+      }
+    };
+
+    it('carries on with it under its receipt while the node may consume: the task goes on now, not after its visibility timeout', async () => {
+      const after = await restartWith('primary');
+      // Extended first (the receipt is still honoured), and only handed back by the close that ends the test.
+      expect(after[0]).toEqual({ handle: 'h1', seconds: 300 });
+      expect(after.slice(1).every((v) => v.seconds === 0)).toBe(true);
+    });
+
+    it('hands it back at once when the node may not consume, for whoever is primary', async () => {
+      expect(await restartWith('standby')).toEqual([{ handle: 'h1', seconds: 0 }]);
+    });
   });
 
   describe('long polls', () => {

@@ -31,6 +31,12 @@ describe('task-state drills', () => {
       const { report } = await drill('crash-mid-stage-resumes');
       clean(report);
       expect(report.timeline.some((e) => e.event === 'resumed' && e.node === 'node-1')).toBe(true);
+      // The restarted worker hands back what the crashed one held: its tasks resume within a
+      // sync interval (30 s), not after their 300 s visibility timeout.
+      const crash = report.incidents.find((i) => i.fault === 'crash-worker');
+      expect(crash?.inFlight).toBeGreaterThan(0);
+      expect(crash?.resumedAt).not.toBeNull();
+      expect((crash?.resumedAt ?? Infinity) - (crash?.faultAt ?? 0)).toBeLessThanOrEqual(30);
     },
     DRILL_MS,
   );

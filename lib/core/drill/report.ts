@@ -1,3 +1,4 @@
+import { resumeAfter } from './resume';
 import type { Expectations, Range, Scenario } from './scenario';
 
 /** One line of a drill's timeline, in scenario seconds. */
@@ -20,7 +21,9 @@ export interface Observations {
   /** Every successful write of leader.json. */
   leaders: { t: number; epoch: number; primary: string }[];
   /** Every ReceiveMessage answered (empty long polls too), with the epoch the consumer claimed. */
-  receives: { t: number; node: string; count: number; epoch: number | null }[];
+  receives: { t: number; node: string; count: number; epoch: number | null; taskIds?: readonly string[] }[];
+  /** Visibility extensions of a received message, by the node working on its task. */
+  extensions: { t: number; node: string; taskId: string }[];
   /** Task-state writes that were applied (checkpoints, completions), with the epoch they carry. */
   writes: { t: number; node: string; kind: 'checkpoint' | 'done'; taskId: string; epoch: number }[];
   /** When a primary's heartbeat carried the last sample of a full window of failing samples. */
@@ -63,6 +66,10 @@ export interface Incident {
   /** The origin record names the new primary (Route 53's API), and when that change is INSYNC. */
   trafficAt: number | null;
   trafficInsyncAt: number | null;
+  /** Tasks the faulted node held when the fault struck (received, not yet completed). */
+  inFlight: number;
+  /** When the last of them was taken up again (received anew, or completed); null if one never was. */
+  resumedAt: number | null;
 }
 
 export interface Report {
@@ -126,6 +133,7 @@ const buildIncidents = (o: Observations, epochs: Report['epochs']): Incident[] =
     const serving = failover === undefined ? undefined : o.receives.find((r) => r.t >= failover.from && r.node === failover.primary && r.epoch === failover.epoch);
     const address = failover === undefined ? undefined : o.addresses[failover.primary];
     const traffic = failover === undefined ? undefined : o.dnsChanges.find((d) => d.t >= f.at && d.value === address);
+    const resume = resumeAfter(o, f);
     return {
       node: f.node,
       fault: f.kind,
@@ -140,6 +148,8 @@ const buildIncidents = (o: Observations, epochs: Report['epochs']): Incident[] =
       servingAt: round(serving?.t ?? null),
       trafficAt: round(traffic?.t ?? null),
       trafficInsyncAt: round(traffic?.insyncAt ?? null),
+      inFlight: resume.inFlight,
+      resumedAt: round(resume.resumedAt),
     };
   });
 
@@ -182,7 +192,7 @@ const noStaleWrites = (o: Observations): boolean => {
 const inRange = (actual: number, expected: number | Range): boolean =>
   typeof expected === 'number' ? actual === expected : (expected.min === undefined || actual >= expected.min) && (expected.max === undefined || actual <= expected.max);
 
-const BOUNDS: ReadonlySet<keyof Expectations> = new Set(['maxDetectSeconds', 'maxFailoverSeconds', 'maxTrafficSeconds', 'maxVerdictSeconds', 'maxServingSeconds']);
+const BOUNDS: ReadonlySet<keyof Expectations> = new Set(['maxDetectSeconds', 'maxFailoverSeconds', 'maxTrafficSeconds', 'maxVerdictSeconds', 'maxServingSeconds', 'maxResumeSeconds']);
 
 const checkExpectations = (expect: Expectations, actual: Record<keyof Expectations, number | null>): Report['expectations'] =>
   (Object.keys(expect) as (keyof Expectations)[]).map((name) => {
@@ -236,6 +246,7 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
     // From the window's close, not the fault: the verdict's own latency.
     maxVerdictSeconds: worst(incidents.map((i) => ({ ...i, faultAt: i.windowAt ?? i.faultAt })), (i) => i.detectedAt, (i) => i.fault === 'stall-worker'),
     maxServingSeconds: worst(incidents, (i) => i.servingAt, (i) => i.failoverAt !== null),
+    maxResumeSeconds: worst(incidents, (i) => i.resumedAt, (i) => i.inFlight > 0),
     maxFailoverSeconds: worst(incidents, (i) => i.failoverAt, (i) => i.failoverAt !== null),
     maxTrafficSeconds: worst(incidents, (i) => i.trafficAt, (i) => i.failoverAt !== null),
     lostTasks: tasks.lost,

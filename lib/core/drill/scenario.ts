@@ -78,6 +78,8 @@ export const expectSchema = z.strictObject({
   maxVerdictSeconds: bound.optional(),
   /** From a fault to the first receive of the new primary's epoch. */
   maxServingSeconds: bound.optional(),
+  /** From a fault to when every task the faulted node held was taken up again. */
+  maxResumeSeconds: bound.optional(),
   lostTasks: count.optional(),
   duplicateCompletions: count.optional(),
   falseFailovers: count.optional(),

@@ -32,6 +32,7 @@ export class Recorder {
   readonly supervisorRestarts: Observations['supervisorRestarts'] = [];
   readonly leaders: Observations['leaders'] = [];
   readonly receives: Observations['receives'] = [];
+  readonly extensions: Observations['extensions'] = [];
   readonly writes: Observations['writes'] = [];
   readonly windows: Observations['windows'] = [];
   readonly completions = new Map<string, number>();
@@ -118,8 +119,11 @@ export class Recorder {
       // Watchdog steps are noted from their event objects; a worker's poison alert only travels here.
       if (event.success && event.data.kind === 'POISON_TASK') this.note(event.data.node, 'poison_task', event.data.summary);
     },
-    sqsReceive: (count, principal, epoch) => {
-      if (this.started) this.receives.push({ t: this.t(), node: principal, count, epoch });
+    sqsReceive: (count, principal, epoch, taskIds) => {
+      if (this.started) this.receives.push({ t: this.t(), node: principal, count, epoch, taskIds });
+    },
+    sqsExtend: (principal, taskId) => {
+      if (this.started && !this.finished) this.extensions.push({ t: this.t(), node: principal, taskId });
     },
     sqsGiveBack: (principal) => {
       if (!this.started || this.finished) return;

@@ -30,8 +30,9 @@ const mark = (ok: boolean): string => (ok ? pc.green('✔') : pc.red('✘'));
 export const formatSummary = (r: Report): string => {
   const lines: string[] = ['', pc.bold(`Scenario "${r.scenario}": ${r.ok ? pc.green('PASSED') : pc.red('FAILED')}  (seed ${r.seed}, ×${r.timeScale}, ${r.wallSeconds}s wall)`)];
   for (const i of r.incidents) {
+    const resumed = i.inFlight === 0 ? [] : [`${i.inFlight} task(s) in flight ${i.resumedAt === null ? 'never taken up again' : `resumed +${(i.resumedAt - i.faultAt).toFixed(1)}s`}`];
     if (!i.watched && i.newPrimary === null) {
-      lines.push(`  fault     ${i.fault} on ${i.node} at t=${i.faultAt}s: nothing for the watchdog to do`);
+      lines.push(`  fault     ${i.fault} on ${i.node} at t=${i.faultAt}s: ${['nothing for the watchdog to do', ...resumed].join(', ')}`);
       continue;
     }
     const detect = i.detectedAt === null ? 'not detected' : `detected +${(i.detectedAt - i.faultAt).toFixed(1)}s`;
@@ -40,7 +41,7 @@ export const formatSummary = (r: Report): string => {
     const after = (label: string, t: number | null): string[] => (t === null ? [] : [`${label} +${(t - i.faultAt).toFixed(1)}s`]);
     const verdict = i.windowAt === null || i.detectedAt === null ? [] : [`verdict ${(i.detectedAt - i.windowAt).toFixed(1)}s after the window closed`];
     const failover = i.newPrimary === null ? [] : [...after(`failover to ${i.newPrimary}`, i.failoverAt), ...after('serving', i.servingAt), ...after('traffic', i.trafficAt), ...after('in sync', i.trafficInsyncAt)];
-    lines.push(`  incident  ${i.fault} on ${i.node} at t=${i.faultAt}s: ${[detect, ...verdict, restart, recover, ...failover].join(', ')}`);
+    lines.push(`  incident  ${i.fault} on ${i.node} at t=${i.faultAt}s: ${[detect, ...verdict, restart, recover, ...failover, ...resumed].join(', ')}`);
   }
   const t = r.tasks;
   lines.push(`  tasks     ${t.completed}/${t.enqueued} completed, ${t.lost} lost, ${t.duplicateCompletions} duplicate completions`);

@@ -216,6 +216,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         leaders: recorder.leaders,
         receives: recorder.receives,
         writes: recorder.writes,
+        extensions: recorder.extensions,
         windows: recorder.windows,
         dnsChanges: recorder.dnsChanges,
         addresses: Object.fromEntries(config.nodes.map((n) => [n.name, n.address ?? ''])),

@@ -12,6 +12,16 @@ import { Route53Fake } from './route53-fake';
 import { S3Behaviour, type LostResponse } from './s3-behaviour';
 import { conditionalPut, countRequest, requestKind } from './front-door';
 
+/** The task a message body names ([] for a body that is not a task, such as a poison message). */
+const taskIdOf = (body: string | undefined): string[] => {
+  try {
+    const id = (JSON.parse(body ?? '') as { taskId?: unknown }).taskId;
+    return typeof id === 'string' ? [id] : [];
+  } catch {
+    return [];
+  }
+};
+
 /** Names of the resources every local cloud starts with. */
 export const LOCAL = {
   region: 'us-west-2',
@@ -53,9 +63,11 @@ export interface CloudObserver {
    * Every SQS ReceiveMessage answered, with the messages it handed out; `epoch` is the
    * consumer's own word, from the x-queen-fleet-epoch header (null if absent).
    */
-  sqsReceive?(count: number, principal: string, epoch: number | null): void;
+  sqsReceive?(count: number, principal: string, epoch: number | null, taskIds: string[]): void;
   /** A message handed back at once (ChangeMessageVisibility to 0): a task given up and retried. */
   sqsGiveBack?(principal: string): void;
+  /** A message's visibility extended: its consumer is working on the task (or carrying on with it after a restart). */
+  sqsExtend?(principal: string, taskId: string): void;
 }
 
 /** Where the local cloud listens and the resources it created. */
@@ -180,21 +192,26 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
     }
     conditionalPut(s3Store, s3b, struck)(request, reply, done);
   });
+  /** The task of each receipt handed out, for naming the task of a visibility change. */
+  const receipts = new Map<string, string>();
   app.addHook('onSend', (request, reply, payload, done) => {
     const principal = principalOf(request);
-    if (observer.sqsReceive !== undefined && request.headers['x-amz-target'] === 'AmazonSQS.ReceiveMessage' && reply.statusCode === 200 && typeof payload === 'string') {
-      const count = (JSON.parse(payload) as { Messages?: unknown[] }).Messages?.length ?? 0;
+    if (request.headers['x-amz-target'] === 'AmazonSQS.ReceiveMessage' && reply.statusCode === 200 && typeof payload === 'string') {
+      const messages = (JSON.parse(payload) as { Messages?: { Body?: string; ReceiptHandle?: string }[] }).Messages ?? [];
+      for (const m of messages) for (const id of taskIdOf(m.Body)) if (m.ReceiptHandle !== undefined) receipts.set(m.ReceiptHandle, id);
       const epoch = Number(request.headers[EPOCH_HEADER] ?? Number.NaN);
-      observer.sqsReceive(count, principal, Number.isInteger(epoch) ? epoch : null);
+      observer.sqsReceive?.(messages.length, principal, Number.isInteger(epoch) ? epoch : null, messages.flatMap((m) => taskIdOf(m.Body)));
     }
-    if (observer.sqsGiveBack !== undefined && request.headers['x-amz-target'] === 'AmazonSQS.ChangeMessageVisibility' && reply.statusCode === 200) {
+    if (request.headers['x-amz-target'] === 'AmazonSQS.ChangeMessageVisibility' && reply.statusCode === 200) {
       let body: Record<string, unknown> = {};
       try {
         body = jsonBody(request);
       } catch {
         // Not JSON: fauxqs refused it already.
       }
-      if (body.VisibilityTimeout === 0) observer.sqsGiveBack(principal);
+      if (body.VisibilityTimeout === 0) observer.sqsGiveBack?.(principal);
+      const task = typeof body.ReceiptHandle === 'string' ? receipts.get(body.ReceiptHandle) : undefined;
+      if (typeof body.VisibilityTimeout === 'number' && body.VisibilityTimeout > 0 && task !== undefined) observer.sqsExtend?.(principal, task);
     }
     const where = request.method === 'PUT' ? s3Path(request.url) : null;
     if (where !== null && reply.statusCode === 200) {

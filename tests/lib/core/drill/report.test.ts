@@ -22,6 +22,7 @@ const observations = (over: Partial<Observations> = {}): Observations => ({
   leaders: [{ t: 0, epoch: 1, primary: 'node-1' }],
   receives: [{ t: 10, node: 'node-1', count: 1, epoch: 1 }],
   writes: [],
+  extensions: [],
   windows: [{ t: 248, node: 'node-1' }],
   dnsChanges: [],
   addresses: { 'node-1': '192.0.2.1', 'node-2': '192.0.2.2' },

@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import { describeError } from '../../lib/core/errors';
+import { taskIdSchema } from '../../lib/core/schemas';
+import type { QueueMessage } from '../../lib/aws/queue';
+import type { Logger } from '../../lib/log';
+import { bootId } from '../runtime/boot';
+import { mono, wall } from '../runtime/clock';
+import { readJsonFile, writeJsonAtomic } from '../registry';
+
+/**
+ * The messages this worker holds, each with its receipt and until when SQS keeps it invisible:
+ * `held.json` in the data directory, written whenever the set changes. A worker that died
+ * (SIGKILL, a crash, a reboot) cannot hand its messages back; the next worker on the node
+ * reads this file at start and hands back those still invisible, so their tasks resume at once
+ * instead of after their visibility timeout.
+ */
+const heldSchema = z.object({
+  version: z.literal(1),
+  /** The machine boot the monotonic deadlines belong to. */
+  boot: z.string().max(64),
+  messages: z.record(
+    taskIdSchema,
+    z.object({
+      receipt: z.string().min(1).max(2048),
+      /** The message as received, so the next worker can carry on with it. */
+      id: z.string().min(1).max(128),
+      body: z.string().max(262_144),
+      receiveCount: z.number().int().min(1),
+      /** Until when the message stays invisible: CLOCK_MONOTONIC ms (same boot) and this machine's wall clock (after a reboot). */
+      invisibleUntilMono: z.number(),
+      invisibleUntilWall: z.number(),
+    }),
+  ),
+});
+type HeldFile = z.output<typeof heldSchema>;
+type HeldMessage = HeldFile['messages'][string];
+
+/** What a worker that died left in hand: still invisible under its receipt. */
+export interface Leftovers {
+  /** Same machine boot: the monotonic deadlines hold, and the next worker may carry on with them. */
+  sameBoot: boolean;
+  messages: { taskId: string; message: QueueMessage }[];
+}
+
+export const heldPath = (dataDir: string): string => `${dataDir}/held.json`;
+
+/**
+ * Which leftovers of a previous worker may be handed back: only those whose visibility has not
+ * run out, with `marginMs` to spare. Once it ran out, SQS may have handed the message to another
+ * consumer, and a receipt of an earlier receive must not touch it. Within one boot the monotonic
+ * clock decides; across a reboot only this machine's wall clock can, and the margin covers its
+ * steps. Pure.
+ */
+export const stillInvisible = (m: HeldMessage, sameBoot: boolean, now: { mono: number; wall: number }, marginMs: number): boolean =>
+  sameBoot ? now.mono < m.invisibleUntilMono - marginMs : now.wall < m.invisibleUntilWall - marginMs;
+
+export class HeldMessages {
+  private readonly messages = new Map<string, HeldMessage>();
+  /** Writes run one after another, the newest state last. */
+  private writing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly dataDir: string,
+    private readonly visibilityMs: number,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * The message of `taskId` is invisible from `sentAt` (monotonic ms when the receive or the
+   * extension that made it so was sent) for the visibility timeout.
+   */
+  hold(taskId: string, message: QueueMessage, sentAt: number): void {
+    const left = this.visibilityMs - (mono() - sentAt);
+    const { receiptHandle: receipt, id, body, receiveCount } = message;
+    this.messages.set(taskId, { receipt, id, body, receiveCount, invisibleUntilMono: sentAt + this.visibilityMs, invisibleUntilWall: wall() + left });
+    this.save();
+  }
+
+  release(taskId: string): void {
+    if (this.messages.delete(taskId)) this.save();
+  }
+
+  private save(): void {
+    const file: HeldFile = { version: 1, boot: bootId(), messages: Object.fromEntries(this.messages) };
+    this.writing = this.writing
+      .then(() => writeJsonAtomic(heldPath(this.dataDir), file))
+      .catch((error: unknown) => this.log.warn({ err: describeError(error) }, 'held messages not written; a crash now leaves them to their visibility timeout'));
+  }
+
+  /** Waits for the writes under way. */
+  flushed(): Promise<void> {
+    return this.writing;
+  }
+
+  /**
+   * At start: what the previous worker of this node still held and SQS still keeps invisible,
+   * as messages (the rest is forgotten: its visibility may have run out). The file is emptied;
+   * the caller carries on with each message or hands it back. A damaged file is only logged:
+   * its messages wait out their visibility timeout, as they would without this file.
+   */
+  async leftovers(marginMs: number): Promise<Leftovers> {
+    let file: HeldFile | null;
+    try {
+      file = await readJsonFile(heldPath(this.dataDir), heldSchema);
+    } catch (error) {
+      this.log.warn({ err: describeError(error) }, 'held messages unreadable; they wait out their visibility timeout');
+      file = null;
+    }
+    const sameBoot = file?.boot === bootId();
+    const now = { mono: mono(), wall: wall() };
+    const messages = Object.entries(file?.messages ?? {})
+      .filter(([, m]) => stillInvisible(m, sameBoot, now, marginMs))
+      .map(([taskId, m]) => ({ taskId, message: { id: m.id, receiptHandle: m.receipt, body: m.body, receiveCount: m.receiveCount } }));
+    this.save();
+    await this.flushed();
+    return { sameBoot, messages };
+  }
+}

@@ -1,0 +1,83 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { HeldMessages, heldPath, stillInvisible } from '../../agent/worker/held';
+import { bootId } from '../../agent/runtime/boot';
+import { mono, wall } from '../../agent/runtime/clock';
+import { memoryLogger } from '../helpers/memory-logger';
+
+const VISIBILITY_MS = 300_000;
+const MARGIN_MS = 30_000;
+
+const msg = (receipt: string) => ({ id: `m-${receipt}`, receiptHandle: receipt, body: '{}', receiveCount: 1 });
+const held = (receipt: string) => ({ receipt, id: `m-${receipt}`, body: '{}', receiveCount: 1 });
+const receiptsLeft = async (dir: string): Promise<string[]> =>
+  (await new HeldMessages(dir, VISIBILITY_MS, memoryLogger().log).leftovers(MARGIN_MS)).messages.map((m) => m.message.receiptHandle).sort();
+
+describe('HeldMessages', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'qf-held-'));
+  });
+
+  it('gives the next worker what a worker that died still held, once, with each message whole', async () => {
+    const before = new HeldMessages(dir, VISIBILITY_MS, memoryLogger().log);
+    before.hold('t-1', msg('rh-1'), mono());
+    before.hold('t-2', msg('rh-2'), mono());
+    before.hold('t-3', msg('rh-3'), mono());
+    before.release('t-2');
+    await before.flushed();
+    // The process dies here: nothing handed back. The next worker starts.
+    const left = await new HeldMessages(dir, VISIBILITY_MS, memoryLogger().log).leftovers(MARGIN_MS);
+    expect(left.sameBoot).toBe(true);
+    expect(left.messages).toEqual(expect.arrayContaining([{ taskId: 't-1', message: msg('rh-1') }, { taskId: 't-3', message: msg('rh-3') }]));
+    expect(left.messages).toHaveLength(2);
+    // Taken once: a second start finds nothing.
+    expect(await receiptsLeft(dir)).toEqual([]);
+  });
+
+  it('never gives out a message whose visibility may have run out: SQS may have handed it to another consumer', async () => {
+    const before = new HeldMessages(dir, VISIBILITY_MS, memoryLogger().log);
+    // Received 280 s ago: 20 s of visibility left, less than the margin.
+    before.hold('t-old', msg('rh-old'), mono() - 280_000);
+    before.hold('t-new', msg('rh-new'), mono() - 10_000);
+    await before.flushed();
+    expect(await receiptsLeft(dir)).toEqual(['rh-new']);
+  });
+
+  it('after a reboot judges by the wall clock of this machine, since monotonic time restarted', async () => {
+    const file = {
+      version: 1,
+      boot: `not-${bootId()}`,
+      messages: {
+        // A monotonic deadline far in the future means nothing after a reboot.
+        'a': { ...held('rh-a'), invisibleUntilMono: mono() + 10 * VISIBILITY_MS, invisibleUntilWall: wall() - 1 },
+        'b': { ...held('rh-b'), invisibleUntilMono: 0, invisibleUntilWall: wall() + 120_000 },
+      },
+    };
+    writeFileSync(heldPath(dir), JSON.stringify(file));
+    const left = await new HeldMessages(dir, VISIBILITY_MS, memoryLogger().log).leftovers(MARGIN_MS);
+    expect(left.sameBoot).toBe(false);
+    expect(left.messages.map((m) => m.message.receiptHandle)).toEqual(['rh-b']);
+  });
+
+  it('a damaged file gives nothing and stops nothing: its messages wait out their visibility', async () => {
+    writeFileSync(heldPath(dir), '{"version":1,"boot":');
+    const logger = memoryLogger();
+    await expect(new HeldMessages(dir, VISIBILITY_MS, logger.log).leftovers(MARGIN_MS)).resolves.toMatchObject({ messages: [] });
+    expect(logger.text()).toContain('held messages unreadable');
+    // It is replaced by an empty one.
+    expect(JSON.parse(readFileSync(heldPath(dir), 'utf8'))).toMatchObject({ version: 1, messages: {} });
+  });
+
+  it('stillInvisible: a message is handed back only with more than the margin left, by the clock its boot allows', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 1e9 }), fc.integer({ min: -1e6, max: 1e6 }), fc.integer({ min: -1e6, max: 1e6 }), fc.integer({ min: 0, max: 1e5 }), fc.boolean(), (base, leftMono, leftWall, margin, sameBoot) => {
+        const m = { ...held('r'), invisibleUntilMono: base + leftMono, invisibleUntilWall: base + leftWall };
+        const left = sameBoot ? leftMono : leftWall;
+        expect(stillInvisible(m, sameBoot, { mono: base, wall: base }, margin)).toBe(left > margin);
+      }),
+    );
+  });
+});
