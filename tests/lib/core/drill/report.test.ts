@@ -1,5 +1,6 @@
 import { buildReport, type Observations } from '../../../../lib/core/drill/report';
 import { parseScenario } from '../../../../lib/core/drill/scenario';
+import { blankObservations } from '../../../helpers/observations';
 
 const scenarioInput = {
   name: 'r',
@@ -11,32 +12,22 @@ const scenarioInput = {
 };
 const scenario = parseScenario(scenarioInput);
 
-const observations = (over: Partial<Observations> = {}): Observations => ({
-  faults: [{ at: 120, kind: 'stall-worker', node: 'node-1' }],
-  events: [
-    { t: 250, kind: 'STALLED', node: 'node-1', incidentId: 'i1' },
-    { t: 280, kind: 'RECOVERED', node: 'node-1', incidentId: 'i1' },
-  ],
-  restarts: [{ t: 251, node: 'node-1', finishedAt: 253, ok: true }],
-  supervisorRestarts: [],
-  leaders: [{ t: 0, epoch: 1, primary: 'node-1' }],
-  receives: [{ t: 10, node: 'node-1', count: 1, epoch: 1 }],
-  writes: [],
-  extensions: [],
-  windows: [{ t: 248, node: 'node-1' }],
-  dnsChanges: [],
-  addresses: { 'node-1': '192.0.2.1', 'node-2': '192.0.2.2' },
-  completions: new Map([['task-0001', 1], ['task-0002', 1], ['task-0003', 1]]),
-  enqueued: ['task-0001', 'task-0002', 'task-0003'],
-  deadLettered: 0,
-  givenBack: 0,
-  timeline: [],
-  aws: { s3: { GET: 0, PUT: 0, LIST: 0, HEAD: 0 }, sqs: 0, sns: 0, ssm: 0, lambdaInvocations: 0 },
-  lambdaInvocations: 0,
-  cloud: {},
-  heartbeatGaps: {},
-  ...over,
-});
+const observations = (over: Partial<Observations> = {}): Observations =>
+  blankObservations({
+    faults: [{ at: 120, kind: 'stall-worker', node: 'node-1' }],
+    events: [
+      { t: 250, kind: 'STALLED', node: 'node-1', incidentId: 'i1' },
+      { t: 280, kind: 'RECOVERED', node: 'node-1', incidentId: 'i1' },
+    ],
+    restarts: [{ t: 251, node: 'node-1', finishedAt: 253, ok: true }],
+    leaders: [{ t: 0, epoch: 1, primary: 'node-1' }],
+    receives: [{ t: 10, node: 'node-1', count: 1, epoch: 1 }],
+    windows: [{ t: 248, node: 'node-1' }],
+    addresses: { 'node-1': '192.0.2.1', 'node-2': '192.0.2.2' },
+    completions: new Map([['task-0001', 1], ['task-0002', 1], ['task-0003', 1]]),
+    enqueued: ['task-0001', 'task-0002', 'task-0003'],
+    ...over,
+  });
 const meta = { seed: 1, timeScale: 20, wallSeconds: 30 };
 
 describe('buildReport', () => {

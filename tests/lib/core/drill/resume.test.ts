@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { buildReport, type Observations } from '../../../../lib/core/drill/report';
 import { resumeAfter } from '../../../../lib/core/drill/resume';
 import { parseScenario } from '../../../../lib/core/drill/scenario';
+import { blankObservations } from '../../../helpers/observations';
 
 const receive = (t: number, node: string, ...taskIds: string[]) => ({ t, node, count: taskIds.length, epoch: 1, taskIds });
 const done = (t: number, node: string, taskId: string) => ({ t, node, kind: 'done' as const, taskId, epoch: 1 });
@@ -60,28 +61,16 @@ describe('maxResumeSeconds', () => {
     faults: [{ at: 100, kind: 'crash-worker' }],
     expect: { maxResumeSeconds: 30 },
   });
-  const observations = (resumeAt: number | null): Observations => ({
-    faults: [{ at: 100, kind: 'crash-worker', node: 'node-1' }],
-    events: [],
-    restarts: [],
-    supervisorRestarts: [{ t: 102, node: 'node-1' }],
-    leaders: [{ t: 0, epoch: 1, primary: 'node-1' }],
-    receives: [receive(10, 'node-1', 'task-0001'), ...(resumeAt === null ? [] : [receive(resumeAt, 'node-1', 'task-0001')])],
-    writes: [done(300, 'node-1', 'task-0001')],
-    extensions: [],
-    windows: [],
-    dnsChanges: [],
-    addresses: {},
-    completions: new Map([['task-0001', 1]]),
-    enqueued: ['task-0001'],
-    deadLettered: 0,
-    givenBack: 0,
-    timeline: [],
-    aws: { s3: { GET: 0, PUT: 0, LIST: 0, HEAD: 0 }, sqs: 0, sns: 0, ssm: 0, lambdaInvocations: 0 },
-    lambdaInvocations: 0,
-    cloud: {},
-    heartbeatGaps: {},
-  });
+  const observations = (resumeAt: number | null): Observations =>
+    blankObservations({
+      faults: [{ at: 100, kind: 'crash-worker', node: 'node-1' }],
+      supervisorRestarts: [{ t: 102, node: 'node-1' }],
+      leaders: [{ t: 0, epoch: 1, primary: 'node-1' }],
+      receives: [receive(10, 'node-1', 'task-0001'), ...(resumeAt === null ? [] : [receive(resumeAt, 'node-1', 'task-0001')])],
+      writes: [done(300, 'node-1', 'task-0001')],
+      completions: new Map([['task-0001', 1]]),
+      enqueued: ['task-0001'],
+    });
   const meta = { seed: 1, timeScale: 20, wallSeconds: 30 };
 
   it('passes when the held task is received again within the bound, and reports when', () => {

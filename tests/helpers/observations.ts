@@ -1,0 +1,26 @@
+import type { Observations } from '../../lib/core/drill/report';
+
+/** A drill's observations with nothing seen, for report tests to fill in what they need. */
+export const blankObservations = (over: Partial<Observations> = {}): Observations => ({
+  faults: [],
+  events: [],
+  restarts: [],
+  supervisorRestarts: [],
+  leaders: [],
+  receives: [],
+  extensions: [],
+  writes: [],
+  windows: [],
+  dnsChanges: [],
+  addresses: {},
+  completions: new Map(),
+  enqueued: [],
+  deadLettered: 0,
+  givenBack: 0,
+  timeline: [],
+  aws: { s3: { GET: 0, PUT: 0, LIST: 0, HEAD: 0 }, sqs: 0, sns: 0, ssm: 0, lambdaInvocations: 0 },
+  lambdaInvocations: 0,
+  cloud: {},
+  heartbeatGaps: {},
+  ...over,
+});
