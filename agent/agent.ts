@@ -84,6 +84,7 @@ export class Agent {
       completionWindowMs: c.completionWindowSeconds * 1000,
       now: deps.now,
       epoch: () => this.lease.current.epoch,
+      mayConsume: () => mayConsume(this.lease.current, mono()),
       backlog: async () => {
         // Only the consuming node's backlog feeds the stall rule; a standby saves the request.
         if (deps.queue === null || this.lease.current.role !== 'primary') return null;

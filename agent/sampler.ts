@@ -10,6 +10,8 @@ export interface SamplerDeps {
   now: () => number;
   backlog: () => Promise<number | null>;
   epoch: () => number;
+  /** Does the agent's lease let this node consume now? */
+  mayConsume: () => boolean;
   procRoot?: string;
 }
 
@@ -64,6 +66,7 @@ export class Sampler {
       backlog,
       epochSeen: this.deps.epoch(),
       consumingEpoch: registry.consumingEpoch,
+      mayConsume: this.deps.mayConsume(),
     };
   }
 }

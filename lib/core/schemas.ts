@@ -38,6 +38,13 @@ export const sampleSchema = z.strictObject({
   epochSeen: z.number().int().min(0),
   /** The epoch the worker consumes under, or null when it does not consume. */
   consumingEpoch: z.number().int().min(0).nullable(),
+  /**
+   * The agent's word at the sample: this node holds a valid lease, so its worker should be
+   * consuming. A worker that does not while this is true is not waiting but stuck (one that
+   * hung before its first poll leaves the previous worker's null in the registry). Older
+   * agents leave it out: their samples are judged as before.
+   */
+  mayConsume: z.boolean().optional(),
 });
 export type Sample = z.output<typeof sampleSchema>;
 

@@ -11,7 +11,7 @@ const NOW = 1_800_000_000_000;
 describe('Sampler', () => {
   let dir: string;
   const sampler = (backlog: number | null = 4): Sampler =>
-    new Sampler({ dataDir: dir, completionWindowMs: 300_000, now: () => NOW, backlog: () => Promise.resolve(backlog), epoch: () => 3 });
+    new Sampler({ dataDir: dir, completionWindowMs: 300_000, now: () => NOW, backlog: () => Promise.resolve(backlog), epoch: () => 3, mayConsume: () => true });
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'qf-sampler-'));

@@ -29,8 +29,9 @@ const madeProgress = (prev: Sample, cur: Sample): boolean => {
 export const judgeSample = (prev: Sample | undefined, cur: Sample): SampleFault | null => {
   if (cur.workerProcesses === 0) return 'no-worker';
   // A worker that may not consume (its lease lapsed or not yet released) is waiting, not stuck:
-  // the lease decides who works then, not a restart. A frozen worker still reports its epoch.
-  if (cur.consumingEpoch === null) return null;
+  // the lease decides who works then, not a restart. A frozen worker still reports its epoch;
+  // one that froze before its first poll reports none, but its agent says it may consume.
+  if (cur.consumingEpoch === null && cur.mayConsume !== true) return null;
   if (prev === undefined) return null;
   const backlog = totalBacklog(cur);
   const before = totalBacklog(prev);

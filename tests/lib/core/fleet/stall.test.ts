@@ -14,6 +14,9 @@ describe('judgeSample', () => {
     ['empty queue and an idle worker', sample(0, { backlog: 0 }), sample(1, { backlog: 0 }), null],
     ['a new task started', sample(0), sample(1, { inFlight: [{ taskId: 't2', progress: 0 }] }), null],
     ['the backlog could not be read', sample(0), sample(1, { backlog: null }), null],
+    ['a worker that may not consume waits (lease lapsed or not released)', sample(0), sample(1, { consumingEpoch: null, mayConsume: false }), null],
+    ['an older agent names no lease: a worker that does not consume waits', sample(0), sample(1, { consumingEpoch: null }), null],
+    ['a worker that does not consume while its agent holds a valid lease is stuck (hung before its first poll)', sample(0, { consumingEpoch: null, mayConsume: true }), sample(1, { consumingEpoch: null, mayConsume: true }), 'no-progress'],
   ] as const)('judges %s', (_name, prev, cur, expected) => {
     expect(judgeSample(prev, cur)).toBe(expected);
   });
