@@ -53,6 +53,24 @@ export const readJsonFile = async <S extends z.ZodType>(path: string, schema: S)
   return parseWith(schema, parseJsonText(text, path), path);
 };
 
+/**
+ * `proof.json`: the worker's last self-test, by this machine's monotonic clock. The agent
+ * reads its age into each sample; a standby is ready only with a recent passing one, so a
+ * worker that exists but does not work (frozen, wedged, its stage commands broken) is never
+ * promoted.
+ */
+export const proofSchema = z.object({
+  /** The machine boot `at` belongs to. */
+  boot: z.string().max(64),
+  /** CLOCK_MONOTONIC ms when the self-test finished. */
+  at: z.number(),
+  ok: z.boolean(),
+  detail: z.string().max(500).optional(),
+});
+export type Proof = z.output<typeof proofSchema>;
+
+export const proofPath = (dataDir: string): string => `${dataDir}/proof.json`;
+
 /** What the agent tells the worker: may it consume, and under which epoch. */
 export const roleFileSchema = z.strictObject({
   role: z.enum(['primary', 'pending', 'standby', 'fenced']),

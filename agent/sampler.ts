@@ -1,6 +1,8 @@
 import type { Sample } from '../lib/core/schemas';
 import { processTree } from './proc';
-import { emptyRegistry, pidFileSchema, readJsonFile, registryPath, registrySchema, workerPidPath, type Registry } from './registry';
+import { bootId } from './runtime/boot';
+import { mono } from './runtime/clock';
+import { emptyRegistry, pidFileSchema, proofPath, proofSchema, readJsonFile, registryPath, registrySchema, workerPidPath, type Registry } from './registry';
 
 /** Inputs the sampler needs from outside: paths, the window, clocks, the queue backlog. */
 export interface SamplerDeps {
@@ -45,6 +47,12 @@ export class Sampler {
     return (await readJsonFile(registryPath(this.deps.dataDir), registrySchema).catch(() => null)) ?? emptyRegistry();
   }
 
+  /** The age of the worker's last passing self-test, by this machine's monotonic clock; null without one. */
+  private async proofAge(): Promise<number | null> {
+    const proof = await readJsonFile(proofPath(this.deps.dataDir), proofSchema).catch(() => null);
+    return proof === null || !proof.ok || proof.boot !== bootId() ? null : Math.max(0, mono() - proof.at);
+  }
+
   async take(): Promise<Sample> {
     const [procs, registry, backlog] = await Promise.all([this.workerProcesses(), this.registry(), this.deps.backlog()]);
     const now = this.deps.now();
@@ -67,6 +75,7 @@ export class Sampler {
       epochSeen: this.deps.epoch(),
       consumingEpoch: registry.consumingEpoch,
       mayConsume: this.deps.mayConsume(),
+      proofAgeMs: await this.proofAge(),
     };
   }
 }

@@ -12,6 +12,7 @@ import { readProc } from '../proc';
 import { readJsonFile, roleFileSchema, rolePath, workerPidPath, writeJsonAtomic, type RoleFile } from '../registry';
 import { TaskBook } from './task-book';
 import { Custody } from './custody';
+import { selfTest } from './self-test';
 import { sleep } from '../../lib/sleep';
 import { Loop } from '../runtime/loop';
 
@@ -55,6 +56,8 @@ export class Worker {
   private readonly flushLoop: Loop;
   /** Checks the fence and hung stages every tick. */
   private readonly watchLoop: Loop;
+  /** While it does not consume, proves every sample interval that its stages work (self-test). */
+  private readonly proofLoop: Loop;
   /** The agent's last word on the role, re-read every watch tick and before every receive. */
   private role: RoleFile = NO_ROLE;
 
@@ -69,6 +72,9 @@ export class Worker {
     const failed = (what: string) => (error: unknown) => deps.log.error({ err: describeError(error) }, `${what} failed`);
     this.flushLoop = new Loop(this.tickMs, () => this.flush(), failed('registry flush'));
     this.watchLoop = new Loop(this.tickMs, () => this.watchOnce(), failed('fence and hang check'));
+    const proofMs = deps.config.sampleIntervalSeconds * 1000;
+    // A consuming worker proves itself by its work (the stall rule); an idle one by a self-test.
+    this.proofLoop = new Loop(proofMs, async () => void (this.book.consumingEpoch === null && (await selfTest(deps.config, proofMs, deps.log))), failed('self-test'));
   }
 
   private get dataDir(): string {
@@ -96,6 +102,7 @@ export class Worker {
     await this.flush();
     this.flushLoop.start(this.tickMs);
     this.watchLoop.start(this.tickMs);
+    this.proofLoop.start();
     this.pollDone = this.poll();
   }
 
@@ -282,7 +289,7 @@ export class Worker {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.stopping.abort();
-      await this.watchLoop.stop();
+      await Promise.all([this.watchLoop.stop(), this.proofLoop.stop()]);
       this.wake?.();
       // Let each task checkpoint its current stage, within half the stop timeout.
       this.draining.abort();

@@ -45,6 +45,12 @@ export const sampleSchema = z.strictObject({
    * agents leave it out: their samples are judged as before.
    */
   mayConsume: z.boolean().optional(),
+  /**
+   * Milliseconds since the worker's last passing self-test (this machine's monotonic clock),
+   * or null when it has none (a stopped worker, a failing or frozen one). A standby is ready
+   * only with a recent one. Older agents leave it out, and are never ready standbys.
+   */
+  proofAgeMs: z.number().min(0).nullable().optional(),
 });
 export type Sample = z.output<typeof sampleSchema>;
 

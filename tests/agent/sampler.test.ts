@@ -2,7 +2,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readProc } from '../../agent/proc';
-import { registryPath, workerPidPath, writeJsonAtomic } from '../../agent/registry';
+import { proofPath, registryPath, workerPidPath, writeJsonAtomic } from '../../agent/registry';
+import { bootId } from '../../agent/runtime/boot';
+import { mono } from '../../agent/runtime/clock';
 import { Sampler } from '../../agent/sampler';
 import { killAll, track } from '../helpers/children';
 
@@ -36,6 +38,18 @@ describe('Sampler', () => {
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
     expect((await s.take()).workerProcesses).toBe(0);
+  });
+
+  it('reports the age of the worker’s last passing self-test, and none for a failed one or one from another boot', async () => {
+    expect((await sampler().take()).proofAgeMs).toBeNull();
+    await writeJsonAtomic(proofPath(dir), { boot: bootId(), at: mono() - 5_000, ok: true });
+    const age = (await sampler().take()).proofAgeMs;
+    expect(age).toBeGreaterThanOrEqual(5_000);
+    expect(age).toBeLessThan(10_000);
+    await writeJsonAtomic(proofPath(dir), { boot: bootId(), at: mono(), ok: false, detail: 'stage transcode exited with 1' });
+    expect((await sampler().take()).proofAgeMs).toBeNull();
+    await writeJsonAtomic(proofPath(dir), { boot: `not-${bootId()}`, at: mono(), ok: true });
+    expect((await sampler().take()).proofAgeMs).toBeNull();
   });
 
   it('does not mistake a reused pid for the worker', async () => {

@@ -13,6 +13,7 @@ export const sample = (seq: number, over: Partial<Sample> = {}): Sample => ({
   backlog: 5,
   epochSeen: 1,
   consumingEpoch: 1,
+  proofAgeMs: 1_000,
   ...over,
 });
 

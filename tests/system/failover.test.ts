@@ -35,6 +35,18 @@ describe('failover drills', () => {
   );
 
   it(
+    'never fails over to a standby whose worker is frozen (no self-test, not ready), and alerts NO_STANDBY instead',
+    async () => {
+      const { report } = await drill('frozen-standby-no-failover');
+      passed(report);
+      // While the standby's worker is frozen (until the drain at 600 s) the role never moves.
+      expect(report.epochs.filter((e) => e.from < 600).map((e) => e.primary)).toEqual(['node-1']);
+      expect(report.timeline.some((e) => e.event === 'no_standby' && e.t < 600)).toBe(true);
+    },
+    DRILL_MS,
+  );
+
+  it(
     'promotes the standby within 45 s of the primary VM crashing (Lightsail still says running) and moves traffic within 90 s',
     async () => {
       const { report } = await drill('kill-primary');

@@ -68,8 +68,16 @@ export const regainSight = (watches: Readonly<Record<string, NodeWatch>>, now: n
     }),
   );
 
+/** Sample intervals within which a standby's worker must have passed its self-test. */
+export const PROOF_INTERVALS = 4;
+
+/** The worker proved recently that it works (a self-test through its stages), by its sample. */
+export const isProven = (last: { proofAgeMs?: number | null | undefined }, sampleMs: number): boolean =>
+  last.proofAgeMs !== undefined && last.proofAgeMs !== null && last.proofAgeMs <= PROOF_INTERVALS * sampleMs;
+
 /**
- * Standbys that could take over now, best first: a fresh heartbeat, a live worker, synced to
+ * Standbys that could take over now, best first: a fresh heartbeat, a live worker that passed
+ * its self-test within PROOF_INTERVALS sample intervals, synced to
  * the current epoch, not claiming the role, with no incident open (but one whose lost standby
  * is heard from again and only waits for its restart's result); then by configured priority,
  * and at equal priority one in another availability zone than the primary's (a zone outage
@@ -92,7 +100,7 @@ export const readyStandbys = (
       const hb = heartbeats.get(spec.name);
       const last = hb?.samples.at(-1);
       if (watch === undefined || hb === undefined || last === undefined || isSilent(watch, now, sampleMs)) return false;
-      return (hb.role === 'standby' || hb.role === 'fenced') && last.workerProcesses > 0 && last.epochSeen === leader.epoch && (watch.incident === null || watch.incident.kind === 'standby');
+      return (hb.role === 'standby' || hb.role === 'fenced') && last.workerProcesses > 0 && isProven(last, sampleMs) && last.epochSeen === leader.epoch && (watch.incident === null || watch.incident.kind === 'standby');
     })
     .sort((a, b) => a.priority - b.priority || sameZone(a) - sameZone(b) || a.name.localeCompare(b.name));
 };

@@ -1,5 +1,5 @@
 import type { NodeSpec } from '../config';
-import { isSilent, readyStandbys } from '../fleet/liveness';
+import { isProven, isSilent, PROOF_INTERVALS, readyStandbys } from '../fleet/liveness';
 import { valueOf, type HeartbeatObservation, type Observed } from './observed';
 import type { Heartbeat, Leader } from '../schemas';
 import { emptyWatch, type NodeWatch, type WatchdogState } from '../fleet/watchdog-state';
@@ -58,6 +58,7 @@ const reasonsAgainst = (name: string, watch: NodeWatch, input: ReadinessInput): 
     else if (isSilent(watch, now, sampleMs)) reasons.push(`its heartbeat was last written ${seconds(now - watch.seen.at)} s ago (fresh is under ${seconds(2 * sampleMs)} s)`);
     if (hb.value.role !== 'standby' && hb.value.role !== 'fenced') reasons.push(`it reports role ${hb.value.role}`);
     if (last !== undefined && last.workerProcesses === 0) reasons.push('it has no live worker process');
+    else if (last !== undefined && !isProven(last, sampleMs)) reasons.push(last.proofAgeMs === undefined ? 'its agent reports no self-test (an older agent)' : last.proofAgeMs === null ? 'its worker has not passed a self-test' : `its worker last passed a self-test ${seconds(last.proofAgeMs)} s ago (within ${seconds(PROOF_INTERVALS * sampleMs)} s is ready)`);
     if (last !== undefined && last.epochSeen !== leader.epoch) reasons.push(`it has seen epoch ${last.epochSeen}, the current one is ${leader.epoch}`);
   }
   if (watch.incident !== null) reasons.push(`it has an open incident ${watch.incident.id} (${watch.incident.kind})`);

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { NodeSpec } from '../../../../lib/core/config';
-import { readyStandbys, updateSeen } from '../../../../lib/core/fleet/liveness';
+import { PROOF_INTERVALS, readyStandbys, updateSeen } from '../../../../lib/core/fleet/liveness';
 import { emptyWatch } from '../../../../lib/core/fleet/watchdog-state';
 import type { Heartbeat, Leader } from '../../../../lib/core/schemas';
 import { heartbeat, sample } from '../../../helpers/fixtures';
@@ -19,6 +19,21 @@ const rank = (nodes: NodeSpec[]): string[] => {
 const spec = (i: number, priority: number, zone: string | undefined): NodeSpec => ({ name: `node-${i}`, instanceId: `mi-${String(i).padStart(17, '0')}`, priority, ...(zone === undefined ? {} : { zone }) });
 
 describe('readyStandbys', () => {
+  it('passes over a standby whose worker exists but has not proved it works within PROOF_INTERVALS sample intervals', () => {
+    const nodes = [spec(1, 1, undefined), spec(2, 1, undefined)];
+    const ready = (proofAgeMs: number | null | undefined): string[] => {
+      const heartbeats = new Map<string, Heartbeat>(nodes.map((n) => [n.name, heartbeat(n.name, [sample(0, { at: NOW, proofAgeMs })])]));
+      const watches = Object.fromEntries(nodes.map((n) => [n.name, updateSeen(emptyWatch(), heartbeats.get(n.name), NOW)]));
+      return readyStandbys(nodes, watches, heartbeats, leader, NOW, 15_000).map((n) => n.name);
+    };
+    expect(ready(0)).toEqual(['node-2']);
+    expect(ready(PROOF_INTERVALS * 15_000)).toEqual(['node-2']);
+    // A frozen worker stops proving; a failing one has no passing proof; an older agent names none.
+    expect(ready(PROOF_INTERVALS * 15_000 + 1)).toEqual([]);
+    expect(ready(null)).toEqual([]);
+    expect(ready(undefined)).toEqual([]);
+  });
+
   it('prefers, at equal priority, a standby outside the primary’s zone; priority still comes first (property)', () => {
     const fleet = fc.record({
       primaryZone: fc.constantFrom(...ZONES),

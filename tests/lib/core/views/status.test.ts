@@ -156,6 +156,8 @@ describe('readiness', () => {
     ['a stale heartbeat', { heartbeats: new Map([['node-2', seen(hbOf('node-2'), NOW - 31_000)]]) }, 'its heartbeat was last written 31 s ago (fresh is under 30 s)'],
     ['no worker', { heartbeats: new Map([['node-2', seen(hbOf('node-2', {}, { workerProcesses: 0 }))]]) }, 'it has no live worker process'],
     ['an old epoch', { heartbeats: new Map([['node-2', seen(hbOf('node-2', {}, { epochSeen: 3 }))]]) }, 'it has seen epoch 3, the current one is 4'],
+    ['a frozen worker', { heartbeats: new Map([['node-2', seen(hbOf('node-2', {}, { proofAgeMs: 75_000 }))]]) }, 'its worker last passed a self-test 75 s ago (within 60 s is ready)'],
+    ['a failing worker', { heartbeats: new Map([['node-2', seen(hbOf('node-2', {}, { proofAgeMs: null }))]]) }, 'its worker has not passed a self-test'],
     ['an open incident', { watchdog: ok(watchdog({ 'node-2': { ...stall, id: 'node-2-e4-i1', kind: 'standby' } })) }, 'it has an open incident node-2-e4-i1 (standby)'],
     ['a corrupt watchdog state', { watchdog: { state: 'corrupt', error: 'x' } as const }, 'watchdog/state.json is corrupt, so an open incident cannot be ruled out'],
   ])('refuses a standby with %s and says so', (_, over, reason) => {

@@ -1,0 +1,46 @@
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { proofPath, proofSchema, readJsonFile } from '../../agent/registry';
+import { selfTest } from '../../agent/worker/self-test';
+import { buildConfig } from '../../lib/core/config';
+import { memoryLogger } from '../helpers/memory-logger';
+
+const script = (dir: string, name: string, body: string): string => {
+  const path = join(dir, name);
+  writeFileSync(path, `#!/bin/sh\n${body}\n`);
+  chmodSync(path, 0o755);
+  return path;
+};
+
+describe('selfTest', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'qf-self-test-'));
+  });
+  const config = (stageCommands?: Record<string, string[]>) => ({ ...buildConfig({}, stageCommands === undefined ? {} : { stageCommands }), dataDir: dir });
+
+  it('passes through the built-in stages and writes a passing proof', async () => {
+    const proof = await selfTest(config(), 2_000, memoryLogger().log);
+    expect(proof.ok).toBe(true);
+    expect(await readJsonFile(proofPath(dir), proofSchema)).toEqual(proof);
+  });
+
+  it('runs the configured stage commands, and a command that fails fails the proof', async () => {
+    const ok = script(dir, 'ok.sh', 'echo progress; : > "$OUTPUT_FILE"');
+    const broken = script(dir, 'broken.sh', 'exit 3');
+    expect((await selfTest(config({ transcode: [ok], titling: [ok], metadata: [ok], delivery: [ok] }), 5_000, memoryLogger().log)).ok).toBe(true);
+    const logger = memoryLogger();
+    const failed = await selfTest(config({ transcode: [ok], titling: [broken] }), 5_000, logger.log);
+    expect(failed).toMatchObject({ ok: false, detail: expect.stringContaining('titling') });
+    expect(logger.text()).toContain('not a ready standby');
+  });
+
+  it('fails when a stage does not finish in time: a wedged stage is no proof', async () => {
+    const hangs = script(dir, 'hangs.sh', 'exec sleep 30');
+    const started = Date.now();
+    const proof = await selfTest(config({ transcode: [hangs] }), 300, memoryLogger().log);
+    expect(proof.ok).toBe(false);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});
