@@ -69,7 +69,7 @@ const recent = (now: number, over: Partial<Sample> = {}): Sample[] => [0, 1, 2, 
 const leaderAt1: Leader = { version: 1, primary: 'node-1', epoch: 1, renewals: 12, reason: 'drill bootstrap', changedBy: 'drill', previous: null, handover: 'immediate' };
 
 const watchdogState = (now: number): WatchdogState => {
-  const quiet = { counter: emptyCounter(), incident: null, restartTimes: [], incidents: 0, seen: null };
+  const quiet = { counter: emptyCounter(), incident: null, restartTimes: [], rejoinTimes: [], incidents: 0, seen: null };
   return {
     version: 2,
     revision: 7,
@@ -87,6 +87,7 @@ const watchdogState = (now: number): WatchdogState => {
           restart: { command: 'restartWorker', claimedAt: now - 58_000, commandId: 'cmd-1', sentAt: now - 57_000 },
         },
         restartTimes: [now - 58_000],
+        rejoinTimes: [],
         incidents: 1,
         seen: null,
       },

@@ -11,6 +11,7 @@ import { advance, openIncident, type Incident, type IncidentKind, type Opening, 
 const LADDER_ORDER: readonly EventKind[] = [
   'STALLED',
   'REDUNDANCY_LOST',
+  'STANDBY_UNREADY',
   'AGENT_DEAD',
   'NODE_SILENT',
   'NODE_DEAD',
@@ -26,6 +27,7 @@ const LADDER_ORDER: readonly EventKind[] = [
   'FAILOVER_FAILED',
   'PROMOTED',
   'RECORD_CHANGED',
+  'REJOIN_FAILED',
   'RECOVERED',
 ];
 
@@ -50,6 +52,8 @@ const openerOf = (kind: EventKind, written: ReadonlySet<EventKind>): { kind: Inc
     // Written by releases before state version 2 for a silent agent: healed as a lost standby is, by an agent restart.
     case 'AGENT_DEAD':
       return { kind: 'standby', step: { kind: 'REDUNDANCY_LOST', at: 0, restart: restarted } };
+    case 'STANDBY_UNREADY':
+      return { kind: 'rejoin', step: { kind, at: 0 } };
     case 'NODE_SILENT':
     case 'NODE_DEAD':
       return { kind: 'dead', step: { kind } };
@@ -78,6 +82,7 @@ const stepOf = (kind: EventKind): Step | null => {
     case 'OLD_PRIMARY_STOPPED':
     case 'PROMOTED':
     case 'RECORD_CHANGED':
+    case 'REJOIN_FAILED':
     case 'RECOVERED':
       return { kind };
     default:

@@ -9,8 +9,12 @@ import { nodeNameSchema } from '../schemas';
  * events through the same rows, and `next` names the one pending action of a stage. Pure.
  */
 
-/** stall: the primary stopped making progress; dead: the primary's node is silent or gone; standby: a standby is lost. */
-export const INCIDENT_KINDS = ['stall', 'dead', 'standby'] as const;
+/**
+ * stall: the primary stopped making progress; dead: the primary's node is silent or gone;
+ * standby: a standby is lost (silent); rejoin: a standby is heard from but its worker is not
+ * ready (stopped, or failing its self-test), so it is restarted to rejoin as a ready standby.
+ */
+export const INCIDENT_KINDS = ['stall', 'dead', 'standby', 'rejoin'] as const;
 export type IncidentKind = (typeof INCIDENT_KINDS)[number];
 
 /** What was done about a restart, whatever stage the incident has reached since: its history. */
@@ -75,6 +79,7 @@ export type Incident = z.output<typeof incidentSchema>;
 export type Step =
   | { kind: 'STALLED'; at: number }
   | { kind: 'REDUNDANCY_LOST'; at: number; restart: boolean }
+  | { kind: 'STANDBY_UNREADY'; at: number }
   | { kind: 'NODE_SILENT' }
   | { kind: 'NODE_DEAD' }
   | { kind: 'RESTART_BUDGET_EXHAUSTED'; at: number }
@@ -88,6 +93,7 @@ export type Step =
   | { kind: 'PROMOTED' }
   | { kind: 'RECORD_CHANGED' }
   | { kind: 'FAILOVER_FAILED'; at: number; detail: string }
+  | { kind: 'REJOIN_FAILED' }
   | { kind: 'RECOVERED' }
   /** Internal: a claim taken over by whoever resumes it (a later watchdog run, or a replay). */
   | { kind: 'CLAIM_RENEWED'; at: number }
@@ -98,7 +104,7 @@ export type Step =
 export type StepKind = Step['kind'];
 
 /** The moves that open an incident: no stage before them. */
-export type Opening = Extract<Step, { kind: 'STALLED' | 'REDUNDANCY_LOST' | 'NODE_SILENT' | 'NODE_DEAD' }>;
+export type Opening = Extract<Step, { kind: 'STALLED' | 'REDUNDANCY_LOST' | 'STANDBY_UNREADY' | 'NODE_SILENT' | 'NODE_DEAD' }>;
 
 /** The result of a row: the incident's next stage and restart history, or closed. */
 type Moved = { stage: Stage; restart: RestartRecord | null } | 'closed';
@@ -140,11 +146,17 @@ export const TRANSITIONS: { [K in StepKind]: Row<K> } = {
     says: 'restart-claimed (agent); watching when AWS says the node is gone',
     to: (_, s) => (s.restart ? { stage: { name: 'restart-claimed' }, restart: { command: 'restartAgent', claimedAt: s.at } } : { stage: { name: 'watching' }, restart: null }),
   },
+  STANDBY_UNREADY: {
+    from: ['(none)'],
+    kinds: ['rejoin'],
+    says: 'restart-claimed (worker, in standby mode)',
+    to: (_, s) => ({ stage: { name: 'restart-claimed' }, restart: { command: 'restartWorker', claimedAt: s.at } }),
+  },
   NODE_SILENT: { from: ['(none)'], kinds: ['dead'], says: 'silent', to: () => ({ stage: { name: 'silent' }, restart: null }) },
   NODE_DEAD: { from: ['(none)', 'silent'], kinds: ['dead'], says: 'escalating (confirmed-dead)', to: (i) => ({ stage: escalate('confirmed-dead'), restart: i.restart }) },
   RESTART_BUDGET_EXHAUSTED: {
     from: ['restart-claimed'],
-    says: 'escalating (budget) for a stall; watching for a standby',
+    says: 'escalating (budget) for a stall; watching for a standby or a rejoin',
     to: (i, s) => ({ stage: i.kind === 'stall' ? escalate('budget') : { name: 'watching' }, restart: finish(i, s.at, 'restart budget exhausted') }),
   },
   RESTART_SENT: {
@@ -183,6 +195,13 @@ export const TRANSITIONS: { [K in StepKind]: Row<K> } = {
     from: ['failing-over'],
     says: 'failover-failed',
     to: (i, s) => (i.stage.name === 'failing-over' ? { stage: { name: 'failover-failed', failover: i.stage.failover, detail: s.detail.slice(0, 500), finishedAt: s.at }, restart: i.restart } : stay(i)),
+  },
+  REJOIN_FAILED: {
+    from: ['watching'],
+    kinds: ['rejoin'],
+    when: (i) => i.restart !== null && i.restart.finishedAt !== undefined,
+    says: 'closed (the next run may open another, within the budget)',
+    to: () => 'closed',
   },
   RECOVERED: { from: ANY, says: 'closed', to: () => 'closed' },
   CLAIM_RENEWED: {
@@ -253,6 +272,14 @@ export const outstandingRestart = (incident: Incident, timing: Timing): Extract<
   return { kind: 'verify-restart', commandId: r.commandId, deadline: (r.sentAt ?? r.claimedAt) + timing.restartVerifyMs };
 };
 
+/** What a watching incident waits for, by its kind. */
+const WATCHING: Record<IncidentKind, string> = {
+  stall: 'the next samples decide: recovery or escalation',
+  dead: 'waiting for the node to be heard from again',
+  standby: 'waiting for the node to be heard from again',
+  rejoin: "the worker's self-test decides: rejoined, or failed a window after its restart",
+};
+
 /** `next(stage, inputs, now)`: the pending action of an open incident. */
 export const next = (incident: Incident, timing: Timing, now: number): Pending => {
   const { stage, restart } = incident;
@@ -268,7 +295,7 @@ export const next = (incident: Incident, timing: Timing, now: number): Pending =
     case 'failover-failed':
       return { kind: 'retry-failover', failover: stage.failover, detail: stage.detail };
     case 'watching':
-      return { kind: 'none', why: incident.kind === 'stall' ? 'the next samples decide: recovery or escalation' : 'waiting for the node to be heard from again' };
+      return { kind: 'none', why: WATCHING[incident.kind] };
     case 'silent':
       return { kind: 'none', why: "nothing confirms the node is gone: its lease decides, and traffic follows the lease" };
   }

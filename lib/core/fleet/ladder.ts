@@ -1,6 +1,6 @@
 import type { Config, NodeSpec } from '../config';
 import type { EventKind, FleetEvent } from '../events';
-import { classifySilence, isSilent, readyStandbys, type Confirmation } from './liveness';
+import { classifySilence, isSilent, PROOF_INTERVALS, readyStandbys, unreadyWorker, workerFault, type Confirmation } from './liveness';
 import type { Heartbeat, Leader } from '../schemas';
 import { isStalled, type StallCounter } from './stall';
 import { advance, next, openIncident, outstandingRestart, type FailoverPlan, type Incident, type IncidentKind, type Opening, type Step, type Timing } from './incident';
@@ -66,17 +66,26 @@ const open = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch, kind: Incide
   return { ...watch, incident, incidents: watch.incidents + 1 };
 };
 
+/** Restarts that count against a node's hourly budget: the ladder's own, or those that make a standby rejoin. */
+type Budget = 'restartTimes' | 'rejoinTimes';
+
+const budgetOf = (incident: Incident): Budget => (incident.kind === 'rejoin' ? 'rejoinTimes' : 'restartTimes');
+
+/** The budget's restarts within the last hour. */
+const recentRestarts = (ctx: LadderContext, watch: NodeWatch, budget: Budget): number[] => watch[budget].filter((t) => ctx.now - t < HOUR_MS);
+
 /** Sends the restart the incident just claimed, within the hourly budget. */
 const claimRestart = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeWatch => {
   const incident = watch.incident;
   if (incident?.stage.name !== 'restart-claimed' || incident.restart === null) return watch;
-  const recent = watch.restartTimes.filter((t) => ctx.now - t < HOUR_MS);
+  const budget = budgetOf(incident);
+  const recent = recentRestarts(ctx, watch, budget);
   if (recent.length >= ctx.settings.restartBudgetPerHour) {
-    const summary = `${spec.name}: ${recent.length} restarts in the last hour, budget ${ctx.settings.restartBudgetPerHour}.`;
-    return { ...move(ctx, spec, watch, { kind: 'RESTART_BUDGET_EXHAUSTED', at: ctx.now }, summary), restartTimes: recent };
+    const summary = `${spec.name}: ${recent.length} ${budget === 'rejoinTimes' ? 'rejoin restarts' : 'restarts'} in the last hour, budget ${ctx.settings.restartBudgetPerHour}.${budget === 'rejoinTimes' ? ' It stays out of the standby pool.' : ''}`;
+    return { ...move(ctx, spec, watch, { kind: 'RESTART_BUDGET_EXHAUSTED', at: ctx.now }, summary), [budget]: recent };
   }
   ctx.actions.push({ kind: 'command', node: spec.name, instanceId: spec.instanceId, incidentId: incident.id, command: incident.restart.command });
-  return { ...watch, counter: { ...watch.counter, failing: 0, healthy: 0 }, restartTimes: [...recent, ctx.now] };
+  return { ...watch, counter: { ...watch.counter, failing: 0, healthy: 0 }, [budget]: [...recent, ctx.now] };
 };
 
 /** Moves a restart along: a claim nobody sent fails, a sent one is verified (in whatever stage). */
@@ -200,13 +209,59 @@ const judgeStall = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeW
   return tryFailover(ctx, spec, still);
 };
 
+const UNREADY_WHY = { 'no-worker': 'no worker process runs', unproven: 'its worker has not passed its self-test' } as const;
+
+/**
+ * A standby heard from: it counts for redundancy only with a worker that proves it works. One
+ * whose worker has not been ready for UNREADY_SAMPLES samples (stopped by a failover, frozen,
+ * failing its self-test) is restarted in standby mode, within its own hourly budget; it has
+ * rejoined once its self-test passes. One still failing PROOF_INTERVALS sample intervals after
+ * its restart finished stays out (REJOIN_FAILED), and the next run tries again while the
+ * budget allows; once it is spent, the node stays out until the budget has room again.
+ */
+const judgeRejoin = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeWatch => {
+  const hb = ctx.heartbeats.get(spec.name);
+  const last = hb?.samples.at(-1);
+  if (ctx.leader === null || hb === undefined || last === undefined) return watch;
+  const sampleMs = ctx.settings.sampleIntervalSeconds * 1000;
+  if (watch.incident === null) {
+    // Only once its agent says it no longer holds a lease: a worker started under a lease its
+    // agent has not yet found lost could consume beside the new primary.
+    const fault = hb.role === 'primary' || last.mayConsume === true ? null : unreadyWorker(hb, sampleMs);
+    if (fault === null) return watch;
+    const summary = `${spec.name} is not a ready standby: ${UNREADY_WHY[fault]} (${hb.samples.slice(-3).length} samples). Restarting its worker in standby mode.`;
+    return claimRestart(ctx, spec, open(ctx, spec, watch, 'rejoin', { kind: 'STANDBY_UNREADY', at: ctx.now }, summary));
+  }
+  const current = progressRestart(ctx, spec, watch);
+  const incident = current.incident;
+  if (incident === null || incident.stage.name === 'restart-claimed') return current;
+  if (workerFault(last, sampleMs) === null) return move(ctx, spec, current, { kind: 'RECOVERED' }, `${spec.name} rejoined: its worker passed its self-test, a ready standby again.`);
+  const finishedAt = incident.restart?.finishedAt;
+  if (incident.stage.name !== 'watching' || finishedAt === undefined || ctx.now - finishedAt < PROOF_INTERVALS * sampleMs) return current;
+  const fault = workerFault(last, sampleMs) ?? 'unproven';
+  const spent = recentRestarts(ctx, current, 'rejoinTimes').length >= ctx.settings.restartBudgetPerHour;
+  if (incident.restart?.commandId === undefined) {
+    // No restart went out (the budget was spent): the node stays out, without another alert, until the budget has room again.
+    if (spent) return current;
+    return move(ctx, spec, current, { kind: 'REJOIN_FAILED' }, `${spec.name} is still not ready (${UNREADY_WHY[fault]}); the rejoin budget has room again.`);
+  }
+  const then = spent ? ' Its rejoin budget is spent: it stays out of the standby pool.' : ' The watchdog tries again.';
+  return move(ctx, spec, current, { kind: 'REJOIN_FAILED' }, `${spec.name} did not rejoin: ${UNREADY_WHY[fault]} ${Math.round((ctx.now - finishedAt) / 1000)} s after its restart.${then}`);
+};
+
+/** Closes the node's open incident without an event: its reason is gone. */
+const supersede = (watch: NodeWatch): NodeWatch => (watch.incident !== null && advance(watch.incident, { kind: 'SUPERSEDED' }) === 'closed' ? { ...watch, incident: null } : watch);
+
 /** One node's judgement this round: which step of its incident's machine is due. */
 export const judgeNode = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeWatch => {
   if (watch.incident?.stage.name === 'failing-over') return resumeFailover(ctx, spec, watch);
   const isPrimary = ctx.leader?.primary === spec.name;
   let current = watch;
-  // A node that lost the role has nothing left to heal as a primary: its incident is superseded.
-  if (!isPrimary && (current.incident?.kind === 'stall' || current.incident?.kind === 'dead')) current = { ...current, incident: advance(current.incident, { kind: 'SUPERSEDED' }) === 'closed' ? null : current.incident };
+  // A node that lost the role has nothing left to heal as a primary, one that took it nothing
+  // to rejoin, and a silent one is a lost standby: such an incident is superseded.
+  const kind = current.incident?.kind;
+  const over = isPrimary ? kind === 'rejoin' : kind === 'stall' || kind === 'dead';
+  if (over || (kind === 'rejoin' && isSilent(current, ctx.now, ctx.settings.sampleIntervalSeconds * 1000))) current = supersede(current);
   const silent = judgeSilence(ctx, spec, current, isPrimary);
   if (silent !== null) return silent;
   const incident = current.incident;
@@ -216,5 +271,5 @@ export const judgeNode = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch):
     if (incident.stage.name === 'restart-claimed' || incident.stage.name === 'restart-sent') return progressRestart(ctx, spec, current);
     return move(ctx, spec, current, { kind: 'RECOVERED' }, `${spec.name} is heard from again.`);
   }
-  return isPrimary ? judgeStall(ctx, spec, current) : current;
+  return isPrimary ? judgeStall(ctx, spec, current) : judgeRejoin(ctx, spec, current);
 };

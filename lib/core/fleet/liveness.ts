@@ -1,5 +1,5 @@
 import type { NodeSpec } from '../config';
-import type { Heartbeat, Leader } from '../schemas';
+import type { Heartbeat, Leader, Sample } from '../schemas';
 import type { NodeWatch } from './watchdog-state';
 
 /** Independent evidence about a silent node, gathered by the handler (Lightsail, SSM). */
@@ -75,11 +75,36 @@ export const PROOF_INTERVALS = 4;
 export const isProven = (last: { proofAgeMs?: number | null | undefined }, sampleMs: number): boolean =>
   last.proofAgeMs !== undefined && last.proofAgeMs !== null && last.proofAgeMs <= PROOF_INTERVALS * sampleMs;
 
+/** What keeps a standby's worker from being ready, by one sample: no worker process, or no recent self-test. */
+export type WorkerFault = 'no-worker' | 'unproven';
+
+export const workerFault = (s: Sample, sampleMs: number): WorkerFault | null => (s.workerProcesses === 0 ? 'no-worker' : isProven(s, sampleMs) ? null : 'unproven');
+
+/**
+ * Samples in a row that must find a standby's worker not ready before the watchdog restarts it:
+ * two whole sample intervals, in which a worker that just started or just stopped consuming
+ * runs its first self-test (it runs one every interval).
+ */
+export const UNREADY_SAMPLES = 3;
+
+/**
+ * Why a node's worker has not been ready for UNREADY_SAMPLES samples in a row (the newest
+ * sample's fault), or null. A worker restart can cure these; a standby behind the epoch or
+ * silent is another matter (peer-sync, or a lost node).
+ */
+export const unreadyWorker = (hb: Heartbeat, sampleMs: number): WorkerFault | null => {
+  const last = hb.samples.slice(-UNREADY_SAMPLES);
+  if (last.length < UNREADY_SAMPLES) return null;
+  const faults = last.map((s) => workerFault(s, sampleMs));
+  return faults.every((f) => f !== null) ? (faults.at(-1) ?? null) : null;
+};
+
 /**
  * Standbys that could take over now, best first: a fresh heartbeat, a live worker that passed
  * its self-test within PROOF_INTERVALS sample intervals, synced to
  * the current epoch, not claiming the role, with no incident open (but one whose lost standby
- * is heard from again and only waits for its restart's result); then by configured priority,
+ * is heard from again and only waits for its restart's result, or one whose rejoin the
+ * watchdog closes once it judges the node this round); then by configured priority,
  * and at equal priority one in another availability zone than the primary's (a zone outage
  * takes the primary's zone-mates with it), then by name.
  */
@@ -100,7 +125,8 @@ export const readyStandbys = (
       const hb = heartbeats.get(spec.name);
       const last = hb?.samples.at(-1);
       if (watch === undefined || hb === undefined || last === undefined || isSilent(watch, now, sampleMs)) return false;
-      return (hb.role === 'standby' || hb.role === 'fenced') && last.workerProcesses > 0 && isProven(last, sampleMs) && last.epochSeen === leader.epoch && (watch.incident === null || watch.incident.kind === 'standby');
+      const incident = watch.incident?.kind ?? null;
+      return (hb.role === 'standby' || hb.role === 'fenced') && workerFault(last, sampleMs) === null && last.epochSeen === leader.epoch && (incident === null || incident === 'standby' || incident === 'rejoin');
     })
     .sort((a, b) => a.priority - b.priority || sameZone(a) - sameZone(b) || a.name.localeCompare(b.name));
 };

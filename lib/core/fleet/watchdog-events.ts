@@ -14,6 +14,8 @@ const NEXT_STEP: Record<EventKind, string> = {
   NODE_SILENT: 'Nothing confirms yet that the machine is gone (a crashed VM still reads running): if its lease is not renewed, the best standby takes over within leaseExpirySeconds, and traffic follows.',
   AGENT_DEAD: 'The watchdog restarts the agent through SSM Run Command.',
   REDUNDANCY_LOST: 'The watchdog restarts its agent through SSM if the node answers; otherwise bring it back (docs/runbook.md). The fleet has no failover target meanwhile.',
+  STANDBY_UNREADY: 'The watchdog restarts its worker in standby mode (fenced, never consuming) through SSM; it rejoins once its self-test passes.',
+  REJOIN_FAILED: 'The restarted worker still fails its self-test: the node stays out; the watchdog tries again within its hourly budget. Investigate the node (docs/runbook.md), then `fleet rejoin NODE`.',
   NO_STANDBY: 'No failover possible now (no ready standby, or within the cooldown): act by hand (docs/runbook.md).',
   FAILOVER_STARTED: 'The old primary is stopped or fenced, the standby promoted, traffic moved.',
   OLD_PRIMARY_STOPPED: 'The new primary may start at once.',

@@ -108,7 +108,7 @@ export const upgradeIncident = (i: IncidentV1): Incident => {
 export const upgradeV1 = (s: WatchdogStateV1) => ({
   version: 2 as const,
   revision: s.revision,
-  nodes: Object.fromEntries(Object.entries(s.nodes).map(([name, w]) => [name, { ...w, incident: w.incident === null ? null : upgradeIncident(w.incident) }])),
+  nodes: Object.fromEntries(Object.entries(s.nodes).map(([name, w]) => [name, { ...w, rejoinTimes: [], incident: w.incident === null ? null : upgradeIncident(w.incident) }])),
   lastFailoverAt: s.lastFailoverAt,
   judgedAt: null,
   ...(s.origin === undefined ? {} : { origin: s.origin }),

@@ -9,6 +9,8 @@ const nodeStateSchema = z.strictObject({
   incident: incidentSchema.nullable(),
   /** Watchdog-clock times of restarts issued in the last hour: the restart budget. */
   restartTimes: z.array(z.number()).max(1000),
+  /** Watchdog-clock times of worker restarts sent in the last hour to make a standby rejoin: their own budget of the same size. */
+  rejoinTimes: z.array(z.number()).max(1000).default([]),
   /** Incidents opened so far for this node: part of the next incident id. */
   incidents: z.number().int().min(0),
   /** The newest sample seen from this node and when (the watchdog's clock): silence is measured from it. */
@@ -44,4 +46,4 @@ export const watchdogStateSchema: z.ZodType<WatchdogState, unknown> = z.union([w
 export const emptyWatchdogState = (): WatchdogState => ({ version: 2, revision: 0, nodes: {}, lastFailoverAt: null, judgedAt: null });
 
 /** A node the watchdog has no record of yet. */
-export const emptyWatch = (): NodeWatch => ({ counter: emptyCounter(), incident: null, restartTimes: [], incidents: 0, seen: null });
+export const emptyWatch = (): NodeWatch => ({ counter: emptyCounter(), incident: null, restartTimes: [], rejoinTimes: [], incidents: 0, seen: null });

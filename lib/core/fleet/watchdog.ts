@@ -29,7 +29,7 @@ const material = (state: Pick<WatchdogState, 'nodes' | 'origin' | 'judgedAt'>, s
     Object.entries(state.nodes).map(([name, w]) => [
       name,
       w.incident === null && w.counter.failing === 0
-        ? { boot: w.counter.boot, restartTimes: w.restartTimes, incidents: w.incidents, seen: w.seen === null ? null : [w.seen.boot, Math.floor(w.seen.at / sampleMs)] }
+        ? { boot: w.counter.boot, restartTimes: w.restartTimes, rejoinTimes: w.rejoinTimes, incidents: w.incidents, seen: w.seen === null ? null : [w.seen.boot, Math.floor(w.seen.at / sampleMs)] }
         : w,
     ]),
   ),

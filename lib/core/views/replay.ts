@@ -156,6 +156,15 @@ const ladderSteps = (facts: ReplayFacts, kind: ReplayPlan['incident'], open: Inc
         step('bring the standby back', isOpen ? 'pending' : 'done', isOpen ? (restarted ? 'waiting for the agent to report again' : 'a person acts (docs/runbook.md)') : 'heard from again'),
       ];
     }
+    case 'rejoin': {
+      const failed = written.has('REJOIN_FAILED');
+      const done = !isOpen && !failed;
+      return [
+        step('detect the unready standby', 'done', 'STANDBY_UNREADY'),
+        ...restartSteps(facts, open, where, 'the worker in standby mode'),
+        step('rejoin', failed ? 'failed' : done ? 'done' : 'pending', failed ? 'the worker still failed its self-test' : done ? 'its worker passed its self-test' : "waiting for the worker's self-test"),
+      ];
+    }
     case 'manual':
       return [step('manual failover', written.has('PROMOTED') ? 'done' : 'pending', facts.event.summary)];
     case 'alert':

@@ -78,6 +78,8 @@ const SEVERITY: Record<EventKind, Severity> = {
   NODE_SILENT: 'critical',
   AGENT_DEAD: 'warning',
   REDUNDANCY_LOST: 'critical',
+  STANDBY_UNREADY: 'warning',
+  REJOIN_FAILED: 'critical',
   NO_STANDBY: 'critical',
   FAILOVER_STARTED: 'warning',
   OLD_PRIMARY_STOPPED: 'info',

@@ -32,6 +32,7 @@ const STEPS: readonly Step[] = [
   { kind: 'PROMOTED' },
   { kind: 'RECORD_CHANGED' },
   { kind: 'FAILOVER_FAILED', at: 7, detail: 'superseded' },
+  { kind: 'REJOIN_FAILED' },
   { kind: 'RECOVERED' },
   { kind: 'CLAIM_RENEWED', at: 8 },
   { kind: 'FAILOVER_DONE' },
@@ -43,6 +44,7 @@ const OPENINGS: readonly [IncidentKind, Opening][] = [
   ['standby', { kind: 'REDUNDANCY_LOST', at: 1, restart: false }],
   ['dead', { kind: 'NODE_SILENT' }],
   ['dead', { kind: 'NODE_DEAD' }],
+  ['rejoin', { kind: 'STANDBY_UNREADY', at: 1 }],
 ];
 
 const isEventKind = (kind: string): kind is EventKind => (EVENT_KINDS as readonly string[]).includes(kind);
@@ -129,6 +131,24 @@ describe('the incident state machine', () => {
     const failed: Step = { kind: 'RESTART_FAILED', at: 3, detail: 'not delivered' };
     expect((advance(opened('stall', { kind: 'STALLED', at: 1 }), failed) as Incident).stage).toEqual({ name: 'escalating', why: 'restart-failed', noStandbyAlerted: false });
     expect((advance(opened('standby', { kind: 'REDUNDANCY_LOST', at: 1, restart: true }), failed) as Incident).stage).toEqual({ name: 'watching' });
+  });
+
+  it('walks a rejoin: a worker restart, then the self-test decides; never a failover, and REJOIN_FAILED only once the restart is over', () => {
+    const claimed = opened('rejoin', { kind: 'STANDBY_UNREADY', at: 1 });
+    expect(claimed.restart).toEqual({ command: 'restartWorker', claimedAt: 1 });
+    expect(advance(claimed, { kind: 'REJOIN_FAILED' })).toBeNull();
+    expect(advance(claimed, { kind: 'FAILOVER_STARTED', failover: plan })).toBeNull();
+    expect(advance(claimed, { kind: 'STILL_STALLED' })).toBeNull();
+    const sent = advance(claimed, { kind: 'RESTART_SENT', at: 2, commandId: 'cmd-1' }) as Incident;
+    expect(advance(sent, { kind: 'REJOIN_FAILED' })).toBeNull();
+    const watching = advance(sent, { kind: 'RESTART_RESULT', at: 3, detail: 'Success' }) as Incident;
+    expect(watching.stage).toEqual({ name: 'watching' });
+    expect(advance(watching, { kind: 'REJOIN_FAILED' })).toBe('closed');
+    expect(advance(watching, { kind: 'RECOVERED' })).toBe('closed');
+    // Out of budget: it watches, and only readiness (or a person) ends it.
+    const spent = advance(claimed, { kind: 'RESTART_BUDGET_EXHAUSTED', at: 2 }) as Incident;
+    expect(spent.stage).toEqual({ name: 'watching' });
+    expect(foldWritten(new Set<EventKind>(['STANDBY_UNREADY', 'RESTART_SENT', 'RESTART_RESULT', 'REJOIN_FAILED']))).toEqual({ kind: 'rejoin', stage: 'closed', visited: ['restart-claimed', 'restart-sent', 'watching'], unplaced: [] });
   });
 
   it('records the result of a restart sent before the incident escalated, without moving the stage', () => {

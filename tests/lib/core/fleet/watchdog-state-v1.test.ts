@@ -106,7 +106,8 @@ describe('watchdog/state.json version 1 → 2', () => {
 
   it('reads a version-1 state with no incident, and a version-2 state unchanged', () => {
     const v2 = watchdogStateSchema.parse(v1State(null));
-    expect(v2).toEqual({ ...v1State(null), version: 2, judgedAt: null });
+    const v1 = v1State(null);
+    expect(v2).toEqual({ ...v1, version: 2, judgedAt: null, nodes: Object.fromEntries(Object.entries(v1.nodes).map(([n, w]) => [n, { ...w, rejoinTimes: [] }])) });
     expect(watchdogStateSchema.parse(JSON.parse(JSON.stringify(v2)))).toEqual(v2);
   });
 

@@ -24,7 +24,7 @@ const watchdog = (incidents: Record<string, Incident | null> = {}): WatchdogStat
   revision: 1,
   lastFailoverAt: null,
   judgedAt: null,
-  nodes: Object.fromEntries(NODES.map((n) => [n.name, { counter: { ...emptyCounter(), failing: 3, healthy: 0, lastFault: 'no-progress' as const }, incident: incidents[n.name] ?? null, restartTimes: [], incidents: 0, seen: null }])),
+  nodes: Object.fromEntries(NODES.map((n) => [n.name, { counter: { ...emptyCounter(), failing: 3, healthy: 0, lastFault: 'no-progress' as const }, incident: incidents[n.name] ?? null, restartTimes: [], rejoinTimes: [], incidents: 0, seen: null }])),
 });
 
 const input = (over: Partial<StatusInput> = {}): StatusInput => ({
