@@ -2,14 +2,16 @@ import type { Command } from 'commander';
 import { registerDoctor } from './doctor';
 import { registerEvents } from './events';
 import { registerFailover } from './failover';
+import { registerRejoin } from './rejoin';
 import { registerReplay } from './replay';
 import { registerStatus } from './status';
 
-/** Registers the operator commands (status, events, failover, replay, doctor) on the CLI. */
+/** Registers the operator commands (status, events, failover, rejoin, replay, doctor) on the CLI. */
 export const registerOperatorCommands = (program: Command): void => {
   registerStatus(program);
   registerEvents(program);
   registerFailover(program);
+  registerRejoin(program);
   registerReplay(program);
   registerDoctor(program);
 };

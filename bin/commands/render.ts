@@ -2,6 +2,7 @@ import type { Check } from '../../lib/core/views/doctor';
 import type { FleetEvent } from '../../lib/core/events';
 import type { NodeStatus, StatusView } from '../../lib/core/views/status';
 import type { FailoverResult, FailoverStepOutcome } from '../../lib/ops/manual-failover';
+import type { RejoinLogEntry } from '../../lib/ops/rejoin';
 import { table, when, type Paint } from './common';
 
 const dash = '–';
@@ -94,6 +95,9 @@ export const renderFailover = (r: FailoverResult, where: string, c: Paint): stri
   if (r.ok) lines.push(c.green(`${r.to} is primary of epoch ${r.newEpoch ?? '?'} (incident ${r.incidentId ?? '?'}).`));
   return lines.join('\n');
 };
+
+/** One step of `fleet rejoin`, printed as it ends. */
+export const renderRejoinStep = (s: RejoinLogEntry, c: Paint): string => `${MARK[s.status](c)}  ${s.step.padEnd(15)} ${s.detail}`;
 
 /** `fleet doctor` for people: one line per check, its hint below, then a count. */
 export const renderDoctor = (checks: readonly Check[], where: string, c: Paint): string => {

@@ -250,3 +250,33 @@ describe('fleet failover', () => {
     expect((await storedEvent(String(doc?.incidentId)))?.summary).toContain(`--force overrode: it has no live worker process; the watchdog is restarting node-1's worker (incident ${INCIDENT}).`);
   });
 });
+
+describe('fleet rejoin', () => {
+  beforeEach(async () => {
+    await seedFleet(fleet);
+  });
+
+  it('refuses the primary, and changes nothing', async () => {
+    const before = await fleet.store.readText(KEYS.watchdogState);
+    const { code, doc, stderr } = await fleetJson(['rejoin', 'node-1']);
+
+    expect(code).toBe(1);
+    expect(doc).toMatchObject({ ok: false, refused: expect.stringContaining('node-1 is the primary of epoch 1') });
+    expect(stderr).toContain('fleet rejoin: refused: node-1 is the primary');
+    expect(await fleet.store.readText(KEYS.watchdogState)).toBe(before);
+  });
+
+  it('resets the rejoin budget of a standby without a worker, then says the restart could not be confirmed', async () => {
+    const { code, doc } = await fleetJson(['rejoin', 'node-3', '--wait', '1']);
+
+    expect(code).toBe(1);
+    expect((doc?.steps as { step: string; status: string; detail: string }[]).map((s) => `${s.step}:${s.status}`)).toEqual(['check:ok', 'budget:ok', 'restart-worker:fail']);
+    expect(doc?.steps).toContainEqual(expect.objectContaining({ step: 'check', detail: 'node-3 is a standby: no worker process runs' }));
+  });
+
+  it('exits 2 on a node that is not configured, naming it', async () => {
+    const r = await runFleet(['rejoin', 'node-9', '--local-file', fleet.localFile], 15_000);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('node-9 is not a configured node');
+  });
+});

@@ -11,6 +11,7 @@ export const blankObservations = (over: Partial<Observations> = {}): Observation
   extensions: [],
   writes: [],
   windows: [],
+  readiness: [],
   dnsChanges: [],
   addresses: {},
   completions: new Map(),

@@ -19,16 +19,36 @@ const epochsChain = (report: Report): void => {
 
 describe('failover drills', () => {
   it(
-    'restarts a persistently stalled primary once, then fails over and the new primary finishes the work',
+    'heals a persistent stall twice: a restart, then a failover; the old primary rejoins as a standby, so the second stall fails back',
     async () => {
-      const { report } = await drill('persistent-stall-fails-over');
+      const { report } = await drill('stall-twice-rejoins');
       passed(report);
-      expect(actual(report, 'restarts')).toBe(1);
-      const stall = report.incidents.find((i) => i.fault === 'stall-worker')!;
-      expect(stall).toMatchObject({ newPrimary: 'node-2' });
-      expect(stall.failoverAt).toBeGreaterThan(stall.restartedAt!);
-      expect(report.timeline.some((e) => e.event === 'old_primary_stopped')).toBe(true);
+      // One restart per stall, each before its failover; without the rejoin the second stall finds no standby.
+      expect(actual(report, 'restarts')).toBe(2);
+      expect(report.epochs.map((e) => e.primary)).toEqual(['node-1', 'node-2', 'node-1']);
+      for (const stall of report.incidents) {
+        expect(stall.failoverAt).toBeGreaterThan(stall.restartedAt!);
+        // Ready again once its stall cleared (400 s after the fault), not before.
+        expect(stall.redundantAt! - stall.faultAt).toBeGreaterThanOrEqual(400);
+      }
+      expect(report.timeline.filter((e) => e.event === 'old_primary_stopped')).toHaveLength(2);
+      expect(report.timeline.filter((e) => e.event === 'recovered' && /rejoined/.test(e.detail)).map((e) => e.node)).toEqual(['node-1', 'node-2']);
+      expect(report.timeline.some((e) => e.event === 'no_standby')).toBe(false);
       expect(report.tasks.lost).toBe(0);
+      epochsChain(report);
+    },
+    DRILL_MS,
+  );
+
+  it(
+    'fails over from a rebooting primary, takes it back as a ready standby when it boots, and fails back to it on the next stall',
+    async () => {
+      const { report } = await drill('reboot-primary-fails-back');
+      passed(report);
+      expect(report.epochs.map((e) => e.primary)).toEqual(['node-1', 'node-2', 'node-1']);
+      const reboot = report.incidents.find((i) => i.fault === 'reboot-node')!;
+      // Back 120 s after the fault; its worker proves itself within a few sample intervals.
+      expect(reboot.redundantAt! - reboot.faultAt).toBeLessThanOrEqual(200);
       epochsChain(report);
     },
     DRILL_MS,

@@ -1,3 +1,4 @@
+import { redundantAfter } from './redundancy';
 import { resumeAfter } from './resume';
 import type { Expectations, Range, Scenario } from './scenario';
 
@@ -14,8 +15,8 @@ export interface Observations {
   faults: { at: number; kind: string; node: string }[];
   /** Incident steps written by the watchdog (events/ objects). */
   events: { t: number; kind: string; node: string; incidentId: string }[];
-  /** Worker restarts the watchdog issued through SSM (t = when the command was sent). */
-  restarts: { t: number; node: string; finishedAt: number | null; ok: boolean | null }[];
+  /** Worker restarts the watchdog issued through SSM (t = when the command was sent), with the incident its comment names. */
+  restarts: { t: number; node: string; finishedAt: number | null; ok: boolean | null; incidentId?: string | null }[];
   /** Worker starts by the node's supervisor after a crash (not watchdog restarts). */
   supervisorRestarts: { t: number; node: string }[];
   /** Every successful write of leader.json. */
@@ -26,6 +27,8 @@ export interface Observations {
   extensions: { t: number; node: string; taskId: string }[];
   /** Task-state writes that were applied (checkpoints, completions), with the epoch they carry. */
   writes: { t: number; node: string; kind: 'checkpoint' | 'done'; taskId: string; epoch: number }[];
+  /** Each node's readiness as a standby by its own heartbeats, as changes (t 0: before the run). */
+  readiness: { t: number; node: string; ready: boolean }[];
   /** When a primary's heartbeat carried the last sample of a full window of failing samples. */
   windows: { t: number; node: string }[];
   /** Every change of the origin record (applied by the API, and INSYNC), and each node's address in it. */
@@ -70,6 +73,8 @@ export interface Incident {
   inFlight: number;
   /** When the last of them was taken up again (received anew, or completed); null if one never was. */
   resumedAt: number | null;
+  /** When a node other than the primary was a ready standby again, from the failover (or the fault when none). */
+  redundantAt: number | null;
 }
 
 export interface Report {
@@ -112,6 +117,15 @@ const DETECTION: Readonly<Record<string, readonly string[]>> = {
 /** Faults on a node that justify moving the primary role away from it. */
 const JUSTIFIES_FAILOVER = new Set(['stall-worker', 'kill-node', 'stop-node', 'freeze-node', 'reboot-node', 'partition-node', 'kill-agent']);
 
+/** The incidents of rejoins (a standby's worker restarted to make it ready), by their opening event. */
+const rejoinIncidents = (o: Observations): Set<string> => new Set(o.events.filter((e) => e.kind === 'STANDBY_UNREADY').map((e) => e.incidentId));
+
+/** The watchdog's restarts of a worker to heal a stall, not to make a standby rejoin. */
+const ladderRestarts = (o: Observations): Observations['restarts'] => {
+  const rejoins = rejoinIncidents(o);
+  return o.restarts.filter((r) => r.incidentId == null || !rejoins.has(r.incidentId));
+};
+
 const buildIncidents = (o: Observations, epochs: Report['epochs']): Incident[] =>
   o.faults.map((f) => {
     const detectKinds = DETECTION[f.kind];
@@ -123,8 +137,9 @@ const buildIncidents = (o: Observations, epochs: Report['epochs']): Incident[] =
         ? firstAfter(o.supervisorRestarts, f.at, (r) => r.node === f.node)?.t
         : detected === undefined
           ? undefined
-          : (o.restarts.find((r) => r.t >= from && r.node === f.node && r.ok === true)?.finishedAt ?? undefined);
-    const recovered = detected === undefined ? undefined : firstAfter(o.events, detected.t, (e) => e.node === f.node && e.kind === 'RECOVERED');
+          : (ladderRestarts(o).find((r) => r.t >= from && r.node === f.node && r.ok === true)?.finishedAt ?? undefined);
+    // The incident the detection opened recovered (not a later one of the node, such as its rejoin).
+    const recovered = detected === undefined ? undefined : firstAfter(o.events, detected.t, (e) => e.incidentId === detected.incidentId && e.kind === 'RECOVERED');
     // The first change of primary away from the faulted node after the fault, unless a later
     // fault on the node came before it: that one caused it.
     const moved = JUSTIFIES_FAILOVER.has(f.kind) ? epochs.find((e, i) => i > 0 && e.from >= f.at && epochs[i - 1]?.primary === f.node && e.primary !== f.node) : undefined;
@@ -150,6 +165,7 @@ const buildIncidents = (o: Observations, epochs: Report['epochs']): Incident[] =
       trafficInsyncAt: round(traffic?.insyncAt ?? null),
       inFlight: resume.inFlight,
       resumedAt: round(resume.resumedAt),
+      redundantAt: round(redundantAfter(o, epochs, failover?.from ?? f.at)),
     };
   });
 
@@ -192,7 +208,7 @@ const noStaleWrites = (o: Observations): boolean => {
 const inRange = (actual: number, expected: number | Range): boolean =>
   typeof expected === 'number' ? actual === expected : (expected.min === undefined || actual >= expected.min) && (expected.max === undefined || actual <= expected.max);
 
-const BOUNDS: ReadonlySet<keyof Expectations> = new Set(['maxDetectSeconds', 'maxFailoverSeconds', 'maxTrafficSeconds', 'maxVerdictSeconds', 'maxServingSeconds', 'maxResumeSeconds']);
+const BOUNDS: ReadonlySet<keyof Expectations> = new Set(['maxDetectSeconds', 'maxFailoverSeconds', 'maxTrafficSeconds', 'maxVerdictSeconds', 'maxServingSeconds', 'maxResumeSeconds', 'maxRedundantSeconds']);
 
 const checkExpectations = (expect: Expectations, actual: Record<keyof Expectations, number | null>): Report['expectations'] =>
   (Object.keys(expect) as (keyof Expectations)[]).map((name) => {
@@ -240,13 +256,15 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
     noFalseFailovers: falseFailovers === 0,
   };
   const expectations = checkExpectations(scenario.expect, {
-    restarts: o.restarts.length,
+    restarts: ladderRestarts(o).length,
+    rejoins: o.events.filter((e) => e.kind === 'RECOVERED' && rejoinIncidents(o).has(e.incidentId)).length,
     failovers: failoverEpochs.length,
     maxDetectSeconds: worst(incidents, (i) => i.detectedAt, (i) => DETECTION[i.fault] !== undefined),
     // From the window's close, not the fault: the verdict's own latency.
     maxVerdictSeconds: worst(incidents.map((i) => ({ ...i, faultAt: i.windowAt ?? i.faultAt })), (i) => i.detectedAt, (i) => i.fault === 'stall-worker'),
     maxServingSeconds: worst(incidents, (i) => i.servingAt, (i) => i.failoverAt !== null),
     maxResumeSeconds: worst(incidents, (i) => i.resumedAt, (i) => i.inFlight > 0),
+    maxRedundantSeconds: worst(incidents, (i) => i.redundantAt, () => true),
     maxFailoverSeconds: worst(incidents, (i) => i.failoverAt, (i) => i.failoverAt !== null),
     maxTrafficSeconds: worst(incidents, (i) => i.trafficAt, (i) => i.failoverAt !== null),
     lostTasks: tasks.lost,

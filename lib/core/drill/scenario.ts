@@ -69,7 +69,10 @@ const range = z.union([count, z.strictObject({ min: count.optional(), max: count
 const bound = z.number().min(0);
 
 export const expectSchema = z.strictObject({
+  /** Worker restarts of the stall ladder (not those that make a standby rejoin). */
   restarts: range.optional(),
+  /** Standbys that rejoined: a worker restarted by the watchdog that then passed its self-test. */
+  rejoins: range.optional(),
   failovers: range.optional(),
   maxDetectSeconds: bound.optional(),
   maxFailoverSeconds: bound.optional(),
@@ -80,6 +83,8 @@ export const expectSchema = z.strictObject({
   maxServingSeconds: bound.optional(),
   /** From a fault to when every task the faulted node held was taken up again. */
   maxResumeSeconds: bound.optional(),
+  /** From a fault to when a node other than the primary was a ready standby again. */
+  maxRedundantSeconds: bound.optional(),
   lostTasks: count.optional(),
   duplicateCompletions: count.optional(),
   falseFailovers: count.optional(),

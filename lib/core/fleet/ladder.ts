@@ -246,7 +246,7 @@ const judgeRejoin = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): Node
     return move(ctx, spec, current, { kind: 'REJOIN_FAILED' }, `${spec.name} is still not ready (${UNREADY_WHY[fault]}); the rejoin budget has room again.`);
   }
   const then = spent ? ' Its rejoin budget is spent: it stays out of the standby pool.' : ' The watchdog tries again.';
-  return move(ctx, spec, current, { kind: 'REJOIN_FAILED' }, `${spec.name} did not rejoin: ${UNREADY_WHY[fault]} ${Math.round((ctx.now - finishedAt) / 1000)} s after its restart.${then}`);
+  return move(ctx, spec, current, { kind: 'REJOIN_FAILED' }, `${spec.name} did not rejoin: ${UNREADY_WHY[fault]} ${Math.round((ctx.now - finishedAt) / sampleMs)} sample intervals after its restart.${then}`);
 };
 
 /** Closes the node's open incident without an event: its reason is gone. */

@@ -157,3 +157,19 @@ export const noteManualFailover = (state: WatchdogState, from: string, now: numb
   const closed = open === null ? null : stepIncident(state, from, open.id, { kind: 'SUPERSEDED' }, () => null);
   return { ...(closed?.state ?? state), revision: state.revision + 1, lastFailoverAt: cooldown ? now : state.lastFailoverAt };
 };
+
+/**
+ * A rejoin asked for by a person (`fleet rejoin NODE`): the node's open rejoin incident is
+ * closed (SUPERSEDED: the person's restart replaces the watchdog's) and its rejoin budget starts
+ * afresh, so the watchdog may try again should this one not take. Null when nothing changes.
+ */
+export const noteManualRejoin = (state: WatchdogState, node: string): WatchdogState | null => {
+  const watch = state.nodes[node];
+  if (watch === undefined) return null;
+  const open = watch.incident?.kind === 'rejoin' ? watch.incident : null;
+  if (open === null && watch.rejoinTimes.length === 0) return null;
+  const closed = open === null ? null : stepIncident(state, node, open.id, { kind: 'SUPERSEDED' }, () => null);
+  const after = closed?.state ?? state;
+  const nodeAfter = after.nodes[node] ?? watch;
+  return { ...after, revision: state.revision + 1, nodes: { ...after.nodes, [node]: { ...nodeAfter, rejoinTimes: [] } } };
+};

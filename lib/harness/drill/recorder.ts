@@ -1,7 +1,8 @@
 import { NODE_COMMANDS } from '../../aws/run-command';
 import { fleetEventSchema } from '../../core/events';
 import { eventOfKey, KEYS, nodeOfHeartbeatKey, taskOfCheckpointKey, taskOfDoneKey, underPrefix } from '../../core/keys';
-import { checkpointSchema, doneSchema, heartbeatSchema, leaderSchema, STAGES } from '../../core/schemas';
+import { checkpointSchema, doneSchema, heartbeatSchema, leaderSchema, STAGES, type Heartbeat } from '../../core/schemas';
+import { workerFault } from '../../core/fleet/liveness';
 import { advanceCounter, emptyCounter, type StallCounter } from '../../core/fleet/stall';
 import type { Observations, TimelineEntry } from '../../core/drill/report';
 import type { CloudObserver, LocalCloud } from '../localcloud/cloud';
@@ -35,6 +36,8 @@ export class Recorder {
   readonly extensions: Observations['extensions'] = [];
   readonly writes: Observations['writes'] = [];
   readonly windows: Observations['windows'] = [];
+  readonly readiness: Observations['readiness'] = [];
+  private readonly ready = new Map<string, boolean>();
   readonly completions = new Map<string, number>();
   /** Messages handed back at once by each node (tasks given up on and retried, or fenced). */
   givenBack = 0;
@@ -51,6 +54,8 @@ export class Recorder {
     private readonly timeScale: number,
     /** Consecutive failing samples that make a stall: the recorder judges windows the same way. */
     private readonly stallSamples: number,
+    /** The sample interval, wall ms: a standby's self-test counts for PROOF_INTERVALS of them. */
+    private readonly sampleMs: number,
   ) {}
 
   /** Scenario time now; negative before the run started. */
@@ -161,6 +166,20 @@ export class Recorder {
   }
 
   /**
+   * Whether the node is a ready standby by its own heartbeat, judged as the watchdog does: not
+   * claiming the role, a worker that passed its self-test lately, and synced to the newest
+   * epoch written. Kept as changes.
+   */
+  private noteReadiness(hb: Heartbeat): void {
+    const last = hb.samples.at(-1);
+    const epoch = this.leaders.at(-1)?.epoch;
+    const ready = last !== undefined && hb.role !== 'primary' && workerFault(last, this.sampleMs) === null && last.epochSeen === epoch;
+    if (this.ready.get(hb.node) === ready) return;
+    this.ready.set(hb.node, ready);
+    this.readiness.push({ t: this.t(), node: hb.node, ready });
+  }
+
+  /**
    * A node's heartbeat: its own word on its role (shows fencing and handovers), and its samples
    * judged by the stall rule, so the report knows when a primary's window of failing samples
    * closed (the moment a verdict is due).
@@ -178,6 +197,7 @@ export class Recorder {
     const before = this.roles.get(node);
     this.roles.set(node, role);
     if (before !== undefined && before !== role && this.started) this.note(node, 'agent-role', `${before} → ${role} (epoch ${hb.data.samples.at(-1)?.epochSeen ?? '?'})`);
+    this.noteReadiness(hb.data);
     const counter = this.counters.get(node) ?? emptyCounter();
     const next = role === 'primary' ? advanceCounter(counter, hb.data.boot, hb.data.samples) : { ...emptyCounter(), boot: hb.data.boot };
     this.counters.set(node, next);
@@ -195,6 +215,6 @@ export class Recorder {
   restarts(cloud: LocalCloud, nodeOf: (instanceId: string) => string): Observations['restarts'] {
     return cloud.fakes.commands
       .filter((c) => c.principal === 'watchdog' && c.command === NODE_COMMANDS.restartWorker)
-      .map((c) => ({ t: this.t(c.requestedAt), node: nodeOf(c.instanceId), finishedAt: c.finishedAt === null ? null : this.t(c.finishedAt), ok: c.ok }));
+      .map((c) => ({ t: this.t(c.requestedAt), node: nodeOf(c.instanceId), finishedAt: c.finishedAt === null ? null : this.t(c.finishedAt), ok: c.ok, incidentId: /^queen-fleet (\S+)$/.exec(c.comment)?.[1] ?? null }));
   }
 }

@@ -31,6 +31,9 @@ export const formatSummary = (r: Report): string => {
   const lines: string[] = ['', pc.bold(`Scenario "${r.scenario}": ${r.ok ? pc.green('PASSED') : pc.red('FAILED')}  (seed ${r.seed}, ×${r.timeScale}, ${r.wallSeconds}s wall)`)];
   for (const i of r.incidents) {
     const resumed = i.inFlight === 0 ? [] : [`${i.inFlight} task(s) in flight ${i.resumedAt === null ? 'never taken up again' : `resumed +${(i.resumedAt - i.faultAt).toFixed(1)}s`}`];
+    // Only worth a word when redundancy was lost: a failover, or a later return.
+    if (i.redundantAt === null) resumed.push('no ready standby again');
+    else if (i.redundantAt > (i.failoverAt ?? i.faultAt)) resumed.push(`redundant again +${(i.redundantAt - i.faultAt).toFixed(1)}s`);
     if (!i.watched && i.newPrimary === null) {
       lines.push(`  fault     ${i.fault} on ${i.node} at t=${i.faultAt}s: ${['nothing for the watchdog to do', ...resumed].join(', ')}`);
       continue;

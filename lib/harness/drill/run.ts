@@ -94,7 +94,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
   const phase = options.onPhase ?? ((): void => undefined);
   // Bad overrides are bad input: refused before anything starts.
   const behaviour = resolveBehaviour(scenario.behaviour);
-  const { stallSamples } = buildConfig({}, scenario.config);
+  const { stallSamples, sampleIntervalSeconds } = buildConfig({}, scenario.config);
   const runDir = await mkdtemp(join(tmpdir(), 'qf-run-'));
   let cloud: LocalCloud | undefined;
   let fleet: LocalFleet | undefined;
@@ -106,7 +106,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     phase('building node bundles');
     const bundles = await buildBundles(join(runDir, 'bundles'));
     const base = { prefix: 'peer-sync/' };
-    const recorder = new Recorder(base.prefix, timeScale, stallSamples);
+    const recorder = new Recorder(base.prefix, timeScale, stallSamples, (sampleIntervalSeconds * 1000) / timeScale);
     if (options.onEntry !== undefined) recorder.onEntry = options.onEntry;
     phase('starting the local cloud');
     cloud = await startLocalCloud({ observer: recorder.observer, behaviour, timeScale, seed });
@@ -218,6 +218,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         writes: recorder.writes,
         extensions: recorder.extensions,
         windows: recorder.windows,
+        readiness: recorder.readiness,
         dnsChanges: recorder.dnsChanges,
         addresses: Object.fromEntries(config.nodes.map((n) => [n.name, n.address ?? ''])),
         completions: recorder.completions,

@@ -115,7 +115,7 @@ export class AwsFakes {
         if (ids.length !== 1) return jsonError(reply, 400, 'InvalidInstanceId', 'exactly one instance id is supported');
         const execution = Number(params.executionTimeout?.[0] ?? DEFAULT_EXECUTION_TIMEOUT_S);
         if (!Number.isInteger(execution) || execution < 1 || execution > 172_800) return jsonError(reply, 400, 'InvalidParameters', `executionTimeout ${String(params.executionTimeout?.[0])} is not within 1 and 172800`);
-        const sent = this.ssm.send(ids[0] ?? '', commands, principal, Number(body.TimeoutSeconds ?? 3600), execution);
+        const sent = this.ssm.send(ids[0] ?? '', commands, principal, Number(body.TimeoutSeconds ?? 3600), execution, typeof body.Comment === 'string' ? body.Comment : '');
         if (!sent.ok) return jsonError(reply, 400, sent.type, sent.message);
         return send({ Command: { CommandId: sent.record.commandId, DocumentName: 'AWS-RunShellScript', InstanceIds: ids, Status: 'Pending' } });
       }

@@ -21,6 +21,8 @@ export interface CommandRecord {
   instanceId: string;
   command: string;
   principal: string;
+  /** The command's Comment (the fleet writes `queen-fleet <incident id>`). */
+  comment: string;
   status: SsmStatus;
   /** StatusDetails: Delivery Timed Out, Execution Timed Out, Undeliverable, … */
   details: string;
@@ -72,7 +74,7 @@ export class SsmModel {
   }
 
   /** SendCommand for one instance. */
-  send(instanceId: string, command: string, principal: string, timeoutSeconds: number, executionTimeoutSeconds: number): SendResult {
+  send(instanceId: string, command: string, principal: string, timeoutSeconds: number, executionTimeoutSeconds: number, comment = ''): SendResult {
     if (!this.host.exists(instanceId)) return { ok: false, type: 'InvalidInstanceId', message: `${instanceId} is not a managed instance` };
     if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 30 || timeoutSeconds > 2_592_000) return { ok: false, type: 'InvalidParameters', message: `TimeoutSeconds ${timeoutSeconds} is not within 30 and 2592000` };
     const now = this.now();
@@ -83,6 +85,7 @@ export class SsmModel {
       instanceId,
       command,
       principal,
+      comment,
       status: 'Pending',
       details: 'Pending',
       output: '',
