@@ -72,9 +72,13 @@ export class Worker {
     const failed = (what: string) => (error: unknown) => deps.log.error({ err: describeError(error) }, `${what} failed`);
     this.flushLoop = new Loop(this.tickMs, () => this.flush(), failed('registry flush'));
     this.watchLoop = new Loop(this.tickMs, () => this.watchOnce(), failed('fence and hang check'));
-    const proofMs = deps.config.sampleIntervalSeconds * 1000;
-    // A consuming worker proves itself by its work (the stall rule); an idle one by a self-test.
-    this.proofLoop = new Loop(proofMs, async () => void (this.book.consumingEpoch === null && (await selfTest(deps.config, proofMs, deps.log))), failed('self-test'));
+    this.proofLoop = new Loop(deps.config.sampleIntervalSeconds * 1000, () => this.proveIdle(), failed('self-test'));
+  }
+
+  /** A consuming worker proves itself by its work (the stall rule); an idle one by a self-test within a sample interval. */
+  private async proveIdle(): Promise<void> {
+    if (this.book.consumingEpoch !== null) return;
+    await selfTest(this.deps.config, this.deps.config.sampleIntervalSeconds * 1000, this.deps.log);
   }
 
   private get dataDir(): string {

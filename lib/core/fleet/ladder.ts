@@ -1,6 +1,6 @@
 import type { Config, NodeSpec } from '../config';
 import type { EventKind, FleetEvent } from '../events';
-import { classifySilence, isSilent, PROOF_INTERVALS, readyStandbys, unreadyWorker, workerFault, type Confirmation } from './liveness';
+import { classifySilence, isSilent, PROOF_INTERVALS, readyStandbys, UNREADY_SAMPLES, unreadyWorker, workerFault, type Confirmation } from './liveness';
 import type { Heartbeat, Leader } from '../schemas';
 import { isStalled, type StallCounter } from './stall';
 import { advance, next, openIncident, outstandingRestart, type FailoverPlan, type Incident, type IncidentKind, type Opening, type Step, type Timing } from './incident';
@@ -217,7 +217,7 @@ const UNREADY_WHY = { 'no-worker': 'no worker process runs', unproven: 'its work
  * failing its self-test) is restarted in standby mode, within its own hourly budget; it has
  * rejoined once its self-test passes. One still failing PROOF_INTERVALS sample intervals after
  * its restart finished stays out (REJOIN_FAILED), and the next run tries again while the
- * budget allows; once it is spent, the node stays out until the budget has room again.
+ * budget allows; once it is spent, the node stays out quietly until the budget has room again.
  */
 const judgeRejoin = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeWatch => {
   const hb = ctx.heartbeats.get(spec.name);
@@ -228,8 +228,9 @@ const judgeRejoin = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): Node
     // Only once its agent says it no longer holds a lease: a worker started under a lease its
     // agent has not yet found lost could consume beside the new primary.
     const fault = hb.role === 'primary' || last.mayConsume === true ? null : unreadyWorker(hb, sampleMs);
-    if (fault === null) return watch;
-    const summary = `${spec.name} is not a ready standby: ${UNREADY_WHY[fault]} (${hb.samples.slice(-3).length} samples). Restarting its worker in standby mode.`;
+    // Once the budget is spent the node stays out quietly (its REJOIN_FAILED said so) until the hour has room.
+    if (fault === null || recentRestarts(ctx, watch, 'rejoinTimes').length >= ctx.settings.restartBudgetPerHour) return watch;
+    const summary = `${spec.name} is not a ready standby: ${UNREADY_WHY[fault]} (${UNREADY_SAMPLES} samples in a row). Restarting its worker in standby mode.`;
     return claimRestart(ctx, spec, open(ctx, spec, watch, 'rejoin', { kind: 'STANDBY_UNREADY', at: ctx.now }, summary));
   }
   const current = progressRestart(ctx, spec, watch);
@@ -240,12 +241,7 @@ const judgeRejoin = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): Node
   if (incident.stage.name !== 'watching' || finishedAt === undefined || ctx.now - finishedAt < PROOF_INTERVALS * sampleMs) return current;
   const fault = workerFault(last, sampleMs) ?? 'unproven';
   const spent = recentRestarts(ctx, current, 'rejoinTimes').length >= ctx.settings.restartBudgetPerHour;
-  if (incident.restart?.commandId === undefined) {
-    // No restart went out (the budget was spent): the node stays out, without another alert, until the budget has room again.
-    if (spent) return current;
-    return move(ctx, spec, current, { kind: 'REJOIN_FAILED' }, `${spec.name} is still not ready (${UNREADY_WHY[fault]}); the rejoin budget has room again.`);
-  }
-  const then = spent ? ' Its rejoin budget is spent: it stays out of the standby pool.' : ' The watchdog tries again.';
+  const then = spent ? ' Its rejoin budget is spent: it stays out of the standby pool until the hour has room.' : ' The watchdog tries again.';
   return move(ctx, spec, current, { kind: 'REJOIN_FAILED' }, `${spec.name} did not rejoin: ${UNREADY_WHY[fault]} ${Math.round((ctx.now - finishedAt) / sampleMs)} sample intervals after its restart.${then}`);
 };
 
