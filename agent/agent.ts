@@ -18,6 +18,7 @@ import { LeaseKeeper } from './lease-keeper';
 import { PeerSync, type RoundStats } from './peer-sync';
 import { emptyRegistry, readJsonFile, registryPath, registrySchema } from './registry';
 import { Sampler } from './sampler';
+import { heldReceipts } from './worker/held';
 
 export const AGENT_VERSION = '0.1.0';
 
@@ -124,6 +125,7 @@ export class Agent {
     const previous = this.samples.at(-1);
     this.samples.push(sample);
     if (this.samples.length > this.deps.config.heartbeatSamples) this.samples.shift();
+    const held = await heldReceipts(this.deps.config.dataDir);
     const heartbeat: Heartbeat = {
       version: 1,
       node: this.deps.config.nodeName,
@@ -131,6 +133,7 @@ export class Agent {
       agentVersion: AGENT_VERSION,
       role: this.lease.current.role,
       samples: [...this.samples],
+      ...(held.length === 0 ? {} : { held: held.slice(0, 256) }),
       ...(this.deps.instanceId === undefined ? {} : { instanceId: this.deps.instanceId }),
       ...(this.unsent === 0 ? {} : { unsent: this.unsent }),
     };

@@ -2,6 +2,10 @@ import { describeError } from '../../lib/core/errors';
 import type { AlertTopic } from '../../lib/aws/alerts';
 import type { QueueMessage, TaskQueue } from '../../lib/aws/queue';
 import type { Config } from '../../lib/core/config';
+import type { StateStore } from '../../lib/aws/state-store';
+import { KEYS } from '../../lib/core/keys';
+import { heartbeatSchema, taskMessageSchema, type Heartbeat } from '../../lib/core/schemas';
+import { parseJsonText, parseWith } from '../../lib/core/validate';
 import type { Logger } from '../../lib/log';
 import { alertFromNode } from '../runtime/node-alerts';
 import { mono } from '../runtime/clock';
@@ -11,10 +15,20 @@ import { HeldMessages, type Leftovers } from './held';
 export interface CustodyDeps {
   config: Config & { nodeName: string };
   queue: Pick<TaskQueue, 'setVisibility'>;
+  store: Pick<StateStore, 'read'>;
   log: Logger;
   now: () => number;
   alerts: AlertTopic | null;
 }
+
+/** The task a message is about, or null when its body is not a task message. */
+const taskOf = (m: QueueMessage): string | null => {
+  try {
+    return parseWith(taskMessageSchema, parseJsonText(m.body, 'task message'), 'task message').taskId;
+  } catch {
+    return null;
+  }
+};
 
 /**
  * The worker's messages in hand: their receipts kept on disk (so the next worker can carry on
@@ -30,7 +44,7 @@ export class Custody {
   /**
    * What a worker of this node that died (SIGKILL, a crash, a reboot) still held and SQS still
    * keeps invisible, by a margin of a sync interval (it also covers a wall clock stepped across
-   * a reboot). Read once: the file is emptied.
+   * a reboot). Each stays in `held.json` until `takeUp` decides it.
    */
   leftovers(): Promise<Leftovers> {
     return this.held.leftovers(this.deps.config.syncIntervalSeconds * 1000);
@@ -47,7 +61,7 @@ export class Custody {
     await Promise.allSettled(
       left.messages.map(async ({ taskId, message }) => {
         if (role === null || !left.sameBoot) {
-          await queue.setVisibility(message.receiptHandle, 0);
+          await queue.setVisibility(message.receiptHandle, 0).finally(() => this.held.release(taskId));
           log.info({ taskId }, 'handed back a message the previous worker held');
           return;
         }
@@ -55,6 +69,7 @@ export class Custody {
         try {
           await queue.setVisibility(message.receiptHandle, config.visibilityTimeoutSeconds);
         } catch (error) {
+          this.held.release(taskId);
           log.warn({ err: describeError(error), taskId }, 'a held message could not be extended; it returns after its visibility timeout');
           return;
         }
@@ -62,6 +77,62 @@ export class Custody {
         begin(message, role.epoch, sentAt);
       }),
     );
+  }
+
+  /**
+   * On taking the role, before its first receive: every other node is fenced now (the lease
+   * lapsed, or its worker was confirmed stopped), so the messages their heartbeats say they held
+   * are taken up at once, as `takeUp` does with this node's own: carried on with under their
+   * receipts (extended first, so only a receipt SQS still honours is kept) while slots are free,
+   * and handed back otherwise. Their tasks resume from their checkpoints now rather than after
+   * their visibility timeout. Tasks this worker runs itself (carried on from its own previous
+   * worker) are left alone: an older receipt of them must not touch them. A receipt SQS no
+   * longer honours (completed, or expired) fails harmlessly. Returns how many were taken up.
+   */
+  async takeOverFenced(epoch: number, running: ReadonlySet<string>, free: number, begin: (message: QueueMessage, epoch: number, sentAt: number) => void): Promise<number> {
+    const { config, store, queue, log } = this.deps;
+    const others = config.nodes.filter((n) => n.name !== config.nodeName);
+    const beats = await Promise.all(others.map((n) => store.read(KEYS.heartbeat(n.name), heartbeatSchema).catch(() => null)));
+    // Each task once (two fenced nodes may both list it), and none this worker runs.
+    const byTask = new Map<string, NonNullable<Heartbeat['held']>[number] & { node: string }>();
+    for (const hb of beats) for (const h of hb?.value.held ?? []) if (!running.has(h.taskId) && !byTask.has(h.taskId)) byTask.set(h.taskId, { ...h, node: hb?.value.node ?? '?' });
+    const held = [...byTask.values()];
+    let slots = free;
+    const outcome = await Promise.all(
+      held.map(async (h): Promise<'carried' | 'handed' | 'failed'> => {
+        const message: QueueMessage | null = h.body === undefined ? null : { id: h.id, receiptHandle: h.receipt, body: h.body, receiveCount: h.receiveCount };
+        if (message === null || slots <= 0) return queue.setVisibility(h.receipt, 0).then(() => 'handed' as const, () => 'failed' as const);
+        slots--;
+        const sentAt = mono();
+        try {
+          await queue.setVisibility(h.receipt, config.visibilityTimeoutSeconds);
+        } catch {
+          slots++;
+          return 'failed';
+        }
+        begin(message, epoch, sentAt);
+        return 'carried';
+      }),
+    );
+    const carried = outcome.filter((o) => o === 'carried').length;
+    if (held.length > 0) log.info({ epoch, carried, handedBack: outcome.filter((o) => o === 'handed').length, tasks: held.map((h) => `${h.node}:${h.taskId}`) }, 'took up the messages fenced nodes held');
+    return carried;
+  }
+
+  /**
+   * Messages a receive brought in after the worker began to stop: kept held (for the next worker
+   * or a new primary) when it stops under a valid lease, else handed back. Never left invisible
+   * with nobody knowing their receipts.
+   */
+  async stoppedWith(messages: readonly QueueMessage[], sentAt: number, handOn: boolean): Promise<void> {
+    await Promise.allSettled(
+      messages.map(async (m) => {
+        const taskId = handOn ? taskOf(m) : null;
+        if (taskId !== null) this.held.hold(taskId, m, sentAt);
+        else await this.deps.queue.setVisibility(m.receiptHandle, 0);
+      }),
+    );
+    this.deps.log.info({ messages: messages.length, kept: handOn }, 'a receive answered while stopping: its messages kept held or handed back');
   }
 
   /**

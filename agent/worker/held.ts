@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describeError } from '../../lib/core/errors';
-import { taskIdSchema } from '../../lib/core/schemas';
+import { HELD_BODY_MAX, taskIdSchema, type Heartbeat } from '../../lib/core/schemas';
 import type { QueueMessage } from '../../lib/aws/queue';
 import type { Logger } from '../../lib/log';
 import { bootId } from '../runtime/boot';
@@ -45,6 +45,17 @@ export interface Leftovers {
 export const heldPath = (dataDir: string): string => `${dataDir}/held.json`;
 
 /**
+ * The messages the worker holds now, with their receipts, for the heartbeat (a new primary carries
+ * on with them, or hands them back, once this node is fenced). Only this boot's file: after a reboot the next worker hands its
+ * leftovers back itself. Empty when there is no readable file.
+ */
+export const heldReceipts = async (dataDir: string): Promise<NonNullable<Heartbeat['held']>> => {
+  const file = await readJsonFile(heldPath(dataDir), heldSchema).catch(() => null);
+  if (file === null || file.boot !== bootId()) return [];
+  return Object.entries(file.messages).map(([taskId, m]) => ({ taskId, receipt: m.receipt, id: m.id, receiveCount: m.receiveCount, ...(m.body.length <= HELD_BODY_MAX ? { body: m.body } : {}) }));
+};
+
+/**
  * Which leftovers of a previous worker may be handed back: only those whose visibility has not
  * run out, with `marginMs` to spare. Once it ran out, SQS may have handed the message to another
  * consumer, and a receipt of an earlier receive must not touch it. Within one boot the monotonic
@@ -76,6 +87,11 @@ export class HeldMessages {
     this.save();
   }
 
+  /** The tasks whose messages are held now. */
+  taskIds(): IterableIterator<string> {
+    return this.messages.keys();
+  }
+
   release(taskId: string): void {
     if (this.messages.delete(taskId)) this.save();
   }
@@ -94,9 +110,11 @@ export class HeldMessages {
 
   /**
    * At start: what the previous worker of this node still held and SQS still keeps invisible,
-   * as messages (the rest is forgotten: its visibility may have run out). The file is emptied;
-   * the caller carries on with each message or hands it back. A damaged file is only logged:
-   * its messages wait out their visibility timeout, as they would without this file.
+   * as messages (the rest is dropped: its visibility may have run out). They stay in the file
+   * until the caller decides each (`hold` when it carries on, `release` when it hands it back),
+   * so a worker that dies or freezes before deciding leaves them there, for the next worker or,
+   * through the heartbeat, for a new primary. A damaged file is only logged: its messages wait
+   * out their visibility timeout, as they would without this file.
    */
   async leftovers(marginMs: number): Promise<Leftovers> {
     let file: HeldFile | null;
@@ -108,11 +126,11 @@ export class HeldMessages {
     }
     const sameBoot = file?.boot === bootId();
     const now = { mono: mono(), wall: wall() };
-    const messages = Object.entries(file?.messages ?? {})
-      .filter(([, m]) => stillInvisible(m, sameBoot, now, marginMs))
-      .map(([taskId, m]) => ({ taskId, message: { id: m.id, receiptHandle: m.receipt, body: m.body, receiveCount: m.receiveCount } }));
+    const kept = Object.entries(file?.messages ?? {}).filter(([, m]) => stillInvisible(m, sameBoot, now, marginMs));
+    // Across a reboot the monotonic deadlines mean nothing: kept only until handed back.
+    for (const [taskId, m] of kept) this.messages.set(taskId, m);
     this.save();
     await this.flushed();
-    return { sameBoot, messages };
+    return { sameBoot, messages: kept.map(([taskId, m]) => ({ taskId, message: { id: m.id, receiptHandle: m.receipt, body: m.body, receiveCount: m.receiveCount } })) };
   }
 }

@@ -58,6 +58,12 @@ export class Worker {
   private readonly watchLoop: Loop;
   /** While it does not consume, proves every sample interval that its stages work (self-test). */
   private readonly proofLoop: Loop;
+  /** Monotonic ms of the last hang check: a late one shows the worker itself was not running. */
+  private lastWatch: number | null = null;
+  /** Set when closing under a valid lease: held messages stay on disk for whoever carries on. */
+  private handOn = false;
+  /** The epoch whose fenced nodes' messages were taken up (once, on taking the role). */
+  private tookOverFor: number | null = null;
   /** The agent's last word on the role, re-read every watch tick and before every receive. */
   private role: RoleFile = NO_ROLE;
 
@@ -151,11 +157,18 @@ export class Worker {
     await Promise.allSettled(abandoned.map((r) => this.custody.handBack(r.message, r.receivedAt)));
   }
 
-  /** Stops each task whose stage did no work for `stageHangSeconds`, and gives its message back. */
+  /**
+   * Stops each task whose stage did no work for `stageHangSeconds`, and gives its message back.
+   * Time the worker itself did not run (a late tick: it was stopped, or starved) does not count
+   * against its stages: a frozen worker that thaws has no hung stage, only lost time.
+   */
   private checkHung(): void {
     const limitMs = stageHangSeconds(this.deps.config) * 1000;
     const now = mono();
+    const paused = this.lastWatch === null ? 0 : now - this.lastWatch - 2 * this.tickMs;
+    this.lastWatch = now;
     for (const r of this.running.values()) {
+      if (paused > 0) r.lastProgress += paused;
       if (r.abort.signal.aborted || now - r.lastProgress < limitMs) continue;
       const reason = `stage ${r.task.stage ?? '?'} made no progress for ${Math.round((now - r.lastProgress) / 100) / 10} s: stopped`;
       this.deps.log.warn({ taskId: r.task.taskId, stage: r.task.stage }, reason);
@@ -176,6 +189,13 @@ export class Worker {
       const free = c.concurrency - this.running.size;
       const epoch = role?.epoch ?? null;
       this.book.consumingEpoch = epoch;
+      if (epoch !== null && epoch !== this.tookOverFor) {
+        this.tookOverFor = epoch;
+        await this.custody
+          .takeOverFenced(epoch, new Set(this.running.keys()), free, (message, e, sentAt) => this.begin(message, e, sentAt))
+          .catch((error: unknown) => this.deps.log.warn({ err: describeError(error) }, "fenced nodes' messages not taken up; they return after their visibility timeout"));
+        continue;
+      }
       // A long poll must end before the lease does: no message is handed out after it. SQS
       // waits whole seconds (whole seconds of the drill's time when it runs faster).
       const cap = role === null ? -1 : wholeSeconds((role.validUntil - mono()) / 1000 - c.leaseRenewSeconds / 10, c.timeScale);
@@ -186,8 +206,10 @@ export class Worker {
         });
         continue;
       }
+      // Not aborted by the stop itself: an answer already on its way (or in the socket of a
+      // worker that was frozen) is taken in, so its messages are never left invisible.
       this.receiving = new AbortController();
-      const signal = AbortSignal.any([this.stopping.signal, this.receiving.signal]);
+      const signal = this.receiving.signal;
       try {
         const askedAt = mono();
         const messages = await this.deps.queue.receive(free, wholeSeconds(Math.min(c.receiveWaitSeconds, cap), c.timeScale), c.visibilityTimeoutSeconds, signal, role.epoch);
@@ -196,6 +218,10 @@ export class Worker {
           // An empty answer that came back at once (a short poll) waits before the next ask.
           await sleep(Math.max(0, idleMs - (receivedAt - askedAt)), this.stopping.signal);
           continue;
+        }
+        if (this.stopping.signal.aborted) {
+          await this.custody.stoppedWith(messages, askedAt, this.handOn);
+          break;
         }
         // The lease may have lapsed during the long poll: nothing received then is kept.
         if ((await this.allowed())?.epoch !== role.epoch) {
@@ -238,18 +264,21 @@ export class Worker {
     this.running.set(taskId, run);
     this.custody.held.hold(taskId, message, receivedAt);
     this.book.record(taskId, { status: 'running', epoch });
+    // Completed or given back: its message is no longer held. A task stopped by the close of a
+    // worker that hands on its messages is not: it stays held for whoever carries on with it.
+    let settled = true;
     const task: Promise<void> = this.runner
       .run(taskId, workSeconds, message, epoch, run.abort.signal, this.draining.signal, this.events(run, epoch))
-      .then(() => undefined)
+      .then((outcome) => void (settled = outcome !== 'aborted'))
       .catch(async (error: unknown) => {
         // Fenced or stopped as hung: the fence watch and the hang check already handed it back.
-        if (error instanceof FencedError || run.abort.signal.aborted) return;
+        if (error instanceof FencedError || run.abort.signal.aborted) return void (settled = !this.stopping.signal.aborted);
         this.deps.log.error({ err: describeError(error), taskId }, 'task failed; its message goes back to the queue');
         await this.custody.giveBack(run.message, describeError(error), epoch, run.receivedAt);
       })
       .finally(() => {
         this.running.delete(taskId);
-        this.custody.held.release(taskId);
+        if (settled || !this.handOn) this.custody.held.release(taskId);
         this.tasks.delete(task);
         this.book.touch();
         this.wake?.();
@@ -289,10 +318,18 @@ export class Worker {
     };
   }
 
-  /** Stops taking tasks, hands in-flight messages back to the queue, and flushes the registry. */
+  /**
+   * Stops taking tasks and flushes the registry. While the node may still consume (a restart, a
+   * stop before a handover) its messages stay in `held.json`, checkpointed: the next worker
+   * carries on with them at once, and a new primary takes them up through the heartbeat, where a
+   * hand-back would put them behind the whole backlog. Otherwise they go back to the queue.
+   */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      this.handOn = (await this.allowed().catch(() => null)) !== null;
       this.stopping.abort();
+      // A long poll with no answer yet is cut after a moment; one answered meanwhile is taken in.
+      const cut = setTimeout(() => this.receiving?.abort(), Math.min(1000, 2 * this.tickMs));
       await Promise.all([this.watchLoop.stop(), this.proofLoop.stop()]);
       this.wake?.();
       // Let each task checkpoint its current stage, within half the stop timeout.
@@ -302,10 +339,12 @@ export class Worker {
       grace.abort();
       const inFlight = [...this.running.values()];
       for (const r of inFlight) r.abort.abort();
-      await Promise.allSettled(inFlight.map((r) => this.custody.handBack(r.message, r.receivedAt)));
+      if (!this.handOn) await Promise.allSettled(inFlight.map((r) => this.custody.handBack(r.message, r.receivedAt)));
       await this.pollDone;
+      clearTimeout(cut);
       await this.flushLoop.stop();
-      for (const r of inFlight) this.custody.held.release(r.task.taskId);
+      if (this.handOn) this.deps.log.info({ tasks: [...this.custody.held.taskIds()] }, 'stopping under a valid lease: held messages left for the next worker or a new primary');
+      else for (const r of inFlight) this.custody.held.release(r.task.taskId);
       this.running.clear();
       this.book.consumingEpoch = null;
       await this.flush();

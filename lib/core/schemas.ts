@@ -54,6 +54,9 @@ export const sampleSchema = z.strictObject({
 });
 export type Sample = z.output<typeof sampleSchema>;
 
+/** The longest message body a heartbeat carries for a held message. */
+export const HELD_BODY_MAX = 4096;
+
 /** `nodes/<node>/heartbeat.json`: the latest samples of one node, newest last. */
 export const heartbeatSchema = z.strictObject({
   version: z.literal(1),
@@ -66,6 +69,16 @@ export const heartbeatSchema = z.strictObject({
   samples: z.array(sampleSchema).min(1).max(200),
   /** Heartbeat writes that failed in a row before this one: S3 would not take them (an outage). */
   unsent: z.number().int().min(0).optional(),
+  /**
+   * The messages the node's worker holds, with their receipts (its `held.json` as of this
+   * sample): a new primary carries on with them (or hands them back) when it takes over, so the
+   * fenced node's tasks resume without waiting out their visibility timeout. `body` is left out
+   * when it is longer than HELD_BODY_MAX: such a message is only handed back.
+   */
+  held: z
+    .array(z.strictObject({ taskId, receipt: z.string().min(1).max(2048), id: z.string().min(1).max(128), receiveCount: z.number().int().min(1), body: z.string().max(4096).optional() }))
+    .max(256)
+    .optional(),
 });
 export type Heartbeat = z.output<typeof heartbeatSchema>;
 

@@ -21,7 +21,7 @@ describe('HeldMessages', () => {
     dir = mkdtempSync(join(tmpdir(), 'qf-held-'));
   });
 
-  it('gives the next worker what a worker that died still held, once, with each message whole', async () => {
+  it('gives the next worker what a worker that died still held, each message whole, and keeps each on disk until it is decided', async () => {
     const before = new HeldMessages(dir, VISIBILITY_MS, memoryLogger().log);
     before.hold('t-1', msg('rh-1'), mono());
     before.hold('t-2', msg('rh-2'), mono());
@@ -29,12 +29,18 @@ describe('HeldMessages', () => {
     before.release('t-2');
     await before.flushed();
     // The process dies here: nothing handed back. The next worker starts.
-    const left = await new HeldMessages(dir, VISIBILITY_MS, memoryLogger().log).leftovers(MARGIN_MS);
+    const next = new HeldMessages(dir, VISIBILITY_MS, memoryLogger().log);
+    const left = await next.leftovers(MARGIN_MS);
     expect(left.sameBoot).toBe(true);
     expect(left.messages).toEqual(expect.arrayContaining([{ taskId: 't-1', message: msg('rh-1') }, { taskId: 't-3', message: msg('rh-3') }]));
     expect(left.messages).toHaveLength(2);
-    // Taken once: a second start finds nothing.
-    expect(await receiptsLeft(dir)).toEqual([]);
+    // Should this worker die (or freeze) before deciding, the next one, and the heartbeat, still find both.
+    expect((await receiptsLeft(dir)).sort()).toEqual(['rh-1', 'rh-3']);
+    // Carried on under a new deadline, and handed back: each leaves the file as it is decided.
+    next.hold('t-1', msg('rh-1'), mono());
+    next.release('t-3');
+    await next.flushed();
+    expect(await receiptsLeft(dir)).toEqual(['rh-1']);
   });
 
   it('never gives out a message whose visibility may have run out: SQS may have handed it to another consumer', async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
 import { Worker } from '../../agent/worker/worker';
-import { heldPath } from '../../agent/worker/held';
+import { heldPath, HeldMessages } from '../../agent/worker/held';
 import { rolePath, writeJsonAtomic } from '../../agent/registry';
 import type { QueueMessage, TaskQueue } from '../../lib/aws/queue';
 import { StateStore } from '../../lib/aws/state-store';
@@ -11,6 +11,7 @@ import { bootId } from '../../agent/runtime/boot';
 import { mono } from '../../agent/runtime/clock';
 import { buildConfig, scaleConfig } from '../../lib/core/config';
 import { memoryLogger } from '../helpers/memory-logger';
+import { heartbeat, sample } from '../helpers/fixtures';
 import { MemoryS3 } from '../helpers/memory-s3';
 
 /** A queue that hands out a scripted sequence of receives and records what was acknowledged. */
@@ -53,6 +54,48 @@ describe('Worker', () => {
     expect(s3.json('peer-sync/tasks/t1/done.json')).toMatchObject({ node: 'node-1', epoch: 3 });
   });
 
+  it('on taking the role, carries on with what the fenced nodes held (by their heartbeats) before its first receive, and hands back what it has no slot or body for', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
+    const nodes = [
+      { name: 'node-1', instanceId: 'mi-00000000000000001' },
+      { name: 'node-2', instanceId: 'mi-00000000000000002' },
+      { name: 'node-3', instanceId: 'mi-00000000000000003' },
+    ];
+    const config = { ...buildConfig({}, { sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, leaseRenewSeconds: 0.4, leaseExpirySeconds: 1.2, receiveWaitSeconds: 0, concurrency: 2, nodes }), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
+    const body = (taskId: string): string => JSON.stringify({ taskId, workSeconds: 0.1 });
+    const held = (taskId: string, withBody = true) => ({ taskId, receipt: `r-${taskId}`, id: `m-${taskId}`, receiveCount: 1, ...(withBody ? { body: body(taskId) } : {}) });
+    const beat = (node: string, list: ReturnType<typeof held>[]) => ({ ...heartbeat(node, [sample(1)]), held: list });
+    // t8's body was too long for the heartbeat; t9 is listed by both fenced nodes; t6 finds no free slot.
+    s3.set('peer-sync/nodes/node-2/heartbeat.json', beat('node-2', [held('t7'), held('t8', false), held('t9')]));
+    s3.set('peer-sync/nodes/node-3/heartbeat.json', beat('node-3', [held('t9'), held('t6')]));
+    // Its own heartbeat is not another node's: what it held itself is its own custody's business.
+    s3.set('peer-sync/nodes/node-1/heartbeat.json', beat('node-1', [held('t1')]));
+    await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });
+    const calls: string[] = [];
+    const deleted: string[] = [];
+    const queue = {
+      ...scriptedQueue([]).queue,
+      receive: async () => {
+        calls.push('receive');
+        await new Promise((r) => setTimeout(r, 20));
+        return [];
+      },
+      delete: (handle: string) => (deleted.push(handle), Promise.resolve()),
+      setVisibility: (handle: string, seconds: number) => (calls.push(`${handle}=${seconds}`), Promise.resolve()),
+    } as unknown as TaskQueue;
+    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
+    const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
+    await worker.start();
+    for (let i = 0; i < 200 && deleted.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    await worker.close();
+    const first = calls.indexOf('receive');
+    expect(calls.slice(0, first).sort()).toEqual(['r-t6=0', 'r-t7=300', 'r-t8=0', 'r-t9=300']);
+    expect(deleted.sort()).toEqual(['r-t7', 'r-t9']);
+    expect(s3.json('peer-sync/tasks/t7/done.json')).toMatchObject({ node: 'node-1', epoch: 3 });
+    // Once per epoch: nothing of theirs is touched again.
+    expect(calls.slice(first).filter((c) => c !== 'receive' && !c.endsWith('=0'))).toEqual([]);
+  });
+
   describe('after a worker died holding a task', () => {
     /**
      * A worker receives a 60 s task and is abandoned without close (as after SIGKILL: it hands
@@ -61,7 +104,12 @@ describe('Worker', () => {
      */
     const restartWith = async (role: 'primary' | 'standby') => {
       const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
-      const config = { ...buildConfig({}, { sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, leaseRenewSeconds: 0.4, leaseExpirySeconds: 1.2, receiveWaitSeconds: 0, workerStopTimeoutSeconds: 0.4 }), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
+      const nodes = [
+        { name: 'node-1', instanceId: 'mi-00000000000000001' },
+        { name: 'node-2', instanceId: 'mi-00000000000000002' },
+      ];
+      const config = { ...buildConfig({}, { sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, leaseRenewSeconds: 0.4, leaseExpirySeconds: 1.2, receiveWaitSeconds: 0, workerStopTimeoutSeconds: 0.4, nodes }), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
+
       await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });
       const body = JSON.stringify({ taskId: 't1', workSeconds: 60 });
       const before: number[] = [];
@@ -75,6 +123,8 @@ describe('Worker', () => {
         for (let i = 0; i < 100 && !existsSync(heldPath(dataDir)); i++) await new Promise((r) => setTimeout(r, 20));
         await new Promise((r) => setTimeout(r, 100));
         expect(before).toEqual([]);
+        // A fenced node-2 once held the same task under an older receipt: that receipt must never touch it now.
+        s3.set('peer-sync/nodes/node-2/heartbeat.json', { ...heartbeat('node-2', [sample(1)]), held: [{ taskId: 't1', receipt: 'older' }] });
         if (role === 'standby') await writeJsonAtomic(rolePath(dataDir), { role: 'standby', epoch: 4, validUntil: 0, boot: bootId() });
         const nextQueue = { ...scriptedQueue([]).queue, setVisibility: (handle: string, seconds: number) => (after.push({ handle, seconds }), Promise.resolve()) } as unknown as TaskQueue;
         next = new Worker({ config, store, queue: nextQueue, log: memoryLogger().log, now: Date.now, alerts: null });
@@ -91,10 +141,67 @@ describe('Worker', () => {
       // Extended first (the receipt is still honoured), and only handed back by the close that ends the test.
       expect(after[0]).toEqual({ handle: 'h1', seconds: 300 });
       expect(after.slice(1).every((v) => v.seconds === 0)).toBe(true);
+      expect(after.map((v) => v.handle)).not.toContain('older');
     });
 
     it('hands it back at once when the node may not consume, for whoever is primary', async () => {
       expect(await restartWith('standby')).toEqual([{ handle: 'h1', seconds: 0 }]);
+    });
+  });
+
+  describe('a worker stopped with tasks in hand (systemctl stop or restart)', () => {
+    /** A worker receives a 60 s task and is closed; `leased` says whether its lease is still valid then. */
+    const stopWith = async (leased: boolean) => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
+      const config = { ...buildConfig({}, { sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, leaseRenewSeconds: 0.4, leaseExpirySeconds: 1.2, receiveWaitSeconds: 0, workerStopTimeoutSeconds: 0.4 }), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
+      await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });
+      const body = JSON.stringify({ taskId: 't1', workSeconds: 60 });
+      const visibility: number[] = [];
+      const queue = { ...scriptedQueue([[{ id: 'm1', receiptHandle: 'h1', body, receiveCount: 1 }]]).queue, setVisibility: (_: string, seconds: number) => (visibility.push(seconds), Promise.resolve()) } as unknown as TaskQueue;
+      const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
+      const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
+      await worker.start();
+      for (let i = 0; i < 100 && !existsSync(heldPath(dataDir)); i++) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 100));
+      if (!leased) await writeJsonAtomic(rolePath(dataDir), { role: 'fenced', epoch: 4, validUntil: 0, boot: bootId() });
+      await worker.close();
+      const left = await new HeldMessages(dataDir, 300_000, memoryLogger().log).leftovers(1_000);
+      return { visibility, held: left.messages.map((m) => m.message.receiptHandle) };
+    };
+
+    it('under a valid lease keeps its messages held, checkpointed, for the next worker or a new primary: not behind the backlog', async () => {
+      expect(await stopWith(true)).toEqual({ visibility: [], held: ['h1'] });
+    });
+
+    it('without one hands them back to the queue at once', async () => {
+      expect(await stopWith(false)).toEqual({ visibility: [0], held: [] });
+    });
+
+    it('takes in a receive answered while it stops (as in the socket of a frozen worker that is then stopped), never leaving its messages invisible', async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
+      const config = { ...buildConfig({}, { sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, leaseRenewSeconds: 0.4, leaseExpirySeconds: 1.2, receiveWaitSeconds: 1, workerStopTimeoutSeconds: 0.4 }), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
+      await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });
+      let asked = false;
+      const queue = {
+        ...scriptedQueue([]).queue,
+        // The answer is on its way when the stop comes, 60 ms after the ask; like the SDK, an abort before it rejects.
+        receive: async (_max: number, _wait: number, _visibility: number, signal: AbortSignal) => {
+          if (asked) return [];
+          asked = true;
+          await new Promise<void>((resolve, reject) => {
+            const timer = setTimeout(resolve, 60);
+            signal.addEventListener('abort', () => (clearTimeout(timer), reject(new Error('aborted'))), { once: true });
+          });
+          return [{ id: 'm1', receiptHandle: 'h1', body: JSON.stringify({ taskId: 't1', workSeconds: 60 }), receiveCount: 1 }];
+        },
+      } as unknown as TaskQueue;
+      const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
+      const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
+      await worker.start();
+      for (let i = 0; i < 100 && !asked; i++) await new Promise((r) => setTimeout(r, 5));
+      await worker.close();
+      const left = await new HeldMessages(dataDir, 300_000, memoryLogger().log).leftovers(1_000);
+      expect(left.messages.map((m) => m.message.receiptHandle)).toEqual(['h1']);
     });
   });
 

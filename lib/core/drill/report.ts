@@ -64,7 +64,7 @@ export interface Incident {
   /** leader.json names the new primary. */
   failoverAt: number | null;
   newPrimary: string | null;
-  /** The new primary's first receive under its epoch: it serves. */
+  /** The new primary serves: its first receive under its epoch, or its first extension of a message the fenced primary held (it carries on with that task). */
   servingAt: number | null;
   /** The origin record names the new primary (Route 53's API), and when that change is INSYNC. */
   trafficAt: number | null;
@@ -145,7 +145,10 @@ const buildIncidents = (o: Observations, epochs: Report['epochs']): Incident[] =
     const moved = JUSTIFIES_FAILOVER.has(f.kind) ? epochs.find((e, i) => i > 0 && e.from >= f.at && epochs[i - 1]?.primary === f.node && e.primary !== f.node) : undefined;
     const superseded = moved !== undefined && o.faults.some((g) => g !== f && g.node === f.node && JUSTIFIES_FAILOVER.has(g.kind) && g.at > f.at && g.at <= moved.from);
     const failover = superseded ? undefined : moved;
-    const serving = failover === undefined ? undefined : o.receives.find((r) => r.t >= failover.from && r.node === failover.primary && r.epoch === failover.epoch);
+    // Serving: its first receive under its epoch, or earlier, carrying on with a task the fenced primary held.
+    const received = failover === undefined ? undefined : o.receives.find((r) => r.t >= failover.from && r.node === failover.primary && r.epoch === failover.epoch);
+    const carried = failover === undefined ? undefined : o.extensions.find((x) => x.t >= failover.from && x.node === failover.primary);
+    const serving = carried !== undefined && (received === undefined || carried.t < received.t) ? carried : received;
     const address = failover === undefined ? undefined : o.addresses[failover.primary];
     const traffic = failover === undefined ? undefined : o.dnsChanges.find((d) => d.t >= f.at && d.value === address);
     const resume = resumeAfter(o, f);
