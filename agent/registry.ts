@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { copyFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
@@ -42,6 +43,18 @@ export const writeJsonAtomic = async (path: string, value: unknown): Promise<voi
 };
 
 /** Reads and validates a local JSON file; null when it does not exist. */
+/** `readJsonFile` for the few places that cannot wait (a write guard): one small file, read at once. */
+export const readJsonFileSync = <S extends z.ZodType>(path: string, schema: S): z.output<S> | null => {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+  return parseWith(schema, parseJsonText(text, path), path);
+};
+
 export const readJsonFile = async <S extends z.ZodType>(path: string, schema: S): Promise<z.output<S> | null> => {
   let text: string;
   try {

@@ -9,7 +9,7 @@ import { mono } from '../runtime/clock';
 import { mayConsume } from '../../lib/core/fleet/lease';
 import { TaskRunner, type TaskEvents, type TaskRunnerDeps } from './task-runner';
 import { readProc } from '../proc';
-import { readJsonFile, roleFileSchema, rolePath, workerPidPath, writeJsonAtomic, type RoleFile } from '../registry';
+import { readJsonFile, readJsonFileSync, roleFileSchema, rolePath, workerPidPath, writeJsonAtomic, type RoleFile } from '../registry';
 import { TaskBook } from './task-book';
 import { Custody } from './custody';
 import { selfTest } from './self-test';
@@ -122,6 +122,14 @@ export class Worker {
   }
 
   private guard(): void {
+    if (this.mayAct()) return;
+    // The copy lags: a worker that was stopped (frozen) finds it lapsed while its agent kept the
+    // lease. The file decides before anything is refused, or a live lease would drop a task.
+    try {
+      this.role = readJsonFileSync(rolePath(this.dataDir), roleFileSchema) ?? NO_ROLE;
+    } catch {
+      this.role = NO_ROLE;
+    }
     if (!this.mayAct()) throw new FencedError(`${this.deps.config.nodeName}: no valid lease (role ${this.role.role}, epoch ${this.role.epoch}): not acting`);
   }
 

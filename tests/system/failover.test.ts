@@ -30,6 +30,8 @@ describe('failover drills', () => {
         expect(stall.failoverAt).toBeGreaterThan(stall.restartedAt!);
         // Ready again once its stall cleared (400 s after the fault), not before.
         expect(stall.redundantAt! - stall.faultAt).toBeGreaterThanOrEqual(400);
+        // Its tasks go on at the restart (the next worker carries on) or at the failover (the new primary does), not 300 s later.
+        expect(stall.resumedAt!).toBeLessThanOrEqual(stall.failoverAt! + 15);
       }
       expect(report.timeline.filter((e) => e.event === 'old_primary_stopped')).toHaveLength(2);
       expect(report.timeline.filter((e) => e.event === 'recovered' && /rejoined/.test(e.detail)).map((e) => e.node)).toEqual(['node-1', 'node-2']);

@@ -138,8 +138,9 @@ const buildIncidents = (o: Observations, epochs: Report['epochs']): Incident[] =
         : detected === undefined
           ? undefined
           : (ladderRestarts(o).find((r) => r.t >= from && r.node === f.node && r.ok === true)?.finishedAt ?? undefined);
-    // The incident the detection opened recovered (not a later one of the node, such as its rejoin).
-    const recovered = detected === undefined ? undefined : firstAfter(o.events, detected.t, (e) => e.incidentId === detected.incidentId && e.kind === 'RECOVERED');
+    // The node recovered: healthy, or heard from again. A rejoin's RECOVERED is redundancy coming back (redundantAt), not this.
+    const rejoins = rejoinIncidents(o);
+    const recovered = detected === undefined ? undefined : firstAfter(o.events, detected.t, (e) => e.node === f.node && e.kind === 'RECOVERED' && !rejoins.has(e.incidentId));
     // The first change of primary away from the faulted node after the fault, unless a later
     // fault on the node came before it: that one caused it.
     const moved = JUSTIFIES_FAILOVER.has(f.kind) ? epochs.find((e, i) => i > 0 && e.from >= f.at && epochs[i - 1]?.primary === f.node && e.primary !== f.node) : undefined;
