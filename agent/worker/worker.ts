@@ -1,16 +1,17 @@
 import { stageHangSeconds, wholeSeconds } from '../../lib/core/config';
 import { describeError, FencedError } from '../../lib/core/errors';
-import { STAGES, taskMessageSchema, type InFlightTask } from '../../lib/core/schemas';
+import { STAGES, taskMessageSchema } from '../../lib/core/schemas';
 import type { AlertTopic } from '../../lib/aws/alerts';
 import { parseJsonText, parseWith } from '../../lib/core/validate';
 import type { QueueMessage } from '../../lib/aws/queue';
-import { bootId } from '../runtime/boot';
 import { mono } from '../runtime/clock';
-import { mayConsume } from '../../lib/core/fleet/lease';
-import { TaskRunner, type TaskEvents, type TaskRunnerDeps } from './task-runner';
+import { TaskRunner, type TaskRunnerDeps } from './task-runner';
 import { readProc } from '../proc';
-import { readJsonFile, readJsonFileSync, roleFileSchema, rolePath, workerPidPath, writeJsonAtomic, type RoleFile } from '../registry';
+import { workerPidPath, writeJsonAtomic } from '../registry';
+import { HangWatch } from './hang-watch';
+import { LeaseView } from './lease-view';
 import { TaskBook } from './task-book';
+import { taskEvents, type Running } from './running';
 import { Custody } from './custody';
 import { selfTest } from './self-test';
 import { sleep } from '../../lib/sleep';
@@ -21,16 +22,6 @@ export interface WorkerDeps extends Omit<TaskRunnerDeps, 'guard'> {
   alerts: AlertTopic | null;
 }
 
-interface Running {
-  task: InFlightTask;
-  message: QueueMessage;
-  abort: AbortController;
-  /** Monotonic ms: when the message was received (its visibility runs from here) and when the task last did work. */
-  receivedAt: number;
-  lastProgress: number;
-}
-
-const NO_ROLE: RoleFile = { role: 'standby', epoch: 0, validUntil: 0, boot: '' };
 
 /**
  * The reference worker (`queen-fleet-worker`): consumes the task queue while the agent says
@@ -58,21 +49,23 @@ export class Worker {
   private readonly watchLoop: Loop;
   /** While it does not consume, proves every sample interval that its stages work (self-test). */
   private readonly proofLoop: Loop;
-  /** Monotonic ms of the last hang check: a late one shows the worker itself was not running. */
-  private lastWatch: number | null = null;
+  /** Finds hung stages, not counting time the worker itself was stopped. */
+  private readonly hangs: HangWatch;
   /** Set when closing under a valid lease: held messages stay on disk for whoever carries on. */
   private handOn = false;
   /** The epoch whose fenced nodes' messages were taken up (once, on taking the role). */
   private tookOverFor: number | null = null;
   /** The agent's last word on the role, re-read every watch tick and before every receive. */
-  private role: RoleFile = NO_ROLE;
+  private readonly lease: LeaseView;
 
   private readonly runner: TaskRunner;
   /** SIGTERM: running tasks stop after checkpointing their current stage. */
   private readonly draining = new AbortController();
 
   constructor(private readonly deps: WorkerDeps) {
-    this.runner = new TaskRunner({ ...deps, guard: () => this.guard() });
+    this.lease = new LeaseView(deps.config.dataDir, deps.config.nodeName);
+    this.runner = new TaskRunner({ ...deps, guard: () => this.lease.guard() });
+    this.hangs = new HangWatch(this.tickMs, stageHangSeconds(deps.config) * 1000);
     this.book = new TaskBook(deps.config.dataDir, deps.log);
     this.custody = new Custody(deps);
     const failed = (what: string) => (error: unknown) => deps.log.error({ err: describeError(error) }, `${what} failed`);
@@ -107,7 +100,7 @@ export class Worker {
     }
     // What a worker that died held goes on now, not after its visibility timeout.
     const left = await this.custody.leftovers();
-    const role = left.sameBoot && left.messages.length > 0 ? await this.allowed() : null;
+    const role = left.sameBoot && left.messages.length > 0 ? await this.lease.allowed() : null;
     await this.custody.takeUp(left, role, (message, epoch, sentAt) => this.begin(message, epoch, sentAt));
     await this.flush();
     this.flushLoop.start(this.tickMs);
@@ -116,33 +109,9 @@ export class Worker {
     this.pollDone = this.poll();
   }
 
-  /** May this worker act now? The agent's word, from this machine's boot, still valid by the monotonic clock. */
+  /** May this worker act now? (S3 writes of the worker's process are guarded by it too.) */
   mayAct(): boolean {
-    return this.role.boot === bootId() && mayConsume(this.role, mono());
-  }
-
-  private guard(): void {
-    if (this.mayAct()) return;
-    // The copy lags: a worker that was stopped (frozen) finds it lapsed while its agent kept the
-    // lease. The file decides before anything is refused, or a live lease would drop a task.
-    try {
-      this.role = readJsonFileSync(rolePath(this.dataDir), roleFileSchema) ?? NO_ROLE;
-    } catch {
-      this.role = NO_ROLE;
-    }
-    if (!this.mayAct()) throw new FencedError(`${this.deps.config.nodeName}: no valid lease (role ${this.role.role}, epoch ${this.role.epoch}): not acting`);
-  }
-
-  /** Re-reads the role file; the in-memory copy only ever lags behind it towards "not allowed". */
-  private async refreshRole(): Promise<RoleFile> {
-    this.role = (await readJsonFile(rolePath(this.dataDir), roleFileSchema).catch(() => null)) ?? NO_ROLE;
-    return this.role;
-  }
-
-  /** May this worker consume right now? Returns the role it may consume under, or null. */
-  private async allowed(): Promise<RoleFile | null> {
-    await this.refreshRole();
-    return this.mayAct() ? this.role : null;
+    return this.lease.mayAct();
   }
 
   private async watchOnce(): Promise<void> {
@@ -156,7 +125,7 @@ export class Worker {
    * worker's receipt, so the next primary starts with them and never shares them.
    */
   private async checkFence(): Promise<void> {
-    if (this.book.consumingEpoch === null || (await this.allowed()) !== null) return;
+    if (this.book.consumingEpoch === null || (await this.lease.allowed()) !== null) return;
     this.deps.log.warn({ epoch: this.book.consumingEpoch, tasks: this.running.size }, 'lease lapsed or lost: fencing');
     this.book.consumingEpoch = null;
     this.receiving?.abort();
@@ -165,20 +134,10 @@ export class Worker {
     await Promise.allSettled(abandoned.map((r) => this.custody.handBack(r.message, r.receivedAt)));
   }
 
-  /**
-   * Stops each task whose stage did no work for `stageHangSeconds`, and gives its message back.
-   * Time the worker itself did not run (a late tick: it was stopped, or starved) does not count
-   * against its stages: a frozen worker that thaws has no hung stage, only lost time.
-   */
+  /** Stops each task whose stage did no work for `stageHangSeconds` (HangWatch), and gives its message back. */
   private checkHung(): void {
-    const limitMs = stageHangSeconds(this.deps.config) * 1000;
-    const now = mono();
-    const paused = this.lastWatch === null ? 0 : now - this.lastWatch - 2 * this.tickMs;
-    this.lastWatch = now;
-    for (const r of this.running.values()) {
-      if (paused > 0) r.lastProgress += paused;
-      if (r.abort.signal.aborted || now - r.lastProgress < limitMs) continue;
-      const reason = `stage ${r.task.stage ?? '?'} made no progress for ${Math.round((now - r.lastProgress) / 100) / 10} s: stopped`;
+    for (const { run: r, idleMs } of this.hangs.check(this.running.values())) {
+      const reason = `stage ${r.task.stage ?? '?'} made no progress for ${Math.round(idleMs / 100) / 10} s: stopped`;
       this.deps.log.warn({ taskId: r.task.taskId, stage: r.task.stage }, reason);
       r.abort.abort(new Error(reason));
       void this.custody.giveBack(r.message, reason, this.book.consumingEpoch ?? 0, r.receivedAt);
@@ -193,7 +152,7 @@ export class Worker {
     const c = this.deps.config;
     const idleMs = (c.leaseRenewSeconds * 1000) / 4;
     while (!this.stopping.signal.aborted) {
-      const role = await this.allowed();
+      const role = await this.lease.allowed();
       const free = c.concurrency - this.running.size;
       const epoch = role?.epoch ?? null;
       this.book.consumingEpoch = epoch;
@@ -232,7 +191,7 @@ export class Worker {
           break;
         }
         // The lease may have lapsed during the long poll: nothing received then is kept.
-        if ((await this.allowed())?.epoch !== role.epoch) {
+        if ((await this.lease.allowed())?.epoch !== role.epoch) {
           await Promise.allSettled(messages.map((m) => this.deps.queue.setVisibility(m.receiptHandle, 0)));
           continue;
         }
@@ -276,7 +235,7 @@ export class Worker {
     // worker that hands on its messages is not: it stays held for whoever carries on with it.
     let settled = true;
     const task: Promise<void> = this.runner
-      .run(taskId, workSeconds, message, epoch, run.abort.signal, this.draining.signal, this.events(run, epoch))
+      .run(taskId, workSeconds, message, epoch, run.abort.signal, this.draining.signal, taskEvents(run, epoch, { book: this.book, held: this.custody.held, log: this.deps.log, now: this.deps.now, completionWindowMs: this.deps.config.completionWindowSeconds * 1000, current: () => this.running.get(taskId) === run }))
       .then((outcome) => void (settled = outcome !== 'aborted'))
       .catch(async (error: unknown) => {
         // Fenced or stopped as hung: the fence watch and the hang check already handed it back.
@@ -294,38 +253,6 @@ export class Worker {
     this.tasks.add(task);
   }
 
-  /** How a running task reports back: registry entries, progress for the agent's samples. */
-  private events(run: Running, epoch: number): TaskEvents {
-    const { taskId } = run.task;
-    return {
-      resumed: (from) => {
-        this.deps.log.info({ taskId, from: STAGES[from] }, 'resuming from checkpoint');
-        this.book.record(taskId, { stages: from });
-      },
-      progress: (stage, cpu) => {
-        run.lastProgress = mono();
-        run.task.progress++;
-        run.task.stage = STAGES[stage];
-        if (cpu !== undefined) run.task.stageCpuMs = cpu;
-        this.book.record(taskId, { progress: run.task.progress });
-      },
-      checkpointed: (stages) => {
-        run.lastProgress = mono();
-        this.book.record(taskId, { status: 'checkpointed', stages, epoch });
-      },
-      extended: (sentAt) => {
-        // Only the receipt still in use counts: an extension of one SQS replaced changes nothing.
-        if (this.running.get(taskId) !== run) return;
-        run.receivedAt = Math.max(run.receivedAt, sentAt);
-        this.custody.held.hold(taskId, run.message, run.receivedAt);
-      },
-      done: (winner, first) => {
-        this.book.record(taskId, { status: 'done', stages: STAGES.length, done: { node: winner.node, epoch: winner.epoch, at: winner.finishedAt } });
-        if (first) this.book.completed(this.deps.now(), this.deps.config.completionWindowSeconds * 1000);
-      },
-    };
-  }
-
   /**
    * Stops taking tasks and flushes the registry. While the node may still consume (a restart, a
    * stop before a handover) its messages stay in `held.json`, checkpointed: the next worker
@@ -334,7 +261,7 @@ export class Worker {
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      this.handOn = (await this.allowed().catch(() => null)) !== null;
+      this.handOn = (await this.lease.allowed().catch(() => null)) !== null;
       this.stopping.abort();
       // A long poll with no answer yet is cut after a moment; one answered meanwhile is taken in.
       const cut = setTimeout(() => this.receiving?.abort(), Math.min(1000, 2 * this.tickMs));

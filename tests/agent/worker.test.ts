@@ -149,22 +149,6 @@ describe('Worker', () => {
     });
   });
 
-  it('refuses nothing under a live lease it had not yet re-read (a frozen worker thawing): the role file decides, not its lapsed copy', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
-    const config = { ...buildConfig({}, { sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, leaseRenewSeconds: 0.4, leaseExpirySeconds: 1.2 }), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
-    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
-    const worker = new Worker({ config, store, queue: scriptedQueue([]).queue, log: memoryLogger().log, now: Date.now, alerts: null });
-    const internals = worker as unknown as { role: unknown; guard: () => void };
-    // Its copy lapsed while it was stopped; meanwhile its agent renewed the lease.
-    internals.role = { role: 'primary', epoch: 3, validUntil: mono() - 1_000, boot: bootId() };
-    await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });
-    expect(() => internals.guard()).not.toThrow();
-    // A lease that did lapse is refused.
-    internals.role = { role: 'primary', epoch: 3, validUntil: mono() - 1_000, boot: bootId() };
-    await writeJsonAtomic(rolePath(dataDir), { role: 'fenced', epoch: 4, validUntil: 0, boot: bootId() });
-    expect(() => internals.guard()).toThrow(/no valid lease/);
-  });
-
   describe('a worker stopped with tasks in hand (systemctl stop or restart)', () => {
     /** A worker receives a 60 s task and is closed; `leased` says whether its lease is still valid then. */
     const stopWith = async (leased: boolean) => {
