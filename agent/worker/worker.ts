@@ -125,7 +125,9 @@ export class Worker {
    * worker's receipt, so the next primary starts with them and never shares them.
    */
   private async checkFence(): Promise<void> {
-    if (this.book.consumingEpoch === null || (await this.lease.allowed()) !== null) return;
+    // Tasks still running count whatever the poll loop saw first: it may have marked the worker
+    // idle already, and a task left to fail its next write would keep its message invisible.
+    if ((this.book.consumingEpoch === null && this.running.size === 0) || (await this.lease.allowed()) !== null) return;
     this.deps.log.warn({ epoch: this.book.consumingEpoch, tasks: this.running.size }, 'lease lapsed or lost: fencing');
     this.book.consumingEpoch = null;
     this.receiving?.abort();

@@ -11,9 +11,9 @@ describe('LeaseView', () => {
     const dir = mkdtempSync(join(tmpdir(), 'qf-lease-view-'));
     const view = new LeaseView(dir, 'node-1');
     // Its copy lapsed while it was stopped…
-    await writeJsonAtomic(rolePath(dir), { role: 'primary', epoch: 3, validUntil: mono() + 50, boot: bootId() });
+    await writeJsonAtomic(rolePath(dir), { role: 'primary', epoch: 3, validUntil: mono() + 1_000, boot: bootId() });
     expect(await view.allowed()).toMatchObject({ epoch: 3 });
-    await new Promise((r) => setTimeout(r, 80));
+    await new Promise((r) => setTimeout(r, 1_100));
     expect(view.mayAct()).toBe(false);
     // …while its agent renewed the lease.
     await writeJsonAtomic(rolePath(dir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });

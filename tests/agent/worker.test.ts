@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -30,6 +30,9 @@ const scriptedQueue = (receives: QueueMessage[][]) => {
   } as unknown as TaskQueue;
   return { queue, deleted };
 };
+
+/** The worker's held.json names the receipt (the file itself exists from the start). */
+const holds = (dataDir: string, receipt: string): boolean => existsSync(heldPath(dataDir)) && readFileSync(heldPath(dataDir), 'utf8').includes(receipt);
 
 describe('Worker', () => {
   let s3: MemoryS3;
@@ -120,7 +123,7 @@ describe('Worker', () => {
       let next: Worker | undefined;
       try {
         await first.start();
-        for (let i = 0; i < 100 && !existsSync(heldPath(dataDir)); i++) await new Promise((r) => setTimeout(r, 20));
+        for (let i = 0; i < 100 && !holds(dataDir, 'h1'); i++) await new Promise((r) => setTimeout(r, 20));
         await new Promise((r) => setTimeout(r, 100));
         expect(before).toEqual([]);
         // A fenced node-2 once held the same task under an older receipt: that receipt must never touch it now.
@@ -149,6 +152,30 @@ describe('Worker', () => {
     });
   });
 
+  it('fences its running tasks and hands their messages back when the lease lapses, even if the poll loop saw it first', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
+    const config = { ...buildConfig({}, { sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, leaseRenewSeconds: 0.4, leaseExpirySeconds: 1.2, receiveWaitSeconds: 0 }), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
+    await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });
+    const handedBack: string[] = [];
+    const body = JSON.stringify({ taskId: 't1', workSeconds: 60 });
+    const queue = { ...scriptedQueue([[{ id: 'm1', receiptHandle: 'h1', body, receiveCount: 1 }]]).queue, setVisibility: (handle: string, seconds: number) => (seconds === 0 && handedBack.push(handle), Promise.resolve()) } as unknown as TaskQueue;
+    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
+    const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
+    await worker.start();
+    const running = (worker as unknown as { running: Map<string, unknown> }).running;
+    for (let i = 0; i < 100 && running.size === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(running.size).toBe(1);
+    // The agent fences; the poll loop notices first and marks the worker idle.
+    // In one step, so no fence check runs between them.
+    writeFileSync(rolePath(dataDir), JSON.stringify({ role: 'fenced', epoch: 3, validUntil: 0, boot: bootId() }));
+    (worker as unknown as { book: { consumingEpoch: number | null } }).book.consumingEpoch = null;
+    for (let i = 0; i < 50 && handedBack.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    // By the fence watch, not by the close that ends the test.
+    const beforeClose = [...handedBack];
+    await worker.close();
+    expect(beforeClose).toEqual(['h1']);
+  });
+
   describe('a worker stopped with tasks in hand (systemctl stop or restart)', () => {
     /** A worker receives a 60 s task and is closed; `leased` says whether its lease is still valid then. */
     const stopWith = async (leased: boolean) => {
@@ -161,7 +188,7 @@ describe('Worker', () => {
       const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
       const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
       await worker.start();
-      for (let i = 0; i < 100 && !existsSync(heldPath(dataDir)); i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 100 && !holds(dataDir, 'h1'); i++) await new Promise((r) => setTimeout(r, 20));
       await new Promise((r) => setTimeout(r, 100));
       if (!leased) await writeJsonAtomic(rolePath(dataDir), { role: 'fenced', epoch: 4, validUntil: 0, boot: bootId() });
       await worker.close();
