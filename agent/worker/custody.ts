@@ -104,12 +104,9 @@ export class Custody {
         if (message === null || slots <= 0) return queue.setVisibility(h.receipt, 0).then(() => 'handed' as const, () => 'failed' as const);
         slots--;
         const sentAt = mono();
-        try {
-          await queue.setVisibility(h.receipt, config.visibilityTimeoutSeconds);
-        } catch {
-          slots++;
-          return 'failed';
-        }
+        // Slots are handed out in order before any answer: a failed extension frees none for a later message.
+        const extended = await queue.setVisibility(h.receipt, config.visibilityTimeoutSeconds).then(() => true, () => false);
+        if (!extended) return 'failed';
         begin(message, epoch, sentAt);
         return 'carried';
       }),
