@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { registerAdmission } from './admission';
 import { registerDoctor } from './doctor';
 import { registerEvents } from './events';
 import { registerFailover } from './failover';
@@ -6,12 +7,13 @@ import { registerRejoin } from './rejoin';
 import { registerReplay } from './replay';
 import { registerStatus } from './status';
 
-/** Registers the operator commands (status, events, failover, rejoin, replay, doctor) on the CLI. */
+/** Registers the operator commands (status, events, failover, rejoin, admission, replay, doctor) on the CLI. */
 export const registerOperatorCommands = (program: Command): void => {
   registerStatus(program);
   registerEvents(program);
   registerFailover(program);
   registerRejoin(program);
+  registerAdmission(program);
   registerReplay(program);
   registerDoctor(program);
 };

@@ -31,6 +31,8 @@ export const configSchema = z
     bucket: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name').default('dablio-queens-fleet-state'),
     prefix: z.string().regex(/^([a-zA-Z0-9._-]+\/)*$/, 'must be empty or end with /').default('peer-sync/'),
     queueUrl: z.url().optional(),
+    /** The queue producers send to; the watchdog admits from it to the task queue (backpressure). Unset: producers send to the task queue. */
+    intakeQueueUrl: z.url().optional(),
     topicArn: z.string().regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$/, 'must be an SNS topic ARN').optional(),
     nodes: z.array(nodeSpecSchema).default([]),
 
@@ -68,6 +70,10 @@ export const configSchema = z
     watchdogFunction: z.string().regex(/^[A-Za-z0-9:_./-]{1,170}$/, 'must be a Lambda function name or ARN').optional(),
 
     concurrency: z.number().int().min(1).max(64).default(2),
+    /** Admission tops the task queue up to this many messages (visible and in flight), never above; with no ready standby, reaching it holds input. */
+    admissionHighMark: z.number().int().min(1).max(100_000).default(50),
+    /** Held input resumes once the task queue is down to this many. */
+    admissionLowMark: z.number().int().min(0).max(100_000).default(10),
     /**
      * A command per stage (argv, no shell; TASK_ID, STAGE and OUTPUT_FILE in its environment).
      * Without it each stage is the built-in synthetic module.
@@ -108,6 +114,7 @@ export const configSchema = z
     if (c.stageHangSeconds !== undefined && !(c.stageHangSeconds < c.stallSamples * c.sampleIntervalSeconds)) {
       issue('stageHangSeconds', 'must be shorter than the stall window (stallSamples × sampleIntervalSeconds): a hung task is retried before the whole worker is judged stalled');
     }
+    if (!(c.admissionLowMark < c.admissionHighMark)) issue('admissionLowMark', 'must be below admissionHighMark, or held input would flap');
     if (!(c.completionWindowSeconds >= c.sampleIntervalSeconds)) issue('completionWindowSeconds', 'must be at least sampleIntervalSeconds');
     if (!(c.heartbeatSamples >= c.stallSamples)) issue('heartbeatSamples', 'must be at least stallSamples so a late watchdog sees a whole window');
     const names = new Set<string>();

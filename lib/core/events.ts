@@ -24,6 +24,8 @@ export const EVENT_KINDS = [
   'FAILOVER_FAILED',
   'POISON_TASK',
   'MANIFEST_DAMAGED',
+  'INPUT_HELD',
+  'INPUT_RESUMED',
   'RECOVERED',
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];

@@ -280,3 +280,31 @@ describe('fleet rejoin', () => {
     expect(r.stderr).toContain('node-9 is not a configured node');
   });
 });
+
+describe('fleet admission', () => {
+  beforeEach(async () => {
+    await seedFleet(fleet);
+  });
+
+  it('shows input open with the queues, holds it by hand (stored for the watchdog), and gives the decision back', async () => {
+    const shown = await fleetJson(['admission']);
+    expect(shown.code).toBe(0);
+    expect(shown.doc).toMatchObject({ mode: 'auto', held: false, changed: false, depths: { backlog: expect.any(Number), intake: 0 } });
+
+    const held = await fleetJson(['admission', '--hold']);
+    expect(held.doc).toMatchObject({ mode: 'hold', changed: true });
+    expect((await fleet.store.read(KEYS.watchdogState, watchdogStateSchema))?.value.admission?.mode).toBe('hold');
+    expect((await fleetJson(['admission', '--hold'])).doc).toMatchObject({ mode: 'hold', changed: false });
+
+    expect((await fleetJson(['admission', '--auto'])).doc).toMatchObject({ mode: 'auto', changed: true });
+    expect((await fleet.store.read(KEYS.watchdogState, watchdogStateSchema))?.value.admission?.mode).toBe('auto');
+  });
+
+  it('exits 2 when asked for two modes at once, and changes nothing', async () => {
+    const before = await fleet.store.readText(KEYS.watchdogState);
+    const r = await runFleet(['admission', '--hold', '--open', '--local-file', fleet.localFile], 15_000);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('choose one of --hold, --open, --auto');
+    expect(await fleet.store.readText(KEYS.watchdogState)).toBe(before);
+  });
+});

@@ -180,6 +180,30 @@ describe('storage and delivery', () => {
     expect(props('TaskQueue').SqsManagedSseEnabled).toBe(true);
   });
 
+  it('takes producers\' work in an intake queue with no redrive (held input never mixes with poison), which the watchdog alone admits from, and alarms on its oldest message', () => {
+    expect(props('IntakeQueue')).toMatchObject({ MessageRetentionPeriod: 1209600, SqsManagedSseEnabled: true });
+    expect(props('IntakeQueue').RedrivePolicy).toBeUndefined();
+    const watchdog = statements('WatchdogRole');
+    const on = (action: string): unknown[] => watchdog.filter((st) => asList(st.Action).includes(action)).flatMap((st) => (Array.isArray(st.Resource) ? (st.Resource as unknown[]) : [st.Resource]));
+    expect(on('sqs:ReceiveMessage')).toEqual([{ 'Fn::GetAtt': ['IntakeQueue', 'Arn'] }]);
+    expect(on('sqs:DeleteMessage')).toEqual([{ 'Fn::GetAtt': ['IntakeQueue', 'Arn'] }]);
+    expect(on('sqs:SendMessage')).toEqual([{ 'Fn::GetAtt': ['TaskQueue', 'Arn'] }]);
+    expect(on('sqs:GetQueueAttributes')).toEqual([{ 'Fn::GetAtt': ['TaskQueue', 'Arn'] }, { 'Fn::GetAtt': ['IntakeQueue', 'Arn'] }]);
+    // Nodes never touch intake; producers may only send to it.
+    expect(JSON.stringify(statements('NodeRole'))).not.toContain('IntakeQueue');
+    const producer = (props('ProducerPolicy').PolicyDocument as { Statement: Statement[] }).Statement;
+    expect(producer).toEqual([{ Effect: 'Allow', Action: ['sqs:SendMessage', 'sqs:GetQueueUrl'], Resource: { 'Fn::GetAtt': ['IntakeQueue', 'Arn'] } }]);
+    expect(props('IntakeAgeAlarm')).toMatchObject({
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateAgeOfOldestMessage',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': ['IntakeQueue', 'QueueName'] } }],
+      Threshold: 3600,
+      AlarmActions: [{ Ref: 'AlertTopic' }],
+    });
+    const env = (props('WatchdogLambdaFunction').Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(env).toMatchObject({ FLEET_INTAKE_QUEUE_URL: { Ref: 'IntakeQueue' }, FLEET_ADMISSION_HIGH_MARK: '50', FLEET_ADMISSION_LOW_MARK: '10' });
+  });
+
   it('alarms on watchdog errors and on a watchdog that stopped running', () => {
     const alarms = Object.fromEntries(resources('AWS::CloudWatch::Alarm').map(([id, r]) => [id, r.Properties]));
     expect(alarms.WatchdogErrorsAlarm).toMatchObject({ MetricName: 'Errors', ComparisonOperator: 'GreaterThanOrEqualToThreshold', Threshold: 1, AlarmActions: [{ Ref: 'AlertTopic' }] });

@@ -1,5 +1,6 @@
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetCommandInvocationCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { handler, resetForTests } from '../../functions/watchdog/handler';
 import type { FleetEvent } from '../../lib/core/events';
@@ -12,6 +13,9 @@ const s3Event = (key: string): unknown => ({ Records: [{ s3: { object: { key } }
 
 const ssm = mockClient(SSMClient);
 const sns = mockClient(SNSClient);
+const sqs = mockClient(SQSClient);
+const TASKS = 'https://sqs.us-west-2.amazonaws.com/123456789012/tasks';
+const INTAKE = 'https://sqs.us-west-2.amazonaws.com/123456789012/intake';
 let s3: MemoryS3;
 
 const published = (): FleetEvent[] => sns.commandCalls(PublishCommand).map((c) => JSON.parse(c.args[0].input.Message ?? '{}') as FleetEvent);
@@ -34,6 +38,7 @@ describe('watchdog handler', () => {
     s3.mock.restore();
     ssm.restore();
     sns.restore();
+    sqs.restore();
   });
 
   const stallPrimary = (): void => {
@@ -130,5 +135,32 @@ describe('watchdog handler', () => {
     expect([...s3.objects.keys()].some((k) => k.startsWith('peer-sync/quarantine/watchdog_state.json.'))).toBe(true);
     expect(s3.json('peer-sync/watchdog/state.json')).toMatchObject({ version: 2 });
     expect(ssm).toHaveReceivedCommandTimes(SendCommandCommand, 1);
+  });
+
+  it('admits from the intake queue on its schedule, up to the high mark, and reads no queue on a heartbeat notification', async () => {
+    sqs.reset();
+    Object.assign(process.env, { FLEET_QUEUE_URL: TASKS, FLEET_INTAKE_QUEUE_URL: INTAKE, FLEET_ADMISSION_HIGH_MARK: '5', FLEET_ADMISSION_LOW_MARK: '1' });
+    resetForTests();
+    try {
+      sqs.on(GetQueueAttributesCommand, { QueueUrl: TASKS }).resolves({ Attributes: { ApproximateNumberOfMessages: '1', ApproximateNumberOfMessagesNotVisible: '1' } });
+      sqs.on(GetQueueAttributesCommand, { QueueUrl: INTAKE }).resolves({ Attributes: { ApproximateNumberOfMessages: '40' } });
+      sqs.on(ReceiveMessageCommand).resolves({ Messages: [1, 2, 3].map((i) => ({ MessageId: `m${i}`, ReceiptHandle: `r${i}`, Body: `{"taskId":"t${i}"}` })) });
+      sqs.on(SendMessageBatchCommand).resolves({ Successful: [0, 1, 2].map((i) => ({ Id: String(i), MessageId: `n${i}`, MD5OfMessageBody: '' })), Failed: [] });
+      sqs.on(DeleteMessageBatchCommand).resolves({ Successful: [], Failed: [] });
+      s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', working(0, 9)));
+      s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9)));
+
+      await handler(s3Event('peer-sync/nodes/node-1/heartbeat.json'));
+      expect(sqs.calls()).toHaveLength(0);
+
+      await handler(scheduled);
+      // 2 of 5 taken: 3 admitted, sent on as one batch and deleted from intake.
+      expect(sqs).toHaveReceivedCommandWith(ReceiveMessageCommand, { QueueUrl: INTAKE, MaxNumberOfMessages: 3 });
+      expect(sqs).toHaveReceivedCommandWith(SendMessageBatchCommand, { QueueUrl: TASKS });
+      expect(sqs.commandCalls(SendMessageBatchCommand)[0]?.args[0].input.Entries?.map((e) => e.MessageBody)).toEqual(['{"taskId":"t1"}', '{"taskId":"t2"}', '{"taskId":"t3"}']);
+      expect(sqs).toHaveReceivedCommandWith(DeleteMessageBatchCommand, { QueueUrl: INTAKE, Entries: [0, 1, 2].map((i) => ({ Id: String(i), ReceiptHandle: `r${i + 1}` })) });
+    } finally {
+      for (const k of ['FLEET_QUEUE_URL', 'FLEET_INTAKE_QUEUE_URL', 'FLEET_ADMISSION_HIGH_MARK', 'FLEET_ADMISSION_LOW_MARK']) delete process.env[k];
+    }
   });
 });

@@ -9,9 +9,9 @@ export const scenarioFile = (name: string): string => join(ROOT, 'tests/scenario
 export const DRILL_MS = 150_000;
 
 /** Runs `fleet drill` on one of tests/scenarios at ×20, seed 1, and reads its JSON report. */
-export const drill = async (name: string, extra: string[] = []): Promise<{ code: number | null; report: Report; stdout: string }> => {
+export const drill = async (name: string, extra: string[] = [], timeoutMs = DRILL_MS): Promise<{ code: number | null; report: Report; stdout: string }> => {
   const json = join(DRILL_OUT, `${name}.json`);
-  const res = await runFleet(['drill', '--scenario', scenarioFile(name), '--time-scale', '20', '--seed', '1', '--json', json, ...extra], DRILL_MS);
+  const res = await runFleet(['drill', '--scenario', scenarioFile(name), '--time-scale', '20', '--seed', '1', '--json', json, ...extra], timeoutMs);
   if (res.code !== 0 && res.code !== 1) throw new Error(`drill ${name} exited ${res.code}: ${res.stderr}`);
   return { code: res.code, report: JSON.parse(readFileSync(json, 'utf8')) as Report, stdout: res.stdout };
 };

@@ -23,5 +23,6 @@ export const blankObservations = (over: Partial<Observations> = {}): Observation
   lambdaInvocations: 0,
   cloud: {},
   heartbeatGaps: {},
+  depths: [],
   ...over,
 });

@@ -43,6 +43,7 @@ export const operatorFleet = (cloud: LocalCloudInfo, dir: string): OperatorFleet
     region: cloud.region,
     bucket: cloud.bucket,
     queueUrl: cloud.queueUrl,
+    intakeQueueUrl: cloud.intakeUrl,
     topicArn: cloud.topicArn,
     nodes: OPERATOR_NODES,
     hostedZoneId: ZONE.id,

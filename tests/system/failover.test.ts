@@ -46,6 +46,27 @@ describe('failover drills', () => {
   );
 
   it(
+    'holds input while it fails over under a burst three times what one node can do, resumes it at the low mark, and loses nothing',
+    async () => {
+      const { report } = await drill('burst-during-failover');
+      passed(report);
+      const [stall] = report.incidents;
+      const held = report.timeline.filter((e) => e.event === 'input_held');
+      const resumed = report.timeline.filter((e) => e.event === 'input_resumed');
+      // Held by the run that started the failover, resumed only after it.
+      expect(held[0]?.detail).toContain('a failover is under way');
+      expect(held[0].t).toBeLessThanOrEqual(stall.failoverAt!);
+      expect(resumed[0].t).toBeGreaterThan(stall.failoverAt!);
+      // The burst waited in intake; the task queue never went above the high mark (10).
+      expect(report.input.maxIntake).toBeGreaterThan(10);
+      expect(report.input.maxBacklog).toBeLessThanOrEqual(10);
+      expect(report.tasks).toMatchObject({ enqueued: 42, completed: 42, lost: 0, deadLettered: 0 });
+      epochsChain(report);
+    },
+    DRILL_MS,
+  );
+
+  it(
     'fails over from a rebooting primary, takes it back as a ready standby when it boots, and fails back to it on the next stall',
     async () => {
       const { report } = await drill('reboot-primary-fails-back');

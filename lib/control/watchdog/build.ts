@@ -2,6 +2,7 @@ import { AlertTopic } from '../../aws/alerts';
 import type { ClientFactory } from '../../aws/clients';
 import { originRecordFor } from '../../aws/dns';
 import { InstanceProbe } from '../../aws/instances';
+import { IntakeQueue } from '../../aws/intake';
 import { RunCommand } from '../../aws/run-command';
 import { stateStoreFor } from '../../aws/state-store';
 import type { Config } from '../../core/config';
@@ -21,6 +22,7 @@ export const buildWatchdogDeps = (config: Config, clients: ClientFactory, log: L
   commands: new RunCommand(clients.ssm()),
   probe: new InstanceProbe(clients.lightsail(), clients.ssm(), (call, error) => log.warn({ err: describeError(error) }, `${call} failed: that opinion counts as unknown`)),
   dns: originRecordFor(config, clients.route53()),
+  intake: config.intakeQueueUrl === undefined || config.queueUrl === undefined ? null : new IntakeQueue(clients.sqs(), config.intakeQueueUrl, config.queueUrl),
   log,
   now: Date.now,
   sleep,

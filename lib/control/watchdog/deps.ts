@@ -1,6 +1,7 @@
 import type { AlertTopic } from '../../aws/alerts';
 import type { OriginRecord } from '../../aws/dns';
 import type { InstanceProbe } from '../../aws/instances';
+import type { IntakeQueue } from '../../aws/intake';
 import type { RunCommand } from '../../aws/run-command';
 import type { StateStore } from '../../aws/state-store';
 import type { Config } from '../../core/config';
@@ -15,6 +16,8 @@ export interface WatchdogDeps {
   probe: InstanceProbe;
   /** The origin record moved on failover; null when Route 53 is not configured. */
   dns: OriginRecord | null;
+  /** The intake queue admission moves from; null when producers send to the task queue directly. */
+  intake: IntakeQueue | null;
   log: Logger;
   now: () => number;
   sleep: (ms: number) => Promise<void>;

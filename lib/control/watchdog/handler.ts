@@ -28,5 +28,5 @@ export const createWatchdogHandler =
       if (unknown.length > 0) deps.log.warn({ keys: unknown }, 'notification for a key that is not a known node heartbeat; ignored');
       if (unknown.length === keys.length) return { nodes: known.size, heartbeats: 0, rejected: unknown, actions: [] };
     }
-    return runWatchdog(deps);
+    return runWatchdog(deps, { admit: !s3.success });
   };

@@ -2,7 +2,7 @@ import { CorruptObjectError, describeError, FleetError } from '../../core/errors
 import { KEYS } from '../../core/keys';
 import { isSilent, suspectWaitMs, updateSeen, type Confirmation } from '../../core/fleet/liveness';
 import { heartbeatSchema, type Heartbeat } from '../../core/schemas';
-import { decide, type WatchdogAction } from '../../core/fleet/watchdog';
+import { decide, withAdmission, type WatchdogAction } from '../../core/fleet/watchdog';
 import { emptyWatchdogState, watchdogStateSchema, type WatchdogState } from '../../core/fleet/watchdog-state';
 import { emit, sendCommand, verify } from './actions';
 import type { WatchdogDeps } from './deps';
@@ -71,6 +71,24 @@ const carryOutAction = async (deps: WatchdogDeps, action: WatchdogAction): Promi
     case 'route':
       await route(deps, action);
       return;
+    case 'admit': {
+      const moved = (await deps.intake?.admit(action.count)) ?? 0;
+      deps.log.info({ asked: action.count, moved }, 'admitted from the intake queue');
+      return;
+    }
+  }
+};
+
+const describeAction = (action: WatchdogAction): string => {
+  switch (action.kind) {
+    case 'publish':
+      return `publish ${action.event.kind} ${action.event.node}`;
+    case 'route':
+      return `route ${action.primary}`;
+    case 'admit':
+      return `admit ${action.count}`;
+    default:
+      return `${action.kind} ${action.node}`;
   }
 };
 
@@ -90,7 +108,7 @@ const confirmSilent = async (deps: WatchdogDeps, state: WatchdogState, heartbeat
  * store the verdict by CAS (a concurrent invocation that loses re-reads and finds the samples
  * already judged), then carry out the actions the winning write claimed.
  */
-export const runWatchdog = async (deps: WatchdogDeps): Promise<WatchdogRun> => {
+export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean } = {}): Promise<WatchdogRun> => {
   const rejected: string[] = [];
   const troubledBefore = deps.store.counts.troubledReads;
   // A run that cannot read what it judges fails as a whole (Lambda retries it); the next run
@@ -103,13 +121,18 @@ export const runWatchdog = async (deps: WatchdogDeps): Promise<WatchdogRun> => {
   let now = deps.now();
   let waited = false;
   let confirmations = new Map<string, Confirmation>();
+  // Admission (backpressure) on the schedule and the nodes' own triggers, not on every heartbeat's notification.
+  const intake = options.admit === false ? null : deps.intake;
+  let depths: { backlog: number; intake: number } | null = null;
   const judged = deps.store.update(
     KEYS.watchdogState,
     watchdogStateSchema,
     (current) => {
       const state = current ?? emptyWatchdogState();
       const blind = deps.sight.failing || deps.store.counts.troubledReads > troubledBefore;
-      const verdict = decide(state, leader, heartbeats, now, { ...deps.config, routed: deps.dns !== null }, confirmations, blind);
+      const settings = { ...deps.config, routed: deps.dns !== null };
+      const judged = decide(state, leader, heartbeats, now, settings, confirmations, blind);
+      const verdict = deps.intake === null ? judged : withAdmission(judged, depths, leader, heartbeats, now, settings);
       return { value: verdict.changed ? verdict.state : null, result: verdict.actions };
     },
     quarantine(deps),
@@ -129,6 +152,11 @@ export const runWatchdog = async (deps: WatchdogDeps): Promise<WatchdogRun> => {
       }
       // Confirmations are I/O, so they are gathered before the pure decision.
       confirmations = await confirmSilent(deps, state, heartbeats, now);
+      // Queue depths that cannot be read leave admission as it is this run (nothing admitted).
+      depths = intake === null ? null : await intake.depths().catch((error: unknown) => {
+        deps.log.warn({ err: describeError(error) }, 'queue depths unreadable: nothing admitted this run');
+        return null;
+      });
     },
   );
   let actions: WatchdogAction[];
@@ -143,7 +171,7 @@ export const runWatchdog = async (deps: WatchdogDeps): Promise<WatchdogRun> => {
   for (const action of actions) {
     try {
       await carryOutAction(deps, action);
-      done.push(action.kind === 'publish' ? `publish ${action.event.kind} ${action.event.node}` : action.kind === 'route' ? `route ${action.primary}` : `${action.kind} ${action.node}`);
+      done.push(describeAction(action));
     } catch (error) {
       deps.log.error({ err: describeError(error), action: action.kind }, 'watchdog action failed; the next invocation retries what is still due');
       if (!(error instanceof FleetError)) throw error;

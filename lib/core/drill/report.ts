@@ -1,100 +1,9 @@
 import { redundantAfter } from './redundancy';
 import { resumeAfter } from './resume';
 import type { Expectations, Range, Scenario } from './scenario';
+import type { Incident, Observations, Report } from './report-types';
 
-/** One line of a drill's timeline, in scenario seconds. */
-export interface TimelineEntry {
-  t: number;
-  node: string;
-  event: string;
-  detail: string;
-}
-
-/** What the drill saw on the wire and from the fleet, in scenario seconds. */
-export interface Observations {
-  faults: { at: number; kind: string; node: string }[];
-  /** Incident steps written by the watchdog (events/ objects). */
-  events: { t: number; kind: string; node: string; incidentId: string }[];
-  /** Worker restarts the watchdog issued through SSM (t = when the command was sent), with the incident its comment names. */
-  restarts: { t: number; node: string; finishedAt: number | null; ok: boolean | null; incidentId?: string | null }[];
-  /** Worker starts by the node's supervisor after a crash (not watchdog restarts). */
-  supervisorRestarts: { t: number; node: string }[];
-  /** Every successful write of leader.json. */
-  leaders: { t: number; epoch: number; primary: string }[];
-  /** Every ReceiveMessage answered (empty long polls too), with the epoch the consumer claimed. */
-  receives: { t: number; node: string; count: number; epoch: number | null; taskIds?: readonly string[] }[];
-  /** Visibility extensions of a received message, by the node working on its task. */
-  extensions: { t: number; node: string; taskId: string }[];
-  /** Task-state writes that were applied (checkpoints, completions), with the epoch they carry. */
-  writes: { t: number; node: string; kind: 'checkpoint' | 'done'; taskId: string; epoch: number }[];
-  /** Each node's readiness as a standby by its own heartbeats, as changes (t 0: before the run). */
-  readiness: { t: number; node: string; ready: boolean }[];
-  /** When a primary's heartbeat carried the last sample of a full window of failing samples. */
-  windows: { t: number; node: string }[];
-  /** Every change of the origin record (applied by the API, and INSYNC), and each node's address in it. */
-  dnsChanges: { t: number; value: string; insyncAt: number }[];
-  addresses: Readonly<Record<string, string>>;
-  /** Successful creations of done.json, per task id. */
-  completions: ReadonlyMap<string, number>;
-  enqueued: readonly string[];
-  /** Messages in the dead-letter queue at the end (poison tasks). */
-  deadLettered: number;
-  /** Messages handed back at once (a task given up on: hung, failed, fenced, drained). */
-  givenBack: number;
-  timeline: TimelineEntry[];
-  aws: Report['aws'];
-  lambdaInvocations: number;
-  /** How often the local cloud's unkind behaviours struck (lost responses, 409s, SlowDowns, …). */
-  cloud: Record<string, number>;
-  /** The longest gap between two heartbeats of each node, scenario seconds. */
-  heartbeatGaps: Record<string, number>;
-}
-
-export interface Incident {
-  node: string;
-  fault: string;
-  faultAt: number;
-  /** The watchdog is expected to notice this fault (stalls, silent nodes); others are the fleet's own to absorb. */
-  watched: boolean;
-  /** For a stall: when the window of failing samples closed (the verdict is due from then). */
-  windowAt: number | null;
-  detectedAt: number | null;
-  restartedAt: number | null;
-  recoveredAt: number | null;
-  /** leader.json names the new primary. */
-  failoverAt: number | null;
-  newPrimary: string | null;
-  /** The new primary serves: its first receive under its epoch, or its first extension of a message the fenced primary held (it carries on with that task). */
-  servingAt: number | null;
-  /** The origin record names the new primary (Route 53's API), and when that change is INSYNC. */
-  trafficAt: number | null;
-  trafficInsyncAt: number | null;
-  /** Tasks the faulted node held when the fault struck (received, not yet completed). */
-  inFlight: number;
-  /** When the last of them was taken up again (received anew, or completed); null if one never was. */
-  resumedAt: number | null;
-  /** When a node other than the primary was a ready standby again, from the failover (or the fault when none). */
-  redundantAt: number | null;
-}
-
-export interface Report {
-  scenario: string;
-  seed: number;
-  timeScale: number;
-  wallSeconds: number;
-  ok: boolean;
-  expectations: { name: string; expected: unknown; actual: number | null; ok: boolean }[];
-  incidents: Incident[];
-  tasks: { enqueued: number; completed: number; lost: number; duplicateCompletions: number; deadLettered: number; givenBack: number };
-  epochs: { epoch: number; primary: string; from: number; to: number | null }[];
-  invariants: { singlePrimaryPerEpoch: boolean; noStaleEpochWrites: boolean; noLostTasks: boolean; noDuplicateCompletions: boolean; noFalseFailovers: boolean };
-  timeline: TimelineEntry[];
-  aws: { s3: { GET: number; PUT: number; LIST: number; HEAD: number }; sqs: number; sns: number; ssm: number; lambdaInvocations: number };
-  /** What the faithful local cloud did to the run: how often each unkind behaviour struck. */
-  cloud: Record<string, number>;
-  /** The longest gap between two heartbeats of each node (scenario s), faults included: where a node hiccuped. */
-  heartbeatGaps: Record<string, number>;
-}
+export type { Incident, Observations, Report, TimelineEntry } from './report-types';
 
 const round = (t: number | null): number | null => (t === null ? null : Math.round(t * 10) / 10);
 const firstAfter = <T extends { t: number }>(items: readonly T[], from: number, pred: (x: T) => boolean): T | undefined =>
@@ -132,12 +41,14 @@ const buildIncidents = (o: Observations, epochs: Report['epochs']): Incident[] =
     const detected = detectKinds === undefined ? undefined : firstAfter(o.events, f.at, (e) => e.node === f.node && detectKinds.includes(e.kind));
     const window = f.kind === 'stall-worker' && detected !== undefined ? [...o.windows].reverse().find((w) => w.node === f.node && w.t >= f.at && w.t <= detected.t) : undefined;
     const from = detected?.t ?? f.at;
+    // A later fault on the same node has its own restarts.
+    const until = Math.min(...o.faults.filter((g) => g.node === f.node && g.at > f.at).map((g) => g.at), Infinity);
     const restarted =
       f.kind === 'crash-worker'
         ? firstAfter(o.supervisorRestarts, f.at, (r) => r.node === f.node)?.t
         : detected === undefined
           ? undefined
-          : (ladderRestarts(o).find((r) => r.t >= from && r.node === f.node && r.ok === true)?.finishedAt ?? undefined);
+          : (ladderRestarts(o).find((r) => r.t >= from && r.t < until && r.node === f.node && r.ok === true)?.finishedAt ?? undefined);
     // The node recovered: healthy, or heard from again. A rejoin's RECOVERED is redundancy coming back (redundantAt), not this.
     const rejoins = rejoinIncidents(o);
     const recovered = detected === undefined ? undefined : firstAfter(o.events, detected.t, (e) => e.node === f.node && e.kind === 'RECOVERED' && !rejoins.has(e.incidentId));
@@ -169,6 +80,8 @@ const buildIncidents = (o: Observations, epochs: Report['epochs']): Incident[] =
       trafficInsyncAt: round(traffic?.insyncAt ?? null),
       inFlight: resume.inFlight,
       resumedAt: round(resume.resumedAt),
+      unrecorded: resume.unrecorded,
+      unrecordedResumedAt: round(resume.unrecordedResumedAt),
       redundantAt: round(redundantAfter(o, epochs, failover?.from ?? f.at)),
     };
   });
@@ -252,6 +165,12 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
     return !o.faults.some((f) => f.node === from && f.at <= e.from && JUSTIFIES_FAILOVER.has(f.kind));
   }).length;
   const tasks = { enqueued: o.enqueued.length, completed, lost: o.enqueued.length - completed, duplicateCompletions: duplicates, deadLettered: o.deadLettered, givenBack: o.givenBack };
+  const input = {
+    holds: o.events.filter((e) => e.kind === 'INPUT_HELD').length,
+    resumes: o.events.filter((e) => e.kind === 'INPUT_RESUMED').length,
+    maxBacklog: Math.max(0, ...o.depths.map((d) => d.backlog)),
+    maxIntake: Math.max(0, ...o.depths.map((d) => d.intake)),
+  };
   const invariants = {
     singlePrimaryPerEpoch: singlePrimary(o, epochs),
     noStaleEpochWrites: noStaleWrites(o),
@@ -274,6 +193,9 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
     lostTasks: tasks.lost,
     duplicateCompletions: duplicates,
     falseFailovers,
+    inputHolds: input.holds,
+    maxBacklog: input.maxBacklog,
+    deadLettered: o.deadLettered,
   });
   const ok = expectations.every((e) => e.ok) && Object.values(invariants).every(Boolean);
   return {
@@ -291,5 +213,6 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
     aws: { ...o.aws, lambdaInvocations: o.lambdaInvocations },
     cloud: o.cloud,
     heartbeatGaps: o.heartbeatGaps,
+    input,
   };
 };

@@ -5,25 +5,48 @@ interface Wire {
   extensions: readonly { t: number; taskId: string }[];
 }
 
+export interface Resume {
+  /** Tasks the node held when the fault struck whose receipts it had kept (all of them when that is not known). */
+  inFlight: number;
+  /** When the last of those was taken up again; null when one never was. */
+  resumedAt: number | null;
+  /** Tasks received an instant before the fault whose receipts never reached disk: only their visibility timeout frees them. */
+  unrecorded: number;
+  unrecordedResumedAt: number | null;
+}
+
+/** When each task was first taken up after `from`: received anew, extended by a worker carrying on with it, or completed; null if never. */
+const takenUp = (o: Wire, from: number, ids: readonly string[]): number | null => {
+  let last: number | null = null;
+  for (const id of ids) {
+    const received = o.receives.filter((r) => r.t >= from && (r.taskIds ?? []).includes(id)).map((r) => r.t);
+    const done = o.writes.filter((w) => w.kind === 'done' && w.t >= from && w.taskId === id).map((w) => w.t);
+    const extended = o.extensions.filter((x) => x.t >= from && x.taskId === id).map((x) => x.t);
+    const times = [...received, ...done, ...extended];
+    if (times.length === 0) return null;
+    last = Math.max(last ?? 0, Math.min(...times));
+  }
+  return last;
+};
+
 /**
  * How the tasks a node held when a fault struck were taken up again, from the wire: a task is
  * held by the node that received it last, until a completion of it is written. Each held task
  * resumes at its first receive after the fault, by any node, or when a worker extends its
- * message or completes it, if that comes first (a worker that carried on with it). Pure.
+ * message or completes it, if that comes first (a worker that carried on with it). Those whose
+ * receipts the node had not kept (`recorded`) are counted apart. Pure.
  */
-export const resumeAfter = (o: Wire, fault: { at: number; node: string }): { inFlight: number; resumedAt: number | null } => {
+export const resumeAfter = (o: Wire, fault: { at: number; node: string; recorded?: readonly string[] }): Resume => {
   const holder = new Map<string, string>();
   for (const r of [...o.receives].filter((x) => x.t < fault.at).sort((a, b) => a.t - b.t)) for (const id of r.taskIds ?? []) holder.set(id, r.node);
   for (const w of o.writes) if (w.kind === 'done' && w.t < fault.at) holder.delete(w.taskId);
   const held = [...holder].filter(([, node]) => node === fault.node).map(([id]) => id);
-  let resumedAt: number | null = null;
-  for (const id of held) {
-    const received = o.receives.filter((r) => r.t >= fault.at && (r.taskIds ?? []).includes(id)).map((r) => r.t);
-    const done = o.writes.filter((w) => w.kind === 'done' && w.t >= fault.at && w.taskId === id).map((w) => w.t);
-    const extended = o.extensions.filter((x) => x.t >= fault.at && x.taskId === id).map((x) => x.t);
-    const times = [...received, ...done, ...extended];
-    if (times.length === 0) return { inFlight: held.length, resumedAt: null };
-    resumedAt = Math.max(resumedAt ?? 0, Math.min(...times));
-  }
-  return { inFlight: held.length, resumedAt };
+  const recorded = fault.recorded === undefined ? held : held.filter((id) => fault.recorded?.includes(id));
+  const unrecorded = held.filter((id) => !recorded.includes(id));
+  return {
+    inFlight: recorded.length,
+    resumedAt: takenUp(o, fault.at, recorded),
+    unrecorded: unrecorded.length,
+    unrecordedResumedAt: takenUp(o, fault.at, unrecorded),
+  };
 };

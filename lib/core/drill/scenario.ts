@@ -88,6 +88,12 @@ export const expectSchema = z.strictObject({
   lostTasks: count.optional(),
   duplicateCompletions: count.optional(),
   falseFailovers: count.optional(),
+  /** Times input was held (INPUT_HELD): backpressure. */
+  inputHolds: range.optional(),
+  /** The most messages the task queue held at once (visible and in flight), sampled every sample interval. */
+  maxBacklog: count.optional(),
+  /** Messages in the dead-letter queue at the end. */
+  deadLettered: count.optional(),
 });
 export type Expectations = z.output<typeof expectSchema>;
 export type Range = z.output<typeof range>;
@@ -103,6 +109,8 @@ export const scenarioSchema = z
       spread: z.number().min(0).max(3).default(0.3),
       arrivalSeconds: z.number().positive().optional(),
       concurrency: z.number().int().min(1).max(64).optional(),
+      /** Extra tasks arriving evenly over `seconds` from `at`, on top of the steady ones (a producer's burst). */
+      burst: z.strictObject({ at: z.number().min(0), tasks: z.number().int().min(1).max(10_000), seconds: z.number().positive() }).optional(),
       /** `module`: the worker's built-in stages; `command`: each stage a process (lib/harness/drill/stage.sh), which hang-stage needs. */
       stages: z.enum(['module', 'command']).default('module'),
     }),
@@ -123,6 +131,8 @@ export const scenarioSchema = z
       if (oneWay !== undefined && f.for !== undefined) ctx.addIssue({ code: 'custom', path: ['faults', i, 'for'], message: `cannot be undone, so it takes no "for": ${oneWay}` });
       if (f.kind === 'hang-stage' && s.workload.stages !== 'command') ctx.addIssue({ code: 'custom', path: ['faults', i, 'kind'], message: 'hang-stage needs stages that run as processes: set workload.stages to "command"' });
     });
+    const burst = s.workload.burst;
+    if (burst !== undefined && burst.at + burst.seconds > s.seconds) ctx.addIssue({ code: 'custom', path: ['workload', 'burst'], message: 'must end within seconds' });
     if (s.workload.arrivalSeconds !== undefined && s.workload.arrivalSeconds > s.seconds) {
       ctx.addIssue({ code: 'custom', path: ['workload', 'arrivalSeconds'], message: 'must not exceed seconds' });
     }

@@ -35,11 +35,14 @@ export const planWorkload = (scenario: Scenario, seed: number, timeScale: number
   const random = seededRandom(seed);
   const { tasks, meanTaskSeconds, spread } = scenario.workload;
   const arrival = scenario.workload.arrivalSeconds ?? scenario.seconds / 2;
-  return Array.from({ length: tasks }, (_, i) => {
+  const burst = scenario.workload.burst;
+  // The steady arrivals, then the burst's, evenly over its own window.
+  const times = [
+    ...Array.from({ length: tasks }, (_, i) => (i * arrival) / Math.max(1, tasks)),
+    ...(burst === undefined ? [] : Array.from({ length: burst.tasks }, (_, i) => burst.at + (i * burst.seconds) / Math.max(1, burst.tasks))),
+  ];
+  return times.map((at, i) => {
     const seconds = Math.min(meanTaskSeconds * 10, lognormal(meanTaskSeconds, spread, random));
-    return {
-      at: (i * arrival) / Math.max(1, tasks),
-      message: { taskId: `task-${String(i + 1).padStart(4, '0')}`, episode: `episode-${4 + (i % 3)}`, workSeconds: seconds / timeScale },
-    };
+    return { at, message: { taskId: `task-${String(i + 1).padStart(4, '0')}`, episode: `episode-${4 + (i % 3)}`, workSeconds: seconds / timeScale } };
   });
 };

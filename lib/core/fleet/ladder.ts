@@ -14,7 +14,9 @@ export type WatchdogAction =
   | { kind: 'verify'; node: string; instanceId: string; incidentId: string; commandId: string; deadline: number }
   | { kind: 'failover'; node: string; incidentId: string; step: FailoverPlan }
   /** Point the origin record at the primary `leader.json` names (traffic follows the lease). */
-  | { kind: 'route'; primary: string; epoch: number };
+  | { kind: 'route'; primary: string; epoch: number }
+  /** Move this many messages from the intake queue to the task queue (backpressure: lib/core/fleet/admission.ts). */
+  | { kind: 'admit'; count: number };
 
 export type WatchdogSettings = Pick<
   Config,

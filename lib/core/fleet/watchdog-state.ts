@@ -3,6 +3,7 @@ import { nodeNameSchema } from '../schemas';
 import { incidentSchema } from './incident';
 import { upgradeV1, watchdogStateV1Schema } from './watchdog-state-v1';
 import { emptyCounter, stallCounterSchema } from './stall';
+import { admissionSchema } from './admission';
 
 const nodeStateSchema = z.strictObject({
   counter: stallCounterSchema,
@@ -34,6 +35,8 @@ const watchdogStateV2Schema = z.strictObject({
   judgedAt: z.number().nullable().default(null),
   /** The primary and epoch the origin record was last made to point at: traffic follows the lease. */
   origin: z.strictObject({ primary: nodeNameSchema, epoch: z.number().int().min(0) }).optional(),
+  /** Backpressure: whether input from the intake queue is held, and the operator's override (lib/core/fleet/admission.ts). */
+  admission: admissionSchema.optional(),
 });
 export type WatchdogState = z.output<typeof watchdogStateV2Schema>;
 

@@ -1,6 +1,7 @@
 import type { FleetEvent } from '../events';
 import { judgeNode, type LadderContext, type WatchdogAction, type WatchdogSettings } from './ladder';
-import { regainSight, updateSeen, type Confirmation } from './liveness';
+import { readyStandbys, regainSight, updateSeen, type Confirmation } from './liveness';
+import { decideAdmission, emptyAdmission, failoverUnderWay, type AdmissionSettings } from './admission';
 import type { Heartbeat, Leader } from '../schemas';
 import { advanceCounter, emptyCounter } from './stall';
 import { advance, type Step } from './incident';
@@ -92,6 +93,38 @@ export const decide = (
   const next: WatchdogState = { ...state, nodes, judgedAt: now };
   const changed = JSON.stringify(material(next, sampleMs)) !== JSON.stringify(material(state, sampleMs));
   return { state: changed ? { ...next, revision: state.revision + 1 } : state, actions: ctx.actions, changed };
+};
+
+/**
+ * Admission after the round's judgement (backpressure): whether input from the intake queue is
+ * held, from this round's incidents and standbys and the queues' depths, and how much to admit.
+ * Every run may hold input (the run that starts a failover holds it at once); only a run that
+ * read the queues' depths resumes or admits. Transitions are alerted (INPUT_HELD,
+ * INPUT_RESUMED) and stored with the verdict. Pure.
+ */
+export const withAdmission = (
+  verdict: Decision,
+  depths: { backlog: number; intake: number } | null,
+  leader: Leader | null,
+  heartbeats: ReadonlyMap<string, Heartbeat>,
+  now: number,
+  settings: WatchdogSettings & AdmissionSettings,
+): Decision => {
+  const state = verdict.state;
+  const ready = leader === null ? 0 : readyStandbys(settings.nodes, state.nodes, heartbeats, leader, now, settings.sampleIntervalSeconds * 1000).length;
+  const before = state.admission ?? emptyAdmission();
+  const out = decideAdmission(before, { depths, readyStandbys: ready, failingOver: failoverUnderWay(state.nodes, leader) }, settings, now, leader);
+  // Its alert goes out with the round's own alerts, before the slower steps (a failover's stop and promotion).
+  const failing = verdict.actions.findIndex((a) => a.kind === 'failover');
+  const at = failing === -1 ? verdict.actions.length : failing;
+  const actions: WatchdogAction[] = [
+    ...verdict.actions.slice(0, at),
+    ...(out.event === null ? [] : [{ kind: 'publish' as const, event: out.event }]),
+    ...verdict.actions.slice(at),
+    ...(out.admit > 0 ? [{ kind: 'admit' as const, count: out.admit }] : []),
+  ];
+  if (out.admission === state.admission || (state.admission === undefined && JSON.stringify(out.admission) === JSON.stringify(before))) return { ...verdict, actions };
+  return { state: { ...state, admission: out.admission, revision: verdict.changed ? state.revision : state.revision + 1 }, actions, changed: true };
 };
 
 /** Records where the origin record now points, once the route action moved (or found) it. */

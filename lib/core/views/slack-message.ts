@@ -88,6 +88,8 @@ const SEVERITY: Record<EventKind, Severity> = {
   FAILOVER_FAILED: 'critical',
   POISON_TASK: 'warning',
   MANIFEST_DAMAGED: 'warning',
+  INPUT_HELD: 'warning',
+  INPUT_RESUMED: 'resolved',
   RECOVERED: 'resolved',
 };
 

@@ -1,9 +1,15 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Config } from '../../core/config';
+import type { Observations } from '../../core/drill/report';
 import { FLEET_WIDE_FAULTS, type Fault } from '../../core/drill/scenario';
 import type { LocalCloud } from '../localcloud/cloud';
 import type { LocalFleet } from '../localcloud/fleet';
 import type { LocalScheduler } from '../localcloud/scheduler';
 import type { Recorder } from './recorder';
+
+/** Wall ms after a signal before the faulted worker's held.json is read: the signal has landed by then. */
+const RECORDED_AFTER_MS = 100;
 
 /** What the injector acts on. */
 export interface FaultTargets {
@@ -120,7 +126,9 @@ export class FaultInjector {
     const { detail, undo } = this.apply(fault, node);
     const scoped = FLEET_WIDE_FAULTS.has(fault.kind) ? (fault.kind === 'duplicate-watchdog' || fault.kind === 'watchdog-outage' ? 'watchdog' : fault.kind.startsWith('s3') || fault.kind === 'notification-lag' ? 'cloud' : 'queue') : node;
     const { recorder } = this.t;
-    recorder.faults.push({ at: recorder.t(), kind: fault.kind, node: scoped });
+    const entry: Observations['faults'][number] = { at: recorder.t(), kind: fault.kind, node: scoped };
+    recorder.faults.push(entry);
+    this.noteRecorded(fault.kind, node, entry);
     // A reboot's `for` is its downtime, which the fleet times itself.
     const timed = fault.for !== undefined && fault.kind !== 'reboot-node';
     recorder.note(scoped, 'fault', `${fault.kind}: ${detail}${timed ? ` for ${fault.for}s` : ''}`);
@@ -134,6 +142,29 @@ export class FaultInjector {
         recorder.note(scoped, 'fault-cleared', fault.kind);
       });
     }
+  }
+
+  /**
+   * Which of the node's messages the fleet can still find when the fault strikes: for a fault of
+   * the worker alone (the next worker reads held.json, the agent's heartbeats carry it), what its
+   * held.json says once the signal landed; for a node gone whole, what its last heartbeat said.
+   */
+  private noteRecorded(kind: Fault['kind'], node: string, entry: Observations['faults'][number]): void {
+    if (kind === 'kill-node' || kind === 'freeze-node') {
+      entry.recorded = [...(this.t.recorder.lastHeld.get(node) ?? [])];
+      return;
+    }
+    if (kind !== 'stall-worker' && kind !== 'crash-worker' && kind !== 'reboot-node') return;
+    setTimeout(() => {
+      readFile(join(this.t.fleet.dataDir(node), 'held.json'), 'utf8').then(
+        (text) => {
+          entry.recorded = Object.keys((JSON.parse(text) as { messages?: Record<string, unknown> }).messages ?? {});
+        },
+        () => {
+          entry.recorded = [];
+        },
+      );
+    }, RECORDED_AFTER_MS);
   }
 
   private clearFault(node: string, field: 'throttleRate' | 'latencyMs' | 'partition'): void {

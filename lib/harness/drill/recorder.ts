@@ -34,6 +34,9 @@ export class Recorder {
   readonly leaders: Observations['leaders'] = [];
   readonly receives: Observations['receives'] = [];
   readonly extensions: Observations['extensions'] = [];
+  readonly depths: Observations['depths'] = [];
+  /** The tasks each node's newest heartbeat said it held (their receipts, for a new primary to take up). */
+  readonly lastHeld = new Map<string, string[]>();
   readonly writes: Observations['writes'] = [];
   readonly windows: Observations['windows'] = [];
   readonly readiness: Observations['readiness'] = [];
@@ -65,6 +68,11 @@ export class Recorder {
 
   begin(): void {
     this.startMs = Date.now();
+  }
+
+  /** The queues' depths now (every sample interval, drain included). */
+  depth(backlog: number, intake: number): void {
+    if (this.started && !this.finished) this.depths.push({ t: this.t(), backlog, intake });
   }
 
   /** The run is over: teardown of the fleet is not part of the timeline. */
@@ -194,6 +202,7 @@ export class Recorder {
       if (last !== undefined) this.heartbeatGaps[node] = Math.round(Math.max(this.heartbeatGaps[node] ?? 0, now - last) * 10) / 10;
       this.lastBeat.set(node, now);
     }
+    this.lastHeld.set(node, (hb.data.held ?? []).map((h) => h.taskId));
     const before = this.roles.get(node);
     this.roles.set(node, role);
     if (before !== undefined && before !== role && this.started) this.note(node, 'agent-role', `${before} → ${role} (epoch ${hb.data.samples.at(-1)?.epochSeen ?? '?'})`);

@@ -31,6 +31,7 @@ export const formatSummary = (r: Report): string => {
   const lines: string[] = ['', pc.bold(`Scenario "${r.scenario}": ${r.ok ? pc.green('PASSED') : pc.red('FAILED')}  (seed ${r.seed}, ×${r.timeScale}, ${r.wallSeconds}s wall)`)];
   for (const i of r.incidents) {
     const resumed = i.inFlight === 0 ? [] : [`${i.inFlight} task(s) in flight ${i.resumedAt === null ? 'never taken up again' : `resumed +${(i.resumedAt - i.faultAt).toFixed(1)}s`}`];
+    if (i.unrecorded > 0) resumed.push(`${i.unrecorded} received as it struck (receipt not yet on disk) ${i.unrecordedResumedAt === null ? 'never taken up again' : `taken up +${(i.unrecordedResumedAt - i.faultAt).toFixed(1)}s`}`);
     // Only worth a word when redundancy was lost: a failover, or a later return.
     if (i.redundantAt === null) resumed.push('no ready standby again');
     else if (i.redundantAt > (i.failoverAt ?? i.faultAt)) resumed.push(`redundant again +${(i.redundantAt - i.faultAt).toFixed(1)}s`);
@@ -47,7 +48,9 @@ export const formatSummary = (r: Report): string => {
     lines.push(`  incident  ${i.fault} on ${i.node} at t=${i.faultAt}s: ${[detect, ...verdict, restart, recover, ...failover, ...resumed].join(', ')}`);
   }
   const t = r.tasks;
-  lines.push(`  tasks     ${t.completed}/${t.enqueued} completed, ${t.lost} lost, ${t.duplicateCompletions} duplicate completions`);
+  lines.push(`  tasks     ${t.completed}/${t.enqueued} completed, ${t.lost} lost, ${t.duplicateCompletions} duplicate completions, ${t.deadLettered} dead-lettered`);
+  const input = r.input;
+  lines.push(`  input     held ${input.holds}×, resumed ${input.resumes}×; task queue at most ${input.maxBacklog}, intake at most ${input.maxIntake}`);
   lines.push(`  aws       S3 ${r.aws.s3.GET} GET / ${r.aws.s3.PUT} PUT / ${r.aws.s3.LIST} LIST, SQS ${r.aws.sqs}, SNS ${r.aws.sns}, SSM ${r.aws.ssm}, watchdog runs ${r.aws.lambdaInvocations}`);
   const struck = Object.entries(r.cloud).filter(([, n]) => n > 0).map(([what, n]) => `${what} ${n}`);
   if (struck.length > 0) lines.push(`  cloud     ${struck.join(', ')}`);

@@ -65,6 +65,7 @@ const drillConfig = (scenario: Scenario, cloud: LocalCloud): Config =>
     region: cloud.region,
     bucket: cloud.bucket,
     queueUrl: cloud.queueUrl,
+    intakeQueueUrl: cloud.intakeUrl,
     topicArn: cloud.topicArn,
     nodes: Array.from({ length: scenario.nodes }, (_, i) => ({
       name: `node-${i + 1}`,
@@ -102,6 +103,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
   let clients: ClientFactory | undefined;
   let watchdogClients: ClientFactory | undefined;
   const timers: NodeJS.Timeout[] = [];
+  let depthEvery: NodeJS.Timeout | undefined;
   try {
     phase('building node bundles');
     const bundles = await buildBundles(join(runDir, 'bundles'));
@@ -118,7 +120,8 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     // The drill's own calls (bootstrap, enqueue) carry their own key, apart from the watchdog's.
     clients = localClients(cloud, HARNESS_PRINCIPAL);
     const store = stateStoreFor(config, clients.s3());
-    const queue = new TaskQueue(clients.sqs(), cloud.queueUrl);
+    // Producers send to the intake queue; the watchdog admits from it (backpressure).
+    const queue = new TaskQueue(clients.sqs(), cloud.intakeUrl);
     const leader: Leader = nextEpoch(null, 'node-1', 'drill bootstrap', 'drill', 'immediate');
     await store.create(KEYS.leader, leader);
     // A deployed fleet has its origin record before anything fails; so does the drill's.
@@ -193,6 +196,8 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
       timers.push(setTimeout(fn, wall(afterScenarioSeconds)));
     };
     for (const fault of scenario.faults) later(fault.at, () => injector.inject(fault, later));
+    const depths = cloud;
+    depthEvery = setInterval(() => recorder.depth(depths.depth('tasks'), depths.depth('intake')), wall(sampleIntervalSeconds));
     await sleep(wall(scenario.seconds), signal);
     phase('draining');
     recorder.note('drill', 'drain', 'faults cleared; waiting for every task to complete');
@@ -205,6 +210,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     if (deadLettered > 0) recorder.note('queue', 'dead-letter', `${deadLettered} message(s) in the dead-letter queue`);
     recorder.note('drill', 'end', `${[...recorder.completions.keys()].length} of ${ids.length} tasks completed`);
     recorder.finish();
+    clearInterval(depthEvery);
 
     const report = buildReport(
       scenario,
@@ -229,6 +235,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         aws: { s3: { ...cloud.counts.s3 }, sqs: cloud.counts.sqs, sns: cloud.counts.sns, ssm: cloud.counts.ssm, lambdaInvocations: sched.invocations },
         lambdaInvocations: sched.invocations,
         heartbeatGaps: recorder.heartbeatGaps,
+        depths: recorder.depths,
         cloud: { ...cloud.struck, notificationsDelivered: cloud.notifications.delivered, directInvokes: sched.byTrigger.direct, lambdaRetries: sched.byTrigger.retry },
       },
       { seed, timeScale, wallSeconds },
@@ -239,6 +246,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     options.inspect?.(cloud, { invocations: sched.invocations, byTrigger: sched.byTrigger, invocationMs, wallSeconds });
     return report;
   } finally {
+    clearInterval(depthEvery);
     if (options.announce !== false) withdrawLocal();
     for (const t of timers) clearTimeout(t);
     await scheduler?.stop();

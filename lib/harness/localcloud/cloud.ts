@@ -29,6 +29,8 @@ export const LOCAL = {
   bucket: 'queens-fleet-local',
   queue: 'queen-fleet-tasks',
   dlq: 'queen-fleet-tasks-dlq',
+  /** Where producers send; the watchdog admits from it to the task queue. */
+  intake: 'queen-fleet-intake',
   topic: 'fleet-events',
   maxReceiveCount: 5,
   /** The watchdog function the agents invoke directly. */
@@ -77,8 +79,12 @@ export interface CloudEndpoints {
   bucket: string;
   queueUrl: string;
   dlqUrl: string;
+  intakeUrl: string;
   topicArn: string;
 }
+
+/** A queue's messages, visible and in flight, read from the store itself: no request, nothing counted. */
+export type QueueDepth = (queue: 'tasks' | 'intake') => number;
 
 export interface LocalCloud extends CloudEndpoints {
   fakes: AwsFakes;
@@ -97,6 +103,7 @@ export interface LocalCloud extends CloudEndpoints {
   callers: Map<string, Record<string, number>>;
   /** How often each behaviour struck (lost responses, 409s, SlowDowns, redeliveries). */
   struck: Record<string, number>;
+  depth: QueueDepth;
   stop(): Promise<void>;
 }
 
@@ -192,11 +199,20 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
     }
     conditionalPut(s3Store, s3b, struck)(request, reply, done);
   });
+  /** Receives from the task queue are the fleet's; the watchdog's from intake (admission) are not a consumer's. */
+  const isTaskQueue = (request: FastifyRequest): boolean => {
+    try {
+      const url = jsonBody(request).QueueUrl;
+      return typeof url === 'string' && url.endsWith(`/${LOCAL.queue}`);
+    } catch {
+      return false;
+    }
+  };
   /** The task of each receipt handed out, for naming the task of a visibility change. */
   const receipts = new Map<string, string>();
   app.addHook('onSend', (request, reply, payload, done) => {
     const principal = principalOf(request);
-    if (request.headers['x-amz-target'] === 'AmazonSQS.ReceiveMessage' && reply.statusCode === 200 && typeof payload === 'string') {
+    if (request.headers['x-amz-target'] === 'AmazonSQS.ReceiveMessage' && reply.statusCode === 200 && typeof payload === 'string' && isTaskQueue(request)) {
       const messages = (JSON.parse(payload) as { Messages?: { Body?: string; ReceiptHandle?: string }[] }).Messages ?? [];
       for (const m of messages) for (const id of taskIdOf(m.Body)) if (m.ReceiptHandle !== undefined) receipts.set(m.ReceiptHandle, id);
       const epoch = Number(request.headers[EPOCH_HEADER] ?? Number.NaN);
@@ -257,9 +273,10 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
     QueueName: LOCAL.queue,
     Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: LOCAL.maxReceiveCount }) },
   });
+  const intake = await inject('AmazonSQS.CreateQueue', { QueueName: LOCAL.intake });
   const topic = await app.inject({ method: 'POST', url: '/', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `Action=CreateTopic&Name=${LOCAL.topic}` });
   const topicArn = /<TopicArn>([^<]+)<\/TopicArn>/.exec(topic.body)?.[1];
-  if (typeof queue.QueueUrl !== 'string' || typeof dlq.QueueUrl !== 'string' || topicArn === undefined) throw new Error('local cloud: resources were not created');
+  if (typeof queue.QueueUrl !== 'string' || typeof dlq.QueueUrl !== 'string' || typeof intake.QueueUrl !== 'string' || topicArn === undefined) throw new Error('local cloud: resources were not created');
 
   let stopping: Promise<void> | undefined;
   Object.assign(cloud, {
@@ -268,7 +285,12 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
     bucket: LOCAL.bucket,
     queueUrl: queue.QueueUrl,
     dlqUrl: dlq.QueueUrl,
+    intakeUrl: intake.QueueUrl,
     topicArn,
+    depth: (which: 'tasks' | 'intake'): number => {
+      const q = sqsStore.getQueueByName(which === 'tasks' ? LOCAL.queue : LOCAL.intake);
+      return Number(q?.getAttribute('ApproximateNumberOfMessages') ?? 0) + Number(q?.getAttribute('ApproximateNumberOfMessagesNotVisible') ?? 0);
+    },
     stop: () =>
       (stopping ??= (async () => {
         fakes.stop();

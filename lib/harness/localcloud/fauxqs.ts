@@ -16,6 +16,7 @@ export interface S3StoreLike {
 export interface SqsStoreLike {
   host: string;
   region?: string;
+  getQueueByName(name: string): { getAttribute(name: string): string | undefined } | undefined;
 }
 export interface Fauxqs {
   buildApp(options: { logger?: boolean; defaultRegion?: string; stores: { sqsStore: unknown; snsStore: unknown; s3Store: unknown } }): FastifyInstance;

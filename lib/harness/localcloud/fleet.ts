@@ -138,6 +138,11 @@ export class LocalFleet extends EventEmitter implements Machines {
     });
   }
 
+  /** The node's data directory (its agent's and worker's state: held.json, registry.json, …). */
+  dataDir(name: string): string {
+    return join(this.runDir, name);
+  }
+
   /** Sends a signal to a node's worker (SIGSTOP stalls it, SIGKILL crashes it). */
   signalWorker(name: string, signal: NodeJS.Signals): boolean {
     const node = this.nodes.get(name);

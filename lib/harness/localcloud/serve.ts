@@ -17,8 +17,8 @@ const main = async (): Promise<void> => {
   const behaviour = args.includes('--kind') ? KIND : resolveBehaviour(overrides >= 0 ? (JSON.parse(args[overrides + 1] ?? '{}') as unknown) : {});
   const started = Date.now();
   const cloud = await startLocalCloud({ behaviour, timeScale });
-  const { endpoint, region, bucket, queueUrl, dlqUrl, topicArn } = cloud;
-  console.log(JSON.stringify({ endpoint, region, bucket, queueUrl, dlqUrl, topicArn, startMs: Date.now() - started }));
+  const { endpoint, region, bucket, queueUrl, dlqUrl, intakeUrl, topicArn } = cloud;
+  console.log(JSON.stringify({ endpoint, region, bucket, queueUrl, dlqUrl, intakeUrl, topicArn, startMs: Date.now() - started }));
   const stop = (): void => {
     void cloud.stop().then(() => process.exit(0));
   };

@@ -65,6 +65,29 @@ describe('buildReport', () => {
     ]);
   });
 
+  it("does not credit a fault with the restart of a later fault on the same node", () => {
+    const twoFaults = parseScenario({ ...scenarioInput, seconds: 900, faults: [{ at: 120, kind: 'reboot-node', for: 60 }, { at: 500, kind: 'stall-worker' }], expect: {} });
+    const r = buildReport(
+      twoFaults,
+      observations({
+        faults: [
+          { at: 120, kind: 'reboot-node', node: 'node-1' },
+          { at: 500, kind: 'stall-worker', node: 'node-1' },
+        ],
+        events: [
+          { t: 135, kind: 'NODE_SILENT', node: 'node-1', incidentId: 'i1' },
+          { t: 625, kind: 'STALLED', node: 'node-1', incidentId: 'i2' },
+        ],
+        restarts: [{ t: 626, node: 'node-1', finishedAt: 630, ok: true }],
+      }),
+      meta,
+    );
+    expect(r.incidents.map((i) => [i.fault, i.restartedAt])).toEqual([
+      ['reboot-node', null],
+      ['stall-worker', 630],
+    ]);
+  });
+
   it('counts a task without completion as lost and fails', () => {
     const r = buildReport(scenario, observations({ completions: new Map([['task-0001', 1]]) }), meta);
     expect(r.tasks).toMatchObject({ completed: 1, lost: 2 });

@@ -15,22 +15,29 @@ describe('resumeAfter', () => {
       writes: [done(50, 'node-1', 'c'), done(200, 'node-1', 'b')],
       extensions: [],
     };
-    expect(resumeAfter(wire, { at: 100, node: 'node-1' })).toEqual({ inFlight: 2, resumedAt: 112 });
+    expect(resumeAfter(wire, { at: 100, node: 'node-1' })).toMatchObject({ inFlight: 2, resumedAt: 112 });
     // node-2 held x, and nobody took it up again.
-    expect(resumeAfter(wire, { at: 100, node: 'node-2' })).toEqual({ inFlight: 1, resumedAt: null });
+    expect(resumeAfter(wire, { at: 100, node: 'node-2' })).toMatchObject({ inFlight: 1, resumedAt: null });
     // A node that held nothing.
-    expect(resumeAfter(wire, { at: 100, node: 'node-3' })).toEqual({ inFlight: 0, resumedAt: null });
+    expect(resumeAfter(wire, { at: 100, node: 'node-3' })).toEqual({ inFlight: 0, resumedAt: null, unrecorded: 0, unrecordedResumedAt: null });
+  });
+
+  it('counts apart a task received as the fault struck whose receipt never reached disk: only its visibility timeout frees it', () => {
+    const wire = { receives: [receive(10, 'node-1', 'a'), receive(99.9, 'node-1', 'b'), receive(104, 'node-2', 'a'), receive(400, 'node-2', 'b')], writes: [], extensions: [] };
+    expect(resumeAfter(wire, { at: 100, node: 'node-1', recorded: ['a'] })).toEqual({ inFlight: 1, resumedAt: 104, unrecorded: 1, unrecordedResumedAt: 400 });
+    // Not known: every held task counts.
+    expect(resumeAfter(wire, { at: 100, node: 'node-1' })).toEqual({ inFlight: 2, resumedAt: 400, unrecorded: 0, unrecordedResumedAt: null });
   });
 
   it('a task handed to another node before the fault is that node’s, and a completion counts as taken up', () => {
     const wire = { receives: [receive(10, 'node-1', 'a'), receive(40, 'node-2', 'a')], writes: [done(130, 'node-2', 'a')], extensions: [] };
-    expect(resumeAfter(wire, { at: 100, node: 'node-1' })).toEqual({ inFlight: 0, resumedAt: null });
-    expect(resumeAfter(wire, { at: 100, node: 'node-2' })).toEqual({ inFlight: 1, resumedAt: 130 });
+    expect(resumeAfter(wire, { at: 100, node: 'node-1' })).toMatchObject({ inFlight: 0, resumedAt: null });
+    expect(resumeAfter(wire, { at: 100, node: 'node-2' })).toMatchObject({ inFlight: 1, resumedAt: 130 });
   });
 
   it('a worker that carries on with a task under its old receipt takes it up when it extends the message', () => {
     const wire = { receives: [receive(10, 'node-1', 'a')], writes: [done(300, 'node-1', 'a')], extensions: [{ t: 50, node: 'node-1', taskId: 'a' }, { t: 103, node: 'node-1', taskId: 'a' }] };
-    expect(resumeAfter(wire, { at: 100, node: 'node-1' })).toEqual({ inFlight: 1, resumedAt: 103 });
+    expect(resumeAfter(wire, { at: 100, node: 'node-1' })).toMatchObject({ inFlight: 1, resumedAt: 103 });
   });
 
   it('the resume time is never before the fault, and is null exactly when a held task was never taken up', () => {

@@ -1,6 +1,6 @@
 import { readyStandbys, type Confirmation } from '../../../../lib/core/fleet/liveness';
 import type { Heartbeat, Leader } from '../../../../lib/core/schemas';
-import { decide, markFailover, markRestartResult, markRestartSent, type WatchdogAction, type WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
+import { decide, markFailover, markRestartResult, markRestartSent, withAdmission, type WatchdogAction, type WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
 import { emptyWatchdogState, type WatchdogState } from '../../../../lib/core/fleet/watchdog-state';
 import { frozen, heartbeat, sample, working } from '../../../helpers/fixtures';
 
@@ -37,6 +37,17 @@ describe('failover ladder', () => {
     const { actions, state } = rounds([{ at: 130_000, hbs: [heartbeat('node-1', frozen(0, 17)), standbyBeat('node-2', 17), standbyBeat('node-3', 17)] }], sent);
     expect(published([...first.actions, ...actions])).toEqual(['STALLED', 'STILL_STALLED', 'FAILOVER_STARTED']);
     expect(failovers(actions)).toEqual([expect.objectContaining({ node: 'node-1', step: expect.objectContaining({ to: 'node-3', fromEpoch: 4, stopOutgoing: true, outgoingStopped: false }) })]);
+    // The round that starts the failover holds input at once (no queue read needed), alerting with the round's own alerts, before the failover's slow steps.
+    const marks = { ...settings, admissionHighMark: 20, admissionLowMark: 5 };
+    const round = decide(sent, leader, beats(heartbeat('node-1', frozen(0, 17)), standbyBeat('node-2', 17), standbyBeat('node-3', 17)), T0 + 130_000, settings);
+    const held = withAdmission(round, null, leader, beats(), T0 + 130_000, marks);
+    expect(held.state.admission).toMatchObject({ held: true, reason: 'a failover is under way', changes: 1 });
+    expect(held.actions.map((a) => (a.kind === 'publish' ? a.event.kind : a.kind))).toEqual(['verify', 'STILL_STALLED', 'FAILOVER_STARTED', 'INPUT_HELD', 'failover']);
+    // Once over, a run that read the queues resumes at the low mark and tops the task queue up to the high mark.
+    const over = { ...round, state: { ...held.state, nodes: { ...held.state.nodes, 'node-1': { ...held.state.nodes['node-1'], incident: null } } }, actions: [] };
+    expect(withAdmission(over, { backlog: 6, intake: 50 }, leader, beats(), T0 + 200_000, marks).actions).toEqual([]);
+    const resumed = withAdmission(over, { backlog: 5, intake: 50 }, leader, beats(), T0 + 260_000, marks);
+    expect(resumed.actions.map((a) => (a.kind === 'publish' ? a.event.kind : a))).toEqual(['INPUT_RESUMED', { kind: 'admit', count: 15 }]);
     // The next round while the failover is under way does not start another.
     const again = decide(state, leader, beats(heartbeat('node-1', frozen(0, 18)), standbyBeat('node-2', 18), standbyBeat('node-3', 18)), T0 + 131_000, settings);
     expect(failovers(again.actions)).toEqual([]);

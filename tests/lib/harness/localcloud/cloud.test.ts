@@ -2,6 +2,9 @@ import { GetInstancesCommand, LightsailClient } from '@aws-sdk/client-lightsail'
 import { S3Client } from '@aws-sdk/client-s3';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { z } from 'zod';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { IntakeQueue } from '../../../../lib/aws/intake';
+import { TaskQueue } from '../../../../lib/aws/queue';
 import { RunCommand } from '../../../../lib/aws/run-command';
 import { StateStore } from '../../../../lib/aws/state-store';
 import { ConcurrentWriteError, ConflictError, FleetError, NotFoundError } from '../../../../lib/core/errors';
@@ -67,6 +70,24 @@ describe('local cloud (child process)', () => {
     await expect(run.send('mi-00000000000000001', 'restartWorker', 'test')).rejects.toBeInstanceOf(FleetError);
     const out = await new LightsailClient(clientOptions()).send(new GetInstancesCommand({}));
     expect(out.instances).toEqual([]);
+  });
+
+  it('serves admission: what producers sent to intake moves to the task queue up to the count asked, each message once, the rest waiting', async () => {
+    const sqs = new SQSClient(clientOptions());
+    const producer = new TaskQueue(sqs, cloud.intakeUrl);
+    const bodies = Array.from({ length: 25 }, (_, i) => JSON.stringify({ taskId: `t-${i}` }));
+    for (const b of bodies) await producer.send(b);
+    const intake = new IntakeQueue(sqs, cloud.intakeUrl, cloud.queueUrl);
+    expect(await intake.depths()).toEqual({ backlog: 0, intake: 25 });
+    expect(await intake.admit(12)).toBe(12);
+    expect(await intake.depths()).toEqual({ backlog: 12, intake: 13 });
+    expect(await intake.admit(100)).toBe(13);
+    const tasks = new TaskQueue(sqs, cloud.queueUrl);
+    const got: string[] = [];
+    for (let i = 0; i < 5 && got.length < 25; i++) got.push(...(await tasks.receive(10, 0, 30)).map((m) => m.body));
+    expect(got.sort()).toEqual([...bodies].sort());
+    expect(await intake.depths()).toEqual({ backlog: 25, intake: 0 });
+    sqs.destroy();
   });
 
   it('stops cleanly on SIGTERM', async () => {

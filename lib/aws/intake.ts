@@ -1,0 +1,68 @@
+import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { toFleetError } from './errors';
+
+/** How long a message the watchdog took from intake stays invisible while it moves it. */
+const MOVE_VISIBILITY_SECONDS = 30;
+
+/**
+ * The intake queue producers send to, and the watchdog's admission from it to the task queue:
+ * receive (no wait), send the bodies on as a batch, delete from intake only what the task queue
+ * accepted. A message whose send failed reappears in intake after its short visibility; one sent
+ * but not deleted (the delete's answer lost) is admitted twice, which the task queue's at-least-
+ * once handling already covers (done.json decides a task once). One adapter for both queues' part in it.
+ */
+export class IntakeQueue {
+  constructor(
+    private readonly sqs: SQSClient,
+    readonly intakeUrl: string,
+    readonly taskQueueUrl: string,
+  ) {}
+
+  private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      throw toFleetError(error, `SQS ${what}`);
+    }
+  }
+
+  private async count(url: string, names: ('ApproximateNumberOfMessages' | 'ApproximateNumberOfMessagesNotVisible')[]): Promise<number> {
+    const out = await this.call('GetQueueAttributes', () => this.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: names })));
+    return names.reduce((sum, n) => sum + Number(out.Attributes?.[n] ?? '0'), 0);
+  }
+
+  /** What admission decides on: the task queue's backlog (visible and in flight) and what waits in intake. */
+  async depths(): Promise<{ backlog: number; intake: number }> {
+    const [backlog, intake] = await Promise.all([
+      this.count(this.taskQueueUrl, ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible']),
+      this.count(this.intakeUrl, ['ApproximateNumberOfMessages']),
+    ]);
+    return { backlog, intake };
+  }
+
+  /** Moves up to `count` messages from intake to the task queue, ten at a time; returns how many moved. */
+  async admit(count: number): Promise<number> {
+    let moved = 0;
+    while (moved < count) {
+      const want = Math.min(10, count - moved);
+      const got = await this.call('ReceiveMessage', () =>
+        this.sqs.send(new ReceiveMessageCommand({ QueueUrl: this.intakeUrl, MaxNumberOfMessages: want, WaitTimeSeconds: 0, VisibilityTimeout: MOVE_VISIBILITY_SECONDS })),
+      );
+      const messages = (got.Messages ?? []).filter((m) => m.ReceiptHandle !== undefined && m.Body !== undefined);
+      if (messages.length === 0) break;
+      const sent = await this.call('SendMessageBatch', () =>
+        this.sqs.send(new SendMessageBatchCommand({ QueueUrl: this.taskQueueUrl, Entries: messages.map((m, i) => ({ Id: String(i), MessageBody: m.Body ?? '' })) })),
+      );
+      const ok = new Set((sent.Successful ?? []).map((s) => s.Id));
+      const done = messages.filter((_, i) => ok.has(String(i)));
+      if (done.length > 0) {
+        await this.call('DeleteMessageBatch', () =>
+          this.sqs.send(new DeleteMessageBatchCommand({ QueueUrl: this.intakeUrl, Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })) })),
+        );
+      }
+      moved += done.length;
+      if (done.length < messages.length) break;
+    }
+    return moved;
+  }
+}

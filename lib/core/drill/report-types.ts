@@ -1,0 +1,108 @@
+/** The drill report and what it is built from (DESIGN section 8), apart from how it is built (report.ts). */
+
+/** One line of a drill's timeline, in scenario seconds. */
+export interface TimelineEntry {
+  t: number;
+  node: string;
+  event: string;
+  detail: string;
+}
+
+/** What the drill saw on the wire and from the fleet, in scenario seconds. */
+export interface Observations {
+  /**
+   * `recorded`: the tasks whose receipts the faulted node had kept where the fleet can find them
+   * when the fault struck (its worker's held.json for a worker fault, its last heartbeat when the
+   * whole node went), or undefined when not known. A message received an instant before the
+   * fault, whose receipt never reached disk, can only wait out its visibility timeout.
+   */
+  faults: { at: number; kind: string; node: string; recorded?: readonly string[] }[];
+  /** Incident steps written by the watchdog (events/ objects). */
+  events: { t: number; kind: string; node: string; incidentId: string }[];
+  /** Worker restarts the watchdog issued through SSM (t = when the command was sent), with the incident its comment names. */
+  restarts: { t: number; node: string; finishedAt: number | null; ok: boolean | null; incidentId?: string | null }[];
+  /** Worker starts by the node's supervisor after a crash (not watchdog restarts). */
+  supervisorRestarts: { t: number; node: string }[];
+  /** Every successful write of leader.json. */
+  leaders: { t: number; epoch: number; primary: string }[];
+  /** Every ReceiveMessage answered (empty long polls too), with the epoch the consumer claimed. */
+  receives: { t: number; node: string; count: number; epoch: number | null; taskIds?: readonly string[] }[];
+  /** Visibility extensions of a received message, by the node working on its task. */
+  extensions: { t: number; node: string; taskId: string }[];
+  /** Task-state writes that were applied (checkpoints, completions), with the epoch they carry. */
+  writes: { t: number; node: string; kind: 'checkpoint' | 'done'; taskId: string; epoch: number }[];
+  /** Each node's readiness as a standby by its own heartbeats, as changes (t 0: before the run). */
+  readiness: { t: number; node: string; ready: boolean }[];
+  /** When a primary's heartbeat carried the last sample of a full window of failing samples. */
+  windows: { t: number; node: string }[];
+  /** Every change of the origin record (applied by the API, and INSYNC), and each node's address in it. */
+  dnsChanges: { t: number; value: string; insyncAt: number }[];
+  addresses: Readonly<Record<string, string>>;
+  /** Successful creations of done.json, per task id. */
+  completions: ReadonlyMap<string, number>;
+  enqueued: readonly string[];
+  /** Messages in the dead-letter queue at the end (poison tasks). */
+  deadLettered: number;
+  /** Messages handed back at once (a task given up on: hung, failed, fenced, drained). */
+  givenBack: number;
+  timeline: TimelineEntry[];
+  aws: Report['aws'];
+  lambdaInvocations: number;
+  /** How often the local cloud's unkind behaviours struck (lost responses, 409s, SlowDowns, …). */
+  cloud: Record<string, number>;
+  /** The longest gap between two heartbeats of each node, scenario seconds. */
+  heartbeatGaps: Record<string, number>;
+  /** The task queue's and the intake queue's depths (visible and in flight), sampled every sample interval. */
+  depths: { t: number; backlog: number; intake: number }[];
+}
+
+export interface Incident {
+  node: string;
+  fault: string;
+  faultAt: number;
+  /** The watchdog is expected to notice this fault (stalls, silent nodes); others are the fleet's own to absorb. */
+  watched: boolean;
+  /** For a stall: when the window of failing samples closed (the verdict is due from then). */
+  windowAt: number | null;
+  detectedAt: number | null;
+  restartedAt: number | null;
+  recoveredAt: number | null;
+  /** leader.json names the new primary. */
+  failoverAt: number | null;
+  newPrimary: string | null;
+  /** The new primary serves: its first receive under its epoch, or its first extension of a message the fenced primary held (it carries on with that task). */
+  servingAt: number | null;
+  /** The origin record names the new primary (Route 53's API), and when that change is INSYNC. */
+  trafficAt: number | null;
+  trafficInsyncAt: number | null;
+  /** Tasks the faulted node held when the fault struck (received, not yet completed), whose receipts it had kept. */
+  inFlight: number;
+  /** When the last of them was taken up again (received anew, or completed); null if one never was. */
+  resumedAt: number | null;
+  /** Tasks received an instant before the fault whose receipts never reached disk (their visibility timeout frees them), and when the last was taken up. */
+  unrecorded: number;
+  unrecordedResumedAt: number | null;
+  /** When a node other than the primary was a ready standby again, from the failover (or the fault when none). */
+  redundantAt: number | null;
+}
+
+export interface Report {
+  scenario: string;
+  seed: number;
+  timeScale: number;
+  wallSeconds: number;
+  ok: boolean;
+  expectations: { name: string; expected: unknown; actual: number | null; ok: boolean }[];
+  incidents: Incident[];
+  tasks: { enqueued: number; completed: number; lost: number; duplicateCompletions: number; deadLettered: number; givenBack: number };
+  epochs: { epoch: number; primary: string; from: number; to: number | null }[];
+  invariants: { singlePrimaryPerEpoch: boolean; noStaleEpochWrites: boolean; noLostTasks: boolean; noDuplicateCompletions: boolean; noFalseFailovers: boolean };
+  timeline: TimelineEntry[];
+  aws: { s3: { GET: number; PUT: number; LIST: number; HEAD: number }; sqs: number; sns: number; ssm: number; lambdaInvocations: number };
+  /** What the faithful local cloud did to the run: how often each unkind behaviour struck. */
+  cloud: Record<string, number>;
+  /** The longest gap between two heartbeats of each node (scenario s), faults included: where a node hiccuped. */
+  heartbeatGaps: Record<string, number>;
+  /** Backpressure: how often input was held and resumed, and the deepest each queue got. */
+  input: { holds: number; resumes: number; maxBacklog: number; maxIntake: number };
+}
