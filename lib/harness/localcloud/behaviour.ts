@@ -183,7 +183,7 @@ export const BEHAVIOUR_DOCS: Readonly<Record<BehaviourName, BehaviourDoc>> = {
   },
   sqsRedelivery: {
     service: 'SQS',
-    what: 'A share of DeleteMessage calls answers success without deleting: the message comes back once its visibility timeout runs out, and is received a second time.',
+    what: 'A share of DeleteMessage calls, and of the entries of DeleteMessageBatch calls, answers success without deleting: the message comes back once its visibility timeout runs out, and is received a second time.',
     source: [
       {
         title: 'SQS at-least-once delivery',

@@ -10,6 +10,7 @@ import { LambdaFake } from './lambda-fake';
 import { NotificationBus } from './notifications';
 import { Route53Fake } from './route53-fake';
 import { S3Behaviour, type LostResponse } from './s3-behaviour';
+import { SqsRedelivery } from './sqs-behaviour';
 import { conditionalPut, countRequest, requestKind } from './front-door';
 
 /** The task a message body names ([] for a body that is not a task, such as a poison message). */
@@ -183,16 +184,12 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
     countRequest(cloud, request);
     return undefined;
   });
+  const redelivery = new SqsRedelivery(behaviour.sqsRedelivery, chance, strike);
   app.addHook('preHandler', (request, reply, done) => {
     if (fakes.handles(request)) return fakes.handle(request, reply, principalOf(request));
     if (route53.handles(request)) return route53.handle(request, reply);
     if (lambda.handles(request)) return lambda.handle(request, reply);
-    if (request.headers['x-amz-target'] === 'AmazonSQS.DeleteMessage' && behaviour.sqsRedelivery.on && chance.chance(behaviour.sqsRedelivery.rate)) {
-      // One copy of the message is not deleted: it comes back after its visibility timeout.
-      strike('sqsRedelivery');
-      void reply.status(200).header('content-type', 'application/x-amz-json-1.0').send('{}');
-      return;
-    }
+    if (redelivery.preHandler(request, reply)) return;
     if (request.method === 'PUT' && s3Path(request.url) !== null && principalOf(request) !== HARNESS_PRINCIPAL) {
       const lost = s3b.loseResponse();
       if (lost !== null) losing.set(request, lost);
@@ -210,6 +207,9 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
   };
   /** The task of each receipt handed out, for naming the task of a visibility change. */
   const receipts = new Map<string, string>();
+  app.addHook('onSend', (request, _reply, payload, done) => {
+    done(null, redelivery.onSend(request, payload));
+  });
   app.addHook('onSend', (request, reply, payload, done) => {
     const principal = principalOf(request);
     if (request.headers['x-amz-target'] === 'AmazonSQS.ReceiveMessage' && reply.statusCode === 200 && typeof payload === 'string' && isTaskQueue(request)) {

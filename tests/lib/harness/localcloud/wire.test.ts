@@ -1,5 +1,5 @@
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { DeleteMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { TaskQueue } from '../../../../lib/aws/queue';
 import { z } from 'zod';
 import { StateStore } from '../../../../lib/aws/state-store';
@@ -61,6 +61,23 @@ describe('local cloud: a deleted message delivered again (child process)', () =>
     const [again] = await queue.receive(1, 2, 1);
     expect(again?.id).toBe(first.id);
     expect(again?.receiveCount).toBe(2);
+  });
+
+  it('answers every entry of DeleteMessageBatch as deleted and still hands the messages out again', async () => {
+    const sqs = new SQSClient({ region: cloud.region, endpoint: cloud.endpoint, credentials: { accessKeyId: 'watchdog', secretAccessKey: 'x' } });
+    const queue = new TaskQueue(sqs, cloud.queueUrl);
+    await queue.send('{"taskId":"b1","workSeconds":1}');
+    await queue.send('{"taskId":"b2","workSeconds":1}');
+    // The previous case's message never goes (rate 1): only this case's two count.
+    const mine = (ms: { body: string }[]) => ms.filter((m) => m.body.includes('"b'));
+    const got = mine(await queue.receive(10, 1, 1));
+    expect(got).toHaveLength(2);
+    const out = await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: cloud.queueUrl, Entries: got.map((m, i) => ({ Id: String(i), ReceiptHandle: m.receiptHandle })) }));
+    expect((out.Successful ?? []).map((e) => e.Id).sort()).toEqual(['0', '1']);
+    await new Promise((r) => setTimeout(r, 1_200));
+    const again = mine(await queue.receive(10, 2, 1));
+    expect(again.map((m) => m.id).sort()).toEqual(got.map((m) => m.id).sort());
+    sqs.destroy();
   });
 });
 
