@@ -1,4 +1,4 @@
-import { killAll } from '../helpers/children';
+import { killAll, processesMatching } from '../helpers/children';
 import { drill, passed } from '../helpers/drill';
 
 /** 2,200 s at ×20 is 110 s, and the drain after it. */
@@ -16,8 +16,10 @@ describe('soak', () => {
   it(
     'heals five successive faults on the primary of the moment, with redundancy back between them',
     async () => {
-      const { report } = await drill('soak', [], SOAK_MS);
+      const { code, report, stdout } = await drill('soak', [], SOAK_MS);
       passed(report);
+      expect(code).toBe(0);
+      expect(stdout).toContain('stalled');
       const incidents = report.incidents;
       expect(incidents.map((i) => i.fault)).toEqual(['stall-worker', 'crash-worker', 'reboot-node', 'kill-node', 'stall-worker']);
       // Each struck the primary of that moment.
@@ -36,6 +38,8 @@ describe('soak', () => {
       expect(persistent.redundantAt).not.toBeNull();
       expect(report.tasks).toMatchObject({ lost: 0, duplicateCompletions: 0, deadLettered: 0 });
       expect(report.invariants).toEqual({ singlePrimaryPerEpoch: true, noStaleEpochWrites: true, noLostTasks: true, noDuplicateCompletions: true, noFalseFailovers: true });
+      // Nothing of the run is left: no node host, agent or worker.
+      expect(processesMatching('qf-run-')).toEqual([]);
     },
     SOAK_MS + 10_000,
   );

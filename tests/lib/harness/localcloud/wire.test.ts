@@ -69,7 +69,7 @@ describe('local cloud: a deleted message delivered again (child process)', () =>
     await queue.send('{"taskId":"b1","workSeconds":1}');
     await queue.send('{"taskId":"b2","workSeconds":1}');
     // The previous case's message never goes (rate 1): only this case's two count.
-    const mine = (ms: { body: string }[]) => ms.filter((m) => m.body.includes('"b'));
+    const mine = <M extends { body: string }>(ms: M[]): M[] => ms.filter((m) => m.body.includes('"b'));
     const got = mine(await queue.receive(10, 1, 1));
     expect(got).toHaveLength(2);
     const out = await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: cloud.queueUrl, Entries: got.map((m, i) => ({ Id: String(i), ReceiptHandle: m.receiptHandle })) }));
