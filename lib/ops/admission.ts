@@ -14,8 +14,8 @@ export interface AdmissionView extends Admission {
 
 /**
  * Shows whether input is held, and with `mode` sets the operator's override by CAS on the
- * watchdog's state: the watchdog's next run applies it (a hold at once, whatever triggered the
- * run; an opening with its next scheduled run, which reads the queues).
+ * watchdog's state: the watchdog's next run applies it, whatever triggered that run; messages
+ * move again with the next run that reads the queues (its schedule, or an agent's trigger).
  */
 export const admission = async (deps: OpsDeps, mode: AdmissionMode | null): Promise<AdmissionView> => {
   const { result } = await deps.store.update(KEYS.watchdogState, watchdogStateSchema, (current) => {
