@@ -1,5 +1,5 @@
-import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { toFleetError } from './errors';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { callSqs, TaskQueue } from './queue';
 
 /** How long a message the watchdog took from intake stays invisible while it moves it. */
 const MOVE_VISIBILITY_SECONDS = 30;
@@ -18,26 +18,12 @@ export class IntakeQueue {
     readonly taskQueueUrl: string,
   ) {}
 
-  private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (error) {
-      throw toFleetError(error, `SQS ${what}`);
-    }
-  }
-
-  private async count(url: string, names: ('ApproximateNumberOfMessages' | 'ApproximateNumberOfMessagesNotVisible')[]): Promise<number> {
-    const out = await this.call('GetQueueAttributes', () => this.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: names })));
-    return names.reduce((sum, n) => sum + Number(out.Attributes?.[n] ?? '0'), 0);
-  }
+  private readonly call = callSqs;
 
   /** What admission decides on: the task queue's backlog (visible and in flight) and what waits in intake. */
   async depths(): Promise<{ backlog: number; intake: number }> {
-    const [backlog, intake] = await Promise.all([
-      this.count(this.taskQueueUrl, ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible']),
-      this.count(this.intakeUrl, ['ApproximateNumberOfMessages']),
-    ]);
-    return { backlog, intake };
+    const [tasks, intake] = await Promise.all([new TaskQueue(this.sqs, this.taskQueueUrl).backlog(), new TaskQueue(this.sqs, this.intakeUrl).backlog()]);
+    return { backlog: tasks.visible + tasks.inFlight, intake: intake.visible };
   }
 
   /** Moves up to `count` messages from intake to the task queue, ten at a time; returns how many moved. */

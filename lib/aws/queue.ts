@@ -11,6 +11,15 @@ import { toFleetError } from './errors';
 /** Header that names the consumer's epoch on every receive. */
 export const EPOCH_HEADER = 'x-queen-fleet-epoch';
 
+/** One SQS call, its failure as a FleetError naming the call. */
+export const callSqs = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
+  try {
+    return await fn();
+  } catch (error) {
+    throw toFleetError(error, `SQS ${what}`);
+  }
+};
+
 /** A received task message in domain terms. */
 export interface QueueMessage {
   id: string;
@@ -27,12 +36,8 @@ export class TaskQueue {
     readonly queueUrl: string,
   ) {}
 
-  private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (error) {
-      throw toFleetError(error, `SQS ${what}`);
-    }
+  private call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    return callSqs(what, fn);
   }
 
   /**

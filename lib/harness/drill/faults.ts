@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { heldPath } from '../../../agent/worker/held';
 import type { Config } from '../../core/config';
 import type { Observations } from '../../core/drill/report';
 import { FLEET_WIDE_FAULTS, type Fault } from '../../core/drill/scenario';
@@ -156,7 +156,7 @@ export class FaultInjector {
     }
     if (kind !== 'stall-worker' && kind !== 'crash-worker' && kind !== 'reboot-node') return;
     setTimeout(() => {
-      readFile(join(this.t.fleet.dataDir(node), 'held.json'), 'utf8').then(
+      readFile(heldPath(this.t.fleet.dataDir(node)), 'utf8').then(
         (text) => {
           entry.recorded = Object.keys((JSON.parse(text) as { messages?: Record<string, unknown> }).messages ?? {});
         },
