@@ -29,13 +29,15 @@ export class Sampler {
 
   constructor(private readonly deps: SamplerDeps) {}
 
-  private async workerProcesses(): Promise<{ count: number; cpuMs: number; rssBytes: number }> {
+  private async workerProcesses(): Promise<{ count: number; cpuMs: number; rssBytes: number; id: string | null }> {
+    const none = { count: 0, cpuMs: 0, rssBytes: 0, id: null };
     const pidFile = await readJsonFile(workerPidPath(this.deps.dataDir), pidFileSchema).catch(() => null);
-    if (pidFile === null) return { count: 0, cpuMs: 0, rssBytes: 0 };
+    if (pidFile === null) return none;
     const tree = await processTree(pidFile.pid, this.deps.procRoot);
     // A reused pid is another process: the start time must match the worker's own.
-    if (tree.length === 0 || tree[0]?.startTicks !== pidFile.startTicks) return { count: 0, cpuMs: 0, rssBytes: 0 };
+    if (tree.length === 0 || tree[0]?.startTicks !== pidFile.startTicks) return none;
     return {
+      id: `${pidFile.pid}:${pidFile.startTicks}`,
       count: tree.length,
       cpuMs: tree.reduce((sum, p) => sum + p.cpuMs, 0),
       rssBytes: tree.reduce((sum, p) => sum + p.rssBytes, 0),
@@ -76,6 +78,7 @@ export class Sampler {
       consumingEpoch: registry.consumingEpoch,
       mayConsume: this.deps.mayConsume(),
       proofAgeMs: await this.proofAge(),
+      worker: procs.id,
     };
   }
 }

@@ -51,6 +51,12 @@ export const sampleSchema = z.strictObject({
    * only with a recent one. Older agents leave it out, and are never ready standbys.
    */
   proofAgeMs: z.number().min(0).nullable().optional(),
+  /**
+   * Which worker process the sample saw (`<pid>:<start ticks>`, unique on this machine), or null
+   * when none runs. Recovery after a restart counts only the restarted worker's samples. Older
+   * agents leave it out.
+   */
+  worker: z.string().max(64).nullable().optional(),
 });
 export type Sample = z.output<typeof sampleSchema>;
 

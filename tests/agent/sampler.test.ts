@@ -30,14 +30,15 @@ describe('Sampler', () => {
     const info = await readProc(child.pid!);
     await writeJsonAtomic(workerPidPath(dir), { pid: child.pid, startTicks: info!.startTicks });
     const s = sampler();
-    expect(await s.take()).toMatchObject({ workerProcesses: 1, backlog: 4, epochSeen: 3 });
+    // The worker is named by its pid and start time, so a restarted one is told apart.
+    expect(await s.take()).toMatchObject({ workerProcesses: 1, backlog: 4, epochSeen: 3, worker: `${child.pid}:${info!.startTicks}` });
     child.kill('SIGSTOP');
     await new Promise((r) => setTimeout(r, 100));
     expect((await readProc(child.pid!))?.state).toBe('T');
     expect((await s.take()).workerProcesses).toBe(1);
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
-    expect((await s.take()).workerProcesses).toBe(0);
+    expect(await s.take()).toMatchObject({ workerProcesses: 0, worker: null });
   });
 
   it('reports the age of the worker’s last passing self-test, and none for a failed one or one from another boot', async () => {
@@ -54,7 +55,7 @@ describe('Sampler', () => {
 
   it('does not mistake a reused pid for the worker', async () => {
     await writeJsonAtomic(workerPidPath(dir), { pid: process.pid, startTicks: 1 });
-    expect((await sampler().take()).workerProcesses).toBe(0);
+    expect(await sampler().take()).toMatchObject({ workerProcesses: 0, worker: null });
   });
 
   it('reports registry progress and completions inside the window only', async () => {

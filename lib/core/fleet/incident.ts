@@ -6,7 +6,7 @@ import { nodeNameSchema } from '../schemas';
  * incident is in exactly one named stage; every move between stages is a row of TRANSITIONS,
  * keyed by the event kind written under `events/` when it happens (or by one of three internal
  * steps that write no event). The watchdog applies the rows forward, a replay folds the written
- * events through the same rows, and `next` names the one pending action of a stage. Pure.
+ * events through the same rows, and `next` (incident-pending.ts) names the one pending action of a stage. Pure.
  */
 
 /**
@@ -27,6 +27,14 @@ export const restartSchema = z.strictObject({
   /** Set once the result is known (or the restart was refused or never sent). */
   finishedAt: z.number().optional(),
   detail: z.string().max(500).optional(),
+  /**
+   * The worker process a stall's restart replaces (`<pid>:<start ticks>`, from the samples):
+   * while it drains it may still finish a stage, and that progress speaks for the stalled
+   * worker, not for the restart. Older records and other restarts leave it out.
+   */
+  worker: z.string().max(64).optional(),
+  /** Set when the restart did not happen (refused, never sent, or its command failed): the worker was not replaced. */
+  failed: z.boolean().optional(),
 });
 export type RestartRecord = z.output<typeof restartSchema>;
 
@@ -77,7 +85,7 @@ export type Incident = z.output<typeof incidentSchema>;
 
 /** The inputs of the machine: an event kind with what it carries, or an internal step. */
 export type Step =
-  | { kind: 'STALLED'; at: number }
+  | { kind: 'STALLED'; at: number; worker?: string }
   | { kind: 'REDUNDANCY_LOST'; at: number; restart: boolean }
   | { kind: 'STANDBY_UNREADY'; at: number }
   | { kind: 'NODE_SILENT' }
@@ -128,18 +136,19 @@ const restartOutstanding = (i: Incident): boolean => i.restart !== null && i.res
 
 const escalate = (why: (typeof ESCALATIONS)[number]): Stage => ({ name: 'escalating', why, noStandbyAlerted: false });
 const stay = (i: Incident): Moved => ({ stage: i.stage, restart: i.restart });
-const finish = (i: Incident, at: number, detail: string): RestartRecord | null => (i.restart === null ? null : { ...i.restart, finishedAt: at, detail: detail.slice(0, 500) });
+const finish = (i: Incident, at: number, detail: string, failed = false): RestartRecord | null =>
+  i.restart === null ? null : { ...i.restart, finishedAt: at, detail: detail.slice(0, 500), ...(failed ? { failed } : {}) };
 
 /** A restart's outcome: the ladder moves on from a restart in flight; after escalation it is only history. */
 const restartOutcome = (i: Incident, at: number, detail: string, failed: boolean): Moved => {
-  const restart = finish(i, at, detail);
+  const restart = finish(i, at, detail, failed);
   if (AFTER_ESCALATION.includes(i.stage.name)) return { stage: i.stage, restart };
   return { stage: failed && i.kind === 'stall' ? escalate('restart-failed') : { name: 'watching' }, restart };
 };
 
 /** Every move of the ladder. A step from a stage not listed is refused (`advance` returns null). */
 export const TRANSITIONS: { [K in StepKind]: Row<K> } = {
-  STALLED: { from: ['(none)'], kinds: ['stall'], says: 'restart-claimed (worker)', to: (_, s) => ({ stage: { name: 'restart-claimed' }, restart: { command: 'restartWorker', claimedAt: s.at } }) },
+  STALLED: { from: ['(none)'], kinds: ['stall'], says: 'restart-claimed (worker)', to: (_, s) => ({ stage: { name: 'restart-claimed' }, restart: { command: 'restartWorker', claimedAt: s.at, ...(s.worker === undefined ? {} : { worker: s.worker }) } }) },
   REDUNDANCY_LOST: {
     from: ['(none)'],
     kinds: ['standby'],
@@ -157,7 +166,7 @@ export const TRANSITIONS: { [K in StepKind]: Row<K> } = {
   RESTART_BUDGET_EXHAUSTED: {
     from: ['restart-claimed'],
     says: 'escalating (budget) for a stall; watching for a standby or a rejoin',
-    to: (i, s) => ({ stage: i.kind === 'stall' ? escalate('budget') : { name: 'watching' }, restart: finish(i, s.at, 'restart budget exhausted') }),
+    to: (i, s) => ({ stage: i.kind === 'stall' ? escalate('budget') : { name: 'watching' }, restart: finish(i, s.at, 'restart budget exhausted', true) }),
   },
   RESTART_SENT: {
     from: ['restart-claimed', ...AFTER_ESCALATION],
@@ -242,61 +251,4 @@ export const openIncident = (o: { id: string; kind: IncidentKind; epoch: number;
   const moved = row.to(blank, step);
   if (moved === 'closed') throw new Error(`${step.kind} closed the incident it opened`);
   return { ...blank, ...moved };
-};
-
-/** Timing the pending actions depend on. */
-export interface Timing {
-  /** How long a sent restart's result is awaited; a claim older than this was never sent. */
-  restartVerifyMs: number;
-}
-
-/** The one thing an open incident waits for, by its stage. */
-export type Pending =
-  /** Send the claimed restart; `overdue` once the claim is older than the verification window (it was never sent). */
-  | { kind: 'send-restart'; command: RestartRecord['command']; claimedAt: number; overdue: boolean }
-  /** Read the sent restart's result until `deadline`. */
-  | { kind: 'verify-restart'; commandId: string; deadline: number }
-  /** Choose a ready standby and claim the failover to it. */
-  | { kind: 'choose-standby'; noStandbyAlerted: boolean }
-  /** Carry out the claimed failover (every step is idempotent). */
-  | { kind: 'carry-out-failover'; failover: FailoverPlan }
-  /** Retry the failed failover (a replay, or a person). */
-  | { kind: 'retry-failover'; failover: FailoverPlan; detail: string }
-  /** Nothing: the samples (a stall), the node's return (a standby) or the lease (a silent primary) decide. */
-  | { kind: 'none'; why: string };
-
-/** A restart sent and not yet resolved: its result is read whatever stage the incident is in. */
-export const outstandingRestart = (incident: Incident, timing: Timing): Extract<Pending, { kind: 'verify-restart' }> | null => {
-  const r = incident.restart;
-  if (r === null || r.commandId === undefined || r.finishedAt !== undefined) return null;
-  return { kind: 'verify-restart', commandId: r.commandId, deadline: (r.sentAt ?? r.claimedAt) + timing.restartVerifyMs };
-};
-
-/** What a watching incident waits for, by its kind. */
-const WATCHING: Record<IncidentKind, string> = {
-  stall: 'the next samples decide: recovery or escalation',
-  dead: 'waiting for the node to be heard from again',
-  standby: 'waiting for the node to be heard from again',
-  rejoin: "the worker's self-test decides: rejoined, or failed a window after its restart",
-};
-
-/** `next(stage, inputs, now)`: the pending action of an open incident. */
-export const next = (incident: Incident, timing: Timing, now: number): Pending => {
-  const { stage, restart } = incident;
-  switch (stage.name) {
-    case 'restart-claimed':
-      return { kind: 'send-restart', command: restart?.command ?? 'restartWorker', claimedAt: restart?.claimedAt ?? incident.openedAt, overdue: now - (restart?.claimedAt ?? incident.openedAt) > timing.restartVerifyMs };
-    case 'restart-sent':
-      return outstandingRestart(incident, timing) ?? { kind: 'none', why: 'the restart was sent; its result is recorded' };
-    case 'escalating':
-      return { kind: 'choose-standby', noStandbyAlerted: stage.noStandbyAlerted };
-    case 'failing-over':
-      return { kind: 'carry-out-failover', failover: stage.failover };
-    case 'failover-failed':
-      return { kind: 'retry-failover', failover: stage.failover, detail: stage.detail };
-    case 'watching':
-      return { kind: 'none', why: WATCHING[incident.kind] };
-    case 'silent':
-      return { kind: 'none', why: "nothing confirms the node is gone: its lease decides, and traffic follows the lease" };
-  }
 };

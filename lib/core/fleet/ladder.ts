@@ -3,7 +3,8 @@ import type { EventKind, FleetEvent } from '../events';
 import { classifySilence, isSilent, PROOF_INTERVALS, readyStandbys, UNREADY_SAMPLES, unreadyWorker, workerFault, type Confirmation } from './liveness';
 import type { Heartbeat, Leader } from '../schemas';
 import { isStalled, type StallCounter } from './stall';
-import { advance, next, openIncident, outstandingRestart, type FailoverPlan, type Incident, type IncidentKind, type Opening, type Step, type Timing } from './incident';
+import { advance, openIncident, type FailoverPlan, type Incident, type IncidentKind, type Opening, type Step } from './incident';
+import { next, outstandingRestart, replacedWorker, type Timing } from './incident-pending';
 import { makeEvent } from './watchdog-events';
 import type { NodeWatch } from './watchdog-state';
 
@@ -200,11 +201,16 @@ const judgeStall = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeW
   if (watch.incident === null) {
     if (!isStalled(counter, stallSamples)) return watch;
     const why = counter.lastFault === 'no-worker' ? 'no worker process is alive' : 'the backlog is not shrinking and no task progressed';
-    return claimRestart(ctx, spec, open(ctx, spec, watch, 'stall', { kind: 'STALLED', at: ctx.now }, `${spec.name} stalled: ${counter.failing} consecutive failing samples (${why}).`));
+    const worker = counter.last?.worker ?? undefined;
+    const stalled: Opening = { kind: 'STALLED', at: ctx.now, ...(worker === undefined ? {} : { worker }) };
+    return claimRestart(ctx, spec, open(ctx, spec, watch, 'stall', stalled, `${spec.name} stalled: ${counter.failing} consecutive failing samples (${why}).`));
   }
   const current = progressRestart(ctx, spec, watch);
   // A restart claimed this very run has not reset the samples yet: they cannot speak for it.
-  if (counter.healthy >= recoverySamples && current.incident?.stage.name !== 'restart-claimed') {
+  // Nor can the stalled worker's own: it may finish a stage while the restart drains it.
+  const incident = current.incident;
+  const byReplaced = incident !== null && replacedWorker(incident) !== null && counter.last?.worker === replacedWorker(incident);
+  if (counter.healthy >= recoverySamples && incident?.stage.name !== 'restart-claimed' && !byReplaced) {
     return move(ctx, spec, current, { kind: 'RECOVERED' }, `${spec.name} is healthy again: ${counter.healthy} healthy samples.`);
   }
   const still = isStalled(counter, stallSamples) ? move(ctx, spec, current, { kind: 'STILL_STALLED' }, `${spec.name} is still stalled a full window after its restart.`) : current;

@@ -52,7 +52,7 @@ export const stallCounterSchema = z.strictObject({
   last: sampleSchema.nullable(),
   /** Consecutive failing samples. */
   failing: z.number().int().min(0),
-  /** Consecutive healthy samples. */
+  /** Consecutive healthy samples, all of one worker process (`last.worker`). */
   healthy: z.number().int().min(0),
   /** Fault of the most recent failing sample. */
   lastFault: z.enum(SAMPLE_FAULTS).nullable(),
@@ -64,15 +64,18 @@ export const emptyCounter = (): StallCounter => ({ boot: null, lastSeq: -1, last
 /**
  * Feeds the samples of one heartbeat into a counter: only samples not judged before count,
  * so re-reading the same heartbeat (a duplicate or concurrent invocation) changes nothing.
- * A new agent boot starts a fresh baseline without resetting the failing count.
+ * A new agent boot starts a fresh baseline without resetting the failing count. A run of
+ * healthy samples is one worker's: a sample of another worker starts the run again.
  */
 export const advanceCounter = (counter: StallCounter, boot: string, samples: readonly Sample[]): StallCounter => {
   let next: StallCounter = counter.boot === boot ? { ...counter } : { ...counter, boot, lastSeq: -1, last: null };
   const fresh = samples.filter((s) => s.seq > next.lastSeq).sort((a, b) => a.seq - b.seq);
   for (const sample of fresh) {
     const fault = judgeSample(next.last ?? undefined, sample);
+    // A healthy run belongs to one worker process: a new worker starts it again.
+    const sameWorker = next.last === null || next.last.worker === sample.worker;
     next = fault === null
-      ? { ...next, failing: 0, healthy: next.healthy + 1, lastFault: null }
+      ? { ...next, failing: 0, healthy: sameWorker ? next.healthy + 1 : 1, lastFault: null }
       : { ...next, failing: next.failing + 1, healthy: 0, lastFault: fault };
     next.lastSeq = sample.seq;
     next.last = sample;

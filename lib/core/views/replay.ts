@@ -1,6 +1,7 @@
 import type { EventKind, FleetEvent } from '../events';
 import type { Leader } from '../schemas';
-import { next, outstandingRestart, type FailoverPlan, type Incident, type Stage, type StageName } from '../fleet/incident';
+import type { FailoverPlan, Incident, Stage, StageName } from '../fleet/incident';
+import { next, outstandingRestart } from '../fleet/incident-pending';
 import { foldWritten, type Trail } from '../fleet/incident-history';
 import type { NodeWatch } from '../fleet/watchdog-state';
 

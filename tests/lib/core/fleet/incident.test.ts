@@ -4,7 +4,6 @@ import { foldWritten } from '../../../../lib/core/fleet/incident-history';
 import {
   advance,
   incidentSchema,
-  next,
   openIncident,
   TRANSITIONS,
   type Incident,
@@ -12,6 +11,7 @@ import {
   type Opening,
   type Step,
 } from '../../../../lib/core/fleet/incident';
+import { next } from '../../../../lib/core/fleet/incident-pending';
 
 const timing = { restartVerifyMs: 60_000 };
 const plan = { to: 'node-2', fromEpoch: 3, claimedAt: 10, outgoingStopped: false, stopOutgoing: true };

@@ -1,4 +1,4 @@
-import { next, outstandingRestart } from '../../../../lib/core/fleet/incident';
+import { next, outstandingRestart } from '../../../../lib/core/fleet/incident-pending';
 import { emptyCounter } from '../../../../lib/core/fleet/stall';
 import { decide, markRestartSent, type WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
 import { watchdogStateSchema } from '../../../../lib/core/fleet/watchdog-state';

@@ -45,6 +45,60 @@ describe('decide', () => {
     expect(v.state.nodes['node-1']?.incident).toBeNull();
   });
 
+  describe('recovery after a restart counts only the restarted worker (CI runs 11 and 12)', () => {
+    const of = (worker: string, samples: ReturnType<typeof frozen>) => samples.map((s) => ({ ...s, worker }));
+    const stalledBy = (worker: string) => {
+      const v = decide(emptyWatchdogState(), leader, beats(heartbeat('node-1', of(worker, frozen(0, 9)))), T0, settings);
+      expect(v.state.nodes['node-1']?.incident?.restart).toMatchObject({ worker });
+      return markRestartSent(v.state, 'node-1', 'node-1-e1-i1', 'cmd-1', T0 + 100)!.state;
+    };
+    const kinds = (v: ReturnType<typeof decide>) => v.actions.flatMap((a) => (a.kind === 'publish' ? [a.event.kind] : []));
+
+    it('does not take a stage the stalled worker finishes while it drains for recovery', () => {
+      const sent = stalledBy('101:5000');
+      // The stopped worker, drained by the restart, advances its task for a few samples.
+      const draining = decide(sent, leader, beats(heartbeat('node-1', [...of('101:5000', frozen(0, 9)), ...of('101:5000', working(9, 4))])), T0 + 60_000, settings);
+      expect(kinds(draining)).not.toContain('RECOVERED');
+      expect(draining.state.nodes['node-1']?.incident).not.toBeNull();
+      // Its replacement's first healthy sample starts a run of its own: one is not enough.
+      const first = decide(draining.state, leader, beats(heartbeat('node-1', [...of('101:5000', working(0, 13)), ...of('202:9000', working(13, 1))])), T0 + 75_000, settings);
+      expect(kinds(first)).toEqual([]);
+      const second = decide(first.state, leader, beats(heartbeat('node-1', [...of('101:5000', working(0, 13)), ...of('202:9000', working(13, 2))])), T0 + 90_000, settings);
+      expect(kinds(second)).toEqual(['RECOVERED']);
+    });
+
+    it('still escalates when the replacement stalls in turn, whatever the old worker did on its way out', () => {
+      const sent = stalledBy('101:5000');
+      const hb = heartbeat('node-1', [...of('101:5000', frozen(0, 9)), ...of('101:5000', working(9, 3)), ...of('202:9000', frozen(12, 8))]);
+      expect(kinds(decide(sent, leader, beats(hb), T0 + 150_000, settings))).toEqual(['STILL_STALLED', 'NO_STANDBY']);
+    });
+
+    it('counts the old worker again once its restart failed: it was never replaced', () => {
+      const failed = markRestartResult(stalledBy('101:5000'), 'node-1', 'node-1-e1-i1', false, 'Failed', T0 + 2000)!.state;
+      const v = decide(failed, leader, beats(heartbeat('node-1', [...of('101:5000', frozen(0, 9)), ...of('101:5000', working(9, 3))])), T0 + 60_000, settings);
+      expect(kinds(v)).toEqual(['RECOVERED']);
+    });
+
+    it('never closes the incident on the stalled worker\'s own samples, in any order of progress and pauses', () => {
+      fc.assert(
+        fc.property(fc.array(fc.boolean(), { minLength: 1, maxLength: 30 }), fc.integer({ min: 1, max: 5 }), (steps, perRound) => {
+          let state = stalledBy('101:5000');
+          let samples = of('101:5000', frozen(0, 9));
+          for (let i = 0; i < steps.length; i += perRound) {
+            for (const moves of steps.slice(i, i + perRound)) {
+              const seq = samples.length;
+              samples = [...samples, { ...(moves ? working(seq, 1)[0] : frozen(seq, 1)[0]), worker: '101:5000' }];
+            }
+            const v = decide(state, leader, beats(heartbeat('node-1', samples.slice(-200))), T0 + 1000 * (i + 1), settings);
+            if (kinds(v).includes('RECOVERED')) return false;
+            state = v.state;
+          }
+          return state.nodes['node-1']?.incident !== null;
+        }),
+      );
+    });
+  });
+
   it('escalates once when the node stays stalled a full window after its restart', () => {
     const { state } = stalledState();
     const sent = markRestartSent(state, 'node-1', 'node-1-e1-i1', 'cmd-1', T0 + 100)!.state;
