@@ -1,4 +1,4 @@
-import { CancelCommandCommand, GetCommandInvocationCommand, SendCommandCommand, type SSMClient } from '@aws-sdk/client-ssm';
+import { CancelCommandCommand, GetCommandInvocationCommand, ListCommandsCommand, SendCommandCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import { FleetError } from '../core/errors';
 import { toFleetError } from './errors';
 
@@ -71,6 +71,28 @@ export class RunCommand {
     } catch (error) {
       throw toFleetError(error, `SSM GetCommandInvocation ${commandId}`);
     }
+  }
+
+  /**
+   * The id of the command sent to the instance with exactly this comment, or null: whether a
+   * send whose answer never reached its caller (or whose record was lost) went out. Only the
+   * instance's recent commands are read (SSM keeps 30 days), up to `pages` pages of 50; no
+   * clock is compared.
+   */
+  async findSent(instanceId: string, comment: string, pages = 4): Promise<string | null> {
+    let token: string | undefined;
+    for (let page = 0; page < pages; page++) {
+      try {
+        const out = await this.ssm.send(new ListCommandsCommand({ InstanceId: instanceId, MaxResults: 50, NextToken: token }));
+        const found = (out.Commands ?? []).find((c) => c.Comment === comment.slice(0, 100) && c.CommandId !== undefined);
+        if (found?.CommandId !== undefined) return found.CommandId;
+        token = out.NextToken;
+      } catch (error) {
+        throw toFleetError(error, `SSM ListCommands ${instanceId}`);
+      }
+      if (token === undefined) return null;
+    }
+    return null;
   }
 
   /**

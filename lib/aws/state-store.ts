@@ -1,7 +1,7 @@
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { z } from 'zod';
 import type { Config } from '../core/config';
-import { CorruptObjectError, isRetryable, lostRace, NotFoundError, OversizedError, ValidationError } from '../core/errors';
+import { CorruptObjectError, isRetryable, lostRace, NotFoundError, OversizedError, TransientError, UnreachableError, ValidationError } from '../core/errors';
 import { retry, realRetryDeps, type RetryDeps, type RetryPolicy } from '../core/retry';
 import { parseJsonText, parseWith } from '../core/validate';
 import { KEYS } from '../core/keys';
@@ -187,10 +187,15 @@ export class StateStore {
       } catch (error) {
         attempts++;
         const refused = toFleetError(error, `PUT ${full}`);
-        // Refused, but perhaps only because an earlier attempt (ours, or the SDK's retry of
-        // it) landed and lost its response: then our token is in the object's chain.
-        if (conditional && lostRace(refused) && (attempts > 1 || (error as { $metadata?: { attempts?: number } }).$metadata?.attempts !== 1)) {
-          const now = await this.head(full);
+        // A 500 or a broken connection may come after the write was applied (S3 does not say
+        // which), so look before sending it again: a plain PUT sent again would only lose its
+        // answer again while a caller's responses keep being lost. A refusal may also come only
+        // because an earlier attempt (ours, or the SDK's retry of it) landed and lost its
+        // response. Either way, our token in the object's chain says the write is there.
+        const ambiguous = refused instanceof TransientError || refused instanceof UnreachableError;
+        if (ambiguous || (conditional && lostRace(refused) && (attempts > 1 || (error as { $metadata?: { attempts?: number } }).$metadata?.attempts !== 1))) {
+          // A look that fails itself proves nothing: the write is sent again (or refused) as before.
+          const now = ambiguous ? await this.head(full).catch(() => null) : await this.head(full);
           const mine = landing(token, now);
           if (mine.landed === 'latest') {
             this.tokens.remember(full, mine.etag, now?.tokens);

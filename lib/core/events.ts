@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { KEYS } from './keys';
-import { nodeNameSchema } from './schemas';
+import { nodeNameSchema, storedVersion } from './schemas';
 
 /** Kinds of incident steps; each is written once under `events/` and alerted on SNS. */
 export const EVENT_KINDS = [
@@ -24,6 +24,8 @@ export const EVENT_KINDS = [
   'FAILOVER_FAILED',
   'POISON_TASK',
   'MANIFEST_DAMAGED',
+  'LEADER_DAMAGED',
+  'STATE_DAMAGED',
   'INPUT_HELD',
   'INPUT_RESUMED',
   'RECOVERED',
@@ -31,7 +33,7 @@ export const EVENT_KINDS = [
 export type EventKind = (typeof EVENT_KINDS)[number];
 
 /** Metrics that justified a step, copied from the samples. */
-export const eventMetricsSchema = z.strictObject({
+export const eventMetricsSchema = z.object({
   failingSamples: z.number().int().min(0),
   healthySamples: z.number().int().min(0),
   fault: z.enum(['no-worker', 'no-progress']).nullable(),
@@ -45,8 +47,8 @@ export const eventMetricsSchema = z.strictObject({
 export type EventMetrics = z.output<typeof eventMetricsSchema>;
 
 /** `events/<incidentId>/<kind>.json`, and the body of every alert. */
-export const fleetEventSchema = z.strictObject({
-  version: z.literal(1),
+export const fleetEventSchema = z.object({
+  version: storedVersion(1),
   id: z.string().min(1).max(200),
   incidentId: z.string().min(1).max(160),
   kind: z.enum(EVENT_KINDS),

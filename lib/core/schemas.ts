@@ -3,13 +3,21 @@ import { z } from 'zod';
 /**
  * Schemas of everything stored under the state prefix and of the task message. Every read is
  * validated against one of these; `version` lets a future layout be told apart.
+ *
+ * Stored records are read the way a rolling upgrade needs: a field this release does not know
+ * (one the next release added) is dropped, not refused, and the next version number is
+ * accepted, so a node or function one release behind stops nothing. The next version may only
+ * add fields. The task message, a producer's input, stays strict.
  */
+
+/** The version field of a stored record: this release's, or the next one's (which only adds fields). */
+export const storedVersion = <V extends number>(current: V) => z.union([z.literal(current), z.literal(current + 1)]);
 
 const nodeName = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/);
 const taskId = z.string().regex(/^[A-Za-z0-9._-]{1,128}$/);
 
 /** One in-flight task as the worker reports it. */
-export const inFlightTaskSchema = z.strictObject({
+export const inFlightTaskSchema = z.object({
   taskId,
   /** Counter that advances whenever the task makes progress (ticks, bytes, frames). */
   progress: z.number().int().min(0),
@@ -20,7 +28,7 @@ export const inFlightTaskSchema = z.strictObject({
 export type InFlightTask = z.output<typeof inFlightTaskSchema>;
 
 /** One health sample taken by the agent every sample interval. */
-export const sampleSchema = z.strictObject({
+export const sampleSchema = z.object({
   /** Monotonic sequence number per agent boot; with `boot` it orders samples. */
   seq: z.number().int().min(0),
   /** The node's wall clock in ms: informational only, never compared across machines. */
@@ -64,8 +72,8 @@ export type Sample = z.output<typeof sampleSchema>;
 export const HELD_BODY_MAX = 4096;
 
 /** `nodes/<node>/heartbeat.json`: the latest samples of one node, newest last. */
-export const heartbeatSchema = z.strictObject({
-  version: z.literal(1),
+export const heartbeatSchema = z.object({
+  version: storedVersion(1),
   node: nodeName,
   /** Random id of this agent process: sequence numbers restart with it. */
   boot: z.string().min(1).max(64),
@@ -82,15 +90,15 @@ export const heartbeatSchema = z.strictObject({
    * when it is longer than HELD_BODY_MAX: such a message is only handed back.
    */
   held: z
-    .array(z.strictObject({ taskId, receipt: z.string().min(1).max(2048), id: z.string().min(1).max(128), receiveCount: z.number().int().min(1), body: z.string().max(4096).optional() }))
+    .array(z.object({ taskId, receipt: z.string().min(1).max(2048), id: z.string().min(1).max(128), receiveCount: z.number().int().min(1), body: z.string().max(4096).optional() }))
     .max(256)
     .optional(),
 });
 export type Heartbeat = z.output<typeof heartbeatSchema>;
 
 /** `leader.json`: who is primary, with an epoch that only grows. Changed by CAS only. */
-export const leaderSchema = z.strictObject({
-  version: z.literal(1),
+export const leaderSchema = z.object({
+  version: storedVersion(1),
   primary: nodeName,
   epoch: z.number().int().min(1),
   /** Bumped on every renewal so the content, and therefore the ETag, changes. */
@@ -109,13 +117,13 @@ export const leaderSchema = z.strictObject({
    * The version this record replaced (its epoch and renewal count). A new primary that saw
    * exactly that version times its handover wait from when it saw it (lib/core/fleet/lease.ts).
    */
-  replaces: z.strictObject({ epoch: z.number().int().min(0), renewals: z.number().int().min(0) }).optional(),
+  replaces: z.object({ epoch: z.number().int().min(0), renewals: z.number().int().min(0) }).optional(),
 });
 export type Leader = z.output<typeof leaderSchema>;
 
 /** `tasks/<taskId>/done.json`: created once with If-None-Match: *, by the first finisher. */
-export const doneSchema = z.strictObject({
-  version: z.literal(1),
+export const doneSchema = z.object({
+  version: storedVersion(1),
   taskId,
   node: nodeName,
   epoch: z.number().int().min(0),
@@ -133,8 +141,8 @@ export type Stage = (typeof STAGES)[number];
  * before anything is acknowledged; it carries the writer's epoch, and a write from an older
  * epoch than the stored one is refused.
  */
-export const checkpointSchema = z.strictObject({
-  version: z.literal(1),
+export const checkpointSchema = z.object({
+  version: storedVersion(1),
   taskId,
   stages: z.number().int().min(0).max(STAGES.length),
   epoch: z.number().int().min(0),

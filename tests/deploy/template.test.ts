@@ -96,7 +96,7 @@ describe('least privilege', () => {
 
   it('uses a wildcard resource only for calls that take no resource ARN', () => {
     const anywhere = roles().flatMap((role) => statements(role).filter((s) => s.Resource === '*').flatMap((s) => asList(s.Action)));
-    expect([...new Set(anywhere)].sort()).toEqual(['lightsail:GetInstanceState', 'ssm:CancelCommand', 'ssm:DescribeInstanceInformation', 'ssm:GetCommandInvocation']);
+    expect([...new Set(anywhere)].sort()).toEqual(['lightsail:GetInstanceState', 'ssm:CancelCommand', 'ssm:DescribeInstanceInformation', 'ssm:GetCommandInvocation', 'ssm:ListCommands']);
   });
 
   it('limits ssm:SendCommand to AWS-RunShellScript and the fleet-tagged managed instances', () => {

@@ -1,5 +1,5 @@
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
-import { GetCommandInvocationCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { GetCommandInvocationCommand, ListCommandsCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { handler, resetForTests } from '../../functions/watchdog/handler';
@@ -135,6 +135,91 @@ describe('watchdog handler', () => {
     expect([...s3.objects.keys()].some((k) => k.startsWith('peer-sync/quarantine/watchdog_state.json.'))).toBe(true);
     expect(s3.json('peer-sync/watchdog/state.json')).toMatchObject({ version: 2 });
     expect(ssm).toHaveReceivedCommandTimes(SendCommandCommand, 1);
+  });
+
+  describe('a write that landed is never taken as lost (issue 12)', () => {
+    it.each(['reset', 'internal-error'] as const)('sends the claimed restart and alerts once when the state write is applied and its response lost (%s)', async (how) => {
+      stallPrimary();
+      s3.loseNext((k) => k === 'peer-sync/watchdog/state.json', how);
+      await handler(scheduled);
+      expect(ssm).toHaveReceivedCommandTimes(SendCommandCommand, 1);
+      expect(kinds()).toEqual(['STALLED', 'RESTART_SENT']);
+      // The claim stands as sent: a later run does not take it for a claim nobody sent (and fail over without a restart).
+      expect(s3.json('peer-sync/watchdog/state.json')).toMatchObject({ nodes: { 'node-1': { incident: { stage: { name: 'restart-sent' }, restart: { commandId: 'cmd-0001' } } } } });
+    });
+
+    it('alerts once when the event write is applied and its response lost', async () => {
+      stallPrimary();
+      s3.loseNext((k) => k.startsWith('peer-sync/events/'), 'internal-error');
+      await handler(scheduled);
+      await handler(scheduled);
+      expect(kinds()).toEqual(['STALLED', 'RESTART_SENT']);
+    });
+  });
+
+  describe('a restart claimed but never recorded as sent (issue 12)', () => {
+    /** The state of a run that claimed the restart two minutes ago and lost the record of sending it. */
+    const claimedLongAgo = async (): Promise<void> => {
+      stallPrimary();
+      await handler(scheduled);
+      const state = s3.json('peer-sync/watchdog/state.json') as { nodes: Record<string, { incident: Record<string, unknown> }> };
+      const incident = state.nodes['node-1'].incident;
+      Object.assign(incident, { stage: { name: 'restart-claimed' }, restart: { command: 'restartWorker', claimedAt: Date.now() - 120_000 } });
+      s3.set('peer-sync/watchdog/state.json', state);
+      s3.objects.delete('peer-sync/events/node-1-e3-i1/RESTART_SENT.json');
+      ssm.reset();
+      sns.reset();
+      sns.on(PublishCommand).resolves({ MessageId: 'm-2' });
+    };
+
+    it('finds the command SSM has for the incident and verifies it, sending nothing again', async () => {
+      await claimedLongAgo();
+      ssm.on(ListCommandsCommand).resolves({ Commands: [{ CommandId: 'cmd-other', Comment: 'queen-fleet node-2-e3-i1' }, { CommandId: 'cmd-0009', Comment: 'queen-fleet node-1-e3-i1' }] });
+      ssm.on(GetCommandInvocationCommand).resolves({ Status: 'InProgress' });
+      await handler(scheduled);
+      expect(ssm).toHaveReceivedCommandWith(ListCommandsCommand, { InstanceId: 'mi-00000000000000001' });
+      expect(ssm).not.toHaveReceivedCommand(SendCommandCommand);
+      expect(published().map((e) => [e.kind, e.commandId])).toEqual([['RESTART_SENT', 'cmd-0009']]);
+    });
+
+    it('fails the restart when SSM never saw it', async () => {
+      await claimedLongAgo();
+      ssm.on(ListCommandsCommand).resolves({ Commands: [] });
+      await handler(scheduled);
+      expect(kinds()).toEqual(['RESTART_FAILED']);
+    });
+  });
+
+  describe('damaged control objects heal (issue 12)', () => {
+    const atEpoch = (node: string, epoch: number, role: 'primary' | 'standby') => ({ ...heartbeat(node, working(0, 9).map((x) => ({ ...x, epochSeen: epoch, consumingEpoch: role === 'primary' ? epoch : null }))), role });
+
+    it('carries incident numbers on after the state is rebuilt, so the next incident is alerted', async () => {
+      stallPrimary();
+      await handler(scheduled);
+      s3.set('peer-sync/watchdog/state.json', '{"version": 2, "nodes": ');
+      await handler(scheduled);
+      expect(kinds()).toEqual(['STALLED', 'RESTART_SENT', 'STATE_DAMAGED', 'STALLED', 'RESTART_SENT']);
+      expect(published().filter((e) => e.kind === 'STALLED').map((e) => e.incidentId)).toEqual(['node-1-e3-i1', 'node-1-e3-i2']);
+    });
+
+    it('rebuilds a damaged leader record for the node that holds the highest epoch, and alerts once', async () => {
+      s3.set('peer-sync/nodes/node-1/heartbeat.json', atEpoch('node-1', 3, 'primary'));
+      s3.set('peer-sync/nodes/node-2/heartbeat.json', atEpoch('node-2', 3, 'standby'));
+      s3.set('peer-sync/leader.json', '{"version":1,"primary":"node-1","epo');
+      await handler(scheduled);
+      await handler(scheduled);
+      expect(s3.json('peer-sync/leader.json')).toMatchObject({ primary: 'node-1', epoch: 3, changedBy: 'watchdog' });
+      expect(kinds()).toEqual(['LEADER_DAMAGED']);
+      expect(published()[0]).toMatchObject({ newPrimary: 'node-1', newEpoch: 3 });
+      expect([...s3.objects.keys()].some((k) => k.startsWith('peer-sync/quarantine/leader.json.'))).toBe(true);
+    });
+
+    it('reads a record of the next version with fields it does not know, and keeps them from stopping anything', async () => {
+      stallPrimary();
+      s3.set('peer-sync/leader.json', { version: 2, primary: 'node-1', epoch: 3, renewals: 0, reason: 'test', changedBy: 'test', fencingToken: 'abc' });
+      await handler(scheduled);
+      expect(kinds()).toEqual(['STALLED', 'RESTART_SENT']);
+    });
   });
 
   it('admits from the intake queue on its schedule, up to the high mark, and reads no queue on a heartbeat notification', async () => {

@@ -4,13 +4,36 @@ import { actual, DRILL_MS, drill, passed } from '../helpers/drill';
 /**
  * The faults real fleets meet (issue 9), each through `fleet drill` on the faithful local
  * cloud: a VM that freezes and wakes, one that reboots, one that is stopped, stages that hang,
- * S3 down for everyone, notifications a minute late. Each checks its scenario passed, then the
- * behaviour the fault exists for.
+ * S3 down for everyone, notifications a minute late, damaged control objects and lost
+ * responses. Each checks its scenario passed, then the behaviour the fault exists for.
  */
 afterAll(() => killAll());
 
 
 describe('fault drills', () => {
+  it(
+    'heals damaged control objects and carries on through lost responses: no dropped restart or alert, no second primary, no stop beyond a lease',
+    async () => {
+      const { report } = await drill('damaged-objects-lost-responses');
+      passed(report);
+      const events = (kind: string) => report.timeline.filter((e) => e.event === kind);
+      // Every watchdog PUT lost its response: each stall was still restarted (not failed over) and alerted once.
+      expect(actual(report, 'restarts')).toBe(2);
+      expect(events('stalled')).toHaveLength(2);
+      expect(events('restart_sent')).toHaveLength(2);
+      // The rebuilt state carried incident numbers on: the second stall has an id (and so an alert) of its own.
+      expect(events('state_damaged')).toHaveLength(1);
+      // The damaged leader record: alerted once, rebuilt for the node that held the epoch; nobody else took it.
+      expect(events('leader_damaged')).toHaveLength(1);
+      expect(events('leader_damaged')[0]?.detail).toMatch(/Rebuilt: node-1 holds epoch 1/);
+      expect(report.epochs.map((e) => e.primary)).toEqual(['node-1']);
+      // The shard of the last task to arrive (task-0024, bucket 221), damaged before it arrives: found when it is synced, rebuilt.
+      expect(events('manifest_damaged').length).toBeGreaterThanOrEqual(1);
+      expect((report.cloud.lostResponseReset ?? 0) + (report.cloud.lostResponse500 ?? 0)).toBeGreaterThan(20);
+    },
+    DRILL_MS,
+  );
+
   it(
     'fails over once from a primary frozen for 300 s; woken, it fences itself and writes nothing for the old epoch',
     async () => {

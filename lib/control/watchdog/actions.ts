@@ -49,13 +49,27 @@ export const record = async (deps: WatchdogDeps, reduce: (s: WatchdogState) => {
 export const sendCommand = async (deps: WatchdogDeps, a: Extract<WatchdogAction, { kind: 'command' }>): Promise<void> => {
   let commandId: string;
   try {
-    commandId = await deps.commands.send(a.instanceId, a.command, `queen-fleet ${a.incidentId}`);
+    commandId = await deps.commands.send(a.instanceId, a.command, commentOf(a.incidentId));
   } catch (error) {
     await record(deps, (s) => markRestartResult(s, a.node, a.incidentId, false, `not delivered: ${describeError(error)}`, deps.now()));
     return;
   }
   await record(deps, (s) => markRestartSent(s, a.node, a.incidentId, commandId, deps.now()));
 };
+
+/**
+ * Settles a restart claimed long ago whose send was never recorded: SSM is asked for the
+ * command the claim would have sent (by its comment, which names the incident). Found, it is
+ * recorded as sent and verified like any other; not found, the restart failed.
+ */
+export const findRestart = async (deps: WatchdogDeps, a: Extract<WatchdogAction, { kind: 'find-restart' }>): Promise<void> => {
+  const commandId = await deps.commands.findSent(a.instanceId, commentOf(a.incidentId));
+  if (commandId !== null) await record(deps, (s) => markRestartSent(s, a.node, a.incidentId, commandId, deps.now()));
+  else await record(deps, (s) => markRestartResult(s, a.node, a.incidentId, false, 'restart claimed but never sent (SSM has no such command)', deps.now()));
+};
+
+/** The comment a restart's command carries: it names the incident, so the command can be found again. */
+const commentOf = (incidentId: string): string => `queen-fleet ${incidentId}`;
 
 /** Reads a sent command's result; records it once it is final or the deadline passed. */
 export const verify = async (deps: WatchdogDeps, a: Extract<WatchdogAction, { kind: 'verify' }>): Promise<void> => {

@@ -1,14 +1,15 @@
 import { CorruptObjectError, describeError, FleetError } from '../../core/errors';
-import { KEYS } from '../../core/keys';
+import { eventOfKey, KEYS, PREFIXES } from '../../core/keys';
 import { isSilent, suspectWaitMs, updateSeen, type Confirmation } from '../../core/fleet/liveness';
 import { heartbeatSchema, type Heartbeat } from '../../core/schemas';
 import { decide, withAdmission, type WatchdogAction } from '../../core/fleet/watchdog';
-import { emptyWatchdogState, watchdogStateSchema, type WatchdogState } from '../../core/fleet/watchdog-state';
-import { emit, sendCommand, verify } from './actions';
+import { stateDamageEvent, withLeaderRepair } from '../../core/fleet/repair';
+import { seededState, watchdogStateSchema, type WatchdogState } from '../../core/fleet/watchdog-state';
+import { emit, findRestart, sendCommand, verify } from './actions';
 import type { WatchdogDeps } from './deps';
 import { failover } from './failover';
 import { route } from './route';
-import { readLeader } from './leader';
+import { readLeader, readLeaderRecord, repairLeader } from './leader';
 
 export { readLeader };
 
@@ -49,9 +50,16 @@ export const readHeartbeats = async ({ store, config, log }: WatchdogDeps, rejec
   return found;
 };
 
-const quarantine = (deps: WatchdogDeps) => async (error: CorruptObjectError): Promise<void> => {
+const quarantine = (deps: WatchdogDeps, found: (error: CorruptObjectError) => void) => async (error: CorruptObjectError): Promise<void> => {
   await deps.store.quarantine(KEYS.watchdogState, error.message, deps.now());
   deps.log.error({ err: error.message }, 'watchdog state corrupt: copied aside and rebuilt from the next samples');
+  found(error);
+};
+
+/** The state a rebuild starts from: incident numbers carried on from the events written (seededState). */
+const seed = async (deps: WatchdogDeps): Promise<WatchdogState> => {
+  const ids = (await deps.store.list(PREFIXES.events)).flatMap((key) => eventOfKey(key)?.incidentId ?? []);
+  return seededState(ids);
 };
 
 const carryOutAction = async (deps: WatchdogDeps, action: WatchdogAction): Promise<void> => {
@@ -65,11 +73,17 @@ const carryOutAction = async (deps: WatchdogDeps, action: WatchdogAction): Promi
     case 'verify':
       await verify(deps, action);
       return;
+    case 'find-restart':
+      await findRestart(deps, action);
+      return;
     case 'failover':
       await failover(deps, action);
       return;
     case 'route':
       await route(deps, action);
+      return;
+    case 'repair-leader':
+      await repairLeader(deps, action);
       return;
     case 'admit': {
       const moved = (await deps.intake?.admit(action.count)) ?? 0;
@@ -87,6 +101,8 @@ const describeAction = (action: WatchdogAction): string => {
       return `route ${action.primary}`;
     case 'admit':
       return `admit ${action.count}`;
+    case 'repair-leader':
+      return `repair-leader ${action.leader?.primary ?? '(nobody yet)'}`;
     default:
       return `${action.kind} ${action.node}`;
   }
@@ -114,7 +130,7 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
   // A run that cannot read what it judges fails as a whole (Lambda retries it); the next run
   // that gets through then judges no silence it could not see. A run whose reads got through
   // only after retries (S3 just back from an outage) sees heartbeats that may be stale: the same.
-  let [leader, heartbeats] = await Promise.all([readLeader(deps), readHeartbeats(deps, rejected)]).catch((error: unknown) => {
+  let [{ leader, damage }, heartbeats] = await Promise.all([readLeaderRecord(deps), readHeartbeats(deps, rejected)]).catch((error: unknown) => {
     deps.sight.failing = true;
     throw error;
   });
@@ -124,27 +140,32 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
   // Admission (backpressure) on the schedule and the nodes' own triggers, not on every heartbeat's notification.
   const intake = options.admit === false ? null : deps.intake;
   let depths: { backlog: number; intake: number } | null = null;
+  let damaged: CorruptObjectError | null = null;
+  let rebuilt: WatchdogState | null = null;
   const judged = deps.store.update(
     KEYS.watchdogState,
     watchdogStateSchema,
     (current) => {
-      const state = current ?? emptyWatchdogState();
+      const state = current ?? rebuilt ?? seededState([]);
       const blind = deps.sight.failing || deps.store.counts.troubledReads > troubledBefore;
       const settings = { ...deps.config, routed: deps.dns !== null };
       const judged = decide(state, leader, heartbeats, now, settings, confirmations, blind);
-      const verdict = deps.intake === null ? judged : withAdmission(judged, depths, leader, heartbeats, now, settings);
+      const admitted = deps.intake === null ? judged : withAdmission(judged, depths, leader, heartbeats, now, settings);
+      const verdict = withLeaderRepair(admitted, damage, heartbeats, now, settings);
       return { value: verdict.changed ? verdict.state : null, result: verdict.actions };
     },
-    quarantine(deps),
+    quarantine(deps, (error) => (damaged = error)),
     async (current) => {
-      const state = current ?? emptyWatchdogState();
+      // No state stored (the first run) or a damaged one: start from the events' incident numbers.
+      if (current === null) rebuilt ??= await seed(deps);
+      const state = current ?? rebuilt ?? seededState([]);
       // A node one heartbeat late: wait (once, at most an interval) until its silence is
       // conclusive rather than until the next trigger, then look again.
       const wait = waited ? null : suspectWaitMs(state.nodes, heartbeats, now, deps.config.sampleIntervalSeconds * 1000);
       if (wait !== null) {
         waited = true;
         await deps.sleep(wait);
-        [leader, heartbeats] = await Promise.all([readLeader(deps), readHeartbeats(deps, [])]).catch((error: unknown) => {
+        [{ leader, damage }, heartbeats] = await Promise.all([readLeaderRecord(deps), readHeartbeats(deps, [])]).catch((error: unknown) => {
           deps.sight.failing = true;
           throw error;
         });
@@ -167,6 +188,8 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
     throw error;
   }
   deps.sight.failing = false;
+  const found = damaged as CorruptObjectError | null;
+  if (found !== null) actions = [{ kind: 'publish', event: stateDamageEvent(found.etag, found.message, leader?.primary ?? null, deps.now()) }, ...actions];
   const done: string[] = [];
   for (const action of actions) {
     try {

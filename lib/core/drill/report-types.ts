@@ -84,6 +84,13 @@ export interface Incident {
   unrecordedResumedAt: number | null;
   /** When a node other than the primary was a ready standby again, from the failover (or the fault when none). */
   redundantAt: number | null;
+  /**
+   * For a fault no worker has to stop for (a damaged object, lost responses, a slow or skewed
+   * cloud), the longest time no worker did any work the wire shows (a receive, a checkpoint or
+   * completion, an extension), from the fault to the next one (or the drain): how long
+   * consumption stopped at worst. Null for other faults.
+   */
+  consumeGapSeconds: number | null;
 }
 
 export interface Report {

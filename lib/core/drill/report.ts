@@ -26,6 +26,28 @@ const DETECTION: Readonly<Record<string, readonly string[]>> = {
 /** Faults on a node that justify moving the primary role away from it. */
 const JUSTIFIES_FAILOVER = new Set(['stall-worker', 'kill-node', 'stop-node', 'freeze-node', 'reboot-node', 'partition-node', 'kill-agent']);
 
+/** Faults that stop or cut off a worker: only their in-flight tasks have anything to resume from. */
+const INTERRUPTS = new Set([...JUSTIFIES_FAILOVER, 'crash-worker', 'hang-stage']);
+
+/** Faults no worker has to stop for: consumption must go on through them (their consumeGap). */
+const CARRIED_THROUGH = new Set(['corrupt-object', 'lost-response', 'clock-skew', 'duplicate-watchdog', 'watchdog-outage', 'notification-lag', 'slow-tasks', 'poison-task', 's3-throttle', 's3-latency']);
+
+/**
+ * The longest time in [from, to) in which no worker did any work the wire shows, counted from the
+ * last before `from`: a receive from the task queue (an idle worker long-polls without pause), a
+ * checkpoint or completion written, a message's visibility extended (a busy one).
+ */
+const consumeGap = (o: Observations, from: number, to: number): number => {
+  const polls = [...o.receives.map((r) => r.t), ...o.writes.map((w) => w.t), ...o.extensions.map((x) => x.t)].sort((a, b) => a - b);
+  let last = [...polls].reverse().find((t) => t < from) ?? from;
+  let gap = 0;
+  for (const t of polls.filter((p) => p >= from && p < to)) {
+    gap = Math.max(gap, t - last);
+    last = t;
+  }
+  return Math.max(gap, to - last);
+};
+
 /** The incidents of rejoins (a standby's worker restarted to make it ready), by their opening event. */
 const rejoinIncidents = (o: Observations): Set<string> => new Set(o.events.filter((e) => e.kind === 'STANDBY_UNREADY').map((e) => e.incidentId));
 
@@ -35,7 +57,8 @@ const ladderRestarts = (o: Observations): Observations['restarts'] => {
   return o.restarts.filter((r) => r.incidentId == null || !rejoins.has(r.incidentId));
 };
 
-const buildIncidents = (o: Observations, epochs: Report['epochs']): Incident[] =>
+/** Each fault's incident; `end` is when the faults end (the drain begins). */
+const buildIncidents = (o: Observations, epochs: Report['epochs'], end: number): Incident[] =>
   o.faults.map((f) => {
     const detectKinds = DETECTION[f.kind];
     const detected = detectKinds === undefined ? undefined : firstAfter(o.events, f.at, (e) => e.node === f.node && detectKinds.includes(e.kind));
@@ -63,7 +86,9 @@ const buildIncidents = (o: Observations, epochs: Report['epochs']): Incident[] =
     const serving = carried !== undefined && (received === undefined || carried.t < received.t) ? carried : received;
     const address = failover === undefined ? undefined : o.addresses[failover.primary];
     const traffic = failover === undefined ? undefined : o.dnsChanges.find((d) => d.t >= f.at && d.value === address);
-    const resume = resumeAfter(o, f);
+    const resume = INTERRUPTS.has(f.kind) ? resumeAfter(o, f) : { inFlight: 0, resumedAt: null, unrecorded: 0, unrecordedResumedAt: null };
+    // Until the next fault (or the drain): whatever came after is that fault's.
+    const next = Math.min(...o.faults.filter((g) => g.at > f.at + 1).map((g) => g.at), end);
     return {
       node: f.node,
       fault: f.kind,
@@ -83,6 +108,7 @@ const buildIncidents = (o: Observations, epochs: Report['epochs']): Incident[] =
       unrecorded: resume.unrecorded,
       unrecordedResumedAt: round(resume.unrecordedResumedAt),
       redundantAt: round(redundantAfter(o, epochs, failover?.from ?? f.at)),
+      consumeGapSeconds: CARRIED_THROUGH.has(f.kind) ? round(consumeGap(o, f.at, next)) : null,
     };
   });
 
@@ -125,7 +151,7 @@ const noStaleWrites = (o: Observations): boolean => {
 const inRange = (actual: number, expected: number | Range): boolean =>
   typeof expected === 'number' ? actual === expected : (expected.min === undefined || actual >= expected.min) && (expected.max === undefined || actual <= expected.max);
 
-const BOUNDS: ReadonlySet<keyof Expectations> = new Set(['maxDetectSeconds', 'maxFailoverSeconds', 'maxTrafficSeconds', 'maxVerdictSeconds', 'maxServingSeconds', 'maxResumeSeconds', 'maxRedundantSeconds']);
+const BOUNDS: ReadonlySet<keyof Expectations> = new Set(['maxDetectSeconds', 'maxFailoverSeconds', 'maxTrafficSeconds', 'maxVerdictSeconds', 'maxServingSeconds', 'maxResumeSeconds', 'maxRedundantSeconds', 'maxBacklog', 'maxConsumeGapSeconds']);
 
 const checkExpectations = (expect: Expectations, actual: Record<keyof Expectations, number | null>): Report['expectations'] =>
   (Object.keys(expect) as (keyof Expectations)[]).map((name) => {
@@ -156,7 +182,7 @@ const worst = (incidents: Incident[], step: (i: Incident) => number | null, appl
 export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: number; timeScale: number; wallSeconds: number }): Report => {
   const epochs = epochsOf(o);
   const failoverEpochs = epochs.slice(1);
-  const incidents = buildIncidents(o, epochs);
+  const incidents = buildIncidents(o, epochs, scenario.seconds);
   const completed = o.enqueued.filter((id) => (o.completions.get(id) ?? 0) > 0).length;
   const duplicates = [...o.completions.values()].reduce((sum, n) => sum + Math.max(0, n - 1), 0);
   // A failover away from a node that no fault touched before it is a false one.
@@ -196,6 +222,7 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
     inputHolds: input.holds,
     maxBacklog: input.maxBacklog,
     deadLettered: o.deadLettered,
+    maxConsumeGapSeconds: Math.max(0, ...incidents.flatMap((i) => (i.consumeGapSeconds === null ? [] : [i.consumeGapSeconds]))),
   });
   const ok = expectations.every((e) => e.ok) && Object.values(invariants).every(Boolean);
   return {

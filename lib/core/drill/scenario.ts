@@ -7,6 +7,20 @@ const at = z.number().min(0);
 const forSeconds = z.number().positive().optional();
 const base = { at, target: target.default('primary'), for: forSeconds };
 
+/** Keys a `lost-response` fault may single out (each names the PUTs whose key matches), by the caller's name for them. */
+export const LOSABLE_KEYS = {
+  leader: /(^|\/)leader\.json$/,
+  'watchdog-state': /(^|\/)watchdog\/state\.json$/,
+  heartbeat: /(^|\/)nodes\/[^/]+\/heartbeat\.json$/,
+  events: /(^|\/)events\//,
+  checkpoint: /(^|\/)tasks\/[^/]+\/checkpoint\.json$/,
+  done: /(^|\/)tasks\/[^/]+\/done\.json$/,
+  manifest: /(^|\/)manifest(\.json$|\/)/,
+} as const;
+
+/** Control objects a `corrupt-object` fault writes garbage over (`heartbeat`: the target node's; `manifest-bucket`: shard `bucket`). */
+export const CORRUPTIBLE_KEYS = ['leader', 'watchdog-state', 'heartbeat', 'manifest-bucket'] as const;
+
 /** Every fault kind of DESIGN section 8, each with its own fields. */
 export const faultSchema = z.discriminatedUnion('kind', [
   z.strictObject({ ...base, kind: z.literal('stall-worker'), until: z.enum(['restart', 'never']).default('restart') }),
@@ -27,11 +41,19 @@ export const faultSchema = z.discriminatedUnion('kind', [
   z.strictObject({ ...base, kind: z.literal('s3-outage') }),
   z.strictObject({ ...base, kind: z.literal('notification-lag'), seconds: z.number().min(0).max(3_600) }),
   z.strictObject({ ...base, kind: z.literal('poison-task') }),
+  /** Every PUT of one caller (a node, or `watchdog`) to a matching key is applied and its response lost, while the fault lasts. */
+  z.strictObject({
+    ...base,
+    target: z.union([target, z.literal('watchdog')]).default('primary'),
+    kind: z.literal('lost-response'),
+    key: z.enum(Object.keys(LOSABLE_KEYS) as [keyof typeof LOSABLE_KEYS, ...(keyof typeof LOSABLE_KEYS)[]]).optional(),
+  }),
+  z.strictObject({ ...base, kind: z.literal('corrupt-object'), key: z.enum(CORRUPTIBLE_KEYS), bucket: z.number().int().min(0).max(255).default(0) }),
 ]);
 export type Fault = z.output<typeof faultSchema>;
 export type FaultKind = Fault['kind'];
 
-/** Fault kinds the drill can inject (all of DESIGN section 8 but the ones of issue 12); kept as a set so a future kind can be declared before it is built. */
+/** Fault kinds the drill can inject (all of DESIGN section 8); kept as a set so a future kind can be declared before it is built. */
 export const SUPPORTED_FAULTS: ReadonlySet<FaultKind> = new Set([
   'stall-worker',
   'crash-worker',
@@ -51,6 +73,8 @@ export const SUPPORTED_FAULTS: ReadonlySet<FaultKind> = new Set([
   's3-outage',
   'notification-lag',
   'poison-task',
+  'lost-response',
+  'corrupt-object',
 ]);
 
 /** Faults that cannot be undone, and why a `for` means nothing for them. */
@@ -59,6 +83,7 @@ export const ONE_WAY_FAULTS: Readonly<Partial<Record<FaultKind, string>>> = {
   'kill-node': 'a crashed VM cannot be un-crashed (use reboot-node for a machine that comes back)',
   'hang-stage': 'the hung stages are stopped and retried by the worker, not resumed',
   'poison-task': 'a poison message stays poison',
+  'corrupt-object': 'the garbage is written once; healing it is what the drill watches',
 };
 
 /** Faults that act on the whole fleet or its control plane: `target` names nothing for them. */
@@ -94,6 +119,8 @@ export const expectSchema = z.strictObject({
   maxBacklog: count.optional(),
   /** Messages in the dead-letter queue at the end. */
   deadLettered: count.optional(),
+  /** For faults no worker has to stop for: the longest time no worker did any work (a receive, a checkpoint, an extension). */
+  maxConsumeGapSeconds: bound.optional(),
 });
 export type Expectations = z.output<typeof expectSchema>;
 export type Range = z.output<typeof range>;

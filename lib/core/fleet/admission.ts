@@ -16,7 +16,7 @@ import type { NodeWatch } from './watchdog-state';
 export const ADMISSION_MODES = ['auto', 'hold', 'open'] as const;
 export type AdmissionMode = (typeof ADMISSION_MODES)[number];
 
-export const admissionSchema = z.strictObject({
+export const admissionSchema = z.object({
   /** `auto`: the rule above; `hold`/`open`: an operator's override. */
   mode: z.enum(ADMISSION_MODES).default('auto'),
   held: z.boolean().default(false),

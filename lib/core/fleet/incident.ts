@@ -18,7 +18,7 @@ export const INCIDENT_KINDS = ['stall', 'dead', 'standby', 'rejoin'] as const;
 export type IncidentKind = (typeof INCIDENT_KINDS)[number];
 
 /** What was done about a restart, whatever stage the incident has reached since: its history. */
-export const restartSchema = z.strictObject({
+export const restartSchema = z.object({
   /** Which fixed node command: the worker (stalls) or the agent (a lost standby). */
   command: z.enum(['restartWorker', 'restartAgent']),
   claimedAt: z.number(),
@@ -39,7 +39,7 @@ export const restartSchema = z.strictObject({
 export type RestartRecord = z.output<typeof restartSchema>;
 
 /** A claimed failover: to whom, from which epoch, and what is known of the old primary. */
-export const failoverPlanSchema = z.strictObject({
+export const failoverPlanSchema = z.object({
   to: nodeNameSchema,
   fromEpoch: z.number().int().min(0),
   claimedAt: z.number(),
@@ -55,24 +55,24 @@ export const ESCALATIONS = ['still-stalled', 'restart-failed', 'budget', 'confir
 
 export const stageSchema = z.discriminatedUnion('name', [
   /** A restart is claimed by CAS; the claimer sends it. */
-  z.strictObject({ name: z.literal('restart-claimed') }),
+  z.object({ name: z.literal('restart-claimed') }),
   /** The restart went out; its result is read (verified) until the verification deadline. */
-  z.strictObject({ name: z.literal('restart-sent') }),
+  z.object({ name: z.literal('restart-sent') }),
   /** Nothing to do but watch: the samples decide (a stall), or the node is heard from again (a standby). */
-  z.strictObject({ name: z.literal('watching') }),
+  z.object({ name: z.literal('watching') }),
   /** The primary is silent and nothing confirms it is gone: its lease decides. */
-  z.strictObject({ name: z.literal('silent') }),
+  z.object({ name: z.literal('silent') }),
   /** A failover is wanted; it waits for a ready standby (alerted once) and the cooldown. */
-  z.strictObject({ name: z.literal('escalating'), why: z.enum(ESCALATIONS), noStandbyAlerted: z.boolean() }),
+  z.object({ name: z.literal('escalating'), why: z.enum(ESCALATIONS), noStandbyAlerted: z.boolean() }),
   /** A failover is claimed and carried out step by idempotent step. */
-  z.strictObject({ name: z.literal('failing-over'), failover: failoverPlanSchema }),
+  z.object({ name: z.literal('failing-over'), failover: failoverPlanSchema }),
   /** The failover did not complete: a replay (or a person) retries it. */
-  z.strictObject({ name: z.literal('failover-failed'), failover: failoverPlanSchema, detail: z.string().max(500), finishedAt: z.number() }),
+  z.object({ name: z.literal('failover-failed'), failover: failoverPlanSchema, detail: z.string().max(500), finishedAt: z.number() }),
 ]);
 export type Stage = z.output<typeof stageSchema>;
 export type StageName = Stage['name'];
 
-export const incidentSchema = z.strictObject({
+export const incidentSchema = z.object({
   /** `<node>-e<epoch>-i<n>`: event ids are `<incident id>.<kind>`. */
   id: z.string().min(1).max(160),
   kind: z.enum(INCIDENT_KINDS),

@@ -13,11 +13,15 @@ export type WatchdogAction =
   | { kind: 'publish'; event: FleetEvent }
   | { kind: 'command'; node: string; instanceId: string; incidentId: string; command: 'restartWorker' | 'restartAgent' }
   | { kind: 'verify'; node: string; instanceId: string; incidentId: string; commandId: string; deadline: number }
+  /** A restart claimed long ago and never recorded as sent: ask SSM whether it went out (recorded as sent), or not (RESTART_FAILED). */
+  | { kind: 'find-restart'; node: string; instanceId: string; incidentId: string }
   | { kind: 'failover'; node: string; incidentId: string; step: FailoverPlan }
   /** Point the origin record at the primary `leader.json` names (traffic follows the lease). */
   | { kind: 'route'; primary: string; epoch: number }
   /** Move this many messages from the intake queue to the task queue (backpressure: lib/core/fleet/admission.ts). */
-  | { kind: 'admit'; count: number };
+  | { kind: 'admit'; count: number }
+  /** Copy the damaged leader record aside and replace exactly that version (`etag`) with `leader`, when one can be named (lib/core/fleet/repair.ts). */
+  | { kind: 'repair-leader'; etag: string; leader: Leader | null };
 
 export type WatchdogSettings = Pick<
   Config,
@@ -96,8 +100,10 @@ const progressRestart = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): 
   const incident = watch.incident;
   if (incident === null) return watch;
   const pending = next(incident, timing(ctx), ctx.now);
+  // The send may have gone out while its record did not land (S3 throttled, the run died): SSM knows.
   if (pending.kind === 'send-restart' && pending.overdue) {
-    return move(ctx, spec, watch, { kind: 'RESTART_FAILED', at: ctx.now, detail: 'restart claimed but never sent' }, `${spec.name}: the restart could not be delivered.`);
+    ctx.actions.push({ kind: 'find-restart', node: spec.name, instanceId: spec.instanceId, incidentId: incident.id });
+    return watch;
   }
   const verify = outstandingRestart(incident, timing(ctx));
   if (verify !== null) ctx.actions.push({ kind: 'verify', node: spec.name, instanceId: spec.instanceId, incidentId: incident.id, commandId: verify.commandId, deadline: verify.deadline });

@@ -43,7 +43,7 @@ export const judgeSample = (prev: Sample | undefined, cur: Sample): SampleFault 
 };
 
 /** Per-node running judgement the watchdog keeps between invocations (stored in its state). */
-export const stallCounterSchema = z.strictObject({
+export const stallCounterSchema = z.object({
   /** Boot id of the agent whose samples were last judged. */
   boot: z.string().nullable(),
   /** Highest sample sequence number already judged. */

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { nodeNameSchema } from '../schemas';
+import { nodeNameSchema, storedVersion } from '../schemas';
 import { incidentSchema } from './incident';
 import { upgradeV1, watchdogStateV1Schema } from './watchdog-state-v1';
 import { emptyCounter, stallCounterSchema } from './stall';
-import { admissionSchema } from './admission';
+import { admissionSchema, emptyAdmission } from './admission';
 
-const nodeStateSchema = z.strictObject({
+const nodeStateSchema = z.object({
   counter: stallCounterSchema,
   incident: incidentSchema.nullable(),
   /** Watchdog-clock times of restarts issued in the last hour: the restart budget. */
@@ -15,14 +15,14 @@ const nodeStateSchema = z.strictObject({
   /** Incidents opened so far for this node: part of the next incident id. */
   incidents: z.number().int().min(0),
   /** The newest sample seen from this node and when (the watchdog's clock): silence is measured from it. */
-  seen: z.strictObject({ boot: z.string(), seq: z.number().int(), at: z.number() }).nullable().default(null),
+  seen: z.object({ boot: z.string(), seq: z.number().int(), at: z.number() }).nullable().default(null),
 });
 export type NodeWatch = z.output<typeof nodeStateSchema>;
 export type { Incident } from './incident';
 
 /** `watchdog/state.json` version 2: per-node counters and open incidents, each in one named stage. */
-const watchdogStateV2Schema = z.strictObject({
-  version: z.literal(2),
+const watchdogStateV2Schema = z.object({
+  version: storedVersion(2),
   /** Bumped on every write so the ETag always changes. */
   revision: z.number().int().min(0),
   nodes: z.record(nodeNameSchema, nodeStateSchema),
@@ -34,7 +34,7 @@ const watchdogStateV2Schema = z.strictObject({
    */
   judgedAt: z.number().nullable().default(null),
   /** The primary and epoch the origin record was last made to point at: traffic follows the lease. */
-  origin: z.strictObject({ primary: nodeNameSchema, epoch: z.number().int().min(0) }).optional(),
+  origin: z.object({ primary: nodeNameSchema, epoch: z.number().int().min(0) }).optional(),
   /** Backpressure: whether input from the intake queue is held, and the operator's override (lib/core/fleet/admission.ts). */
   admission: admissionSchema.optional(),
 });
@@ -50,3 +50,27 @@ export const emptyWatchdogState = (): WatchdogState => ({ version: 2, revision: 
 
 /** A node the watchdog has no record of yet. */
 export const emptyWatch = (): NodeWatch => ({ counter: emptyCounter(), incident: null, restartTimes: [], rejoinTimes: [], incidents: 0, seen: null });
+
+const INCIDENT_ID = /^(.+)-e\d+-i(\d+)$/;
+const ADMISSION_ID = /^admission-(\d+)$/;
+
+/**
+ * The state a rebuild starts from (none stored, or a damaged one copied aside): empty, but with
+ * each counter that names events at the highest value the written events' incident ids show, so
+ * no new event id repeats an old one (its alert would be taken for a repeat and not sent). Pure.
+ */
+export const seededState = (incidentIds: readonly string[]): WatchdogState => {
+  const state = emptyWatchdogState();
+  let admissions = 0;
+  for (const id of incidentIds) {
+    const incident = INCIDENT_ID.exec(id);
+    const node = incident?.[1];
+    if (node !== undefined && nodeNameSchema.safeParse(node).success) {
+      const watch = state.nodes[node] ?? emptyWatch();
+      state.nodes[node] = { ...watch, incidents: Math.max(watch.incidents, Number(incident?.[2])) };
+    }
+    const admission = ADMISSION_ID.exec(id)?.[1];
+    if (admission !== undefined) admissions = Math.max(admissions, Number(admission));
+  }
+  return admissions === 0 ? state : { ...state, admission: { ...emptyAdmission(), changes: admissions } };
+};

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { nodeNameSchema, taskIdSchema } from '../schemas';
+import { nodeNameSchema, storedVersion, taskIdSchema } from '../schemas';
 
 /**
  * The fleet's task state as a join-semilattice (DESIGN section 4): every field merges by a
@@ -12,10 +12,10 @@ export type TaskStatus = (typeof TASK_STATUSES)[number];
 const rank = (s: TaskStatus): number => TASK_STATUSES.indexOf(s);
 
 /** Who completed a task, as `done.json` records it: the object's creator, not a clock. */
-export const completionSchema = z.strictObject({ node: nodeNameSchema, epoch: z.number().int().min(0), at: z.number() });
+export const completionSchema = z.object({ node: nodeNameSchema, epoch: z.number().int().min(0), at: z.number() });
 export type Completion = z.output<typeof completionSchema>;
 
-export const taskEntrySchema = z.strictObject({
+export const taskEntrySchema = z.object({
   status: z.enum(TASK_STATUSES),
   /** Stages finished (0 … 4), as checkpointed. */
   stages: z.number().int().min(0).max(16),
@@ -94,16 +94,16 @@ export const hashTasks = (tasks: TaskMap): string => {
 };
 
 /** `manifest.json`: the hash of every non-empty bucket; buckets live in `manifest/<n>.json`. */
-export const manifestRootSchema = z.strictObject({
-  version: z.literal(1),
+export const manifestRootSchema = z.object({
+  version: storedVersion(1),
   buckets: z.literal(BUCKETS),
   revision: z.number().int().min(0),
   hashes: z.record(z.string().regex(/^\d{1,3}$/), z.string().regex(/^[0-9a-f]{16}$/)),
 });
 export type ManifestRoot = z.output<typeof manifestRootSchema>;
 
-export const manifestShardSchema = z.strictObject({
-  version: z.literal(1),
+export const manifestShardSchema = z.object({
+  version: storedVersion(1),
   bucket: z.number().int().min(0).max(BUCKETS - 1),
   tasks: z.record(taskIdSchema, taskEntrySchema),
 });

@@ -88,6 +88,8 @@ const SEVERITY: Record<EventKind, Severity> = {
   FAILOVER_FAILED: 'critical',
   POISON_TASK: 'warning',
   MANIFEST_DAMAGED: 'warning',
+  LEADER_DAMAGED: 'critical',
+  STATE_DAMAGED: 'warning',
   INPUT_HELD: 'warning',
   INPUT_RESUMED: 'resolved',
   RECOVERED: 'resolved',

@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { heldPath } from '../../../agent/worker/held';
 import type { Config } from '../../core/config';
 import type { Observations } from '../../core/drill/report';
-import { FLEET_WIDE_FAULTS, type Fault } from '../../core/drill/scenario';
+import { FLEET_WIDE_FAULTS, LOSABLE_KEYS, type Fault } from '../../core/drill/scenario';
+import { KEYS } from '../../core/keys';
 import type { LocalCloud } from '../localcloud/cloud';
 import type { LocalFleet } from '../localcloud/fleet';
 import type { LocalScheduler } from '../localcloud/scheduler';
@@ -23,7 +24,35 @@ export interface FaultTargets {
   setWorkFactor: (factor: number) => void;
   /** Puts a message on the task queue no worker can process (poison-task). */
   enqueuePoison: () => void;
+  /** Writes `text` over the object at `key` (below the state prefix), as the harness: never faulted itself. */
+  writeRaw: (key: string, text: string) => Promise<void>;
 }
+
+/** What a corrupt-object fault writes: a record cut off mid-write, then bytes that are not UTF-8. */
+const GARBAGE = '{"version":1,"primary":"node-1","epo\u0000\ufffd\u00ff not json';
+
+
+/** The object a corrupt-object fault damages. */
+const corruptKey = (fault: Extract<Fault, { kind: 'corrupt-object' }>, node: string): string => {
+  switch (fault.key) {
+    case 'leader':
+      return KEYS.leader;
+    case 'watchdog-state':
+      return KEYS.watchdogState;
+    case 'heartbeat':
+      return KEYS.heartbeat(node);
+    case 'manifest-bucket':
+      return KEYS.manifestShard(fault.bucket);
+  }
+};
+
+/** What a fault acts on, for the timeline: a node, or the part of the fleet a fleet-wide fault strikes. */
+const scopeOf = (fault: Fault, node: string): string => {
+  if (fault.kind === 'corrupt-object') return fault.key === 'heartbeat' ? node : 'bucket';
+  if (!FLEET_WIDE_FAULTS.has(fault.kind)) return node;
+  if (fault.kind === 'duplicate-watchdog' || fault.kind === 'watchdog-outage') return 'watchdog';
+  return fault.kind.startsWith('s3') || fault.kind === 'notification-lag' ? 'cloud' : 'queue';
+};
 
 /** What injecting one fault did: words for the timeline, and how to undo it (null: it cannot be). */
 interface Injected {
@@ -118,13 +147,24 @@ export class FaultInjector {
       case 'poison-task':
         this.t.enqueuePoison();
         return { detail: 'a message no worker can process', undo: null };
+      case 'lost-response': {
+        const keys = fault.key === undefined ? /./ : LOSABLE_KEYS[fault.key];
+        cloud.faults.set(node, { ...cloud.faults.get(node), loseResponses: keys });
+        return { detail: `every PUT it sends${fault.key === undefined ? '' : ` to ${fault.key}`} is applied and its response lost`, undo: () => this.clearFault(node, 'loseResponses') };
+      }
+      case 'corrupt-object': {
+        const key = corruptKey(fault, node);
+        const written = this.t.writeRaw(key, GARBAGE);
+        written.catch((error: unknown) => this.t.recorder.note('drill', 'error', `corrupt-object: ${key} not written: ${String(error)}`));
+        return { detail: `garbage written over ${key}`, undo: null };
+      }
     }
   }
 
   inject(fault: Fault, scheduleUndo: (afterScenarioSeconds: number, undo: () => void) => void): void {
     const node = this.resolve(fault.target);
     const { detail, undo } = this.apply(fault, node);
-    const scoped = FLEET_WIDE_FAULTS.has(fault.kind) ? (fault.kind === 'duplicate-watchdog' || fault.kind === 'watchdog-outage' ? 'watchdog' : fault.kind.startsWith('s3') || fault.kind === 'notification-lag' ? 'cloud' : 'queue') : node;
+    const scoped = scopeOf(fault, node);
     const { recorder } = this.t;
     const entry: Observations['faults'][number] = { at: recorder.t(), kind: fault.kind, node: scoped };
     recorder.faults.push(entry);
@@ -167,7 +207,7 @@ export class FaultInjector {
     }, RECORDED_AFTER_MS);
   }
 
-  private clearFault(node: string, field: 'throttleRate' | 'latencyMs' | 'partition'): void {
+  private clearFault(node: string, field: 'throttleRate' | 'latencyMs' | 'partition' | 'loseResponses'): void {
     const current = { ...this.t.cloud.faults.get(node) };
     delete current[field];
     this.t.cloud.faults.set(node, current);

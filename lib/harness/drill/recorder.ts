@@ -129,8 +129,8 @@ export class Recorder {
     },
     snsPublish: (message) => {
       const event = fleetEventSchema.safeParse(json(Buffer.from(message)));
-      // Watchdog steps are noted from their event objects; a worker's poison alert only travels here.
-      if (event.success && event.data.kind === 'POISON_TASK') this.note(event.data.node, 'poison_task', event.data.summary);
+      // Watchdog steps are noted from their event objects; a node's own alerts only travel here.
+      if (event.success && (event.data.kind === 'POISON_TASK' || event.data.kind === 'MANIFEST_DAMAGED')) this.note(event.data.node, event.data.kind.toLowerCase(), event.data.summary);
     },
     sqsReceive: (count, principal, epoch, taskIds) => {
       if (this.started) this.receives.push({ t: this.t(), node: principal, count, epoch, taskIds });

@@ -35,8 +35,9 @@ export const formatSummary = (r: Report): string => {
     // Only worth a word when redundancy was lost: a failover, or a later return.
     if (i.redundantAt === null) resumed.push('no ready standby again');
     else if (i.redundantAt > (i.failoverAt ?? i.faultAt)) resumed.push(`redundant again +${(i.redundantAt - i.faultAt).toFixed(1)}s`);
+    if (i.consumeGapSeconds !== null) resumed.push(`consumption stopped at most ${i.consumeGapSeconds}s`);
     if (!i.watched && i.newPrimary === null) {
-      lines.push(`  fault     ${i.fault} on ${i.node} at t=${i.faultAt}s: ${['nothing for the watchdog to do', ...resumed].join(', ')}`);
+      lines.push(`  fault     ${i.fault} on ${i.node} at t=${i.faultAt}s: ${['no incident to detect', ...resumed].join(', ')}`);
       continue;
     }
     const detect = i.detectedAt === null ? 'not detected' : `detected +${(i.detectedAt - i.faultAt).toFixed(1)}s`;

@@ -1,6 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ClientFactory } from '../../aws/clients';
 import { originRecordFor } from '../../aws/dns';
 import { TaskQueue } from '../../aws/queue';
@@ -119,7 +120,8 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
 
     // The drill's own calls (bootstrap, enqueue) carry their own key, apart from the watchdog's.
     clients = localClients(cloud, HARNESS_PRINCIPAL);
-    const store = stateStoreFor(config, clients.s3());
+    const harnessS3 = clients.s3();
+    const store = stateStoreFor(config, harnessS3);
     // Producers send to the intake queue; the watchdog admits from it (backpressure).
     const queue = new TaskQueue(clients.sqs(), cloud.intakeUrl);
     const leader: Leader = nextEpoch(null, 'node-1', 'drill bootstrap', 'drill', 'immediate');
@@ -186,6 +188,9 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
       timeScale,
       setWorkFactor: (f) => {
         workFactor = f;
+      },
+      writeRaw: async (key, text) => {
+        await harnessS3.send(new PutObjectCommand({ Bucket: config.bucket, Key: `${config.prefix}${key}`, Body: text, ContentType: 'application/json' }));
       },
       enqueuePoison: () => {
         // Valid JSON, invalid task: every receive fails its schema until SQS dead-letters it.

@@ -52,6 +52,8 @@ export interface CallerFault {
   latencyMs?: number;
   /** Share of S3 requests answered 503 SlowDown. */
   throttleRate?: number;
+  /** PUTs whose key matches are applied and their response lost (a `lost-response` fault). */
+  loseResponses?: RegExp;
 }
 
 /** Callbacks the drill uses to watch the wire. */
@@ -190,8 +192,10 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
     if (route53.handles(request)) return route53.handle(request, reply);
     if (lambda.handles(request)) return lambda.handle(request, reply);
     if (redelivery.preHandler(request, reply)) return;
-    if (request.method === 'PUT' && s3Path(request.url) !== null && principalOf(request) !== HARNESS_PRINCIPAL) {
-      const lost = s3b.loseResponse();
+    const put = request.method === 'PUT' ? s3Path(request.url) : null;
+    if (put !== null && principalOf(request) !== HARNESS_PRINCIPAL) {
+      const forced = faults.get(principalOf(request))?.loseResponses?.test(put.key) === true;
+      const lost = forced ? s3b.lostHow() : s3b.loseResponse();
       if (lost !== null) losing.set(request, lost);
     }
     conditionalPut(s3Store, s3b, struck)(request, reply, done);

@@ -131,6 +131,15 @@ export class AwsFakes {
           StandardErrorContent: inv.status === 'Success' ? '' : inv.output,
         });
       }
+      case 'ListCommands': {
+        // Pages of MaxResults (default 50, as AWS), continued by the index as a NextToken.
+        const all = this.ssm.list(typeof body.InstanceId === 'string' ? body.InstanceId : '');
+        const start = Number(body.NextToken ?? 0);
+        const size = Math.min(50, Math.max(1, Number(body.MaxResults ?? 50)));
+        const page = all.slice(start, start + size);
+        const next = start + size < all.length ? { NextToken: String(start + size) } : {};
+        return send({ Commands: page.map((c) => ({ CommandId: c.commandId, Comment: c.comment, InstanceIds: [c.instanceId], DocumentName: 'AWS-RunShellScript', Status: c.status })), ...next });
+      }
       case 'CancelCommand':
         if (!this.ssm.cancel(String(body.CommandId))) return jsonError(reply, 400, 'InvalidCommandId', 'no such command');
         return send({});

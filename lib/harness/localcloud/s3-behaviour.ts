@@ -36,7 +36,12 @@ export class S3Behaviour {
   loseResponse(): LostResponse | null {
     const l = this.b.s3LostResponse;
     if (!l.on || !this.chance.chance(l.rate)) return null;
-    return this.chance.chance(l.resetShare) ? 'reset' : 'internal-error';
+    return this.lostHow();
+  }
+
+  /** How a response is lost: the connection reset, or a 500 after the write was applied (both seen from S3). */
+  lostHow(): LostResponse {
+    return this.chance.chance(this.b.s3LostResponse.resetShare) ? 'reset' : 'internal-error';
   }
 
   /** True when this request falls in a SlowDown burst and is refused. */

@@ -113,6 +113,15 @@ export class SsmModel {
     return record === undefined || this.now() < record.visibleAt ? null : record;
   }
 
+  /**
+   * ListCommands for one instance, newest first. A command is listed from when it is visible to
+   * GetCommandInvocation: AWS does not say ListCommands is quicker, so the fake is no kinder.
+   */
+  list(instanceId: string): CommandRecord[] {
+    this.tick();
+    return this.commands.filter((c) => c.instanceId === instanceId && this.now() >= c.visibleAt).reverse();
+  }
+
   /** CancelCommand: a waiting invocation never runs; one in progress is Cancelling until its script ends. */
   cancel(commandId: string): boolean {
     const found = this.commands.filter((c) => c.commandId === commandId);

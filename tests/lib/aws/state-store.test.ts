@@ -130,6 +130,21 @@ describe('StateStore', () => {
       expect(s3.json('peer-sync/c.json')).toEqual({ n: 12 });
     });
 
+    it.each(['reset', 'internal-error'] as const)('takes a plain PUT whose responses are all lost (%s) as done once it is there, without sending it again', async (how) => {
+      const store = makeStore();
+      for (let i = 0; i < 10; i++) s3.loseNext((k) => k === 'peer-sync/h.json', how);
+      const etag = await store.put('h.json', { n: 1 });
+      expect(etag).toBe(s3.objects.get('peer-sync/h.json')?.etag);
+      expect(s3.puts.filter((p) => p.key === 'peer-sync/h.json')).toHaveLength(1);
+    });
+
+    it('sends a PUT again when the look after a 500 finds it did not land', async () => {
+      const store = makeStore();
+      s3.failNext(new S3ServiceException({ name: 'InternalError', $fault: 'server', $metadata: { httpStatusCode: 500 }, message: 'internal' }));
+      await store.put('h.json', { n: 2 });
+      expect(s3.json('peer-sync/h.json')).toEqual({ n: 2 });
+    });
+
     it('still refuses a create that another writer won', async () => {
       const store = makeStore();
       await makeStore().create('x.json', { n: 1 });

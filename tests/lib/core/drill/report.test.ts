@@ -88,6 +88,35 @@ describe('buildReport', () => {
     ]);
   });
 
+  it('measures how long work stopped through a fault no worker has to stop for, by any work the wire shows', () => {
+    const damaged = parseScenario({ ...scenarioInput, faults: [{ at: 100, kind: 'corrupt-object', key: 'leader' }], expect: { maxConsumeGapSeconds: 30 } });
+    const wire = (receives: number[], writes: number[], extensions: number[]) =>
+      observations({
+        faults: [{ at: 100, kind: 'corrupt-object', node: 'bucket' }],
+        events: [],
+        restarts: [],
+        receives: receives.map((t) => ({ t, node: 'node-1', count: 0, epoch: 1 })),
+        writes: writes.map((t) => ({ t, kind: 'checkpoint' as const, taskId: 'task-0001', node: 'node-1', epoch: 1 })),
+        extensions: extensions.map((t) => ({ t, node: 'node-1', taskId: 'task-0001' })),
+      });
+    // Busy workers do not poll: their checkpoints and extensions are the work.
+    const busy = buildReport(damaged, wire([90], [110, 130, 150], [170, ...Array.from({ length: 22 }, (_, i) => 190 + i * 20)]), meta);
+    expect(busy.incidents[0]?.consumeGapSeconds).toBe(20);
+    expect(busy.expectations).toContainEqual({ name: 'maxConsumeGapSeconds', expected: 30, actual: 20, ok: true });
+    // A stop: from the last work before the fault to the next after it, and to the drain when nothing came.
+    const stopped = buildReport(damaged, wire([90, 170, ...Array.from({ length: 22 }, (_, i) => 190 + i * 20)], [], []), meta);
+    expect(stopped.incidents[0]?.consumeGapSeconds).toBe(80);
+    expect(stopped.ok).toBe(false);
+    expect(buildReport(damaged, wire([90], [], []), meta).incidents[0]?.consumeGapSeconds).toBe(510);
+  });
+
+  it('holds maxBacklog as a bound, not an exact count', () => {
+    const bounded = parseScenario({ ...scenarioInput, expect: { maxBacklog: 10 } });
+    const depths = (most: number) => observations({ depths: [{ t: 1, backlog: most, intake: 0 }] });
+    expect(buildReport(bounded, depths(7), meta).expectations).toContainEqual({ name: 'maxBacklog', expected: 10, actual: 7, ok: true });
+    expect(buildReport(bounded, depths(11), meta).expectations).toContainEqual({ name: 'maxBacklog', expected: 10, actual: 11, ok: false });
+  });
+
   it('counts a task without completion as lost and fails', () => {
     const r = buildReport(scenario, observations({ completions: new Map([['task-0001', 1]]) }), meta);
     expect(r.tasks).toMatchObject({ completed: 1, lost: 2 });

@@ -122,10 +122,14 @@ describe('decide', () => {
     expect(v.actions.flatMap((a) => (a.kind === 'publish' ? [a.event.kind] : []))).toEqual(['NO_STANDBY']);
   });
 
-  it('marks a restart that was claimed but never sent as failed after the verify window', () => {
+  it('asks SSM about a restart claimed but never recorded as sent, after the verify window; one SSM never saw failed', () => {
     const { state } = stalledState();
     const v = decide(state, leader, beats(heartbeat('node-1', frozen(0, 10))), T0 + 61_000, settings);
-    expect(v.actions.flatMap((a) => (a.kind === 'publish' ? [a.event.kind] : []))).toEqual(['RESTART_FAILED', 'NO_STANDBY']);
+    expect(v.actions).toEqual([{ kind: 'find-restart', node: 'node-1', instanceId: 'mi-00000000000000001', incidentId: 'node-1-e1-i1' }]);
+    const failed = markRestartResult(state, 'node-1', 'node-1-e1-i1', false, 'restart claimed but never sent', T0 + 61_500);
+    expect(failed?.event?.kind).toBe('RESTART_FAILED');
+    const after = decide(failed!.state, leader, beats(heartbeat('node-1', frozen(0, 11))), T0 + 76_000, settings);
+    expect(after.actions.flatMap((a) => (a.kind === 'publish' ? [a.event.kind] : []))).toEqual(['NO_STANDBY']);
   });
 
   it('asks to verify a sent restart until its result is recorded', () => {

@@ -141,7 +141,7 @@ describe('slack-message', () => {
       ['an event without a kind', JSON.stringify({ ...stalled, kind: undefined }), 'kind'],
       ['an event of an unknown kind', JSON.stringify({ ...stalled, kind: 'EXPLODED' }), 'kind'],
       ['an event with a bad metric', JSON.stringify({ ...stalled, metrics: { ...stalled.metrics, fault: 'melted' } }), 'metrics.fault'],
-      ['an event with an unknown key', JSON.stringify({ ...stalled, severity: 'high' }), 'severity'],
+      ['an event of a version after the next', JSON.stringify({ ...stalled, version: 3 }), 'version'],
       ['an alarm in an unknown state', JSON.stringify({ ...alarm, NewStateValue: 'PANIC' }), 'NewStateValue'],
       ['an alarm without a reason', JSON.stringify({ ...alarm, NewStateReason: undefined }), 'NewStateReason'],
     ])('throws ValidationError naming the field for %s', (_case, message, field) => {
@@ -155,6 +155,12 @@ describe('slack-message', () => {
       })();
       expect(error).toBeInstanceOf(ValidationError);
       expect((error as ValidationError).field).toBe(field);
+    });
+
+    it('reads an event of the next version, dropping the fields it adds (a rolling upgrade)', () => {
+      const parsed = parseAlertMessage(JSON.stringify({ ...stalled, version: 2, severity: 'high' }));
+      expect(parsed).toMatchObject({ type: 'event', event: { kind: 'STALLED', version: 2 } });
+      expect(parsed.type === 'event' && parsed.event).not.toHaveProperty('severity');
     });
   });
 });

@@ -55,6 +55,19 @@ describe('SsmModel (ssmRunCommand, ssmPing)', () => {
     expect(ssm.get(sent.record.commandId, ID)).toMatchObject({ status: 'Success', ok: true });
   });
 
+  it("lists an instance's commands with their comments, newest first, only once they are visible", () => {
+    const { ssm, advance } = setup();
+    const first = ssm.send(ID, CMD, 'watchdog', 60, 60, 'queen-fleet node-1-e1-i1');
+    expect(ssm.list(ID)).toEqual([]);
+    advance(FAITHFUL.ssmRunCommand.invisibleMaxMs);
+    const second = ssm.send(ID, CMD, 'watchdog', 60, 60, 'queen-fleet node-1-e1-i2');
+    if (!first.ok || !second.ok) throw new Error('not sent');
+    expect(ssm.list(ID).map((c) => c.comment)).toEqual(['queen-fleet node-1-e1-i1']);
+    advance(FAITHFUL.ssmRunCommand.invisibleMaxMs);
+    expect(ssm.list(ID).map((c) => c.comment)).toEqual(['queen-fleet node-1-e1-i2', 'queen-fleet node-1-e1-i1']);
+    expect(ssm.list('mi-00000000000000009')).toEqual([]);
+  });
+
   it('keeps a command for an unreachable node Pending, then Delayed, and runs it when the node is back in time', () => {
     const { ssm, state, advance } = setup();
     state.reachable = false;
