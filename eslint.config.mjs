@@ -5,7 +5,7 @@ import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 const HARNESS = ['**/harness', '**/harness/**', '**/core/drill/**', '**/deploy', '**/deploy/**', '**/tests/**', '**/bench/**'];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.serverless/**', '.esbuild/**', 'coverage/**', '.tmp/**', '*.config.js', '*.config.mjs', 'bin/fleet.js'] },
+  { ignores: ['node_modules/**', '.serverless/**', '.esbuild/**', 'coverage/**', '.tmp/**', '*.config.js', '*.config.mjs', 'bin/fleet.js', 'resources/*.cjs'] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },

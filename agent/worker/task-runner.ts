@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Config } from '../../lib/core/config';
 import { ConflictError, FleetError } from '../../lib/core/errors';
 import { KEYS } from '../../lib/core/keys';
-import { checkpointSchema, doneSchema, STAGES, type Checkpoint, type Done } from '../../lib/core/schemas';
+import { checkpointSchema, doneSchema, STAGES, stageOutputSchema, type Checkpoint, type Done, type StageOutput } from '../../lib/core/schemas';
 import type { QueueMessage, TaskQueue } from '../../lib/aws/queue';
 import type { StateStore } from '../../lib/aws/state-store';
 import type { Logger } from '../../lib/log';
@@ -39,7 +39,7 @@ export type TaskOutcome = 'done' | 'already-done' | 'aborted';
 
 /**
  * One task through the seed's stages: skip it if `done.json` exists; resume after the last
- * checkpoint; after each stage write its output (keyed by task id, so a repeat overwrites) and
+ * checkpoint; after each stage write its output (keyed by task id, so a repeat replaces it) and
  * a checkpoint by CAS carrying this worker's epoch; then create `done.json` with
  * If-None-Match: * and only then delete the message.
  */
@@ -62,6 +62,31 @@ export class TaskRunner {
       return { value: next, result: 'ok' as const };
     });
     if (result === 'stale') throw new StaleEpochError(`${taskId}: a newer epoch checkpointed this task; epoch ${epoch} may not write`);
+  }
+
+  /**
+   * A stage's output record, never written blindly (nodes may write outputs/ only conditionally,
+   * resources/node-iam.yml): created when absent, as usual; a repeated stage (a resumed or
+   * retried task) replaces it by CAS, unless a newer epoch wrote it: then this worker is a zombie.
+   */
+  private async writeOutput(key: string, output: StageOutput): Promise<void> {
+    try {
+      await this.deps.store.create(key, output);
+      return;
+    } catch (error) {
+      if (!(error instanceof ConflictError)) throw error;
+    }
+    const { result } = await this.deps.store.update(
+      key,
+      stageOutputSchema,
+      (current) => {
+        this.deps.guard();
+        return current !== null && current.epoch > output.epoch ? { value: null, result: 'stale' as const } : { value: output, result: 'ok' as const };
+      },
+      // A damaged record is nobody's input: replaced by CAS on its own ETag.
+      () => Promise.resolve(),
+    );
+    if (result === 'stale') throw new StaleEpochError(`${output.taskId}: a newer epoch wrote the ${output.stage} output; epoch ${output.epoch} may not write`);
   }
 
   /**
@@ -114,7 +139,7 @@ export class TaskRunner {
       });
       if (signal.aborted) return 'aborted';
       guard();
-      await store.put(outputKey, { taskId, stage: name, node: config.nodeName, epoch });
+      await this.writeOutput(outputKey, { taskId, stage: name, node: config.nodeName, epoch });
       await this.checkpoint(taskId, epoch, stage + 1, { [name]: outputKey }, stage === from && from > 0 ? from : undefined);
       on.checkpointed(stage + 1);
       if (drain.aborted && stage + 1 < STAGES.length) return 'aborted';

@@ -265,13 +265,13 @@ export class StateStore {
   }
 
   /**
-   * Copies a damaged object aside to `quarantine/` (its raw text and why it was refused), so it
-   * can be rebuilt without losing the evidence. Returns the copy's key.
+   * Copies a damaged object aside to `quarantine/` (raw text, reason) and returns the copy's key;
+   * created (If-None-Match), never overwritten: a copy is evidence, and nodes may only create.
    */
   async quarantine(key: string, reason: string, at: number): Promise<string> {
     const text = await this.readText(key).catch(() => null);
     const copy = KEYS.quarantine(key, at);
-    await this.put(copy, { reason, text });
+    await this.create(copy, { reason, text });
     return copy;
   }
 

@@ -137,6 +137,18 @@ export const STAGES = ['transcode', 'titling', 'metadata', 'delivery'] as const;
 export type Stage = (typeof STAGES)[number];
 
 /**
+ * `outputs/<taskId>/<stage>.json`: which node produced a stage's output, under which epoch.
+ * Created when absent, replaced only by CAS and never over a newer epoch's.
+ */
+export const stageOutputSchema = z.strictObject({
+  taskId,
+  stage: z.enum(STAGES),
+  node: nodeName,
+  epoch: z.number().int().min(0),
+});
+export type StageOutput = z.output<typeof stageOutputSchema>;
+
+/**
  * `tasks/<taskId>/checkpoint.json`: the stages finished, written by CAS after each stage and
  * before anything is acknowledged; it carries the writer's epoch, and a write from an older
  * epoch than the stored one is refused.
@@ -147,7 +159,7 @@ export const checkpointSchema = z.object({
   stages: z.number().int().min(0).max(STAGES.length),
   epoch: z.number().int().min(0),
   node: nodeName,
-  /** Output object of each finished stage, keyed by task id so a repeat overwrites it. */
+  /** Output object of each finished stage, keyed by task id so a repeat replaces it (by CAS). */
   outputs: z.record(z.string(), z.string().max(300)),
   /** Set by the first checkpoint of an attempt that resumed: the stages it found done. */
   resumedFrom: z.number().int().min(0).max(STAGES.length).optional(),

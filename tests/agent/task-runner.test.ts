@@ -71,6 +71,30 @@ describe('TaskRunner', () => {
     expect(sqs).not.toHaveReceivedCommand(DeleteMessageCommand);
   });
 
+  it('writes every task object conditionally: outputs and done.json created, checkpoints by CAS', async () => {
+    await runner.run('t1', 0.02, message, 3, ...signals(), quiet);
+    const how = (part: string): (string | null)[] => [...new Set(s3.puts.filter((p) => p.key.includes(part)).map((p) => p.condition))];
+    expect(how('/outputs/')).toEqual(['if-none-match']);
+    expect(how('done.json')).toEqual(['if-none-match']);
+    expect(how('checkpoint.json')).toEqual(['if-none-match', 'if-match']);
+  });
+
+  it("replaces a repeated stage's output by CAS, naming the epoch that repeated it", async () => {
+    s3.set('peer-sync/outputs/t1/transcode.json', { taskId: 't1', stage: 'transcode', node: 'node-1', epoch: 3 });
+    await runner.run('t1', 0.02, message, 4, ...signals(), quiet);
+    expect(s3.json('peer-sync/outputs/t1/transcode.json')).toEqual({ taskId: 't1', stage: 'transcode', node: 'node-2', epoch: 4 });
+    expect(s3.puts.filter((p) => p.key === 'peer-sync/outputs/t1/transcode.json').map((p) => p.condition)).toEqual(['if-match']);
+  });
+
+  it('refuses to replace an output a newer epoch wrote, and goes no further', async () => {
+    const newer = { taskId: 't1', stage: 'transcode', node: 'node-1', epoch: 5 };
+    s3.set('peer-sync/outputs/t1/transcode.json', newer);
+    await expect(runner.run('t1', 0.02, message, 4, ...signals(), quiet)).rejects.toBeInstanceOf(StaleEpochError);
+    expect(s3.json('peer-sync/outputs/t1/transcode.json')).toEqual(newer);
+    expect(s3.puts).toEqual([]);
+    expect(sqs).not.toHaveReceivedCommand(DeleteMessageCommand);
+  });
+
   it('skips a task whose done.json exists and deletes its message', async () => {
     s3.set('peer-sync/tasks/t1/done.json', { version: 1, taskId: 't1', node: 'node-1', epoch: 2, finishedAt: 5 });
     expect(await runner.run('t1', 0.02, message, 3, ...signals(), quiet)).toBe('already-done');

@@ -16,7 +16,8 @@ export type Loss = 'reset' | 'internal-error';
 export class MemoryS3 {
   readonly objects = new Map<string, { body: string; etag: string; metadata?: Record<string, string> }>();
   readonly mock = mockClient(S3Client);
-  puts: { key: string; body: string }[] = [];
+  /** Applied PUTs, in order, each with the condition it carried (what a node's policy allows depends on it). */
+  puts: { key: string; body: string; condition: 'if-match' | 'if-none-match' | null }[] = [];
   private readonly losses: { match: (key: string) => boolean; how: Loss; meanwhile?: () => Promise<void> }[] = [];
 
   private readonly refusals: Error[] = [];
@@ -72,7 +73,7 @@ export class MemoryS3 {
       if (input.IfMatch !== undefined && existing?.etag !== input.IfMatch) throw s3Error('PreconditionFailed', 412);
       const etag = `"${createHash('md5').update(input.Body).update(String(this.puts.length)).digest('hex')}"`;
       this.objects.set(input.Key, { body: input.Body, etag, ...(input.Metadata === undefined ? {} : { metadata: input.Metadata }) });
-      this.puts.push({ key: input.Key, body: input.Body });
+      this.puts.push({ key: input.Key, body: input.Body, condition: input.IfMatch !== undefined ? 'if-match' : input.IfNoneMatch !== undefined ? 'if-none-match' : null });
       const loss = this.losses.findIndex((l) => l.match(input.Key));
       if (loss >= 0) {
         const lost = this.losses.splice(loss, 1)[0];

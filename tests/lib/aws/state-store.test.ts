@@ -24,6 +24,17 @@ describe('StateStore', () => {
     expect(s3.json('peer-sync/x.json')).toEqual({ n: 1 });
   });
 
+  it('quarantines by creating a copy aside, never over an existing copy', async () => {
+    const store = makeStore();
+    s3.set('peer-sync/manifest.json', '{ damaged');
+    const copy = await store.quarantine('manifest.json', 'not JSON', 7);
+    expect(copy).toBe('quarantine/manifest.json.7.txt');
+    expect(s3.json(`peer-sync/${copy}`)).toEqual({ reason: 'not JSON', text: '{ damaged' });
+    expect(s3.puts.map((p) => p.condition)).toEqual(['if-none-match']);
+    await expect(store.quarantine('manifest.json', 'again', 7)).rejects.toBeInstanceOf(ConflictError);
+    expect(s3.json(`peer-sync/${copy}`)).toEqual({ reason: 'not JSON', text: '{ damaged' });
+  });
+
   it('replaces only against the current ETag', async () => {
     const store = makeStore();
     const etag = await store.create('x.json', { n: 1 });

@@ -1,0 +1,120 @@
+/**
+ * One IAM role per node, generated from the service's `nodes` and `enrollingNodes` parameters
+ * (resources/node-roles.cjs hands them in): each role may write that node's own heartbeat and
+ * nothing else of its own; what all nodes share is the `NodePolicy` and `NodeSsmAgentPolicy`
+ * managed policies (resources/node-iam.yml), attached to every role.
+ *
+ * Why roles and not one role with a policy variable: a hybrid activation hands its managed
+ * instances the one role named by `CreateActivation`'s `IamRole`, and `UpdateManagedInstanceRole`
+ * changes the role of one managed instance (SSM API reference); both are documented. A key that
+ * names the calling managed instance in S3 requests is not: `ssm:SourceInstanceARN` is documented
+ * only for SSM's own agent calls (Service Authorization Reference, "Condition keys for AWS
+ * Systems Manager"; the `${ssm:SourceInstanceARN}` example in "Configuring permissions for
+ * Compliance" is for ssm:PutComplianceItems). docs/security.md has the whole reasoning.
+ */
+import { z } from 'zod';
+import { nodeSpecSchema } from '../core/config';
+import { ValidationError } from '../core/errors';
+import { parseJsonText, parseWith } from '../core/validate';
+
+/** What the generator reads from the service's parameters and variables. */
+export interface NodeRoleInputs {
+  service: string;
+  stage: string;
+  region: string;
+  bucket: string;
+  /** The `nodes` parameter: a JSON array of node specs (lib/core/config.ts), or the array itself. */
+  nodes: unknown;
+  /** The `enrollingNodes` parameter: names of nodes being added, which have no managed-instance id yet. */
+  enrollingNodes: unknown;
+}
+
+/** The CloudFormation the generator adds: the roles and an output naming each. */
+export interface NodeRolesFragment {
+  Resources: Record<string, unknown>;
+  Outputs: Record<string, unknown>;
+}
+
+/** The key prefix every node reads and writes below (lib/core/config.ts `prefix`'s default). */
+const STATE_PREFIX = 'peer-sync/';
+/** IAM's limit on a role name. */
+const ROLE_NAME_MAX = 64;
+
+const nodeNameSchema = nodeSpecSchema.shape.name;
+
+/** A parameter given on the command line arrives as JSON text; one set in YAML arrives parsed. */
+const jsonParam = (value: unknown, what: string): unknown => (typeof value === 'string' ? parseJsonText(value === '' ? '[]' : value, what) : value);
+
+/** `node-1` → `Node1`: the resource id part, letters and digits only as CloudFormation wants. */
+const idPart = (name: string): string =>
+  name
+    .split('-')
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
+
+/** The role of `node`: fixed, so the activation command can be written before the deploy ends. */
+export const nodeRoleName = (inputs: Pick<NodeRoleInputs, 'service' | 'stage' | 'region'>, node: string): string =>
+  `${inputs.service}-node-${inputs.stage}-${inputs.region}-${node}`;
+
+/** The names the roles are for: every configured node, then every enrolling one not yet configured. */
+export const nodeNamesOf = (inputs: Pick<NodeRoleInputs, 'nodes' | 'enrollingNodes'>): string[] => {
+  const nodes = parseWith(z.array(nodeSpecSchema), jsonParam(inputs.nodes, 'parameter nodes'), 'parameter nodes').map((n) => n.name);
+  const enrolling = parseWith(z.array(nodeNameSchema), jsonParam(inputs.enrollingNodes, 'parameter enrollingNodes'), 'parameter enrollingNodes');
+  const twice = nodes.find((name, i) => nodes.indexOf(name) !== i);
+  if (twice !== undefined) throw new ValidationError(`parameter nodes: ${twice} is named twice`, 'nodes');
+  return [...new Set([...nodes, ...enrolling])];
+};
+
+/** The roles, one per node, and an output per role for `aws ssm create-activation --iam-role`. */
+export const nodeRolesFragment = (inputs: NodeRoleInputs): NodeRolesFragment => {
+  const Resources: Record<string, unknown> = {};
+  const Outputs: Record<string, unknown> = {};
+  const ids = new Map<string, string>();
+  for (const node of nodeNamesOf(inputs)) {
+    const id = `NodeRole${idPart(node)}`;
+    const clash = ids.get(id);
+    if (clash !== undefined) throw new ValidationError(`parameter nodes: ${clash} and ${node} would share the resource id ${id}; rename one`, 'nodes');
+    ids.set(id, node);
+    const roleName = nodeRoleName(inputs, node);
+    if (roleName.length > ROLE_NAME_MAX) {
+      throw new ValidationError(`parameter nodes: the role name ${roleName} is longer than IAM's ${ROLE_NAME_MAX} characters; shorten the node name`, 'nodes');
+    }
+    Resources[id] = {
+      Type: 'AWS::IAM::Role',
+      Properties: {
+        RoleName: roleName,
+        Description: `Queen's Fleet node ${node} (${inputs.stage}), via its own SSM hybrid activation`,
+        AssumeRolePolicyDocument: {
+          Version: '2012-10-17',
+          Statement: [
+            {
+              Effect: 'Allow',
+              Principal: { Service: 'ssm.amazonaws.com' },
+              Action: 'sts:AssumeRole',
+              // The confused-deputy guard AWS's hybrid service role page gives.
+              Condition: {
+                StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+                ArnLike: { 'aws:SourceArn': { 'Fn::Sub': 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:*' } },
+              },
+            },
+          ],
+        },
+        ManagedPolicyArns: [{ Ref: 'NodePolicy' }, { Ref: 'NodeSsmAgentPolicy' }],
+        Policies: [
+          {
+            PolicyName: 'own-heartbeat',
+            PolicyDocument: {
+              Version: '2012-10-17',
+              // Plain PUT, this key only: the heartbeat has one writer, and its writes are what
+              // call the watchdog (the bucket's notification). Every other node key is refused.
+              Statement: [{ Sid: 'OwnHeartbeat', Effect: 'Allow', Action: 's3:PutObject', Resource: { 'Fn::Sub': `arn:\${AWS::Partition}:s3:::${inputs.bucket}/${STATE_PREFIX}nodes/${node}/heartbeat.json` } }],
+            },
+          },
+        ],
+        Tags: [{ Key: 'queen-fleet-node', Value: node }],
+      },
+    };
+    Outputs[`${id}Name`] = { Description: `${node}: pass to aws ssm create-activation --iam-role`, Value: { Ref: id } };
+  }
+  return { Resources, Outputs };
+};

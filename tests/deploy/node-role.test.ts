@@ -1,0 +1,147 @@
+import { KEYS } from '../../lib/core/keys';
+import { nodeWrites, type NodeWrite } from './node-writes';
+import { asList, CI_PARAMS, NODE_ROLES, packageTemplate, reader, type Statement, type Template } from './packaged';
+import { arnOf, decide, type Decision, type Request } from './policy-eval';
+
+/**
+ * The nodes' roles in the packaged template (resources/node-roles.cjs, resources/node-iam.yml),
+ * judged request by request with IAM's evaluation logic (policy-eval.ts): what a node may write,
+ * read and call, and what it may not even by a conditional write. docs/security.md is the prose.
+ */
+let template: Template;
+let t: ReturnType<typeof reader>;
+beforeAll(() => {
+  ({ template } = packageTemplate('package-node-test', CI_PARAMS));
+  t = reader(template);
+}, 120_000);
+
+const STATE = 'arn:aws:s3:::acme-queens-fleet-ci/peer-sync/';
+const WEBHOOK = 'arn:aws:ssm:us-west-2:123456789012:parameter/queens-fleet/ci/slack-webhook-url';
+type Condition = NodeWrite['condition'];
+const CONDITIONS: readonly Condition[] = [null, 'if-match', 'if-none-match'];
+/** A PutObject of `key` below the state prefix, carrying `condition` as S3 puts it in the request context. */
+const put = (key: string, condition: Condition = null): Request => ({
+  action: 's3:PutObject',
+  resource: `${STATE}${key}`,
+  context: condition === 'if-match' ? { 's3:if-match': '"0a1b"' } : condition === 'if-none-match' ? { 's3:if-none-match': '*' } : {},
+});
+const judge = (role: string, request: Request): Decision => decide(t.statements(role), request);
+/** The decision for each condition, in CONDITIONS' order: plain, If-Match, If-None-Match. */
+const byCondition = (role: string, key: string): Decision[] => CONDITIONS.map((c) => judge(role, put(key, c)));
+
+describe('node roles', () => {
+  it('gives each configured node and each enrolling one a role of its own, to hand to its own activation', () => {
+    expect(t.resources('AWS::IAM::Role').map(([id]) => id).filter((id) => id.startsWith('NodeRole'))).toEqual(NODE_ROLES);
+    NODE_ROLES.forEach((role, i) => {
+      const props = t.props(role);
+      expect(props.RoleName).toBe(`queens-fleet-node-ci-us-west-2-node-${i + 1}`);
+      expect(template.Outputs?.[`${role}Name`]?.Value).toEqual({ Ref: role });
+      const [trust] = (props.AssumeRolePolicyDocument as { Statement: Statement[] }).Statement;
+      expect(trust).toMatchObject({ Effect: 'Allow', Principal: { Service: 'ssm.amazonaws.com' }, Action: 'sts:AssumeRole', Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } } });
+      // No AWS managed policy (AmazonSSMManagedInstanceCore reads every parameter): only the fleet's own two.
+      expect(props.ManagedPolicyArns).toEqual([{ Ref: 'NodePolicy' }, { Ref: 'NodeSsmAgentPolicy' }]);
+    });
+  });
+
+  it("lets a node write its own heartbeat, and no other node's, not even by a conditional write", () => {
+    const grid = NODE_ROLES.map((role) => ['node-1', 'node-2', 'node-3'].map((node) => byCondition(role, KEYS.heartbeat(node)).join('/')));
+    const own = 'allow/allow/allow';
+    const other = 'implicit-deny/implicit-deny/implicit-deny';
+    expect(grid).toEqual([
+      [own, other, other],
+      [other, own, other],
+      [other, other, own],
+    ]);
+  });
+
+  it('refuses every node the watchdog state and the incident events by an explicit Deny, whatever the condition', () => {
+    for (const role of NODE_ROLES) {
+      for (const key of [KEYS.watchdogState, KEYS.event('node-1-e1-i1', 'STALLED'), 'watchdog/anything']) {
+        expect(byCondition(role, key)).toEqual(['explicit-deny', 'explicit-deny', 'explicit-deny']);
+        expect(judge(role, { action: 's3:DeleteObject', resource: `${STATE}${key}` })).toBe('explicit-deny');
+      }
+    }
+  });
+
+  it.each([KEYS.leader, KEYS.manifest, KEYS.manifestShard(7), KEYS.archive('2025-01-02', 7), KEYS.checkpoint('t1'), KEYS.output('t1', 'transcode')])(
+    'lets nodes write %s only by compare-and-swap (If-Match) or by creating it (If-None-Match: *)',
+    (key) => {
+      for (const role of NODE_ROLES) expect(byCondition(role, key)).toEqual(['implicit-deny', 'allow', 'allow']);
+    },
+  );
+
+  it.each([KEYS.done('t1'), KEYS.quarantine('manifest.json', 1)])('lets nodes create %s, never replace it', (key) => {
+    for (const role of NODE_ROLES) {
+      expect(byCondition(role, key)).toEqual(['implicit-deny', 'implicit-deny', 'allow']);
+      // If-None-Match takes only `*` in S3; any other value is not a create.
+      expect(judge(role, { ...put(key), context: { 's3:if-none-match': '"0a1b"' } })).toBe('implicit-deny');
+    }
+  });
+
+  it('lets nodes write nothing else in the bucket, delete nothing, and read only the state prefix', () => {
+    const elsewhere: Request[] = [
+      ...CONDITIONS.flatMap((c) => ['other.json', 'nodes/node-1/other.json', 'tasks/t1/other.json', 'archivex.json'].map((k) => put(k, c))),
+      { action: 's3:PutObject', resource: 'arn:aws:s3:::acme-queens-fleet-ci/leader.json', context: { 's3:if-match': '"0a1b"' } },
+      { action: 's3:DeleteObject', resource: `${STATE}${KEYS.leader}` },
+      { action: 's3:PutObjectAcl', resource: `${STATE}${KEYS.leader}` },
+      { action: 's3:GetObjectVersion', resource: `${STATE}${KEYS.leader}` },
+      { action: 's3:GetObject', resource: 'arn:aws:s3:::acme-queens-fleet-ci/elsewhere.json' },
+      { action: 's3:PutBucketPolicy', resource: 'arn:aws:s3:::acme-queens-fleet-ci' },
+    ];
+    for (const role of NODE_ROLES) {
+      expect(elsewhere.filter((r) => judge(role, r) === 'allow')).toEqual([]);
+      expect(judge(role, { action: 's3:GetObject', resource: `${STATE}${KEYS.watchdogState}` })).toBe('allow');
+      expect(judge(role, { action: 's3:ListBucket', resource: 'arn:aws:s3:::acme-queens-fleet-ci' })).toBe('allow');
+    }
+  });
+
+  it('allows every write the node code makes, each one conditional but the heartbeat', async () => {
+    const writes = await nodeWrites();
+    // The stretch must reach every kind of key a node writes, or this test proves little.
+    const kindOf = (key: string): string =>
+      key
+        .replace(/^(nodes|tasks|outputs)\/[^/]+\//, '$1/…/')
+        .replace(/^(manifest|archive|quarantine)\/.*$/, '$1/…');
+    const kinds = new Set(writes.map((w) => kindOf(w.key)));
+    expect([...kinds].sort()).toEqual(
+      ['archive/…', 'leader.json', 'manifest.json', 'manifest/…', 'nodes/…/heartbeat.json', 'outputs/…/delivery.json', 'outputs/…/metadata.json', 'outputs/…/titling.json', 'outputs/…/transcode.json', 'quarantine/…', 'tasks/…/checkpoint.json', 'tasks/…/done.json'].sort(),
+    );
+    expect(writes.filter((w) => w.key === KEYS.output('t2', 'transcode')).map((w) => w.condition)).toEqual(['if-match']);
+    expect(writes.filter((w) => w.condition === null).map((w) => w.key)).toEqual([KEYS.heartbeat('node-1')]);
+    expect(writes.filter((w) => judge('NodeRoleNode1', put(w.key, w.condition)) !== 'allow')).toEqual([]);
+  });
+
+  it('keeps the Slack webhook from every node: nothing grants a parameter read, and an explicit Deny refuses it', () => {
+    // The documented core of AmazonSSMManagedInstanceCore (AWS managed policy reference, v2) lets
+    // its holder read any parameter: were it ever attached again, the Deny must still win.
+    const core: Statement = { Effect: 'Allow', Action: ['ssm:GetParameter', 'ssm:GetParameters'], Resource: '*' };
+    for (const role of NODE_ROLES) {
+      expect(t.statements(role).filter((s) => s.Effect === 'Allow' && asList(s.Action).some((a) => a.startsWith('ssm:GetParameter')))).toEqual([]);
+      for (const action of ['ssm:GetParameter', 'ssm:GetParameters', 'ssm:GetParameterHistory']) {
+        expect(decide([...t.statements(role), core], { action, resource: WEBHOOK })).toBe('explicit-deny');
+      }
+      const byPath = { action: 'ssm:GetParametersByPath', resource: 'arn:aws:ssm:us-west-2:123456789012:parameter/queens-fleet/ci' };
+      expect(decide([...t.statements(role), { ...core, Action: 'ssm:GetParametersByPath' }], byPath)).toBe('explicit-deny');
+    }
+  });
+
+  it("gives the SSM Agent its ping, its association poll and Run Command's messages; the node code only its tasks, alerts and the watchdog poke", () => {
+    const agent = [
+      ...['AcknowledgeMessage', 'DeleteMessage', 'FailMessage', 'GetEndpoint', 'GetMessages', 'SendReply'].map((a) => `ec2messages:${a}`),
+      'ssm:ListInstanceAssociations',
+      'ssm:UpdateInstanceInformation',
+      'ssmmessages:CreateControlChannel',
+      'ssmmessages:OpenControlChannel',
+    ];
+    const code = ['lambda:InvokeFunction', 'sns:Publish', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage'];
+    for (const role of NODE_ROLES) {
+      const allowed = t.statements(role).filter((s) => s.Effect === 'Allow');
+      const granted = [...new Set(allowed.flatMap((s) => asList(s.Action)).filter((a) => !a.startsWith('s3:')))].sort();
+      expect(granted).toEqual([...agent, ...code].sort());
+      const on = (action: string): string[] => allowed.filter((s) => asList(s.Action).includes(action)).map((s) => arnOf(s.Resource));
+      expect(on('lambda:InvokeFunction')).toEqual(['ref:WatchdogLambdaFunction.Arn']);
+      expect(on('sns:Publish')).toEqual(['ref:AlertTopic']);
+      expect(on('sqs:ReceiveMessage')).toEqual(['ref:TaskQueue.Arn']);
+    }
+  });
+});

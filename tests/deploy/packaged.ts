@@ -1,0 +1,95 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * The packaged CloudFormation, as `sls package` writes it offline, and the readers the deploy
+ * tests share: a role's statements, inline and from the customer managed policies it attaches.
+ */
+export const ROOT = join(__dirname, '..', '..');
+
+export interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+  Condition?: Record<string, Record<string, unknown>>;
+  Sid?: string;
+}
+export interface Resource {
+  Type: string;
+  Properties: Record<string, unknown>;
+  Condition?: string;
+}
+export type Template = { Resources: Record<string, Resource>; Conditions?: Record<string, unknown>; Outputs?: Record<string, { Value: unknown; Description?: string }> };
+
+/** Runs `sls package --stage ci` into `.tmp/<dir>` with `params`, and reads the template. */
+export const packageTemplate = (dir: string, params: Record<string, string>): { template: Template; out: string } => {
+  const out = join(ROOT, '.tmp', dir);
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(join(ROOT, '.tmp'), { recursive: true });
+  const args = ['node_modules/osls/bin/serverless.js', 'package', '--stage', 'ci', '--package', out, ...Object.entries(params).map(([k, v]) => `--param=${k}=${v}`)];
+  const run = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', env: { ...process.env, TMPDIR: join(ROOT, '.tmp'), SLS_TELEMETRY_DISABLED: '1' }, timeout: 120_000 });
+  if (run.status !== 0) throw new Error(`sls package failed (${run.status ?? run.signal ?? '?'}):\n${run.stdout}\n${run.stderr}`);
+  return { template: JSON.parse(readFileSync(join(out, 'cloudformation-template-update-stack.json'), 'utf8')) as Template, out };
+};
+
+/**
+ * Every optional parameter set, so the conditional resources are there too; two configured
+ * nodes and one enrolling, so each gets a role and a role can be told from another's.
+ */
+export const CI_PARAMS = {
+  stateBucket: 'acme-queens-fleet-ci',
+  nodes: JSON.stringify([
+    { name: 'node-1', instanceId: 'mi-00000000000000001', address: '192.0.2.1' },
+    { name: 'node-2', instanceId: 'mi-00000000000000002', address: '192.0.2.2' },
+  ]),
+  enrollingNodes: JSON.stringify(['node-3']),
+  alertEmail: 'ops@example.com',
+  hostedZoneId: 'Z0123456789ABC',
+  originRecordName: 'origin.example.com',
+  dataPlaneRecordName: 'media.example.com',
+  primaryAddress: '192.0.2.1',
+  standbyAddress: '192.0.2.2',
+};
+/** The roles CI_PARAMS's nodes get, in the order of their names. */
+export const NODE_ROLES = ['NodeRoleNode1', 'NodeRoleNode2', 'NodeRoleNode3'];
+
+export const asList = (a: string | string[]): string[] => (Array.isArray(a) ? a : [a]);
+
+/** A `Fn::Sub` string, `Ref:<name>` for a Ref, or the JSON of anything else. */
+export const sub = (value: unknown): string => {
+  const v = value as { 'Fn::Sub'?: string; Ref?: string };
+  return v['Fn::Sub'] ?? (v.Ref === undefined ? JSON.stringify(value) : `Ref:${v.Ref}`);
+};
+
+/** Reads of one template. */
+export const reader = (template: Template) => {
+  const props = (id: string): Record<string, unknown> => {
+    const r = template.Resources[id];
+    if (r === undefined) throw new Error(`no resource ${id}`);
+    return r.Properties;
+  };
+  /** Statements of a policy document; `Fn::If` branches count as statements. */
+  const documentStatements = (doc: { Statement: unknown[] }): Statement[] =>
+    doc.Statement.flatMap((s) => {
+      const branch = (s as { 'Fn::If'?: [string, Statement, unknown] })['Fn::If'];
+      return branch === undefined ? [s as Statement] : [branch[1]];
+    });
+  /**
+   * A role's statements: its inline policies, then the customer managed policies it attaches by
+   * Ref. An attached policy the template does not hold (an AWS managed one) cannot be read, so
+   * it throws rather than count as granting nothing.
+   */
+  const statements = (roleId: string): Statement[] => {
+    const role = props(roleId);
+    const inline = ((role.Policies ?? []) as { PolicyDocument: { Statement: unknown[] } }[]).flatMap((p) => documentStatements(p.PolicyDocument));
+    const managed = ((role.ManagedPolicyArns ?? []) as unknown[]).flatMap((arn) => {
+      const ref = (arn as { Ref?: string }).Ref;
+      if (ref === undefined || template.Resources[ref]?.Type !== 'AWS::IAM::ManagedPolicy') throw new Error(`${roleId} attaches ${JSON.stringify(arn)}, which this template does not define`);
+      return documentStatements(props(ref).PolicyDocument as { Statement: unknown[] });
+    });
+    return [...inline, ...managed];
+  };
+  const resources = (type: string): [string, Resource][] => Object.entries(template.Resources).filter(([, r]) => r.Type === type);
+  return { props, statements, resources, actionsOf: (roleId: string): string[] => statements(roleId).flatMap((s) => asList(s.Action)).sort() };
+};

@@ -1,0 +1,51 @@
+import { ValidationError } from '../../../lib/core/errors';
+import { nodeNamesOf, nodeRolesFragment, type NodeRoleInputs } from '../../../lib/deploy/node-roles';
+
+const spec = (name: string, n: number): { name: string; instanceId: string } => ({ name, instanceId: `mi-0000000000000000${n}` });
+const inputs = (over: Partial<NodeRoleInputs> = {}): NodeRoleInputs => ({
+  service: 'queens-fleet',
+  stage: 'prod',
+  region: 'us-west-2',
+  bucket: 'acme-state',
+  nodes: JSON.stringify([spec('node-1', 1), spec('node-2', 2)]),
+  enrollingNodes: '[]',
+  ...over,
+});
+
+describe('nodeRolesFragment', () => {
+  it('makes one role per configured node and per enrolling one, each writing only its own heartbeat', () => {
+    const { Resources, Outputs } = nodeRolesFragment(inputs({ enrollingNodes: '["node-3"]' }));
+    expect(Object.keys(Resources)).toEqual(['NodeRoleNode1', 'NodeRoleNode2', 'NodeRoleNode3']);
+    expect(Outputs.NodeRoleNode3Name).toEqual({ Description: 'node-3: pass to aws ssm create-activation --iam-role', Value: { Ref: 'NodeRoleNode3' } });
+    const role = Resources.NodeRoleNode2 as { Properties: { RoleName: string; Policies: { PolicyDocument: { Statement: { Resource: unknown }[] } }[] } };
+    expect(role.Properties.RoleName).toBe('queens-fleet-node-prod-us-west-2-node-2');
+    expect(role.Properties.Policies.flatMap((p) => p.PolicyDocument.Statement.map((s) => s.Resource))).toEqual([
+      { 'Fn::Sub': 'arn:${AWS::Partition}:s3:::acme-state/peer-sync/nodes/node-2/heartbeat.json' },
+    ]);
+  });
+
+  it.each([
+    ['JSON text', '[{"name":"node-1","instanceId":"mi-00000000000000001"}]', ['node-1']],
+    ['a parsed list (set in YAML)', [spec('node-1', 1)], ['node-1']],
+    ['an empty parameter', '', []],
+  ])('reads the nodes parameter given as %s', (_how, nodes, names) => {
+    expect(nodeNamesOf({ nodes, enrollingNodes: [] })).toEqual(names);
+  });
+
+  it('makes a role once for a node both configured and still listed as enrolling', () => {
+    expect(nodeNamesOf(inputs({ enrollingNodes: '["node-2","node-3","node-3"]' }))).toEqual(['node-1', 'node-2', 'node-3']);
+  });
+
+  it.each([
+    ['a node named twice', { nodes: JSON.stringify([spec('node-1', 1), spec('node-1', 2)]) }, /node-1 is named twice/],
+    ['names that would share a resource id', { enrollingNodes: '["node--1"]' }, /node-1 and node--1 would share the resource id NodeRoleNode1/],
+    ['a role name longer than IAM allows', { enrollingNodes: JSON.stringify(['n'.repeat(40)]) }, /longer than IAM's 64 characters/],
+    ['a node without its managed-instance id', { nodes: '[{"name":"node-1"}]' }, /parameter nodes: 0\.instanceId/],
+    ['an enrolling name the config would refuse', { enrollingNodes: '["Node_3"]' }, /parameter enrollingNodes: 0/],
+    ['a nodes parameter that is not JSON', { nodes: '[{' }, /parameter nodes: not valid JSON/],
+  ])('throws a ValidationError for %s', (_what, over, message) => {
+    const make = (): unknown => nodeRolesFragment(inputs(over));
+    expect(make).toThrow(ValidationError);
+    expect(make).toThrow(message);
+  });
+});
