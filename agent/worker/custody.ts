@@ -4,7 +4,7 @@ import type { QueueMessage, TaskQueue } from '../../lib/aws/queue';
 import type { Config } from '../../lib/core/config';
 import type { StateStore } from '../../lib/aws/state-store';
 import { KEYS } from '../../lib/core/keys';
-import { heartbeatSchema, taskMessageSchema, type Heartbeat } from '../../lib/core/schemas';
+import { heartbeatSchema, taskMessageSchema, type Heartbeat, type TaskMessage } from '../../lib/core/schemas';
 import { parseJsonText, parseWith } from '../../lib/core/validate';
 import type { Logger } from '../../lib/log';
 import { alertFromNode } from '../runtime/node-alerts';
@@ -14,21 +14,26 @@ import { HeldMessages, type Leftovers } from './held';
 
 export interface CustodyDeps {
   config: Config & { nodeName: string };
-  queue: Pick<TaskQueue, 'setVisibility'>;
+  queue: Pick<TaskQueue, 'setVisibility' | 'send' | 'delete'>;
+  /** Where a task that keeps failing goes (the task queue's dead-letter queue); null: SQS's redrive decides alone. */
+  deadLetters?: Pick<TaskQueue, 'send'> | null;
   store: Pick<StateStore, 'read'>;
   log: Logger;
   now: () => number;
   alerts: AlertTopic | null;
 }
 
-/** The task a message is about, or null when its body is not a task message. */
-const taskOf = (m: QueueMessage): string | null => {
+/** The task message a message carries, or null when its body is not one. */
+const parseTask = (m: QueueMessage): TaskMessage | null => {
   try {
-    return parseWith(taskMessageSchema, parseJsonText(m.body, 'task message'), 'task message').taskId;
+    return parseWith(taskMessageSchema, parseJsonText(m.body, 'task message'), 'task message');
   } catch {
     return null;
   }
 };
+
+/** The task a message is about, or null when its body is not a task message. */
+const taskOf = (m: QueueMessage): string | null => parseTask(m)?.taskId ?? null;
 
 /**
  * The worker's messages in hand: their receipts kept on disk (so the next worker can carry on
@@ -142,13 +147,41 @@ export class Custody {
   }
 
   /**
-   * Hands a message back (so a retry does not wait out the visibility timeout); on its last
-   * allowed receive, SQS's redrive moves it to the dead-letter queue next: alert.
+   * A real failure of the message's task: its stage failed or hung, or its body is no task.
+   * Failures are counted in the message itself (`failures`), so hand-backs that are no failure
+   * (fencing, a drain, a lease lapsed during a receive, a duplicate) never count toward poison,
+   * as SQS's receive count does. Below `maxTaskFailures` the task goes back at once as a new
+   * message carrying the count, then the old one is deleted; at the limit, or for a body no
+   * worker can read, it goes to the dead-letter queue, alerted. A send that fails hands the
+   * message back instead (SQS's redrive, at `maxReceiveCount` receives, stays the backstop);
+   * a delete that fails leaves a copy that comes back later, completed at most once by
+   * `done.json`. Without a dead-letter queue configured, it is handed back and the redrive
+   * decides, alerted on its last allowed receive.
    */
-  async giveBack(message: QueueMessage, reason: string, epoch: number, receivedAt: number): Promise<void> {
-    await this.handBack(message, receivedAt);
-    if (message.receiveCount < this.deps.config.maxReceiveCount) return;
-    await this.alert('POISON_TASK', `poison-${message.id}`, epoch, `message ${message.id} failed ${message.receiveCount} times: ${reason}`);
+  async fail(message: QueueMessage, reason: string, epoch: number, receivedAt: number): Promise<void> {
+    const { config, queue, deadLetters, log } = this.deps;
+    if (deadLetters === undefined || deadLetters === null) {
+      await this.handBack(message, receivedAt);
+      if (message.receiveCount < config.maxReceiveCount) return;
+      await this.alert('POISON_TASK', `poison-${message.id}`, epoch, `message ${message.id} failed ${message.receiveCount} times: ${reason}`);
+      return;
+    }
+    // Its visibility ran out: another consumer may hold it now, and it is not this worker's to move.
+    if (mono() - receivedAt >= config.visibilityTimeoutSeconds * 1000) return;
+    const task = parseTask(message);
+    const failures = (task?.failures ?? 0) + 1;
+    const poison = task === null || failures >= config.maxTaskFailures;
+    try {
+      await (poison ? deadLetters : queue).send(task === null ? message.body : JSON.stringify({ ...task, failures }));
+    } catch (error) {
+      log.warn({ err: describeError(error), messageId: message.id }, 'failed task not moved; handed back for SQS to redeliver');
+      await this.handBack(message, receivedAt);
+      return;
+    }
+    await queue.delete(message.receiptHandle).catch((error: unknown) => log.warn({ err: describeError(error), messageId: message.id }, 'old copy of a moved task not deleted; it returns after its visibility timeout'));
+    if (!poison) return;
+    const what = task === null ? `message ${message.id} is no task message` : `task ${task.taskId} failed ${failures} times`;
+    await this.alert('POISON_TASK', `poison-${message.id}`, epoch, `${what}: ${reason}. Moved to the dead-letter queue.`);
   }
 
   alert(kind: 'POISON_TASK' | 'MANIFEST_DAMAGED', incidentId: string, epoch: number, summary: string): Promise<void> {

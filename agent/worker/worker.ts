@@ -3,7 +3,7 @@ import { describeError, FencedError } from '../../lib/core/errors';
 import { STAGES, taskMessageSchema } from '../../lib/core/schemas';
 import type { AlertTopic } from '../../lib/aws/alerts';
 import { parseJsonText, parseWith } from '../../lib/core/validate';
-import type { QueueMessage } from '../../lib/aws/queue';
+import type { QueueMessage, TaskQueue } from '../../lib/aws/queue';
 import { mono } from '../runtime/clock';
 import { TaskRunner, type TaskRunnerDeps } from './task-runner';
 import { readProc } from '../proc';
@@ -20,6 +20,8 @@ import { Loop } from '../runtime/loop';
 export interface WorkerDeps extends Omit<TaskRunnerDeps, 'guard'> {
   /** Poison-task alerts; null without a topic. */
   alerts: AlertTopic | null;
+  /** The dead-letter queue a task that keeps failing is moved to; null or absent: SQS's redrive decides. */
+  deadLetters?: TaskQueue | null;
 }
 
 
@@ -142,7 +144,7 @@ export class Worker {
       const reason = `stage ${r.task.stage ?? '?'} made no progress for ${Math.round(idleMs / 100) / 10} s: stopped`;
       this.deps.log.warn({ taskId: r.task.taskId, stage: r.task.stage }, reason);
       r.abort.abort(new Error(reason));
-      void this.custody.giveBack(r.message, reason, this.book.consumingEpoch ?? 0, r.receivedAt);
+      void this.custody.fail(r.message, reason, this.book.consumingEpoch ?? 0, r.receivedAt);
     }
   }
 
@@ -217,7 +219,7 @@ export class Worker {
       workSeconds = task.workSeconds;
     } catch (error) {
       this.deps.log.error({ err: describeError(error), messageId: message.id }, 'malformed task message');
-      void this.custody.giveBack(message, `malformed: ${describeError(error)}`, epoch, receivedAt);
+      void this.custody.fail(message, `malformed: ${describeError(error)}`, epoch, receivedAt);
       return;
     }
     const already = this.running.get(taskId);
@@ -243,7 +245,7 @@ export class Worker {
         // Fenced or stopped as hung: the fence watch and the hang check already handed it back.
         if (error instanceof FencedError || run.abort.signal.aborted) return void (settled = !this.stopping.signal.aborted);
         this.deps.log.error({ err: describeError(error), taskId }, 'task failed; its message goes back to the queue');
-        await this.custody.giveBack(run.message, describeError(error), epoch, run.receivedAt);
+        await this.custody.fail(run.message, describeError(error), epoch, run.receivedAt);
       })
       .finally(() => {
         this.running.delete(taskId);

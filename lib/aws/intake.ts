@@ -16,14 +16,20 @@ export class IntakeQueue {
     private readonly sqs: SQSClient,
     readonly intakeUrl: string,
     readonly taskQueueUrl: string,
+    /** The task queue's dead-letter queue: its depth is read with the others, so every arrival is alerted. */
+    readonly deadLetterUrl: string | null = null,
   ) {}
 
   private readonly call = callSqs;
 
-  /** What admission decides on: the task queue's backlog (visible and in flight) and what waits in intake. */
-  async depths(): Promise<{ backlog: number; intake: number }> {
-    const [tasks, intake] = await Promise.all([new TaskQueue(this.sqs, this.taskQueueUrl).backlog(), new TaskQueue(this.sqs, this.intakeUrl).backlog()]);
-    return { backlog: tasks.visible + tasks.inFlight, intake: intake.visible };
+  /**
+   * What admission decides on: the task queue's backlog (visible and in flight) and what waits
+   * in intake; and what the dead-letter queue holds, when it is known.
+   */
+  async depths(): Promise<{ backlog: number; intake: number; deadLetters?: number }> {
+    const queue = (url: string) => new TaskQueue(this.sqs, url).backlog();
+    const [tasks, intake, dead] = await Promise.all([queue(this.taskQueueUrl), queue(this.intakeUrl), this.deadLetterUrl === null ? null : queue(this.deadLetterUrl)]);
+    return { backlog: tasks.visible + tasks.inFlight, intake: intake.visible, ...(dead === null ? {} : { deadLetters: dead.visible + dead.inFlight }) };
   }
 
   /** Moves up to `count` messages from intake to the task queue, ten at a time; returns how many moved. */

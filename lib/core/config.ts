@@ -33,6 +33,8 @@ export const configSchema = z
     queueUrl: z.url().optional(),
     /** The queue producers send to; the watchdog admits from it to the task queue (backpressure). Unset: producers send to the task queue. */
     intakeQueueUrl: z.url().optional(),
+    /** The task queue's dead-letter queue: the worker moves a task there once it failed `maxTaskFailures` times. Unset: SQS's redrive alone decides. */
+    deadLetterQueueUrl: z.url().optional(),
     topicArn: z.string().regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$/, 'must be an SNS topic ARN').optional(),
     nodes: z.array(nodeSpecSchema).default([]),
 
@@ -79,8 +81,16 @@ export const configSchema = z
      * Without it each stage is the built-in synthetic module.
      */
     stageCommands: z.partialRecord(z.enum(['transcode', 'titling', 'metadata', 'delivery']), z.array(z.string().min(1)).min(1)).optional(),
-    /** The queue's redrive maxReceiveCount: the last attempt of a poison task alerts. */
-    maxReceiveCount: z.number().int().min(1).max(1000).default(5),
+    /**
+     * Real failures of a task (its stage failed or hung) before the worker moves it to the
+     * dead-letter queue; hand-backs that are no failure (fencing, drains) never count.
+     */
+    maxTaskFailures: z.number().int().min(1).max(100).default(3),
+    /**
+     * The queue's redrive maxReceiveCount: a backstop for what no worker can count (a task that
+     * kills its worker), above the receives that hand-backs take: each failure starts a new message.
+     */
+    maxReceiveCount: z.number().int().min(1).max(1000).default(10),
     /** Completed tasks older than this leave the live manifest for dated archives. */
     taskRetentionSeconds: seconds.default(7 * 86_400),
     visibilityTimeoutSeconds: seconds.default(300),

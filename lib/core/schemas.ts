@@ -173,6 +173,8 @@ export const taskMessageSchema = z.strictObject({
   /** Nominal work in scenario seconds; the synthetic worker divides by its time scale. */
   workSeconds: z.number().positive().max(86_400),
   stages: z.array(z.enum(STAGES)).min(1).max(4).optional(),
+  /** Real failures so far: set by the worker when it sends a failed task back (receive accounting). */
+  failures: z.number().int().min(0).max(1000).optional(),
 });
 export type TaskMessage = z.output<typeof taskMessageSchema>;
 

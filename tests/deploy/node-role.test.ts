@@ -133,7 +133,7 @@ describe('node roles', () => {
       'ssmmessages:CreateControlChannel',
       'ssmmessages:OpenControlChannel',
     ];
-    const code = ['lambda:InvokeFunction', 'sns:Publish', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage'];
+    const code = ['lambda:InvokeFunction', 'sns:Publish', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:SendMessage'];
     for (const role of NODE_ROLES) {
       const allowed = t.statements(role).filter((s) => s.Effect === 'Allow');
       const granted = [...new Set(allowed.flatMap((s) => asList(s.Action)).filter((a) => !a.startsWith('s3:')))].sort();
@@ -142,6 +142,8 @@ describe('node roles', () => {
       expect(on('lambda:InvokeFunction')).toEqual(['ref:WatchdogLambdaFunction.Arn']);
       expect(on('sns:Publish')).toEqual(['ref:AlertTopic']);
       expect(on('sqs:ReceiveMessage')).toEqual(['ref:TaskQueue.Arn']);
+      // A failed task goes back as a new message; one that failed maxTaskFailures times, to the dead-letter queue.
+      expect(on('sqs:SendMessage').sort()).toEqual(['ref:DeadLetterQueue.Arn', 'ref:TaskQueue.Arn']);
     }
   });
 });

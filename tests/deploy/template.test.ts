@@ -138,8 +138,8 @@ describe('storage and delivery', () => {
     ]);
   });
 
-  it('dead-letters a task after maxReceiveCount receives', () => {
-    expect(props('TaskQueue').RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': ['DeadLetterQueue', 'Arn'] }, maxReceiveCount: 5 });
+  it('dead-letters what no worker counted after maxReceiveCount receives (the backstop)', () => {
+    expect(props('TaskQueue').RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': ['DeadLetterQueue', 'Arn'] }, maxReceiveCount: 10 });
     expect(props('TaskQueue').SqsManagedSseEnabled).toBe(true);
   });
 
@@ -151,7 +151,8 @@ describe('storage and delivery', () => {
     expect(on('sqs:ReceiveMessage')).toEqual([{ 'Fn::GetAtt': ['IntakeQueue', 'Arn'] }]);
     expect(on('sqs:DeleteMessage')).toEqual([{ 'Fn::GetAtt': ['IntakeQueue', 'Arn'] }]);
     expect(on('sqs:SendMessage')).toEqual([{ 'Fn::GetAtt': ['TaskQueue', 'Arn'] }]);
-    expect(on('sqs:GetQueueAttributes')).toEqual([{ 'Fn::GetAtt': ['TaskQueue', 'Arn'] }, { 'Fn::GetAtt': ['IntakeQueue', 'Arn'] }]);
+    // The dead-letter queue's depth too: the watchdog alerts every rise (DEAD_LETTERED).
+    expect(on('sqs:GetQueueAttributes')).toEqual([{ 'Fn::GetAtt': ['TaskQueue', 'Arn'] }, { 'Fn::GetAtt': ['IntakeQueue', 'Arn'] }, { 'Fn::GetAtt': ['DeadLetterQueue', 'Arn'] }]);
     // Nodes never touch intake; producers may only send to it.
     for (const role of NODE_ROLES) expect(JSON.stringify(statements(role))).not.toContain('IntakeQueue');
     const producer = (props('ProducerPolicy').PolicyDocument as { Statement: Statement[] }).Statement;

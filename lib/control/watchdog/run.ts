@@ -4,6 +4,7 @@ import { isSilent, suspectWaitMs, updateSeen, type Confirmation } from '../../co
 import { heartbeatSchema, type Heartbeat } from '../../core/schemas';
 import { decide, withAdmission, type WatchdogAction } from '../../core/fleet/watchdog';
 import { stateDamageEvent, withLeaderRepair } from '../../core/fleet/repair';
+import { withDeadLetters } from '../../core/fleet/dead-letters';
 import { seededState, watchdogStateSchema, type WatchdogState } from '../../core/fleet/watchdog-state';
 import { emit, findRestart, sendCommand, verify } from './actions';
 import type { WatchdogDeps } from './deps';
@@ -139,7 +140,7 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
   let confirmations = new Map<string, Confirmation>();
   // Admission (backpressure) on the schedule and the nodes' own triggers, not on every heartbeat's notification.
   const intake = options.admit === false ? null : deps.intake;
-  let depths: { backlog: number; intake: number } | null = null;
+  let depths: { backlog: number; intake: number; deadLetters?: number } | null = null;
   let damaged: CorruptObjectError | null = null;
   let rebuilt: WatchdogState | null = null;
   const judged = deps.store.update(
@@ -151,7 +152,7 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
       const settings = { ...deps.config, routed: deps.dns !== null };
       const judged = decide(state, leader, heartbeats, now, settings, confirmations, blind);
       const admitted = deps.intake === null ? judged : withAdmission(judged, depths, leader, heartbeats, now, settings);
-      const verdict = withLeaderRepair(admitted, damage, heartbeats, now, settings);
+      const verdict = withLeaderRepair(withDeadLetters(admitted, depths?.deadLetters, leader, now), damage, heartbeats, now, settings);
       return { value: verdict.changed ? verdict.state : null, result: verdict.actions };
     },
     quarantine(deps, (error) => (damaged = error)),

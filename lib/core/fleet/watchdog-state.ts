@@ -4,6 +4,7 @@ import { incidentSchema } from './incident';
 import { upgradeV1, watchdogStateV1Schema } from './watchdog-state-v1';
 import { emptyCounter, stallCounterSchema } from './stall';
 import { admissionSchema, emptyAdmission } from './admission';
+import { deadLettersSchema } from './dead-letters';
 
 const nodeStateSchema = z.object({
   counter: stallCounterSchema,
@@ -37,6 +38,8 @@ const watchdogStateV2Schema = z.object({
   origin: z.object({ primary: nodeNameSchema, epoch: z.number().int().min(0) }).optional(),
   /** Backpressure: whether input from the intake queue is held, and the operator's override (lib/core/fleet/admission.ts). */
   admission: admissionSchema.optional(),
+  /** The dead-letter queue's depth at the last read, and the alerts of its rises (lib/core/fleet/dead-letters.ts). */
+  deadLetters: deadLettersSchema.optional(),
 });
 export type WatchdogState = z.output<typeof watchdogStateV2Schema>;
 
@@ -53,6 +56,7 @@ export const emptyWatch = (): NodeWatch => ({ counter: emptyCounter(), incident:
 
 const INCIDENT_ID = /^(.+)-e\d+-i(\d+)$/;
 const ADMISSION_ID = /^admission-(\d+)$/;
+const DEAD_LETTER_ID = /^dead-letter-(\d+)$/;
 
 /**
  * The state a rebuild starts from (none stored, or a damaged one copied aside): empty, but with
@@ -62,6 +66,7 @@ const ADMISSION_ID = /^admission-(\d+)$/;
 export const seededState = (incidentIds: readonly string[]): WatchdogState => {
   const state = emptyWatchdogState();
   let admissions = 0;
+  let deadLetterAlerts = 0;
   for (const id of incidentIds) {
     const incident = INCIDENT_ID.exec(id);
     const node = incident?.[1];
@@ -71,6 +76,13 @@ export const seededState = (incidentIds: readonly string[]): WatchdogState => {
     }
     const admission = ADMISSION_ID.exec(id)?.[1];
     if (admission !== undefined) admissions = Math.max(admissions, Number(admission));
+    const dead = DEAD_LETTER_ID.exec(id)?.[1];
+    if (dead !== undefined) deadLetterAlerts = Math.max(deadLetterAlerts, Number(dead));
   }
-  return admissions === 0 ? state : { ...state, admission: { ...emptyAdmission(), changes: admissions } };
+  // The depth last seen is not known: the next read alerts what the queue holds, once.
+  return {
+    ...state,
+    ...(admissions === 0 ? {} : { admission: { ...emptyAdmission(), changes: admissions } }),
+    ...(deadLetterAlerts === 0 ? {} : { deadLetters: { seen: 0, alerts: deadLetterAlerts } }),
+  };
 };

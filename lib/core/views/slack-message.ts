@@ -89,6 +89,7 @@ const SEVERITY: Record<EventKind, Severity> = {
   POISON_TASK: 'warning',
   MANIFEST_DAMAGED: 'warning',
   LEADER_DAMAGED: 'critical',
+  DEAD_LETTERED: 'warning',
   STATE_DAMAGED: 'warning',
   INPUT_HELD: 'warning',
   INPUT_RESUMED: 'resolved',

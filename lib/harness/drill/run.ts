@@ -67,6 +67,7 @@ const drillConfig = (scenario: Scenario, cloud: LocalCloud): Config =>
     bucket: cloud.bucket,
     queueUrl: cloud.queueUrl,
     intakeQueueUrl: cloud.intakeUrl,
+    deadLetterQueueUrl: cloud.dlqUrl,
     topicArn: cloud.topicArn,
     nodes: Array.from({ length: scenario.nodes }, (_, i) => ({
       name: `node-${i + 1}`,

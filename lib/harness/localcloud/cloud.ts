@@ -33,7 +33,7 @@ export const LOCAL = {
   /** Where producers send; the watchdog admits from it to the task queue. */
   intake: 'queen-fleet-intake',
   topic: 'fleet-events',
-  maxReceiveCount: 5,
+  maxReceiveCount: 10,
   /** The watchdog function the agents invoke directly. */
   watchdogFunction: 'queens-fleet-local-watchdog',
 } as const;

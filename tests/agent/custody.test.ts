@@ -1,0 +1,112 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { Custody } from '../../agent/worker/custody';
+import { mono } from '../../agent/runtime/clock';
+import type { AlertTopic } from '../../lib/aws/alerts';
+import type { QueueMessage } from '../../lib/aws/queue';
+import { buildConfig } from '../../lib/core/config';
+import type { FleetEvent } from '../../lib/core/events';
+import { memoryLogger } from '../helpers/memory-logger';
+
+/** A task queue and a dead-letter queue that record what happens to messages; `failSend` refuses sends. */
+const queues = (failSend = false) => {
+  const log = { sent: [] as string[], dead: [] as string[], deleted: [] as string[], handedBack: [] as string[] };
+  const send = (to: string[]) => (body: string) => (failSend ? Promise.reject(new Error('SQS down')) : (to.push(body), Promise.resolve('m-new')));
+  const queue = {
+    send: send(log.sent),
+    delete: (receipt: string) => (log.deleted.push(receipt), Promise.resolve()),
+    setVisibility: (receipt: string) => (log.handedBack.push(receipt), Promise.resolve()),
+  };
+  return { log, queue, deadLetters: { send: send(log.dead) } };
+};
+
+const custodyWith = (over: { failSend?: boolean; deadLetters?: boolean; maxTaskFailures?: number; maxReceiveCount?: number } = {}) => {
+  const q = queues(over.failSend);
+  const alerts: FleetEvent[] = [];
+  const topic = { publish: (e: FleetEvent) => (alerts.push(e), Promise.resolve('id')) } as unknown as AlertTopic;
+  const config = { ...buildConfig({}, { maxTaskFailures: over.maxTaskFailures ?? 3, maxReceiveCount: over.maxReceiveCount ?? 10 }), nodeName: 'node-1', dataDir: mkdtempSync(join(tmpdir(), 'qf-custody-')) };
+  const custody = new Custody({ config, queue: q.queue, deadLetters: over.deadLetters === false ? null : q.deadLetters, store: { read: () => Promise.resolve(null) }, log: memoryLogger().log, now: Date.now, alerts: topic });
+  return { custody, ...q, alerts };
+};
+
+const message = (task: Record<string, unknown> | string, receiveCount = 1): QueueMessage => ({
+  id: 'm-1',
+  receiptHandle: `r-${receiveCount}`,
+  body: typeof task === 'string' ? task : JSON.stringify(task),
+  receiveCount,
+});
+
+describe('Custody › fail (receive accounting)', () => {
+  it('sends a failed task back at once as a new message carrying its count, and deletes the old one', async () => {
+    const { custody, log, alerts } = custodyWith();
+    await custody.fail(message({ taskId: 't1', workSeconds: 1 }), 'stage titling exited 1', 4, mono());
+    expect(log.sent.map((b) => JSON.parse(b) as unknown)).toEqual([{ taskId: 't1', workSeconds: 1, failures: 1 }]);
+    expect(log.deleted).toEqual(['r-1']);
+    expect(log.dead).toEqual([]);
+    expect(alerts).toEqual([]);
+  });
+
+  it('moves a task to the dead-letter queue on its maxTaskFailures-th failure, and alerts', async () => {
+    const { custody, log, alerts } = custodyWith();
+    await custody.fail(message({ taskId: 't1', workSeconds: 1, failures: 2 }), 'stage titling exited 1', 4, mono());
+    expect(log.dead.map((b) => JSON.parse(b) as unknown)).toEqual([{ taskId: 't1', workSeconds: 1, failures: 3 }]);
+    expect(log.sent).toEqual([]);
+    expect(log.deleted).toEqual(['r-1']);
+    expect(alerts.map((a) => [a.kind, a.summary])).toEqual([['POISON_TASK', 'task t1 failed 3 times: stage titling exited 1. Moved to the dead-letter queue.']]);
+  });
+
+  it('moves a message no worker can read to the dead-letter queue at once', async () => {
+    const { custody, log, alerts } = custodyWith();
+    await custody.fail(message('{"taskId": "t1", "workSeconds": -1}'), 'malformed', 4, mono());
+    expect(log.dead).toEqual(['{"taskId": "t1", "workSeconds": -1}']);
+    expect(alerts.map((a) => a.kind)).toEqual(['POISON_TASK']);
+  });
+
+  it('hands the message back when it cannot be moved, and deletes nothing', async () => {
+    const { custody, log } = custodyWith({ failSend: true });
+    await custody.fail(message({ taskId: 't1', workSeconds: 1 }), 'boom', 4, mono());
+    expect(log.handedBack).toEqual(['r-1']);
+    expect(log.deleted).toEqual([]);
+  });
+
+  it('leaves alone a message whose visibility ran out: it may be another consumer\'s now', async () => {
+    const { custody, log } = custodyWith();
+    await custody.fail(message({ taskId: 't1', workSeconds: 1 }), 'boom', 4, mono() - 301_000);
+    expect([...log.sent, ...log.dead, ...log.deleted, ...log.handedBack]).toEqual([]);
+  });
+
+  it('without a dead-letter queue, hands back and alerts only on the last receive the redrive allows', async () => {
+    const { custody, log, alerts } = custodyWith({ deadLetters: false, maxReceiveCount: 5 });
+    await custody.fail(message({ taskId: 't1', workSeconds: 1 }, 4), 'boom', 4, mono());
+    await custody.fail(message({ taskId: 't1', workSeconds: 1 }, 5), 'boom', 4, mono());
+    expect(log.handedBack).toEqual(['r-4', 'r-5']);
+    expect(alerts.map((a) => a.kind)).toEqual(['POISON_TASK']);
+  });
+
+  it('dead-letters a task only on its maxTaskFailures-th real failure, however often it was handed back in between (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.constantFrom('fence', 'drain', 'duplicate', 'fail'), { maxLength: 30 }), fc.integer({ min: 1, max: 5 }), async (steps, max) => {
+        const { custody, log } = custodyWith({ maxTaskFailures: max });
+        // The message as SQS holds it: hand-backs raise its receive count; a failure starts a new message.
+        let current = message({ taskId: 't1', workSeconds: 1 });
+        let failures = 0;
+        for (const step of steps) {
+          if (log.dead.length > 0) break;
+          if (step !== 'fail') {
+            await custody.handBack(current, mono());
+            current = { ...current, receiveCount: current.receiveCount + 1, receiptHandle: `r-${current.receiveCount + 1}` };
+            continue;
+          }
+          failures++;
+          await custody.fail(current, 'boom', 4, mono());
+          const next = log.sent.at(-1);
+          if (next !== undefined && log.dead.length === 0) current = { id: `m-${failures}`, receiptHandle: `f-${failures}`, body: next, receiveCount: 1 };
+        }
+        return log.dead.length === (failures >= max ? 1 : 0) && log.sent.length === Math.min(failures, max - 1);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
