@@ -244,6 +244,12 @@ describe('watchdog handler', () => {
       expect(sqs).toHaveReceivedCommandWith(SendMessageBatchCommand, { QueueUrl: TASKS });
       expect(sqs.commandCalls(SendMessageBatchCommand)[0]?.args[0].input.Entries?.map((e) => e.MessageBody)).toEqual(['{"taskId":"t1"}', '{"taskId":"t2"}', '{"taskId":"t3"}']);
       expect(sqs).toHaveReceivedCommandWith(DeleteMessageBatchCommand, { QueueUrl: INTAKE, Entries: [0, 1, 2].map((i) => ({ Id: String(i), ReceiptHandle: `r${i + 1}` })) });
+
+      // Two runs at once (the schedule and a node's trigger) read the same depths: one admits (CI run 16: the queue reached 11 of 10).
+      sqs.resetHistory();
+      s3.set('peer-sync/watchdog/state.json', { version: 2, revision: 0, nodes: {}, lastFailoverAt: null, judgedAt: null });
+      await Promise.all([handler(scheduled), handler({ source: 'queen-fleet.agent', node: 'node-1' }), handler(scheduled)]);
+      expect(sqs.commandCalls(SendMessageBatchCommand).flatMap((c) => c.args[0].input.Entries ?? [])).toHaveLength(3);
     } finally {
       for (const k of ['FLEET_QUEUE_URL', 'FLEET_INTAKE_QUEUE_URL', 'FLEET_ADMISSION_HIGH_MARK', 'FLEET_ADMISSION_LOW_MARK']) delete process.env[k];
     }

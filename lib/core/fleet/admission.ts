@@ -25,10 +25,16 @@ export const admissionSchema = z.object({
   reason: z.string().max(300).nullable().default(null),
   /** Transitions so far: part of each INPUT_HELD / INPUT_RESUMED event id, so ids never repeat. */
   changes: z.number().int().min(0).default(0),
+  /**
+   * When a run last admitted (watchdog clock). The run that admits claims it here by CAS, and no
+   * run admits again within a sample interval: two runs at once (the schedule and a node's
+   * trigger) would otherwise both top the queue up from the same reading.
+   */
+  admittedAt: z.number().nullable().default(null),
 });
 export type Admission = z.output<typeof admissionSchema>;
 
-export const emptyAdmission = (): Admission => ({ mode: 'auto', held: false, since: null, reason: null, changes: 0 });
+export const emptyAdmission = (): Admission => ({ mode: 'auto', held: false, since: null, reason: null, changes: 0, admittedAt: null });
 
 /** The most one watchdog run moves from the intake queue (ten batches of ten). */
 export const ADMIT_PER_RUN = 100;
@@ -49,6 +55,8 @@ export interface AdmissionInput {
 export interface AdmissionSettings {
   admissionHighMark: number;
   admissionLowMark: number;
+  /** Admissions are at least one sample interval apart (see `admittedAt`). */
+  sampleIntervalSeconds: number;
 }
 
 export interface AdmissionDecision {
@@ -85,10 +93,13 @@ export const decideAdmission = (previous: Admission, input: AdmissionInput, sett
   const held = reason !== null;
   const d = input.depths;
   // A run that read no queue leaves open input open, but admits nothing itself.
-  const admit = held || d === null ? 0 : Math.max(0, Math.min(d.intake, settings.admissionHighMark - d.backlog, ADMIT_PER_RUN));
+  const spaced = previous.admittedAt === null || now - previous.admittedAt >= settings.sampleIntervalSeconds * 1000;
+  const admit = held || d === null || !spaced ? 0 : Math.max(0, Math.min(d.intake, settings.admissionHighMark - d.backlog, ADMIT_PER_RUN));
+  // An admission is claimed with the verdict: a run that loses the CAS reads it and admits nothing.
+  const claimed = admit > 0 ? { ...previous, admittedAt: now } : previous;
   if (held === previous.held) {
     // The reason may change while held (a failover ends, the backlog still drains): kept current, no alert.
-    return { admission: held && reason !== previous.reason ? { ...previous, reason } : previous, admit, event: null };
+    return { admission: held && reason !== previous.reason ? { ...claimed, reason } : claimed, admit, event: null };
   }
   const changes = previous.changes + 1;
   const where = d === null ? '' : ` ${d.intake} message(s) wait in the intake queue; the task queue holds ${d.backlog}.`;
@@ -96,7 +107,7 @@ export const decideAdmission = (previous: Admission, input: AdmissionInput, sett
     ? `Input held: ${reason}.${where}`
     : `Input resumed (${previous.mode === 'open' ? 'opened by an operator' : `low mark ${settings.admissionLowMark}`}):${where} Admitting ${admit} now.`;
   const event = makeEvent(held ? 'INPUT_HELD' : 'INPUT_RESUMED', leader?.primary ?? 'fleet', { id: `admission-${changes}`, epoch: leader?.epoch ?? 0 }, emptyCounter(), now, summary);
-  return { admission: { ...previous, held, since: now, reason, changes }, admit, event: { ...event, metrics: { ...event.metrics, backlog: d?.backlog ?? null } } };
+  return { admission: { ...claimed, held, since: now, reason, changes }, admit, event: { ...event, metrics: { ...event.metrics, backlog: d?.backlog ?? null } } };
 };
 
 /**

@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { EPOCH_HEADER } from '../../aws/queue';
 import { NODE_COMMANDS } from '../../aws/run-command';
-import { jsonBody, principalOf, s3Error, s3Path } from './aws-wire';
+import { principalOf, s3Error, s3Path } from './aws-wire';
 import { FAITHFUL, scaleBehaviour, type Behaviour } from './behaviour';
 import { Chance } from './chance';
 import { AwsFakes } from './fakes';
@@ -11,17 +10,9 @@ import { NotificationBus } from './notifications';
 import { Route53Fake } from './route53-fake';
 import { S3Behaviour, type LostResponse } from './s3-behaviour';
 import { SqsRedelivery } from './sqs-behaviour';
+import { SqsWatch, type SqsObserver } from './sqs-observer';
 import { conditionalPut, countRequest, requestKind } from './front-door';
 
-/** The task a message body names ([] for a body that is not a task, such as a poison message). */
-const taskIdOf = (body: string | undefined): string[] => {
-  try {
-    const id = (JSON.parse(body ?? '') as { taskId?: unknown }).taskId;
-    return typeof id === 'string' ? [id] : [];
-  } catch {
-    return [];
-  }
-};
 
 /** Names of the resources every local cloud starts with. */
 export const LOCAL = {
@@ -57,22 +48,13 @@ export interface CallerFault {
 }
 
 /** Callbacks the drill uses to watch the wire. */
-export interface CloudObserver {
+export interface CloudObserver extends SqsObserver {
   /** A PUT that was applied, with the stored body (also when its response is then lost). */
   s3Put?(key: string, body: Buffer, principal: string): void;
   /** A PUT refused by its precondition. */
   s3Conflict?(key: string, principal: string): void;
   /** An SNS message published. */
   snsPublish?(message: string, principal: string): void;
-  /**
-   * Every SQS ReceiveMessage answered, with the messages it handed out; `epoch` is the
-   * consumer's own word, from the x-queen-fleet-epoch header (null if absent).
-   */
-  sqsReceive?(count: number, principal: string, epoch: number | null, taskIds: string[]): void;
-  /** A message handed back at once (ChangeMessageVisibility to 0): a task given up and retried. */
-  sqsGiveBack?(principal: string): void;
-  /** A message's visibility extended: its consumer is working on the task (or carrying on with it after a restart). */
-  sqsExtend?(principal: string, taskId: string): void;
 }
 
 /** Where the local cloud listens and the resources it created. */
@@ -200,39 +182,13 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
     }
     conditionalPut(s3Store, s3b, struck)(request, reply, done);
   });
-  /** Receives from the task queue are the fleet's; the watchdog's from intake (admission) are not a consumer's. */
-  const isTaskQueue = (request: FastifyRequest): boolean => {
-    try {
-      const url = jsonBody(request).QueueUrl;
-      return typeof url === 'string' && url.endsWith(`/${LOCAL.queue}`);
-    } catch {
-      return false;
-    }
-  };
-  /** The task of each receipt handed out, for naming the task of a visibility change. */
-  const receipts = new Map<string, string>();
+  const sqsWatch = new SqsWatch(observer, LOCAL.queue);
   app.addHook('onSend', (request, _reply, payload, done) => {
     done(null, redelivery.onSend(request, payload));
   });
   app.addHook('onSend', (request, reply, payload, done) => {
     const principal = principalOf(request);
-    if (request.headers['x-amz-target'] === 'AmazonSQS.ReceiveMessage' && reply.statusCode === 200 && typeof payload === 'string' && isTaskQueue(request)) {
-      const messages = (JSON.parse(payload) as { Messages?: { Body?: string; ReceiptHandle?: string }[] }).Messages ?? [];
-      for (const m of messages) for (const id of taskIdOf(m.Body)) if (m.ReceiptHandle !== undefined) receipts.set(m.ReceiptHandle, id);
-      const epoch = Number(request.headers[EPOCH_HEADER] ?? Number.NaN);
-      observer.sqsReceive?.(messages.length, principal, Number.isInteger(epoch) ? epoch : null, messages.flatMap((m) => taskIdOf(m.Body)));
-    }
-    if (request.headers['x-amz-target'] === 'AmazonSQS.ChangeMessageVisibility' && reply.statusCode === 200) {
-      let body: Record<string, unknown> = {};
-      try {
-        body = jsonBody(request);
-      } catch {
-        // Not JSON: fauxqs refused it already.
-      }
-      if (body.VisibilityTimeout === 0) observer.sqsGiveBack?.(principal);
-      const task = typeof body.ReceiptHandle === 'string' ? receipts.get(body.ReceiptHandle) : undefined;
-      if (typeof body.VisibilityTimeout === 'number' && body.VisibilityTimeout > 0 && task !== undefined) observer.sqsExtend?.(principal, task);
-    }
+    sqsWatch.answered(request, reply, payload);
     const where = request.method === 'PUT' ? s3Path(request.url) : null;
     if (where !== null && reply.statusCode === 200) {
       // The write is applied: it is observed and announced, whatever happens to its response.

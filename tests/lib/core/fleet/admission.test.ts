@@ -5,7 +5,7 @@ import { emptyWatch } from '../../../../lib/core/fleet/watchdog-state';
 import type { Leader } from '../../../../lib/core/schemas';
 
 const leader: Leader = { version: 1, primary: 'node-2', epoch: 3, renewals: 0, reason: 't', changedBy: 't', previous: null, handover: 'immediate' };
-const MARKS = { admissionHighMark: 20, admissionLowMark: 5 };
+const MARKS = { admissionHighMark: 20, admissionLowMark: 5, sampleIntervalSeconds: 1 };
 
 const input = fc.record<AdmissionInput>({
   depths: fc.option(fc.record({ backlog: fc.nat(60), intake: fc.nat(300) }), { nil: null }),
@@ -36,6 +36,23 @@ describe('admission (backpressure)', () => {
             expect(out.admit).toBeLessThanOrEqual(Math.min(x.depths.intake, ADMIT_PER_RUN));
           }
         }
+      }),
+    );
+  });
+
+  it('admits once from one reading however many runs decide at once: the one whose verdict is stored claims it, and the others, deciding again on it, admit nothing within a sample interval (property)', () => {
+    fc.assert(
+      fc.property(fc.record({ backlog: fc.nat(19), intake: fc.integer({ min: 1, max: 300 }) }), fc.integer({ min: 2, max: 5 }), fc.nat(999), (depths, runs, later) => {
+        const x: AdmissionInput = { depths, readyStandbys: 1, failingOver: false };
+        // Every run reads the same depths (the first admission is not carried out before the others decide).
+        let stored = emptyAdmission();
+        let admitted = 0;
+        for (let i = 0; i < runs; i++) {
+          const out = decideAdmission(stored, x, MARKS, 10_000 + later * (i > 0 ? 1 : 0), leader);
+          admitted += out.admit;
+          stored = out.admission;
+        }
+        return admitted === Math.min(depths.intake, MARKS.admissionHighMark - depths.backlog) && stored.admittedAt === 10_000;
       }),
     );
   });
