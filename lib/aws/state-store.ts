@@ -110,6 +110,10 @@ export class StateStore {
         }
         const text = (await out.Body?.transformToString('utf8')) ?? '';
         this.counts.bytesDown += Buffer.byteLength(text);
+        // A response without Content-Length (a proxy, a fake) is measured as read: never parsed past the limit either.
+        if (out.ContentLength === undefined && Buffer.byteLength(text) > this.options.maxObjectBytes) {
+          throw new OversizedError(`${full}: ${Buffer.byteLength(text)} bytes exceeds the limit of ${this.options.maxObjectBytes}`, full, out.ETag ?? '', Buffer.byteLength(text));
+        }
         this.tokens.remember(full, out.ETag ?? '', out.Metadata?.[WRITE_TOKENS]);
         return { text, etag: out.ETag ?? '' };
       } catch (error) {

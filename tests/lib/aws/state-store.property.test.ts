@@ -1,4 +1,4 @@
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import fc from 'fast-check';
 import { StateStore } from '../../../lib/aws/state-store';
 import { CorruptObjectError, OversizedError } from '../../../lib/core/errors';
@@ -56,6 +56,13 @@ describe('StateStore, over hostile bodies (property)', () => {
       }),
       { numRuns: RUNS },
     );
+  });
+
+  it('refuses a body past the limit without parsing it, even when S3 gives no Content-Length', async () => {
+    // A valid leader padded with a field the schema drops would otherwise parse, whatever its size.
+    const padded = JSON.stringify({ ...VALID, pad: 'x'.repeat(MAX) });
+    s3.mock.on(GetObjectCommand).resolves({ ETag: '"big"', Body: { transformToString: () => Promise.resolve(padded) } as never });
+    await expect(makeStore().read(KEY, leaderSchema)).rejects.toBeInstanceOf(OversizedError);
   });
 
   it('copies a damaged body aside and replaces it only by CAS on its own ETag', async () => {
