@@ -72,5 +72,7 @@ export const when = (at: number | null, now: number): string => {
   if (at === null) return 'never';
   const s = Math.round((now - at) / 1000);
   const ago = Math.abs(s) < 120 ? `${s} s` : Math.abs(s) < 7200 ? `${Math.round(s / 60)} min` : Math.abs(s) < 172_800 ? `${Math.round(s / 3600)} h` : `${Math.round(s / 86_400)} d`;
-  return `${new Date(at).toISOString().replace(/\.\d{3}Z$/, 'Z')} (${ago} ago)`;
+  // A stored time may be any finite number: one outside the Date range prints as it is.
+  const date = new Date(at);
+  return `${Number.isNaN(date.getTime()) ? String(at) : date.toISOString().replace(/\.\d{3}Z$/, 'Z')} (${ago} ago)`;
 };

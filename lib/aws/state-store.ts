@@ -1,4 +1,5 @@
-import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { listPages, type ListedObject } from './s3-list';
 import type { z } from 'zod';
 import type { Config } from '../core/config';
 import { CorruptObjectError, isRetryable, lostRace, NotFoundError, OversizedError, TransientError, UnreachableError, ValidationError } from '../core/errors';
@@ -6,59 +7,21 @@ import { retry, realRetryDeps, type RetryDeps, type RetryPolicy } from '../core/
 import { parseJsonText, parseWith } from '../core/validate';
 import { KEYS } from '../core/keys';
 import { toFleetError } from './errors';
+import { DEFAULT_CAS_RETRY, DEFAULT_REQUEST_RETRY, type RequestCounts, type StateStoreOptions, type Versioned } from './state-store-options';
 import { landing, WRITE_TOKENS, WriteTokens } from './write-tokens';
 
 export { WRITE_TOKENS };
-
-/** A stored value with the ETag that guards its next compare-and-swap. */
-export interface Versioned<T> {
-  value: T;
-  etag: string;
-}
-
-export interface StateStoreOptions {
-  bucket: string;
-  /** Key prefix, `peer-sync/` by default; keys passed to the store are relative to it. */
-  prefix: string;
-  /** Objects larger than this are reported, never parsed. */
-  maxObjectBytes: number;
-  /** Retries of one request on throttling or connection errors. */
-  requestRetry?: RetryPolicy;
-  /** Re-read-and-apply rounds of `update` when a CAS loses. */
-  casRetry?: RetryPolicy;
-  deps?: RetryDeps;
-}
-
-/** One object of a listing: key relative to the prefix, S3's Last-Modified in ms (null if absent), size. */
-export interface ListedObject {
-  key: string;
-  lastModified: number | null;
-  size: number;
-}
-
-/** Counts of the requests this store made, for drills and cost benches. */
-export interface RequestCounts {
-  GET: number;
-  PUT: number;
-  LIST: number;
-  bytesUp: number;
-  bytesDown: number;
-  /** Reads that needed a retry (throttled, unreachable, a 5xx): S3 was not quite there. */
-  troubledReads: number;
-}
-
-// Six attempts span about 1.5 s at most: long enough to outlast a burst of 409s or SlowDowns.
-const DEFAULT_REQUEST_RETRY: RetryPolicy = { attempts: 6, baseMs: 50, capMs: 2_000 };
-const DEFAULT_CAS_RETRY: RetryPolicy = { attempts: 40, baseMs: 10, capMs: 500 };
+export type { ListedObject } from './s3-list';
+export type { RequestCounts, StateStoreOptions, Versioned } from './state-store-options';
 
 /**
  * JSON objects in the state bucket, with conditional create (If-None-Match: *) and
  * compare-and-swap update (If-Match: etag); every read is validated against its schema.
  * 412 becomes ConflictError; 409 (a concurrent write), throttling and 5xx are retried with
  * jitter. An outcome the caller cannot see is resolved, not guessed: every write carries a
- * token of its own at the head of the object's token chain, and a conditional write refused
- * after an earlier attempt of it lost its response (applied, then a reset or a 500) finds its
- * token in the chain and counts as done, even if others wrote on top of it since.
+ * token of its own at the head of the object's token chain, and a write answered with a 500 or
+ * a broken connection, or a conditional write refused after an earlier attempt of it lost its
+ * response, finds its token in the chain and counts as done, even if others wrote on top of it since.
  */
 export class StateStore {
   readonly counts: RequestCounts = { GET: 0, PUT: 0, LIST: 0, bytesUp: 0, bytesDown: 0, troubledReads: 0 };
@@ -110,6 +73,10 @@ export class StateStore {
         }
         const text = (await out.Body?.transformToString('utf8')) ?? '';
         this.counts.bytesDown += Buffer.byteLength(text);
+        // A response without Content-Length (a proxy, a fake) is measured as read: never parsed past the limit either.
+        if (out.ContentLength === undefined && Buffer.byteLength(text) > this.options.maxObjectBytes) {
+          throw new OversizedError(`${full}: ${Buffer.byteLength(text)} bytes exceeds the limit of ${this.options.maxObjectBytes}`, full, out.ETag ?? '', Buffer.byteLength(text));
+        }
         this.tokens.remember(full, out.ETag ?? '', out.Metadata?.[WRITE_TOKENS]);
         return { text, etag: out.ETag ?? '' };
       } catch (error) {
@@ -308,30 +275,12 @@ export class StateStore {
    * Last-Modified against it compare S3's clock with itself, never with this machine's.
    */
   async listWithClock(under: string): Promise<{ entries: ListedObject[]; serverNow: number | null }> {
-    const entries: ListedObject[] = [];
-    let serverNow: number | null = null;
-    let token: string | undefined;
-    do {
-      const command = new ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: this.fullKey(under), ContinuationToken: token });
-      command.middlewareStack.add(
-        (next) => async (args) => {
-          const out = await next(args);
-          const date = Date.parse((out.response as { headers?: Record<string, string | undefined> }).headers?.date ?? '');
-          if (!Number.isNaN(date)) serverNow = date;
-          return out;
-        },
-        { step: 'deserialize', name: 'queenFleetServerDate' },
-      );
-      const out = await this.request(`LIST ${this.fullKey(under)}`, () => {
+    return listPages(this.s3, { bucket: this.options.bucket, prefix: this.options.prefix, under }, (what, send) =>
+      this.request(what, () => {
         this.counts.LIST++;
-        return this.s3.send(command);
-      });
-      for (const o of out.Contents ?? []) {
-        if (o.Key !== undefined) entries.push({ key: o.Key.slice(this.options.prefix.length), lastModified: o.LastModified?.getTime() ?? null, size: o.Size ?? 0 });
-      }
-      token = out.IsTruncated === true ? out.NextContinuationToken : undefined;
-    } while (token !== undefined);
-    return { entries, serverNow };
+        return send();
+      }),
+    );
   }
 }
 

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { parseWith } from './validate';
 import { ValidationError } from './errors';
+import { isInheritedName } from './schemas';
 
 /** One node of the fleet as the watchdog knows it. */
 export const nodeSpecSchema = z.strictObject({
   /** Logical name, also the S3 heartbeat prefix: `node-1`. */
-  name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be lower-case letters, digits and dashes'),
+  name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be lower-case letters, digits and dashes').refine((name) => !isInheritedName(name), 'must not be a name every JavaScript object has (constructor)'),
   /** SSM managed-instance id (hybrid activation) or EC2 id the Run Command targets. */
   instanceId: z.string().regex(/^(mi|i)-[0-9a-f]{8,17}$/, 'must be an SSM managed-instance id such as mi-0123456789abcdef0'),
   /** Lightsail instance name, for the independent liveness confirmation. */
@@ -216,7 +217,9 @@ const coerceEnv = (key: keyof Config, raw: string): unknown => {
  * caller reads the file. Unknown `FLEET_*` variables are rejected like unknown file keys.
  */
 export const buildConfig = (env: Readonly<Record<string, string | undefined>>, file?: unknown): Config => {
-  const fromFile = file === undefined ? {} : parseWith(z.record(z.string(), z.unknown()), file, 'config file');
+  if (file !== undefined && (typeof file !== 'object' || file === null || Array.isArray(file))) throw new ValidationError('config file: must be a JSON object', '(root)');
+  // Spread as parsed (a record schema would drop a `__proto__` key unseen): the strict schema below refuses it like any unknown key.
+  const fromFile = (file ?? {}) as Record<string, unknown>;
   const known = new Set<string>([...Object.values(ENV_NAMES), CONFIG_FILE_ENV]);
   for (const name of Object.keys(env)) {
     if (name.startsWith(ENV_PREFIX) && !known.has(name) && env[name] !== undefined) {

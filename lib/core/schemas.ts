@@ -13,8 +13,17 @@ import { z } from 'zod';
 /** The version field of a stored record: this release's, or the next one's (which only adds fields). */
 export const storedVersion = <V extends number>(current: V) => z.union([z.literal(current), z.literal(current + 1)]);
 
-const nodeName = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/);
-const taskId = z.string().regex(/^[A-Za-z0-9._-]{1,128}$/);
+/**
+ * True for a name every plain object already answers (`constructor`, `__proto__`, `toString`):
+ * node names and task ids are keys of stored records (`state.nodes[node]`, `tasks[taskId]`), where
+ * such a name would read Object.prototype's member instead of nothing, or be dropped on parsing.
+ */
+export const isInheritedName = (name: string): boolean => name in Object.prototype;
+const notInherited = (name: string): boolean => !isInheritedName(name);
+const INHERITED = 'must not be a name every JavaScript object has (constructor, __proto__, toString, …)';
+
+const nodeName = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/).refine(notInherited, INHERITED);
+const taskId = z.string().regex(/^[A-Za-z0-9._-]{1,128}$/).refine(notInherited, INHERITED);
 
 /** One in-flight task as the worker reports it. */
 export const inFlightTaskSchema = z.object({

@@ -1,9 +1,12 @@
 import type { z } from 'zod';
 import { ValidationError } from './errors';
 
+/** One step of a path; an empty key is shown as `""`, so a field never names nothing. */
+const step = (key: PropertyKey): string => (key === '' ? '""' : String(key));
+
 /** Dotted path of a zod issue (`nodes.1.name`), or `(root)`. */
 const pathOf = (issue: z.core.$ZodIssue): string =>
-  issue.path.length === 0 ? '(root)' : issue.path.map(String).join('.');
+  issue.path.length === 0 ? '(root)' : issue.path.map(step).join('.');
 
 /**
  * Parses `input` with `schema`, or throws a ValidationError whose message names the first
@@ -17,7 +20,7 @@ export const parseWith = <T extends z.ZodType>(schema: T, input: unknown, what: 
   let field = pathOf(issue);
   if (issue.code === 'unrecognized_keys' && issue.keys.length > 0) {
     const prefix = issue.path.length > 0 ? `${field}.` : '';
-    field = `${prefix}${issue.keys.join(', ')}`;
+    field = `${prefix}${issue.keys.map(step).join(', ')}`;
     throw new ValidationError(`${what}: unknown key ${field}`, field);
   }
   throw new ValidationError(`${what}: ${field}: ${issue.message}`, field);

@@ -16,6 +16,19 @@ const s3EventSchema = z.object({
 
 export type WatchdogHandler = (event: unknown) => Promise<WatchdogRun>;
 
+/**
+ * A key as S3 notifications encode it (URL-encoded, `+` for a space). A key that is not a valid
+ * encoding (a hand-made test event, `%` alone) is kept as it came: it names no known heartbeat,
+ * so it is ignored like any other, instead of failing the run with a URIError.
+ */
+const decodeKey = (key: string): string => {
+  try {
+    return decodeURIComponent(key.replace(/\+/g, ' '));
+  } catch {
+    return key;
+  }
+};
+
 /** The watchdog's entry point over the dependencies it is given (AWS in Lambda, the local cloud in drills). */
 export const createWatchdogHandler =
   (deps: WatchdogDeps): WatchdogHandler =>
@@ -23,7 +36,7 @@ export const createWatchdogHandler =
     const s3 = s3EventSchema.safeParse(event);
     if (s3.success) {
       const known = new Set(deps.config.nodes.map((n) => n.name));
-      const keys = s3.data.Records.map((r) => decodeURIComponent(r.s3.object.key.replace(/\+/g, ' ')));
+      const keys = s3.data.Records.map((r) => decodeKey(r.s3.object.key));
       const unknown = keys.filter((k) => !known.has(nodeOfHeartbeatKey(underPrefix(deps.config.prefix, k) ?? '') ?? ''));
       if (unknown.length > 0) deps.log.warn({ keys: unknown }, 'notification for a key that is not a known node heartbeat; ignored');
       if (unknown.length === keys.length) return { nodes: known.size, heartbeats: 0, rejected: unknown, actions: [] };

@@ -143,8 +143,11 @@ export const scenarioSchema = z
     }),
     faults: z.array(faultSchema).max(100).default([]),
     expect: expectSchema.default({}),
-    /** Optional configuration overrides (unscaled, as in production). */
-    config: z.record(z.string(), z.unknown()).optional(),
+    /**
+     * Optional configuration overrides (unscaled, as in production), checked by the config's own
+     * strict schema: kept as parsed, since a record schema would drop a `__proto__` key unseen.
+     */
+    config: z.custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), 'must be an object of configuration keys').optional(),
     /** Overrides of the local cloud's faithful behaviours (docs/aws-behaviour.md), checked by the drill. */
     behaviour: z.record(z.string(), z.unknown()).optional(),
   })

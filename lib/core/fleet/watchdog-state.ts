@@ -45,9 +45,10 @@ export type WatchdogState = z.output<typeof watchdogStateV2Schema>;
 
 /**
  * `watchdog/state.json` as read: version 2, or version 1 converted on read (its open incidents
- * carry on in the stage they were in). It is written back as version 2 by the next CAS.
+ * carry on in the stage they were in). It is written back as version 2 by the next CAS. Told
+ * apart by `version`, so a damaged state names its damaged field, not the whole object.
  */
-export const watchdogStateSchema: z.ZodType<WatchdogState, unknown> = z.union([watchdogStateV2Schema, watchdogStateV1Schema.transform(upgradeV1)]);
+export const watchdogStateSchema: z.ZodType<WatchdogState, unknown> = z.discriminatedUnion('version', [watchdogStateV2Schema, watchdogStateV1Schema.transform(upgradeV1)]);
 
 export const emptyWatchdogState = (): WatchdogState => ({ version: 2, revision: 0, nodes: {}, lastFailoverAt: null, judgedAt: null });
 
@@ -70,14 +71,16 @@ export const seededState = (incidentIds: readonly string[]): WatchdogState => {
   for (const id of incidentIds) {
     const incident = INCIDENT_ID.exec(id);
     const node = incident?.[1];
-    if (node !== undefined && nodeNameSchema.safeParse(node).success) {
+    const count = Number(incident?.[2]);
+    // Keys are anyone's who can write events/: a counter past the safe integers could not be stored back.
+    if (node !== undefined && nodeNameSchema.safeParse(node).success && Number.isSafeInteger(count)) {
       const watch = state.nodes[node] ?? emptyWatch();
-      state.nodes[node] = { ...watch, incidents: Math.max(watch.incidents, Number(incident?.[2])) };
+      state.nodes[node] = { ...watch, incidents: Math.max(watch.incidents, count) };
     }
-    const admission = ADMISSION_ID.exec(id)?.[1];
-    if (admission !== undefined) admissions = Math.max(admissions, Number(admission));
-    const dead = DEAD_LETTER_ID.exec(id)?.[1];
-    if (dead !== undefined) deadLetterAlerts = Math.max(deadLetterAlerts, Number(dead));
+    const admission = Number(ADMISSION_ID.exec(id)?.[1]);
+    if (Number.isSafeInteger(admission)) admissions = Math.max(admissions, admission);
+    const dead = Number(DEAD_LETTER_ID.exec(id)?.[1]);
+    if (Number.isSafeInteger(dead)) deadLetterAlerts = Math.max(deadLetterAlerts, dead);
   }
   // The depth last seen is not known: the next read alerts what the queue holds, once.
   return {

@@ -98,7 +98,14 @@ export const manifestRootSchema = z.object({
   version: storedVersion(1),
   buckets: z.literal(BUCKETS),
   revision: z.number().int().min(0),
-  hashes: z.record(z.string().regex(/^\d{1,3}$/), z.string().regex(/^[0-9a-f]{16}$/)),
+  /** Keyed by bucket number as `String(n)` spells it (no leading zero, below BUCKETS): the key peer-sync looks up. */
+  hashes: z.record(
+    z
+      .string()
+      .regex(/^(0|[1-9]\d{0,2})$/)
+      .refine((k) => Number(k) < BUCKETS, `must be a bucket number below ${BUCKETS}`),
+    z.string().regex(/^[0-9a-f]{16}$/),
+  ),
 });
 export type ManifestRoot = z.output<typeof manifestRootSchema>;
 
@@ -136,5 +143,12 @@ export const splitByAge = (tasks: TaskMap, now: number, retentionMs: number): { 
   return { live, old };
 };
 
-/** The archive day of a completion: `YYYY-MM-DD` of its timestamp (UTC). */
-export const archiveDay = (entry: TaskEntry): string => new Date(entry.done?.at ?? 0).toISOString().slice(0, 10);
+/** The last instant of year 9999: past it, an ISO date no longer has four year digits. */
+const LAST_FOUR_DIGIT_YEAR_MS = 253_402_300_799_999;
+
+/**
+ * The archive day of a completion: `YYYY-MM-DD` of its timestamp (UTC). A time outside the years
+ * 1970 to 9999 (a skewed or hostile clock; `at` is any finite number) is filed under the nearer
+ * end, instead of failing the round with a RangeError or naming an odd key.
+ */
+export const archiveDay = (entry: TaskEntry): string => new Date(Math.min(Math.max(entry.done?.at ?? 0, 0), LAST_FOUR_DIGIT_YEAR_MS)).toISOString().slice(0, 10);

@@ -16,7 +16,8 @@ export const parseSince = (raw: string): Since => {
   const d = DURATION_RE.exec(text);
   if (d !== null) {
     const ms = Number(d[1]) * UNIT_MS[d[2] as keyof typeof UNIT_MS];
-    if (ms > 0) return { kind: 'duration', ms };
+    // `9…9d` (hundreds of digits) is Infinity: no time to compare with.
+    if (ms > 0 && Number.isFinite(ms)) return { kind: 'duration', ms };
   }
   const at = ISO_RE.test(text) ? Date.parse(text) : Number.NaN;
   if (!Number.isNaN(at)) return { kind: 'date', at };

@@ -13,6 +13,8 @@ export interface SlackText {
   type: 'mrkdwn' | 'plain_text';
   text: string;
   emoji?: boolean;
+  /** mrkdwn only: true stops Slack from turning plain words into links and mentions. */
+  verbatim?: boolean;
 }
 
 /** The Block Kit blocks these messages use. */
@@ -112,14 +114,37 @@ const ALARM_EMOJI: Record<CloudWatchAlarm['NewStateValue'], string> = {
 /** Block Kit limits: header 150 characters, section text 3000, a field 2000. */
 const LIMIT = { header: 150, section: 3000, field: 2000, fallback: 3000 } as const;
 
-/** Slack reads `&`, `<` and `>` as markup (links, mentions); everything shown is escaped. */
-const escape = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+/** A lone UTF-16 surrogate: no UTF-8 encodes it, so Slack would refuse or garble the payload. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
-/** Cuts to `max` characters with an ellipsis, never in the middle of an escape entity. */
-const clip = (text: string, max: number): string => (text.length <= max ? text : `${text.slice(0, max - 1).replace(/&[a-z]*$/, '')}…`);
+/** The text with every lone surrogate (from a body that was never UTF-8) shown as U+FFFD. */
+const wellFormed = (text: string): string => text.replace(LONE_SURROGATE, '\ufffd');
 
-const mrkdwn = (text: string, max: number = LIMIT.section): SlackText => ({ type: 'mrkdwn', text: clip(text, max) });
-const header = (text: string): SlackBlock => ({ type: 'header', text: { type: 'plain_text', text: clip(text, LIMIT.header), emoji: true } });
+/**
+ * Slack reads `&`, `<` and `>` as markup (links, mentions): everything shown is escaped. A word
+ * joiner after `@` keeps `@channel`, `@here` and `@everyone` from ever being read as a broadcast
+ * (the fallback `text` has no `verbatim` to turn that off), and looks the same.
+ */
+const escape = (text: string): string =>
+  wellFormed(text)
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/@(?=(channel|here|everyone)\b)/gi, '@\u2060');
+
+/**
+ * Cuts to `max` characters with an ellipsis, never in the middle of an escape entity or of a
+ * character outside the BMP (half of a surrogate pair is not UTF-8).
+ */
+const clip = (text: string, max: number): string => {
+  if (text.length <= max) return text;
+  let cut = text.slice(0, max - 1);
+  if (/[\ud800-\udbff]$/.test(cut)) cut = cut.slice(0, -1);
+  return `${cut.replace(/&[a-z]*$/, '')}…`;
+};
+
+const mrkdwn = (text: string, max: number = LIMIT.section): SlackText => ({ type: 'mrkdwn', text: clip(text, max), verbatim: true });
+const header = (text: string): SlackBlock => ({ type: 'header', text: { type: 'plain_text', text: clip(wellFormed(text), LIMIT.header), emoji: true } });
 const section = (title: string, body: string): SlackBlock => ({ type: 'section', text: mrkdwn(`*${title}*\n${body === '' ? '_none_' : escape(body)}`) });
 const field = (title: string, value: string): SlackText => mrkdwn(`*${title}*\n${escape(value)}`, LIMIT.field);
 

@@ -54,10 +54,10 @@ describe('slack-message', () => {
       expect(fields).toEqual({
         type: 'section',
         fields: [
-          { type: 'mrkdwn', text: '*Node*\nnode-1' },
-          { type: 'mrkdwn', text: '*Incident*\nnode-1-e3-i1' },
-          { type: 'mrkdwn', text: '*Epoch*\n3' },
-          { type: 'mrkdwn', text: '*Time*\n2023-11-14T22:15:20.000Z' },
+          { type: 'mrkdwn', text: '*Node*\nnode-1', verbatim: true },
+          { type: 'mrkdwn', text: '*Incident*\nnode-1-e3-i1', verbatim: true },
+          { type: 'mrkdwn', text: '*Epoch*\n3', verbatim: true },
+          { type: 'mrkdwn', text: '*Time*\n2023-11-14T22:15:20.000Z', verbatim: true },
         ],
       });
     });
@@ -77,7 +77,7 @@ describe('slack-message', () => {
 
     it('names the new primary and its epoch for a failover step', () => {
       const payload = formatEvent(promoted);
-      expect(payload.blocks[1]).toMatchObject({ fields: expect.arrayContaining([{ type: 'mrkdwn', text: '*New primary*\nnode-2' }, { type: 'mrkdwn', text: '*New epoch*\n4' }]) });
+      expect(payload.blocks[1]).toMatchObject({ fields: expect.arrayContaining([{ type: 'mrkdwn', text: '*New primary*\nnode-2', verbatim: true }, { type: 'mrkdwn', text: '*New epoch*\n4', verbatim: true }]) });
       expect(payload.text).toContain('New primary node-2 (epoch 4).');
     });
 
@@ -107,9 +107,9 @@ describe('slack-message', () => {
       expect(payload.blocks[1]).toEqual({
         type: 'section',
         fields: [
-          { type: 'mrkdwn', text: '*State*\nOK → ALARM' },
-          { type: 'mrkdwn', text: '*Time*\n2023-11-14T22:15:20.000Z' },
-          { type: 'mrkdwn', text: '*Region*\nUS West (Oregon)' },
+          { type: 'mrkdwn', text: '*State*\nOK → ALARM', verbatim: true },
+          { type: 'mrkdwn', text: '*Time*\n2023-11-14T22:15:20.000Z', verbatim: true },
+          { type: 'mrkdwn', text: '*Region*\nUS West (Oregon)', verbatim: true },
         ],
       });
       expect(sectionTexts(payload)).toEqual([`*Reason*\n${alarm.NewStateReason}`, '*Description*\nThe watchdog Lambda failed.']);
