@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import { ValidationError } from './errors';
 
-/** One step of a path; an empty key is shown as `""`, so a field never names nothing. */
-const step = (key: PropertyKey): string => (key === '' ? '""' : String(key));
+/** One step of a path; a key that would read as nothing (empty, blank at either end, control characters) is shown quoted, as JSON. */
+const step = (key: PropertyKey): string => (typeof key === 'string' && (key === '' || /^\s|\s$|[\u0000-\u001f]/.test(key)) ? JSON.stringify(key) : String(key));
 
 /** Dotted path of a zod issue (`nodes.1.name`), or `(root)`. */
 const pathOf = (issue: z.core.$ZodIssue): string =>
