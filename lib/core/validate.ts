@@ -2,11 +2,11 @@ import type { z } from 'zod';
 import { ValidationError } from './errors';
 
 /** One step of a path; a key that would read as nothing (empty, blank at either end, control characters) is shown quoted, as JSON. */
-const step = (key: PropertyKey): string => (typeof key === 'string' && (key === '' || /^\s|\s$|[\u0000-\u001f]/.test(key)) ? JSON.stringify(key) : String(key));
+export const pathStep = (key: PropertyKey): string => (typeof key === 'string' && (key === '' || /^\s|\s$|[\u0000-\u001f]/.test(key)) ? JSON.stringify(key) : String(key));
 
 /** Dotted path of a zod issue (`nodes.1.name`), or `(root)`. */
 const pathOf = (issue: z.core.$ZodIssue): string =>
-  issue.path.length === 0 ? '(root)' : issue.path.map(step).join('.');
+  issue.path.length === 0 ? '(root)' : issue.path.map(pathStep).join('.');
 
 /**
  * Parses `input` with `schema`, or throws a ValidationError whose message names the first
@@ -20,7 +20,7 @@ export const parseWith = <T extends z.ZodType>(schema: T, input: unknown, what: 
   let field = pathOf(issue);
   if (issue.code === 'unrecognized_keys' && issue.keys.length > 0) {
     const prefix = issue.path.length > 0 ? `${field}.` : '';
-    field = `${prefix}${issue.keys.map(step).join(', ')}`;
+    field = `${prefix}${issue.keys.map(pathStep).join(', ')}`;
     throw new ValidationError(`${what}: unknown key ${field}`, field);
   }
   throw new ValidationError(`${what}: ${field}: ${issue.message}`, field);

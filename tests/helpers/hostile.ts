@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { CorruptObjectError, ValidationError } from '../../lib/core/errors';
+import { pathStep } from '../../lib/core/validate';
 
 /**
  * Hostile inputs for the parsers at the edge (issue 12, item 5): wrong types, huge strings, deep
@@ -115,8 +116,8 @@ export const hostileJsonTextArb: fc.Arbitrary<string> = fc.oneof(
 
 type Path = (string | number)[];
 
-/** A path as ValidationError.field spells it: dotted, an empty key shown as `""`. */
-const dotted = (path: Path): string => path.map((k) => (k === '' ? '""' : String(k))).join('.');
+/** A path as ValidationError.field spells it: dotted, each step as the parser names it (a key that reads as nothing, quoted). */
+const dotted = (path: Path): string => path.map(pathStep).join('.');
 
 /** Every position in a JSON value, root first. */
 const pathsOf = (value: unknown, at: Path = []): Path[] => {
