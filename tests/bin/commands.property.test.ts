@@ -8,6 +8,7 @@ import { fleetEventSchema, type FleetEvent } from '../../lib/core/events';
 import { parseKind, parseLimit, parseNode, parseSince } from '../../lib/core/views/event-query';
 import { expectNoPollution, hostileNumberArb, hostileStringArb, mutationArb, outcomeOf, PROTOTYPE_KEYS, RUNS } from '../helpers/hostile';
 import pc from 'picocolors';
+import { stalledEvent } from '../helpers/fixtures';
 
 /**
  * Issue 12, item 5: the operator CLI's arguments, through the pure parsers and through commander
@@ -97,18 +98,7 @@ describe('fleet commands through commander', () => {
 });
 
 describe('printing what a hostile stored event holds', () => {
-  const EVENT: FleetEvent = {
-    version: 1,
-    id: 'node-1-e3-i1.STALLED',
-    incidentId: 'node-1-e3-i1',
-    kind: 'STALLED',
-    node: 'node-1',
-    epoch: 3,
-    at: 1_700_000_120_000,
-    summary: 'node-1 stalled.',
-    next: 'The watchdog restarts the worker.',
-    metrics: { failingSamples: 8, healthySamples: 0, fault: 'no-progress', workerProcesses: 1, cpuPercent: 3.1, memoryBytes: 52_428_800, backlog: 5, completionsInWindow: 0, inFlight: 1 },
-  };
+  const EVENT: FleetEvent = stalledEvent;
 
   it('says when for any time an event or a state records', () => {
     fc.assert(

@@ -1,3 +1,4 @@
+import type { FleetEvent } from '../../lib/core/events';
 import type { Heartbeat, Sample } from '../../lib/core/schemas';
 
 /** A healthy-looking sample; override what the case is about. */
@@ -38,3 +39,17 @@ export const NODES = [
   { name: 'node-1', instanceId: 'mi-00000000000000001', priority: 1 },
   { name: 'node-2', instanceId: 'mi-00000000000000002', priority: 2 },
 ];
+
+/** A valid STALLED event, the base the hostile-input properties change one field of. */
+export const stalledEvent: FleetEvent = {
+  version: 1,
+  id: 'node-1-e3-i1.STALLED',
+  incidentId: 'node-1-e3-i1',
+  kind: 'STALLED',
+  node: 'node-1',
+  epoch: 3,
+  at: 1_700_000_120_000,
+  summary: 'node-1 stalled.',
+  next: 'The watchdog restarts the worker.',
+  metrics: { failingSamples: 8, healthySamples: 0, fault: 'no-progress', workerProcesses: 1, cpuPercent: 3.1, memoryBytes: 52_428_800, backlog: 5, completionsInWindow: 0, inFlight: 1 },
+};

@@ -5,6 +5,7 @@ import { checkpointSchema, doneSchema, heartbeatSchema, leaderSchema, nodeNameSc
 import { parseJsonText, parseWith } from '../../../lib/core/validate';
 import { heartbeat, sample } from '../../helpers/fixtures';
 import { expectNoPollution, hostileJsonTextArb, hostileStringArb, mutationArb, outcomeOf, pointsAt, POLLUTERS, PROTOTYPE_KEYS, RUNS } from '../../helpers/hostile';
+import { stalledEvent } from '../../helpers/fixtures';
 
 /**
  * Issue 12, item 5: every S3 object kind and the task message, read as the state store reads
@@ -13,16 +14,7 @@ import { expectNoPollution, hostileJsonTextArb, hostileStringArb, mutationArb, o
  * back and read again.
  */
 const EVENT: FleetEvent = {
-  version: 1,
-  id: 'node-1-e3-i1.STALLED',
-  incidentId: 'node-1-e3-i1',
-  kind: 'STALLED',
-  node: 'node-1',
-  epoch: 3,
-  at: 1_700_000_120_000,
-  summary: 'node-1 stalled.',
-  next: 'The watchdog restarts the worker.',
-  metrics: { failingSamples: 8, healthySamples: 0, fault: 'no-progress', workerProcesses: 1, cpuPercent: 3.1, memoryBytes: 52_428_800, backlog: 5, completionsInWindow: 0, inFlight: 1 },
+  ...stalledEvent,
   commandId: 'cmd-1',
   newPrimary: 'node-2',
   newEpoch: 4,

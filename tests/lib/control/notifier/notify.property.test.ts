@@ -5,24 +5,14 @@ import type { SlackPayload } from '../../../../lib/core/views/slack-message';
 import { memoryLogger } from '../../../helpers/memory-logger';
 import { brokenTextArb, expectNoPollution, hostileJsonTextArb, hostileStringArb, hostileValueArb, markupRunArb, outcomeOfAsync, POLLUTERS, RUNS } from '../../../helpers/hostile';
 import { slackProblems } from '../../../helpers/slack-limits';
+import { stalledEvent } from '../../../helpers/fixtures';
 
 /**
  * Issue 12, item 5: SNS records reaching the notifier. One Lambda event may carry anything; each
  * record is posted or rejected with its index, the others are unaffected, the handler never
  * throws for bad input inside a record, and what it posts is a payload Slack takes.
  */
-const EVENT = {
-  version: 1,
-  id: 'node-1-e3-i1.STALLED',
-  incidentId: 'node-1-e3-i1',
-  kind: 'STALLED',
-  node: 'node-1',
-  epoch: 3,
-  at: 1_700_000_120_000,
-  summary: 'node-1 stalled.',
-  next: 'The watchdog restarts the worker.',
-  metrics: { failingSamples: 8, healthySamples: 0, fault: 'no-progress', workerProcesses: 1, cpuPercent: 3.1, memoryBytes: 52_428_800, backlog: 5, completionsInWindow: 0, inFlight: 1 },
-};
+const EVENT = stalledEvent;
 
 const harness = (): { notify: ReturnType<typeof createNotifier>; posted: WebhookRequest[] } => {
   const posted: WebhookRequest[] = [];

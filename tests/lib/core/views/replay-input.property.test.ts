@@ -2,24 +2,14 @@ import fc from 'fast-check';
 import { fleetEventSchema, type FleetEvent } from '../../../../lib/core/events';
 import { parseEventId, parseReplayRequest } from '../../../../lib/core/views/replay-input';
 import { expectNoPollution, hostileStringArb, hostileValueArb, mutationArb, outcomeOf, POLLUTERS, PROTOTYPE_KEYS, RUNS } from '../../../helpers/hostile';
+import { stalledEvent } from '../../../helpers/fixtures';
 
 /**
  * Issue 12, item 5: what an operator pastes into the replay function's console (or a file given
  * to `fleet replay --file`): an event, an alert as published, an SNS event, `{ "eventId": … }`,
  * with or without `"execute"`. Anything else is refused naming the field, before anything is read.
  */
-const EVENT: FleetEvent = {
-  version: 1,
-  id: 'node-1-e3-i1.STALLED',
-  incidentId: 'node-1-e3-i1',
-  kind: 'STALLED',
-  node: 'node-1',
-  epoch: 3,
-  at: 1_700_000_120_000,
-  summary: 'node-1 stalled.',
-  next: 'The watchdog restarts the worker.',
-  metrics: { failingSamples: 8, healthySamples: 0, fault: 'no-progress', workerProcesses: 1, cpuPercent: 3.1, memoryBytes: 52_428_800, backlog: 5, completionsInWindow: 0, inFlight: 1 },
-};
+const EVENT: FleetEvent = stalledEvent;
 
 const SHAPES = [
   ['an event object', { ...EVENT, execute: true }],

@@ -3,24 +3,14 @@ import type { FleetEvent } from '../../../../lib/core/events';
 import { formatAlert, parseAlertMessage } from '../../../../lib/core/views/slack-message';
 import { brokenTextArb, expectNoPollution, hostileStringArb, hostileValueArb, markupRunArb, outcomeOf, POLLUTERS, RUNS, SLACK_MARKUP } from '../../../helpers/hostile';
 import { slackProblems, unescapeSlack } from '../../../helpers/slack-limits';
+import { stalledEvent } from '../../../helpers/fixtures';
 
 /**
  * Issue 12, item 5: the text that reaches Slack. An alert's strings come from the fleet (and so
  * from whoever can write events/ or publish to the topic): whatever they hold, the message must
  * not ping anyone, forge a link, carry text that is not UTF-8, or break a Block Kit limit.
  */
-const STALLED: FleetEvent = {
-  version: 1,
-  id: 'node-1-e3-i1.STALLED',
-  incidentId: 'node-1-e3-i1',
-  kind: 'STALLED',
-  node: 'node-1',
-  epoch: 3,
-  at: 1_700_000_120_000,
-  summary: 'node-1 stalled.',
-  next: 'The watchdog restarts the worker.',
-  metrics: { failingSamples: 8, healthySamples: 0, fault: 'no-progress', workerProcesses: 1, cpuPercent: 3.1, memoryBytes: 52_428_800, backlog: 5, completionsInWindow: 0, inFlight: 1 },
-};
+const STALLED: FleetEvent = stalledEvent;
 
 /** Hostile text that mostly fits the schema's bounds, so it reaches the formatter. */
 const textArb = (max: number): fc.Arbitrary<string> => fc.oneof(hostileStringArb, markupRunArb, brokenTextArb).map((s) => s.slice(0, max));
