@@ -85,6 +85,22 @@ describe('Custody › fail (receive accounting)', () => {
     expect(alerts.map((a) => a.kind)).toEqual(['POISON_TASK']);
   });
 
+  it('does not dead-letter a task given back three times by fencing and draining: its first failure, on its fifth receive, only sends it back', async () => {
+    // With the old limit of 5 receives, the redrive would have taken this healthy task on its next receive, alerted as poison.
+    const { custody, log, alerts } = custodyWith({ maxReceiveCount: 5 });
+    let current = message({ taskId: 't1', workSeconds: 1 });
+    for (const why of ['fence', 'drain', 'fence']) {
+      await custody.handBack(current, mono());
+      current = { ...current, receiveCount: current.receiveCount + 1, receiptHandle: `r-${why}-${current.receiveCount + 1}` };
+    }
+    current = { ...current, receiveCount: 5 };
+    await custody.fail(current, 'stage titling exited 1', 4, mono());
+    expect(log.handedBack).toHaveLength(3);
+    expect(log.sent.map((b) => JSON.parse(b) as unknown)).toEqual([{ taskId: 't1', workSeconds: 1, failures: 1 }]);
+    expect(log.dead).toEqual([]);
+    expect(alerts).toEqual([]);
+  });
+
   it('dead-letters a task only on its maxTaskFailures-th real failure, however often it was handed back in between (property)', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.constantFrom('fence', 'drain', 'duplicate', 'fail'), { maxLength: 30 }), fc.integer({ min: 1, max: 5 }), async (steps, max) => {
