@@ -158,8 +158,15 @@ export class Custody {
    * `done.json`. Without a dead-letter queue configured, it is handed back and the redrive
    * decides, alerted on its last allowed receive.
    */
-  async fail(message: QueueMessage, reason: string, epoch: number, receivedAt: number): Promise<void> {
+  async fail(message: QueueMessage, reason: string, epoch: number, receivedAt: number, transient = false): Promise<void> {
     const { config, queue, deadLetters, log } = this.deps;
+    // The fleet could not reach AWS (S3 or SQS throttled, down, unreachable): not the task's
+    // failure, so not counted; it comes back after a sync interval instead of spinning (CI run 19:
+    // a 45 s S3 outage dead-lettered four healthy tasks).
+    if (transient) {
+      if (mono() - receivedAt < config.visibilityTimeoutSeconds * 1000) await queue.setVisibility(message.receiptHandle, config.syncIntervalSeconds).catch(() => undefined);
+      return;
+    }
     if (deadLetters === undefined || deadLetters === null) {
       await this.handBack(message, receivedAt);
       if (message.receiveCount < config.maxReceiveCount) return;

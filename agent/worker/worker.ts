@@ -1,5 +1,5 @@
 import { stageHangSeconds, wholeSeconds } from '../../lib/core/config';
-import { describeError, FencedError } from '../../lib/core/errors';
+import { describeError, FencedError, isRetryable } from '../../lib/core/errors';
 import { STAGES, taskMessageSchema } from '../../lib/core/schemas';
 import type { AlertTopic } from '../../lib/aws/alerts';
 import { parseJsonText, parseWith } from '../../lib/core/validate';
@@ -245,7 +245,7 @@ export class Worker {
         // Fenced or stopped as hung: the fence watch and the hang check already handed it back.
         if (error instanceof FencedError || run.abort.signal.aborted) return void (settled = !this.stopping.signal.aborted);
         this.deps.log.error({ err: describeError(error), taskId }, 'task failed; its message goes back to the queue');
-        await this.custody.fail(run.message, describeError(error), epoch, run.receivedAt);
+        await this.custody.fail(run.message, describeError(error), epoch, run.receivedAt, isRetryable(error));
       })
       .finally(() => {
         this.running.delete(taskId);

@@ -64,6 +64,14 @@ describe('Custody › fail (receive accounting)', () => {
     expect(alerts.map((a) => a.kind)).toEqual(['POISON_TASK']);
   });
 
+  it('does not count a failure of the fleet to reach AWS against the task: it comes back after a sync interval, uncounted', async () => {
+    const { custody, log, alerts } = custodyWith();
+    for (let i = 0; i < 5; i++) await custody.fail(message({ taskId: 't1', workSeconds: 1, failures: 2 }), 'ThrottledError: S3 down', 4, mono(), true);
+    expect(log.handedBack).toHaveLength(5);
+    expect([...log.sent, ...log.dead, ...log.deleted]).toEqual([]);
+    expect(alerts).toEqual([]);
+  });
+
   it('hands the message back when it cannot be moved, and deletes nothing', async () => {
     const { custody, log } = custodyWith({ failSend: true });
     await custody.fail(message({ taskId: 't1', workSeconds: 1 }), 'boom', 4, mono());
