@@ -25,7 +25,7 @@ describe('fault drills', () => {
       expect(events('state_damaged')).toHaveLength(1);
       // The damaged leader record: alerted once, rebuilt for the node that held the epoch; nobody else took it.
       expect(events('leader_damaged')).toHaveLength(1);
-      expect(events('leader_damaged')[0]?.detail).toMatch(/Rebuilt: node-1 holds epoch 1/);
+      expect(events('leader_damaged')[0]?.detail).toMatch(/rebuilt: node-1 holds epoch 1/);
       expect(report.epochs.map((e) => e.primary)).toEqual(['node-1']);
       // The shard of the last task to arrive (task-0024, bucket 221), damaged before it arrives: found when it is synced, rebuilt.
       expect(events('manifest_damaged').length).toBeGreaterThanOrEqual(1);

@@ -25,13 +25,15 @@ export const readLeaderRecord = async ({ store, log }: WatchdogDeps): Promise<{ 
 export const readLeader = async (deps: WatchdogDeps): Promise<Leader | null> => (await readLeaderRecord(deps)).leader;
 
 /**
- * Copies the damaged record aside and replaces exactly that version with the rebuilt one. A
+ * Copies the damaged record aside and replaces exactly that version with the rebuilt one, when
+ * one can be named. A
  * record changed meanwhile (another watchdog rebuilt it, a node wrote) is left alone.
  */
 export const repairLeader = async (deps: WatchdogDeps, action: Extract<WatchdogAction, { kind: 'repair-leader' }>): Promise<void> => {
   const { store, log } = deps;
-  await store.quarantine(KEYS.leader, 'damaged leader record, rebuilt by the watchdog', deps.now());
+  // The copy is the evidence, needed only before it is overwritten: a run that can name nobody copies nothing.
   if (action.leader === null) return;
+  await store.quarantine(KEYS.leader, 'damaged leader record, rebuilt by the watchdog', deps.now());
   try {
     await store.replace(KEYS.leader, action.leader, action.etag);
     log.warn({ primary: action.leader.primary, epoch: action.leader.epoch }, action.leader.reason);

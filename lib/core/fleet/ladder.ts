@@ -215,7 +215,8 @@ const judgeStall = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeW
   // A restart claimed this very run has not reset the samples yet: they cannot speak for it.
   // Nor can the stalled worker's own: it may finish a stage while the restart drains it.
   const incident = current.incident;
-  const byReplaced = incident !== null && replacedWorker(incident) !== null && counter.last?.worker === replacedWorker(incident);
+  const replaced = incident === null ? null : replacedWorker(incident);
+  const byReplaced = replaced !== null && counter.last?.worker === replaced;
   if (counter.healthy >= recoverySamples && incident?.stage.name !== 'restart-claimed' && !byReplaced) {
     return move(ctx, spec, current, { kind: 'RECOVERED' }, `${spec.name} is healthy again: ${counter.healthy} healthy samples.`);
   }

@@ -72,8 +72,8 @@ export const damageId = (what: string, etag: string): string => `${what}-damaged
 /** The LEADER_DAMAGED alert: what was found and what the rebuild does. */
 const damageEvent = (damage: LeaderDamage, rebuilt: Leader | null, now: number): FleetEvent => {
   const id = damageId('leader', damage.etag);
-  const then = rebuilt === null ? 'No node can be named yet (none says it holds the highest epoch, none has a proven worker): the next run tries again.' : `Rebuilt: ${rebuilt.reason.replace('rebuilt by the watchdog: leader.json was damaged; ', '').replace('rebuilt by the watchdog: leader.json was damaged and ', '')}.`;
-  return makeEvent('LEADER_DAMAGED', rebuilt?.primary ?? 'fleet', { id, epoch: rebuilt?.epoch ?? 0 }, emptyCounter(), now, `leader.json is damaged (${damage.detail.slice(0, 300)}); copied to quarantine/. ${then}`, rebuilt === null ? {} : { newPrimary: rebuilt.primary, newEpoch: rebuilt.epoch });
+  const then = rebuilt === null ? 'No node can be named yet (none says it holds the highest epoch, none has a proven worker): the next run tries again.' : `Copied to quarantine/ and rebuilt: ${rebuilt.reason.replace('rebuilt by the watchdog: leader.json was damaged; ', '').replace('rebuilt by the watchdog: leader.json was damaged and ', '')}.`;
+  return makeEvent('LEADER_DAMAGED', rebuilt?.primary ?? 'fleet', { id, epoch: rebuilt?.epoch ?? 0 }, emptyCounter(), now, `leader.json is damaged (${damage.detail.slice(0, 300)}). ${then}`, rebuilt === null ? {} : { newPrimary: rebuilt.primary, newEpoch: rebuilt.epoch });
 };
 
 /**
