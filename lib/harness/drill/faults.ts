@@ -54,6 +54,25 @@ const scopeOf = (fault: Fault, node: string): string => {
   return fault.kind.startsWith('s3') || fault.kind === 'notification-lag' ? 'cloud' : 'queue';
 };
 
+/** How often (wall ms) a hang-stage that found no stage running looks again, and for how long (scenario s). */
+const HANG_RETRY_MS = 10;
+const HANG_WAIT_SECONDS = 60;
+
+/**
+ * Calls `strike` every `everyMs` until it hits something (returns more than 0) or `withinMs`
+ * has passed, then tells `done` what the last strike hit. Returns a cancel that stops it quietly.
+ */
+export const retryUntilHit = (strike: () => number, everyMs: number, withinMs: number, done: (hit: number) => void): (() => void) => {
+  const until = Date.now() + withinMs;
+  const timer = setInterval(() => {
+    const hit = strike();
+    if (hit === 0 && Date.now() < until) return;
+    clearInterval(timer);
+    done(hit);
+  }, everyMs);
+  return () => clearInterval(timer);
+};
+
 /** What injecting one fault did: words for the timeline, and how to undo it (null: it cannot be). */
 interface Injected {
   detail: string;
@@ -118,7 +137,13 @@ export class FaultInjector {
         return { detail: 'cut off from the cloud', undo: () => this.clearFault(node, 'partition') };
       case 'hang-stage': {
         const hung = fleet.hangStages(node);
-        return { detail: `${hung} running stage process(es) stopped: alive, no CPU, no progress`, undo: null };
+        if (hung > 0) return { detail: `${hung} running stage process(es) stopped: alive, no CPU, no progress`, undo: null };
+        // Between two stages (a checkpoint being written) nothing runs: the next stage to start hangs
+        // instead, so the drill never passes on a fault that struck nothing (CI run 20).
+        const cancel = retryUntilHit(() => fleet.hangStages(node), HANG_RETRY_MS, wall(HANG_WAIT_SECONDS), (hit) =>
+          this.t.recorder.note(node, 'fault-struck', hit > 0 ? `hang-stage: ${hit} stage process(es) stopped as they started` : `hang-stage: no stage started within ${HANG_WAIT_SECONDS}s, nothing hung`),
+        );
+        return { detail: 'no stage process running at this instant (between stages): the next to start is stopped', undo: cancel };
       }
       case 'clock-skew':
         fleet.tell(node, { type: 'clock-offset', offsetMs: fault.offsetSeconds * 1000 });

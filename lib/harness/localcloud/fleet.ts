@@ -9,7 +9,7 @@ import type { LocalCloud } from './cloud';
 import { lightsailView, type LightsailState, type MachineView, type Machines } from './fakes';
 import type { HostEvent, HostRequest } from './host-protocol';
 import { HOST_COMMANDS, localInstanceId, nodeEnv, type MachineEvent, type LocalNode } from './machine';
-import { NODE_MARK, signalMarked, UNIT_MARK, processesMarked } from './processes';
+import { isLive, NODE_MARK, signalMarked, UNIT_MARK, processesMarked } from './processes';
 import { exited, killGroup } from '../../../agent/runtime/child-process';
 
 export { localInstanceId, type MachineEvent, type LocalNode };
@@ -184,11 +184,15 @@ export class LocalFleet extends EventEmitter implements Machines {
     node.frozen = false;
   }
 
-  /** The stage commands running on a node (its worker's descendants), stopped: they hang without CPU. */
+  /**
+   * The stage commands running on a node (its worker's descendants), stopped: they hang without
+   * CPU. Only live ones count: a stage that already exited (a zombie until the worker reaps it)
+   * is not stopped by the signal, and its task goes on.
+   */
   hangStages(name: string): number {
     const node = this.nodes.get(name);
     if (node === undefined || !node.up) return 0;
-    const stages = processesMarked(UNIT_MARK, `${node.dir}/worker`).filter((pid) => pid !== node.workerPid);
+    const stages = processesMarked(UNIT_MARK, `${node.dir}/worker`).filter((pid) => pid !== node.workerPid && isLive(pid));
     for (const pid of stages) {
       try {
         process.kill(pid, 'SIGSTOP');

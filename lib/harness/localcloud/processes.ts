@@ -31,6 +31,21 @@ export const processesMarked = (name: string, value: string, procRoot = '/proc')
   return found;
 };
 
+/**
+ * Whether the process is still running code: not gone, and not a zombie (exited, waiting to be
+ * reaped), which a signal no longer reaches (field 3 of /proc/PID/stat, after the command's
+ * closing parenthesis: proc(5)).
+ */
+export const isLive = (pid: number, procRoot = '/proc'): boolean => {
+  try {
+    const stat = readFileSync(`${procRoot}/${pid}/stat`, 'latin1');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== '' && state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+};
+
 /** Sends `signal` to every process marked `name=value`; returns how many there were. */
 export const signalMarked = (name: string, value: string, signal: NodeJS.Signals): number => {
   const pids = processesMarked(name, value).filter((pid) => pid !== process.pid);
