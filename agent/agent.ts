@@ -16,7 +16,7 @@ import type { Logger } from '../lib/log';
 import { Loop } from './runtime/loop';
 import { LeaseKeeper } from './lease-keeper';
 import { PeerSync, type RoundStats } from './peer-sync';
-import { emptyRegistry, readJsonFile, registryPath, registrySchema } from './registry';
+import { localTaskFeed } from './task-journal';
 import { Sampler } from './sampler';
 import { heldReceipts } from './worker/held';
 
@@ -75,7 +75,7 @@ export class Agent {
       log: deps.log,
       now: deps.now,
       retentionMs: c.taskRetentionSeconds * 1000,
-      localTasks: async () => ((await readJsonFile(registryPath(c.dataDir), registrySchema).catch(() => null)) ?? emptyRegistry()).tasks,
+      localChanges: localTaskFeed(c.dataDir, deps.log),
       onCorrupt: (key, reason) => {
         void alertFromNode(deps.alerts, deps.log, { kind: 'MANIFEST_DAMAGED', node: c.nodeName, incidentId: `manifest-${key.replace(/\W+/g, '-')}-${deps.now()}`, epoch: this.lease.current.epoch, at: deps.now(), summary: `${key} was damaged (${reason}); copied aside and rebuilt.` });
       },

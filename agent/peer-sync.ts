@@ -19,8 +19,12 @@ export interface RoundStats {
 export interface PeerSyncDeps {
   store: StateStore;
   log: Logger;
-  /** The node's own task knowledge (its registry). */
-  localTasks: () => Promise<TaskMap>;
+  /**
+   * What this node's worker learned since the last call (agent/task-journal.ts): the whole set
+   * on the first call and after the worker started a new generation. Entries merge as a join, so
+   * a whole set in place of the changes, or a change read twice, comes to the same.
+   */
+  localChanges: () => Promise<TaskMap>;
   /** Called once per corrupt object found (alerting is the caller's). */
   onCorrupt?: (key: string, reason: string) => void;
   /** Wall clock and retention for compacting old completions into archives. */
@@ -41,18 +45,32 @@ const EMPTY_ROOT: ManifestRoot = { version: 1, buckets: BUCKETS, revision: 0, ha
 export class PeerSync {
   private root: ManifestRoot = EMPTY_ROOT;
   private rootEtag: string | null = null;
-  /** The fleet's task state as last merged, per bucket. */
-  private readonly view = new Map<number, Record<string, TaskEntry>>();
+  /**
+   * The fleet's task state as this node knows it, per bucket: the shards as last merged, and this
+   * node's own changes since. Each bucket's hash and oldest completion are kept beside it, so a
+   * round costs what changed: a quiet one compares 256 hashes and hashes nothing (issue 13).
+   */
+  private readonly buckets = new Map<number, Record<string, TaskEntry>>();
+  private readonly hashes = new Map<number, string>();
+  private readonly oldestDone = new Map<number, number>();
+  /** Each shard's ETag and hash as this node last read or wrote it. */
+  private readonly shards = new Map<number, { etag: string; hash: string }>();
   /** Set when the root was corrupt: the next round lists the shards to rebuild it. */
   private rebuildRoot = false;
-  /** Old completions of the local registry already archived (the worker prunes them later). */
-  private readonly archived = new Set<string>();
 
   constructor(private readonly deps: PeerSyncDeps) {}
 
   /** Every task this node knows of, its own and its peers'. */
   known(): Record<string, TaskEntry> {
-    return Object.assign({}, ...this.view.values()) as Record<string, TaskEntry>;
+    return Object.assign({}, ...this.buckets.values()) as Record<string, TaskEntry>;
+  }
+
+  private setBucket(bucket: number, tasks: Record<string, TaskEntry>, hash = hashTasks(tasks)): void {
+    this.buckets.set(bucket, tasks);
+    this.hashes.set(bucket, hash);
+    let oldest = Number.POSITIVE_INFINITY;
+    for (const entry of Object.values(tasks)) if (entry.done !== null && entry.done.at < oldest) oldest = entry.done.at;
+    this.oldestDone.set(bucket, oldest);
   }
 
   private snapshot(): RequestCounts {
@@ -106,9 +124,17 @@ export class PeerSync {
     }
   }
 
-  /** Merges one bucket with its shard and pushes it if this node knows more. */
+  /**
+   * Merges one bucket with its shard and pushes it if this node knows more. When the manifest
+   * still lists the hash of the shard this node last read or wrote, the shard is (if its ETag
+   * still matches) what this node already merged: the bucket is pushed by CAS on that ETag
+   * without reading it first. A peer that wrote it meanwhile makes the CAS fail, and the retry
+   * reads it.
+   */
   private async syncBucket(bucket: number, mine: Record<string, TaskEntry>): Promise<{ hash: string; pushed: boolean }> {
     const key = KEYS.manifestShard(bucket);
+    const last = this.shards.get(bucket);
+    if (last !== undefined && !this.rebuildRoot && this.root.hashes[String(bucket)] === last.hash) return this.pushOver(bucket, mine, last);
     let remote: Record<string, TaskEntry> = {};
     let etag: string | null = null;
     let corrupt = false;
@@ -133,12 +159,35 @@ export class PeerSync {
     let pushed = false;
     if (corrupt || hash !== hashTasks(remote)) {
       const body = { version: 1, bucket, tasks: merged };
-      if (etag === null) await this.deps.store.create(key, body);
-      else await this.deps.store.replace(key, body, etag);
+      etag = etag === null ? await this.deps.store.create(key, body) : await this.deps.store.replace(key, body, etag);
       pushed = true;
     }
-    this.view.set(bucket, merged);
+    this.setBucket(bucket, merged, hash);
+    if (etag !== null) this.shards.set(bucket, { etag, hash });
     return { hash, pushed };
+  }
+
+  /** The shard unchanged since this node's last look: push the bucket over it by CAS, unread. */
+  private async pushOver(bucket: number, mine: Record<string, TaskEntry>, last: { etag: string; hash: string }): Promise<{ hash: string; pushed: boolean }> {
+    const { live: merged, old } = splitByAge(mine, this.deps.now(), this.deps.retentionMs);
+    await this.archive(bucket, old);
+    // Nothing archived: the bucket is `mine`, whose hash is kept.
+    const hash = Object.keys(old).length === 0 ? (this.hashes.get(bucket) ?? hashTasks(merged)) : hashTasks(merged);
+    if (hash === last.hash) {
+      this.setBucket(bucket, merged, hash);
+      return { hash, pushed: false };
+    }
+    let etag: string;
+    try {
+      etag = await this.deps.store.replace(KEYS.manifestShard(bucket), { version: 1, bucket, tasks: merged }, last.etag);
+    } catch (error) {
+      // Written by a peer since (or gone): the retry reads it.
+      this.shards.delete(bucket);
+      throw error;
+    }
+    this.setBucket(bucket, merged, hash);
+    this.shards.set(bucket, { etag, hash });
+    return { hash, pushed: true };
   }
 
   /** One round; conflicts restart it (bounded, with jitter). Throws only for I/O failures. */
@@ -147,24 +196,23 @@ export class PeerSync {
     let fetchedCount = 0;
     let pushedCount = 0;
     let rootChanged = false;
+    // This node's news, merged once before any request: a round that fails keeps it, and the
+    // next finds its buckets' hashes differ from the manifest's. Old completions among it are
+    // moved to the archives by their bucket's sync, never pushed back into the live manifest.
+    for (const [b, tasks] of partition(await this.deps.localChanges())) this.setBucket(b, mergeTasks(this.buckets.get(b) ?? {}, tasks));
     await retry(
       async () => {
         await this.readRoot();
-        // Old completions of the registry go to the archives once, never back into the live manifest.
-        const { live: local, old } = splitByAge(await this.deps.localTasks(), this.deps.now(), this.deps.retentionMs);
-        const fresh = Object.entries(old).filter(([id]) => !this.archived.has(id));
-        for (const [b, tasks] of partition(Object.fromEntries(fresh))) await this.archive(b, tasks);
-        for (const [id] of fresh) this.archived.add(id);
-        const known = partition(mergeTasks(this.known(), local));
-        const localHashes = new Map([...known.entries()].map(([b, t]) => [b, hashTasks(t)] as const));
-        const todo = bucketsToSync(localHashes, this.root.hashes);
+        const todo = bucketsToSync(this.hashes, this.root.hashes);
+        const cutoff = this.deps.now() - this.deps.retentionMs;
+        for (const [b, oldest] of this.oldestDone) if (oldest < cutoff && !todo.includes(b)) todo.push(b);
         if (this.rebuildRoot) {
           const shards = (await this.deps.store.list(PREFIXES.manifestShards)).map(bucketOfShardKey);
           for (const b of shards) if (b !== null && !todo.includes(b)) todo.push(b);
         }
         const newHashes: Record<string, string> = {};
         for (const b of todo) {
-          const out = await this.syncBucket(b, known.get(b) ?? {});
+          const out = await this.syncBucket(b, this.buckets.get(b) ?? {});
           fetchedCount++;
           if (out.pushed) pushedCount++;
           if (this.root.hashes[String(b)] !== out.hash) newHashes[String(b)] = out.hash;

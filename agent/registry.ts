@@ -19,8 +19,13 @@ export const registrySchema = z.strictObject({
   inFlight: z.array(inFlightTaskSchema).max(256),
   /** The epoch the worker consumes under right now, or null. */
   consumingEpoch: z.number().int().min(0).nullable().default(null),
-  /** Every task this node worked on, as the manifest records it (peer-sync reads this). */
-  tasks: z.record(taskIdSchema, taskEntrySchema).default({}),
+  /**
+   * The generation of the task snapshot and journal (agent/task-journal.ts) that holds what this
+   * node knows of each task; peer-sync reads the journal's new lines each round.
+   */
+  tasksGeneration: z.number().int().min(0).default(0),
+  /** Before the journal, the tasks lived here; a worker that finds them moves them into its first snapshot. */
+  tasks: z.record(taskIdSchema, taskEntrySchema).optional(),
 });
 export type Registry = z.output<typeof registrySchema>;
 
@@ -28,7 +33,7 @@ export type Registry = z.output<typeof registrySchema>;
 export const pidFileSchema = z.strictObject({ pid: z.number().int().positive(), startTicks: z.number().int().min(0) });
 export type PidFile = z.output<typeof pidFileSchema>;
 
-export const emptyRegistry = (): Registry => ({ version: 1, completedTotal: 0, recentCompletions: [], inFlight: [], consumingEpoch: null, tasks: {} });
+export const emptyRegistry = (): Registry => ({ version: 1, completedTotal: 0, recentCompletions: [], inFlight: [], consumingEpoch: null, tasksGeneration: 0 });
 
 export const registryPath = (dataDir: string): string => `${dataDir}/registry.json`;
 export const workerPidPath = (dataDir: string): string => `${dataDir}/worker.pid.json`;

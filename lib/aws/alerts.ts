@@ -1,6 +1,7 @@
-import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
+import type { SNSClient } from '@aws-sdk/client-sns';
 import type { FleetEvent } from '../core/events';
 import { toFleetError } from './errors';
+import { sdk } from './sdk';
 
 /** Subject lines are limited to 100 characters by SNS. */
 const subjectOf = (event: FleetEvent): string => `[queen-fleet] ${event.kind} ${event.node}`.slice(0, 100);
@@ -15,7 +16,7 @@ export class AlertTopic {
   async publish(event: FleetEvent): Promise<string> {
     try {
       const out = await this.sns.send(
-        new PublishCommand({
+        new (sdk.sns().PublishCommand)({
           TopicArn: this.topicArn,
           Subject: subjectOf(event),
           Message: JSON.stringify(event),

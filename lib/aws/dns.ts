@@ -1,8 +1,9 @@
-import { ChangeResourceRecordSetsCommand, GetChangeCommand, ListResourceRecordSetsCommand, type Route53Client } from '@aws-sdk/client-route-53';
+import type { Route53Client } from '@aws-sdk/client-route-53';
 import type { Config } from '../core/config';
 import { FleetError, isRetryable } from '../core/errors';
 import { sleep as realSleep } from '../sleep';
 import { toFleetError } from './errors';
+import { sdk } from './sdk';
 
 /** The one record failover moves: the origin name the CDN and clients resolve. */
 export interface OriginRecordOptions {
@@ -54,7 +55,7 @@ export class OriginRecord {
     const { hostedZoneId, recordName, type, ttl } = this.options;
     try {
       const out = await this.route53.send(
-        new ChangeResourceRecordSetsCommand({
+        new (sdk.route53().ChangeResourceRecordSetsCommand)({
           HostedZoneId: hostedZoneId,
           ChangeBatch: {
             Comment: COMMENT,
@@ -73,7 +74,7 @@ export class OriginRecord {
   /** The propagation state of a change submitted by `upsert`. */
   async status(changeId: string): Promise<ChangeStatus> {
     try {
-      const out = await this.route53.send(new GetChangeCommand({ Id: changeId }));
+      const out = await this.route53.send(new (sdk.route53().GetChangeCommand)({ Id: changeId }));
       // Anything but INSYNC (including a missing status) means "not yet": keep waiting.
       return out.ChangeInfo?.Status === 'INSYNC' ? 'INSYNC' : 'PENDING';
     } catch (error) {
@@ -87,7 +88,7 @@ export class OriginRecord {
     try {
       // The listing starts at the name and type but returns whatever follows when they are
       // missing, so the first set must still be matched exactly.
-      const out = await this.route53.send(new ListResourceRecordSetsCommand({ HostedZoneId: hostedZoneId, StartRecordName: recordName, StartRecordType: type, MaxItems: 1 }));
+      const out = await this.route53.send(new (sdk.route53().ListResourceRecordSetsCommand)({ HostedZoneId: hostedZoneId, StartRecordName: recordName, StartRecordType: type, MaxItems: 1 }));
       const set = (out.ResourceRecordSets ?? []).find((s) => s.Type === type && dnsName(s.Name ?? '') === dnsName(recordName));
       return set?.ResourceRecords?.[0]?.Value ?? null;
     } catch (error) {

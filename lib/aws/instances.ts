@@ -1,7 +1,8 @@
-import { GetInstanceStateCommand, type LightsailClient } from '@aws-sdk/client-lightsail';
-import { DescribeInstanceInformationCommand, type SSMClient } from '@aws-sdk/client-ssm';
+import type { LightsailClient } from '@aws-sdk/client-lightsail';
+import type { SSMClient } from '@aws-sdk/client-ssm';
 import type { NodeSpec } from '../core/config';
 import type { Confirmation } from '../core/fleet/liveness';
+import { sdk } from './sdk';
 
 const RUNNING = new Set(['running']);
 /**
@@ -26,7 +27,7 @@ export class InstanceProbe {
   private async instance(spec: NodeSpec): Promise<Confirmation['instance']> {
     if (spec.lightsailName === undefined) return 'unknown';
     try {
-      const out = await this.lightsail.send(new GetInstanceStateCommand({ instanceName: spec.lightsailName }));
+      const out = await this.lightsail.send(new (sdk.lightsail().GetInstanceStateCommand)({ instanceName: spec.lightsailName }));
       const name = out.state?.name ?? '';
       return RUNNING.has(name) ? 'running' : STOPPED.has(name) ? 'stopped' : STOPPING.has(name) ? 'stopping' : 'unknown';
     } catch (error) {
@@ -37,7 +38,7 @@ export class InstanceProbe {
 
   private async ping(spec: NodeSpec): Promise<Confirmation['ssm']> {
     try {
-      const out = await this.ssm.send(new DescribeInstanceInformationCommand({ Filters: [{ Key: 'InstanceIds', Values: [spec.instanceId] }] }));
+      const out = await this.ssm.send(new (sdk.ssm().DescribeInstanceInformationCommand)({ Filters: [{ Key: 'InstanceIds', Values: [spec.instanceId] }] }));
       const info = (out.InstanceInformationList ?? []).find((i) => i.InstanceId === spec.instanceId);
       if (info === undefined) return 'unknown';
       return info.PingStatus === 'Online' ? 'online' : 'lost';

@@ -1,6 +1,7 @@
-import { GetParameterCommand, type Parameter, type SSMClient } from '@aws-sdk/client-ssm';
+import type { Parameter, SSMClient } from '@aws-sdk/client-ssm';
 import { NotFoundError, ValidationError } from '../core/errors';
 import { toFleetError } from './errors';
+import { sdk } from './sdk';
 
 /** Options of a SecureParameter; both have defaults for production. */
 export interface SecureParameterOptions {
@@ -52,7 +53,7 @@ export class SecureParameter {
     const what = `SSM GetParameter ${this.name}`;
     let parameter: Parameter | undefined;
     try {
-      const out = await this.ssm.send(new GetParameterCommand({ Name: this.name, WithDecryption: true }));
+      const out = await this.ssm.send(new (sdk.ssm().GetParameterCommand)({ Name: this.name, WithDecryption: true }));
       parameter = out.Parameter;
     } catch (error) {
       throw toFleetError(error, what);

@@ -1,6 +1,7 @@
-import { CancelCommandCommand, GetCommandInvocationCommand, ListCommandsCommand, SendCommandCommand, type SSMClient } from '@aws-sdk/client-ssm';
+import type { SSMClient } from '@aws-sdk/client-ssm';
 import { FleetError } from '../core/errors';
 import { toFleetError } from './errors';
+import { sdk } from './sdk';
 
 /**
  * The only commands the watchdog ever runs on a node. Fixed strings: nothing from an event,
@@ -46,7 +47,7 @@ export class RunCommand {
     const timeout = Math.max(30, Math.ceil(timeoutSeconds));
     try {
       const out = await this.ssm.send(
-        new SendCommandCommand({
+        new (sdk.ssm().SendCommandCommand)({
           DocumentName: 'AWS-RunShellScript',
           InstanceIds: [instanceId],
           Parameters: { commands: [NODE_COMMANDS[command]], executionTimeout: [String(timeout)] },
@@ -64,7 +65,7 @@ export class RunCommand {
 
   async result(commandId: string, instanceId: string): Promise<InvocationResult> {
     try {
-      const out = await this.ssm.send(new GetCommandInvocationCommand({ CommandId: commandId, InstanceId: instanceId }));
+      const out = await this.ssm.send(new (sdk.ssm().GetCommandInvocationCommand)({ CommandId: commandId, InstanceId: instanceId }));
       const word = out.Status ?? 'Pending';
       const output = [out.StatusDetails === word ? undefined : out.StatusDetails, out.StandardErrorContent].filter((s) => s !== undefined && s !== '').join(' ');
       return { status: STATUS[word] ?? 'running', detail: `${word}${output === '' ? '' : `: ${output}`}`.slice(0, 500) };
@@ -83,7 +84,7 @@ export class RunCommand {
     let token: string | undefined;
     for (let page = 0; page < pages; page++) {
       try {
-        const out = await this.ssm.send(new ListCommandsCommand({ InstanceId: instanceId, MaxResults: 50, NextToken: token }));
+        const out = await this.ssm.send(new (sdk.ssm().ListCommandsCommand)({ InstanceId: instanceId, MaxResults: 50, NextToken: token }));
         const found = (out.Commands ?? []).find((c) => c.Comment === comment.slice(0, 100) && c.CommandId !== undefined);
         if (found?.CommandId !== undefined) return found.CommandId;
         token = out.NextToken;
@@ -101,7 +102,7 @@ export class RunCommand {
    */
   async cancel(commandId: string, instanceId: string): Promise<void> {
     try {
-      await this.ssm.send(new CancelCommandCommand({ CommandId: commandId, InstanceIds: [instanceId] }));
+      await this.ssm.send(new (sdk.ssm().CancelCommandCommand)({ CommandId: commandId, InstanceIds: [instanceId] }));
     } catch (error) {
       throw toFleetError(error, `SSM CancelCommand ${commandId}`);
     }

@@ -1,5 +1,6 @@
-import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
+import type { LambdaClient } from '@aws-sdk/client-lambda';
 import { toFleetError } from './errors';
+import { sdk } from './sdk';
 
 /** Why a node pokes the watchdog. */
 export interface TriggerReason {
@@ -26,7 +27,7 @@ export class WatchdogTrigger {
   async invoke(why: TriggerReason): Promise<void> {
     try {
       await this.lambda.send(
-        new InvokeCommand({
+        new (sdk.lambda().InvokeCommand)({
           FunctionName: this.functionName,
           InvocationType: 'Event',
           Payload: Buffer.from(JSON.stringify({ source: NODE_TRIGGER_SOURCE, ...why })),

@@ -14,13 +14,40 @@ describe('PeerSync on the local cloud', () => {
   const store = (p: string): StateStore => new StateStore(s3(), { bucket: cloud.bucket, prefix: p, maxObjectBytes: 1 << 20 });
   const DAY = 86_400_000;
   const node = (p: string, tasks: { current: TaskMap }, corrupt: string[] = [], now = 10_000): PeerSync =>
-    new PeerSync({ store: store(p), log: pino({ level: 'silent' }), localTasks: () => Promise.resolve(tasks.current), onCorrupt: (key) => corrupt.push(key), now: () => now, retentionMs: 7 * DAY });
+    new PeerSync({ store: store(p), log: pino({ level: 'silent' }), localChanges: () => Promise.resolve(tasks.current), onCorrupt: (key) => corrupt.push(key), now: () => now, retentionMs: 7 * DAY });
   const fresh = (): string => `ps${++prefix}/`;
 
   beforeAll(async () => {
     cloud = await startCloudProcess();
   });
   afterAll(() => killAll());
+
+  it('keeps the changes it was handed when a round fails, and pushes them with the next', async () => {
+    // The worker's journal hands each change over once: a round that fails must not drop it.
+    const p = fresh();
+    const real = store(p);
+    let failNext = true;
+    const flaky = new Proxy(real, {
+      get: (target, prop) => {
+        if (prop === 'create' && failNext) {
+          failNext = false;
+          return () => Promise.reject(new Error('S3 unreachable'));
+        }
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const feed: TaskMap[] = [{ t1: entry({ progress: 7 }) }];
+    const n = new PeerSync({ store: flaky, log: pino({ level: 'silent' }), localChanges: () => Promise.resolve(feed.shift() ?? {}), now: () => 10_000, retentionMs: 7 * DAY });
+    await expect(n.round()).rejects.toThrow('S3 unreachable');
+    const second = await n.round();
+    expect(second.bucketsPushed).toBe(1);
+    const reader = node(p, { current: {} });
+    await reader.round();
+    expect(reader.known()).toEqual({ t1: entry({ progress: 7 }) });
+    // Quiet from then on: one conditional GET of the root (a 304), nothing fetched or pushed.
+    expect(await n.round()).toMatchObject({ requests: { GET: 1, PUT: 0, LIST: 0 }, bucketsFetched: 0, bucketsPushed: 0 });
+  });
 
   it('loses no update when 3 agents sync overlapping changes at the same time', async () => {
     const p = fresh();

@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadRegistry, registryPath, writeJsonAtomic } from '../../agent/registry';
+import { emptyRegistry, loadRegistry, registryPath, writeJsonAtomic } from '../../agent/registry';
 
 describe('loadRegistry', () => {
   let dir: string;
@@ -13,7 +13,7 @@ describe('loadRegistry', () => {
     await writeJsonAtomic(registryPath(dir), { version: 1, completedTotal: 2, recentCompletions: [], inFlight: [], tasks: { t1: { status: 'done', stages: 4, progress: 48, epoch: 1, done: { node: 'node-1', epoch: 1, at: 5 } } } });
     const { registry, damaged } = await loadRegistry(dir, 1);
     expect(damaged).toBeNull();
-    expect(registry.tasks.t1?.status).toBe('done');
+    expect(registry.tasks?.t1?.status).toBe('done');
   });
 
   it.each([
@@ -23,7 +23,7 @@ describe('loadRegistry', () => {
     writeFileSync(registryPath(dir), text);
     const { registry, damaged } = await loadRegistry(dir, 42);
     expect(damaged).not.toBeNull();
-    expect(registry.tasks).toEqual({});
+    expect(registry).toEqual(emptyRegistry());
     expect(readdirSync(dir)).toContain('registry.json.quarantine.42');
     expect(readFileSync(join(dir, 'registry.json.quarantine.42'), 'utf8')).toBe(text);
   });

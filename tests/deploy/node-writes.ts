@@ -65,7 +65,7 @@ export const nodeWrites = async (): Promise<NodeWrite[]> => {
       old: { status: 'done' as const, stages: 4, progress: 4, epoch, done: { node: 'node-1', epoch, at: DAY } },
       live: { status: 'running' as const, stages: 1, progress: 2, epoch, done: null },
     };
-    const sync = new PeerSync({ store, log, localTasks: () => Promise.resolve(tasks), now: () => 10 * DAY, retentionMs: 7 * DAY });
+    const sync = new PeerSync({ store, log, localChanges: () => Promise.resolve(tasks), now: () => 10 * DAY, retentionMs: 7 * DAY });
     await sync.round();
     await sync.round();
 

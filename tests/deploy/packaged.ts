@@ -28,7 +28,10 @@ export const packageTemplate = (dir: string, params: Record<string, string>): { 
   rmSync(out, { recursive: true, force: true });
   mkdirSync(join(ROOT, '.tmp'), { recursive: true });
   const args = ['node_modules/osls/bin/serverless.js', 'package', '--stage', 'ci', '--package', out, ...Object.entries(params).map(([k, v]) => `--param=${k}=${v}`)];
-  const run = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', env: { ...process.env, TMPDIR: join(ROOT, '.tmp'), SLS_TELEMETRY_DISABLED: '1' }, timeout: 120_000 });
+  // Offline as in CI: no credentials (tests/setup.ts sets test keys), so the framework does not
+  // ask CloudFormation about a deployed layer; each packaging builds its layer in a folder of its own.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^AWS_(ACCESS_KEY_ID|SECRET_ACCESS_KEY|SESSION_TOKEN|PROFILE)$/.test(k)));
+  const run = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', env: { ...env, TMPDIR: join(ROOT, '.tmp'), SLS_TELEMETRY_DISABLED: '1', QUEEN_FLEET_SDK_LAYER_DIR: `.tmp/${dir}-layer` }, timeout: 120_000 });
   if (run.status !== 0) throw new Error(`sls package failed (${run.status ?? run.signal ?? '?'}):\n${run.stdout}\n${run.stderr}`);
   return { template: JSON.parse(readFileSync(join(out, 'cloudformation-template-update-stack.json'), 'utf8')) as Template, out };
 };

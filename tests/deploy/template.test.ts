@@ -1,5 +1,9 @@
-import { statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SDK_PACKAGES } from '../../lib/aws/sdk';
+import { unpackZip } from '../../lib/deploy/zip';
 import { checkTemplate } from '../../lib/deploy/check';
 import { createSpecLookup } from '../../lib/deploy/spec';
 import { asList, CI_PARAMS, NODE_ROLES, packageTemplate, reader, sub, type Statement, type Template } from './packaged';
@@ -30,10 +34,37 @@ describe('packaged template', () => {
     expect(checkTemplate(template, createSpecLookup())).toEqual([]);
   });
 
-  it('bundles each function on its own, on nodejs22.x', () => {
+  it('bundles each function on its own, on nodejs22.x, in at most 250 KiB, the AWS SDK in a layer of its own', () => {
     for (const fn of ['watchdog', 'notifier', 'replay']) {
-      expect(statSync(join(out, `${fn}.zip`)).size).toBeLessThan(2_000_000);
-      expect(props(`${fn[0]?.toUpperCase() ?? ''}${fn.slice(1)}LambdaFunction`).Runtime).toBe('nodejs22.x');
+      expect(statSync(join(out, `${fn}.zip`)).size).toBeLessThanOrEqual(250 * 1024);
+      const fnProps = props(`${fn[0]?.toUpperCase() ?? ''}${fn.slice(1)}LambdaFunction`);
+      expect(fnProps.Runtime).toBe('nodejs22.x');
+      expect(fnProps.Layers).toEqual([{ Ref: 'AwsSdkLambdaLayer' }]);
+    }
+    expect(props('AwsSdkLambdaLayer')).toMatchObject({ CompatibleRuntimes: ['nodejs22.x'], CompatibleArchitectures: ['arm64'] });
+  });
+
+  it('each function finds every package it loads in the layer, and no SDK is left in its zip', () => {
+    // As Lambda lays them out: the function in one folder, the layer in another on NODE_PATH, no node_modules above either.
+    const lambda = mkdtempSync(join(tmpdir(), 'qf-lambda-'));
+    try {
+      unpackZip(join(out, 'awsSdk.zip'), join(lambda, 'opt'));
+      const nodePath = join(lambda, 'opt', 'nodejs', 'node_modules');
+      for (const fn of ['watchdog', 'notifier', 'replay']) {
+        unpackZip(join(out, `${fn}.zip`), join(lambda, fn));
+        const bundle = join(lambda, fn, 'functions', fn, 'handler.js');
+        // Every SDK package the fleet loads, and the handler, through the layer only.
+        const script = `for (const p of ${JSON.stringify(SDK_PACKAGES)}) require(p); const h = require(${JSON.stringify(bundle)}).handler; process.stdout.write(typeof h);`;
+        const env = { PATH: process.env.PATH ?? '', AWS_REGION: 'us-west-2', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: '1' };
+        const withLayer = spawnSync(process.execPath, ['-e', script], { cwd: lambda, encoding: 'utf8', env: { ...env, NODE_PATH: nodePath } });
+        expect({ fn, out: withLayer.stdout, err: withLayer.stderr }).toEqual({ fn, out: 'function', err: '' });
+        // The SDK stays outside: the bundle asks for its packages by name, and only for ones the layer has.
+        const asked = [...new Set([...readFileSync(bundle, 'utf8').matchAll(/require\("(@aws-sdk\/[^"]+)"\)/g)].map((m) => m[1]))];
+        expect(asked.length).toBeGreaterThan(0);
+        expect(asked.filter((p) => !(SDK_PACKAGES as readonly (string | undefined)[]).includes(p))).toEqual([]);
+      }
+    } finally {
+      rmSync(lambda, { recursive: true, force: true });
     }
   });
 });

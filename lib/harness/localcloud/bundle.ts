@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 
 /** Paths of the single-file bundles the local fleet runs. */
 export interface Bundles {
@@ -9,6 +9,9 @@ export interface Bundles {
 }
 
 const ROOT = resolve(__dirname, '..', '..', '..');
+/** The esbuild plugins the function bundles use too (serverless.yml `custom.esbuild.plugins`). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS file the Serverless Framework loads as well
+const PLUGINS = require(join(ROOT, 'resources', 'esbuild-plugins.cjs')) as Plugin[];
 
 /** Entry points of the two node daemons, keyed by the bundle name each one ships as. */
 export const DAEMON_ENTRIES: Readonly<Record<'agent' | 'worker', string>> = {
@@ -42,6 +45,7 @@ export const bundleEntries = async <K extends string>(entries: Readonly<Record<K
     minify,
     keepNames: minify,
     sourcemap: options.sourcemap === true ? 'linked' : false,
+    plugins: PLUGINS,
   });
   const names = Object.keys(entries) as K[];
   return Object.fromEntries(names.map((name) => [name, join(outDir, `${name}.js`)])) as Record<K, string>;

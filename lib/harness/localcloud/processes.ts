@@ -10,10 +10,9 @@ export const NODE_MARK = 'QUEEN_FLEET_NODE_MARK';
 /** Names a node's unit (`<mark>/worker`, `<mark>/agent`): what systemd's KillMode reaches. */
 export const UNIT_MARK = 'QUEEN_FLEET_UNIT_MARK';
 
-/** Pids of live processes whose environment has `name=value`. */
-export const processesMarked = (name: string, value: string, procRoot = '/proc'): number[] => {
-  const needle = `\0${name}=${value}\0`;
-  const found: number[] = [];
+/** Live processes carrying `name` in their environment, with its value (a node's unit, say). */
+export const processesWithMark = (name: string, procRoot = '/proc'): { pid: number; value: string }[] => {
+  const found: { pid: number; value: string }[] = [];
   let entries: string[];
   try {
     entries = readdirSync(procRoot);
@@ -23,13 +22,20 @@ export const processesMarked = (name: string, value: string, procRoot = '/proc')
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (`\0${readFileSync(`${procRoot}/${entry}/environ`, 'latin1')}\0`.includes(needle)) found.push(Number(entry));
+      const value = readFileSync(`${procRoot}/${entry}/environ`, 'latin1').split('\0').find((v) => v.startsWith(`${name}=`));
+      if (value !== undefined) found.push({ pid: Number(entry), value: value.slice(name.length + 1) });
     } catch {
       // Gone, or not ours to read.
     }
   }
   return found;
 };
+
+/** Pids of live processes whose environment has `name=value`. */
+export const processesMarked = (name: string, value: string, procRoot = '/proc'): number[] =>
+  processesWithMark(name, procRoot)
+    .filter((p) => p.value === value)
+    .map((p) => p.pid);
 
 /**
  * Whether the process is still running code: not gone, and not a zombie (exited, waiting to be

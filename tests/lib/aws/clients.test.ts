@@ -1,6 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { resolve } from 'node:path';
+import { mockClient } from 'aws-sdk-client-mock';
+import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { ClientFactory, rotatingFileCredentials, SHARED_FILE_TRUST_MS } from '../../../lib/aws/clients';
 
 const credentialsFile = (dir: string, key: string): string => {
@@ -69,5 +73,33 @@ describe('ClientFactory', () => {
     const endpoint = await clients.sqs().config.endpoint?.();
     expect(endpoint).toMatchObject({ hostname: '127.0.0.1', port: 4566 });
     clients.destroy();
+  });
+
+  it('loads the package of a rarely used client only when the client is first used', () => {
+    // A fresh process: which SDK packages a factory has loaded after handing out the SSM client, then after using it.
+    const root = resolve(__dirname, '../../..');
+    const script = `
+      const { ClientFactory } = require('./lib/aws/clients');
+      const loaded = () => ['client-ssm', 'client-lightsail', 'client-route-53', 'client-sns', 'client-lambda'].filter((p) => Object.keys(require.cache).some((k) => k.includes('@aws-sdk/' + p + '/')));
+      const clients = new ClientFactory({ region: 'us-west-2' }, {});
+      const ssm = clients.ssm(); clients.lightsail(); clients.route53(); clients.sns(); clients.lambda();
+      const before = loaded();
+      void ssm.config;
+      console.log(JSON.stringify({ before, after: loaded() }));`;
+    const out = execFileSync(process.execPath, ['--require', 'tsx/cjs', '-e', script], { cwd: root, encoding: 'utf8' });
+    expect(JSON.parse(out)).toEqual({ before: [], after: ['client-ssm'] });
+  });
+
+  it('a stand-in sends through the real client, built once', async () => {
+    const mock = mockClient(SSMClient);
+    mock.on(GetParameterCommand).resolves({ Parameter: { Name: 'p', Value: 'v' } });
+    const clients = new ClientFactory({ region: 'us-west-2', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } }, {});
+    const ssm = clients.ssm();
+    expect(clients.ssm()).toBe(ssm);
+    await expect(ssm.send(new GetParameterCommand({ Name: 'p' }))).resolves.toMatchObject({ Parameter: { Value: 'v' } });
+    expect(await ssm.config.region()).toBe('us-west-2');
+    expect(mock.calls()).toHaveLength(1);
+    clients.destroy();
+    mock.restore();
   });
 });
