@@ -263,6 +263,19 @@ export class Worker {
    * carries on with them at once, and a new primary takes them up through the heartbeat, where a
    * hand-back would put them behind the whole backlog. Otherwise they go back to the queue.
    */
+  /**
+   * What SIGKILL leaves of a worker, for tests that stand one in for a dead worker in-process:
+   * every loop stops at once and nothing is handed back or written again; `held.json` and the
+   * registry stay as last written. Tasks already running are not touched.
+   */
+  async halt(): Promise<void> {
+    this.stopping.abort();
+    this.receiving?.abort();
+    await Promise.all([this.watchLoop.stop(), this.flushLoop.stop(), this.proofLoop.stop()]);
+    this.wake?.();
+    await this.pollDone;
+  }
+
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.handOn = (await this.lease.allowed().catch(() => null)) !== null;

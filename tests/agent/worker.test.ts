@@ -101,9 +101,8 @@ describe('Worker', () => {
 
   describe('after a worker died holding a task', () => {
     /**
-     * A worker receives a 60 s task and is abandoned without close (as after SIGKILL: it hands
-     * nothing back); the next worker starts under `role` and records what it does with the
-     * message's visibility.
+     * A worker receives a 60 s task and is halted (as by SIGKILL: it hands nothing back); the
+     * next worker starts under `role` and records what it does with the message's visibility.
      */
     const restartWith = async (role: 'primary' | 'standby') => {
       const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
@@ -126,6 +125,8 @@ describe('Worker', () => {
         for (let i = 0; i < 100 && !holds(dataDir, 'h1'); i++) await new Promise((r) => setTimeout(r, 20));
         await new Promise((r) => setTimeout(r, 100));
         expect(before).toEqual([]);
+        // It dies: its loops stop without a hand-back (its fence check would otherwise race the next worker's start).
+        await first.halt();
         // A fenced node-2 once held the same task under an older receipt: that receipt must never touch it now.
         s3.set('peer-sync/nodes/node-2/heartbeat.json', { ...heartbeat('node-2', [sample(1)]), held: [{ taskId: 't1', receipt: 'older' }] });
         if (role === 'standby') await writeJsonAtomic(rolePath(dataDir), { role: 'standby', epoch: 4, validUntil: 0, boot: bootId() });
