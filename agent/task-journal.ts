@@ -53,10 +53,22 @@ export const parseJournal = (text: string): { tasks: Record<string, TaskEntry>; 
 
 export const journalLine = (taskId: string, entry: TaskEntry): string => `${JSON.stringify([taskId, entry])}\n`;
 
-/** Reads a generation whole: its snapshot (absent: empty) merged with its journal. */
-export const readGeneration = async (dataDir: string, generation: number): Promise<{ tasks: Record<string, TaskEntry>; journalBytes: number; damaged: number }> => {
+/**
+ * Reads a generation whole: its snapshot (absent: empty) merged with its journal. A damaged
+ * snapshot is named in `snapshotDamaged` and read as empty, never thrown: the fleet's copy of
+ * every task is the S3 manifest, and a reader that threw would stop peer-sync at every round.
+ */
+export const readGeneration = async (dataDir: string, generation: number): Promise<{ tasks: Record<string, TaskEntry>; journalBytes: number; damaged: number; snapshotDamaged: string | null }> => {
+  let snapshotDamaged: string | null = null;
   const snapshot = await readFile(snapshotPath(dataDir, generation), 'utf8').then(
-    (text) => parseWith(snapshotSchema, parseJsonText(text, 'task snapshot'), 'task snapshot').tasks,
+    (text) => {
+      try {
+        return parseWith(snapshotSchema, parseJsonText(text, 'task snapshot'), 'task snapshot').tasks;
+      } catch (error) {
+        snapshotDamaged = `task snapshot ${generation}: ${error instanceof Error ? error.message : String(error)}`;
+        return {};
+      }
+    },
     (error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return {};
       throw error;
@@ -70,7 +82,7 @@ export const readGeneration = async (dataDir: string, generation: number): Promi
   const { tasks, damaged } = parseJournal(whole);
   const merged: Record<string, TaskEntry> = { ...snapshot };
   for (const [id, entry] of Object.entries(tasks)) merged[id] = merged[id] === undefined ? entry : mergeEntry(merged[id], entry);
-  return { tasks: merged, journalBytes: Buffer.byteLength(whole), damaged };
+  return { tasks: merged, journalBytes: Buffer.byteLength(whole), damaged: damaged + (snapshotDamaged === null ? 0 : 1), snapshotDamaged };
 };
 
 /** Writes generation `generation` from `tasks` and removes every older one's files. */

@@ -37,15 +37,9 @@ export class TaskBook {
    */
   async load(now: number, dropBeforeMs: number): Promise<string | null> {
     const { registry, damaged } = await loadRegistry(this.dataDir, now);
-    let known = registry.tasks ?? {};
-    let snapshotDamaged: string | null = null;
-    try {
-      known = mergeTasks(known, (await readGeneration(this.dataDir, registry.tasksGeneration)).tasks);
-    } catch (error) {
-      // The fleet's copy of every task is the S3 manifest: a damaged local snapshot loses nothing there.
-      snapshotDamaged = `task snapshot ${registry.tasksGeneration}: ${describeError(error)}`;
-    }
-    const { live } = splitByAge(known, now, dropBeforeMs);
+    // The fleet's copy of every task is the S3 manifest: a damaged local snapshot loses nothing there.
+    const { tasks, snapshotDamaged } = await readGeneration(this.dataDir, registry.tasksGeneration);
+    const { live } = splitByAge(mergeTasks(registry.tasks ?? {}, tasks), now, dropBeforeMs);
     this.tasks.clear();
     for (const [id, entry] of Object.entries(live)) this.tasks.set(id, entry);
     this.registry = { ...registry, inFlight: [] };

@@ -1,10 +1,10 @@
-import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import pino from 'pino';
 import { readJsonFile, registryPath, registrySchema, writeJsonAtomic } from '../../agent/registry';
-import { journalPath, JournalReader, localTaskFeed } from '../../agent/task-journal';
+import { journalPath, JournalReader, localTaskFeed, snapshotPath } from '../../agent/task-journal';
 import { TaskBook } from '../../agent/worker/task-book';
 import { hashTasks, mergeEntry, mergeTasks, type TaskEntry, type TaskMap } from '../../lib/core/sync/manifest';
 
@@ -113,6 +113,20 @@ describe('the task journal: the worker hands the agent what changed', () => {
     expect(Object.keys(await readerOf(dir)()).sort()).toEqual(['old', 't0', 't1', 't2', 't3', 't4']);
     const g = registry?.tasksGeneration ?? -1;
     expect(readdirSync(dir).filter((f) => f.startsWith('tasks-')).sort()).toEqual([`tasks-${g}.json`, `tasks-${g}.log`]);
+  });
+
+  it('reads a damaged snapshot as empty, counted, and goes on with its journal; the next worker starts a clean generation', async () => {
+    const book = new TaskBook(dir, log);
+    await book.load(NOW, DROP_MS);
+    const g = (await readJsonFile(registryPath(dir), registrySchema))?.tasksGeneration ?? 0;
+    writeFileSync(snapshotPath(dir, g), '{"version":1,"gener');
+    book.record('t2', { status: 'running' });
+    await book.flush([]);
+    const got = await new JournalReader(dir).read(g);
+    expect(got).toEqual({ tasks: { t2: expect.objectContaining({ status: 'running' }) }, damaged: 1 });
+    const next = new TaskBook(dir, log);
+    expect(await next.load(NOW, DROP_MS)).toMatch(/^task snapshot \d+: /);
+    expect(Object.keys(await readerOf(dir)())).toEqual(['t2']);
   });
 
   it('skips and counts a damaged journal line, and reads on past it', async () => {

@@ -1,18 +1,13 @@
 import { ValidationError } from '../../../../lib/core/errors';
 import type { FleetEvent } from '../../../../lib/core/events';
+import { stalledEvent } from '../../../helpers/fixtures';
 import { formatAlarm, formatAlert, formatEvent, metricLines, parseAlertMessage, type CloudWatchAlarm, type SlackBlock, type SlackPayload } from '../../../../lib/core/views/slack-message';
 
+/** The shared STALLED event, with the full words of a real one. */
 const stalled: FleetEvent = {
-  version: 1,
-  id: 'node-1-e3-i1.STALLED',
-  incidentId: 'node-1-e3-i1',
-  kind: 'STALLED',
-  node: 'node-1',
-  epoch: 3,
-  at: 1_700_000_120_000,
+  ...stalledEvent,
   summary: 'node-1 stalled: 8 consecutive failing samples (the backlog is not shrinking and no task progressed).',
   next: 'The watchdog restarts the worker through SSM Run Command.',
-  metrics: { failingSamples: 8, healthySamples: 0, fault: 'no-progress', workerProcesses: 1, cpuPercent: 3.1, memoryBytes: 52_428_800, backlog: 5, completionsInWindow: 0, inFlight: 1 },
 };
 
 const promoted: FleetEvent = { ...stalled, id: 'node-1-e3-i1.PROMOTED', kind: 'PROMOTED', summary: 'node-2 promoted.', next: 'The new primary takes over.', newPrimary: 'node-2', newEpoch: 4 };
