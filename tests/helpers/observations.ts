@@ -1,4 +1,5 @@
 import type { Observations } from '../../lib/core/drill/report';
+import { requestFigures } from '../../lib/core/drill/requests';
 
 /** A drill's observations with nothing seen, for report tests to fill in what they need. */
 export const blankObservations = (over: Partial<Observations> = {}): Observations => ({
@@ -21,6 +22,7 @@ export const blankObservations = (over: Partial<Observations> = {}): Observation
   timeline: [],
   aws: { s3: { GET: 0, PUT: 0, LIST: 0, HEAD: 0 }, sqs: 0, sns: 0, ssm: 0, lambdaInvocations: 0 },
   lambdaInvocations: 0,
+  requests: requestFigures({}, 0, 0, 0),
   cloud: {},
   heartbeatGaps: {},
   depths: [],

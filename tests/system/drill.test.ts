@@ -1,6 +1,7 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { killAll, processesMatching, runFleet } from '../helpers/children';
+import { regressions, type RequestFigures } from '../../lib/core/drill/requests';
+import { killAll, processesMatching, ROOT, runFleet } from '../helpers/children';
 import { DRILL_MS, DRILL_OUT, drill, scenarioFile } from '../helpers/drill';
 
 /**
@@ -50,6 +51,13 @@ describe('fleet drill on the local cloud', () => {
       expect(report.timeline.some((e) => e.event === 'stalled')).toBe(false);
       // Nothing of the run is left: no node host, agent or worker.
       expect(processesMatching('qf-run-')).toEqual([]);
+      // The request-count guard (issue 13): no figure per healthy hour or per task grew more than
+      // 25% over bench/request-baseline.json (npx tsx bench/request-counts.ts measures it again).
+      const baseline = JSON.parse(readFileSync(join(ROOT, 'bench/request-baseline.json'), 'utf8')) as Pick<RequestFigures, 'perHour' | 'perTask'>;
+      expect(regressions(report.requests, baseline)).toEqual([]);
+      // Counted by purpose on the wire: the lease, heartbeats, the watchdog's state, queue polls, the tasks' own writes.
+      for (const label of ['s3.PUT:lease', 's3.PUT:heartbeat', 's3.GET:heartbeat', 's3.PUT:watchdog', 'sqs:poll', 'sqs:send', 's3.PUT:task']) expect(report.requests.counts[label]).toBeGreaterThan(0);
+      expect(report.requests.counts['s3.PUT:other']).toBeUndefined();
     },
     DRILL_MS,
   );

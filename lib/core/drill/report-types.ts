@@ -1,4 +1,5 @@
 /** The drill report and what it is built from (DESIGN section 8), apart from how it is built (report.ts). */
+import type { RequestFigures } from './requests';
 
 /** One line of a drill's timeline, in scenario seconds. */
 export interface TimelineEntry {
@@ -47,6 +48,7 @@ export interface Observations {
   givenBack: number;
   timeline: TimelineEntry[];
   aws: Report['aws'];
+  requests: RequestFigures;
   lambdaInvocations: number;
   /** How often the local cloud's unkind behaviours struck (lost responses, 409s, SlowDowns, …). */
   cloud: Record<string, number>;
@@ -106,6 +108,8 @@ export interface Report {
   invariants: { singlePrimaryPerEpoch: boolean; noStaleEpochWrites: boolean; noLostTasks: boolean; noDuplicateCompletions: boolean; noFalseFailovers: boolean };
   timeline: TimelineEntry[];
   aws: { s3: { GET: number; PUT: number; LIST: number; HEAD: number }; sqs: number; sns: number; ssm: number; lambdaInvocations: number };
+  /** The fleet's requests (nodes and watchdog, not the drill's setup): the control loop per scenario hour, the work per completed task. */
+  requests: RequestFigures;
   /** What the faithful local cloud did to the run: how often each unkind behaviour struck. */
   cloud: Record<string, number>;
   /** The longest gap between two heartbeats of each node (scenario s), faults included: where a node hiccuped. */

@@ -238,6 +238,7 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
     invariants,
     timeline: o.timeline.map((e) => ({ ...e, t: round(e.t) ?? 0 })),
     aws: { ...o.aws, lambdaInvocations: o.lambdaInvocations },
+    requests: o.requests,
     cloud: o.cloud,
     heartbeatGaps: o.heartbeatGaps,
     input,

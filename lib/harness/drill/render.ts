@@ -1,4 +1,5 @@
 import pc from 'picocolors';
+import type { RequestUnits } from '../../core/drill/requests';
 import type { Report, TimelineEntry } from '../../core/drill/report';
 
 const COLOURS: Record<string, (s: string) => string> = {
@@ -53,6 +54,9 @@ export const formatSummary = (r: Report): string => {
   const input = r.input;
   lines.push(`  input     held ${input.holds}×, resumed ${input.resumes}×; task queue at most ${input.maxBacklog}, intake at most ${input.maxIntake}`);
   lines.push(`  aws       S3 ${r.aws.s3.GET} GET / ${r.aws.s3.PUT} PUT / ${r.aws.s3.LIST} LIST, SQS ${r.aws.sqs}, SNS ${r.aws.sns}, SSM ${r.aws.ssm}, watchdog runs ${r.aws.lambdaInvocations}`);
+  const q = r.requests;
+  const fmt = (u: RequestUnits): string => `S3 ${u.s3Get} GET / ${u.s3Put} PUT, SQS ${u.sqs}`;
+  lines.push(`  requests  per hour ${fmt(q.perHour)}, watchdog runs ${q.perHour.lambda}; per task ${fmt(q.perTask)}`);
   const struck = Object.entries(r.cloud).filter(([, n]) => n > 0).map(([what, n]) => `${what} ${n}`);
   if (struck.length > 0) lines.push(`  cloud     ${struck.join(', ')}`);
   const gaps = Object.entries(r.heartbeatGaps).map(([node, s]) => `${node} ${s}s`);

@@ -6,6 +6,7 @@ import { ClientFactory } from '../../aws/clients';
 import { originRecordFor } from '../../aws/dns';
 import { TaskQueue } from '../../aws/queue';
 import { stateStoreFor } from '../../aws/state-store';
+import { requestFigures } from '../../core/drill/requests';
 import { buildConfig, scaleConfig, type Config } from '../../core/config';
 import { STAGES } from '../../core/schemas';
 import { describeError } from '../../core/errors';
@@ -239,6 +240,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         givenBack: recorder.givenBack,
         timeline: recorder.timeline,
         aws: { s3: { ...cloud.counts.s3 }, sqs: cloud.counts.sqs, sns: cloud.counts.sns, ssm: cloud.counts.ssm, lambdaInvocations: sched.invocations },
+        requests: requestFigures(cloud.purposes, recorder.t(), recorder.completions.size, sched.invocations),
         lambdaInvocations: sched.invocations,
         heartbeatGaps: recorder.heartbeatGaps,
         depths: recorder.depths,

@@ -1,5 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
+/** The harness's own key: its setup and enqueues are never faulted, nor counted as the fleet's. */
+export const HARNESS_PRINCIPAL = 'drill';
+
 /** The caller's access key id, from the SigV4 Authorization header: the local cloud's identity. */
 export const principalOf = (request: FastifyRequest): string => {
   const auth = request.headers.authorization ?? '';

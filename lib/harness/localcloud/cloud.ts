@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { NODE_COMMANDS } from '../../aws/run-command';
-import { principalOf, s3Error, s3Path } from './aws-wire';
+import { HARNESS_PRINCIPAL, principalOf, s3Error, s3Path } from './aws-wire';
 import { FAITHFUL, scaleBehaviour, type Behaviour } from './behaviour';
 import { Chance } from './chance';
 import { AwsFakes } from './fakes';
@@ -32,8 +32,7 @@ export const LOCAL = {
 /** The hosted zone and origin record drills move on failover. */
 export const LOCAL_ZONE = { id: 'ZLOCALFLEET', record: 'origin.queens-fleet.test' } as const;
 
-/** The harness's own key: its setup and enqueues are never faulted. */
-export const HARNESS_PRINCIPAL = 'drill';
+export { HARNESS_PRINCIPAL };
 
 /** Faults applied at the cloud's front door to one caller (a node's access key). */
 export interface CallerFault {
@@ -86,6 +85,8 @@ export interface LocalCloud extends CloudEndpoints {
   counts: { s3: Record<'GET' | 'PUT' | 'LIST' | 'HEAD', number>; sqs: number; sns: number; ssm: number };
   /** The same requests by caller (access key) and kind (`s3.GET`, `sqs`, …), for cost benches. */
   callers: Map<string, Record<string, number>>;
+  /** The fleet's requests (not the harness's) by kind and purpose, `s3.PUT:lease`, `sqs:poll` (lib/core/drill/requests.ts). */
+  purposes: Record<string, number>;
   /** How often each behaviour struck (lost responses, 409s, SlowDowns, redeliveries). */
   struck: Record<string, number>;
   depth: QueueDepth;
@@ -144,6 +145,7 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
     chance,
     struck,
     callers: new Map(),
+    purposes: {},
     counts: { s3: { GET: 0, PUT: 0, LIST: 0, HEAD: 0 }, sqs: 0, sns: 0, ssm: 0 },
   } as unknown as LocalCloud;
 

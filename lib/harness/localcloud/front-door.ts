@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { principalOf, s3Error, s3Path } from './aws-wire';
+import { HARNESS_PRINCIPAL, principalOf, s3Error, s3Path } from './aws-wire';
+import { purposeOfKey, purposeOfSqsAction, type Purpose } from '../../core/drill/requests';
 import type { LocalCloud } from './cloud';
 import type { S3StoreLike } from './fauxqs';
 import type { S3Behaviour } from './s3-behaviour';
@@ -51,8 +52,19 @@ export const requestKind = (request: FastifyRequest): string | null => {
   return null;
 };
 
-/** Counts a request by service, and by caller and kind. */
-export const countRequest = (cloud: Pick<LocalCloud, 'counts' | 'callers'>, request: FastifyRequest): void => {
+/** What an S3 or SQS request is for (lib/core/drill/requests.ts), or null for other services. */
+const purposeOf = (kind: string, request: FastifyRequest): Purpose | null => {
+  if (kind === 'sqs') return purposeOfSqsAction(String(request.headers['x-amz-target'] ?? '').slice('AmazonSQS.'.length));
+  if (!kind.startsWith('s3.')) return null;
+  if (kind !== 's3.LIST') return purposeOfKey(s3Path(request.url)?.key ?? '');
+  return purposeOfKey(new URLSearchParams(request.url.split('?')[1] ?? '').get('prefix') ?? '');
+};
+
+/**
+ * Counts a request by service, by caller and kind, and (for the fleet's own callers, not the
+ * drill harness's setup) by kind and purpose.
+ */
+export const countRequest = (cloud: Pick<LocalCloud, 'counts' | 'callers' | 'purposes'>, request: FastifyRequest): void => {
   const kind = requestKind(request);
   if (kind === null) return;
   if (kind.startsWith('s3.')) cloud.counts.s3[kind.slice(3) as 'GET']++;
@@ -61,5 +73,7 @@ export const countRequest = (cloud: Pick<LocalCloud, 'counts' | 'callers'>, requ
   const mine = cloud.callers.get(principal) ?? {};
   mine[kind] = (mine[kind] ?? 0) + 1;
   cloud.callers.set(principal, mine);
+  const purpose = principal === HARNESS_PRINCIPAL || principal === 'anonymous' ? null : purposeOf(kind, request);
+  if (purpose !== null) cloud.purposes[`${kind}:${purpose}`] = (cloud.purposes[`${kind}:${purpose}`] ?? 0) + 1;
 };
 
