@@ -3,7 +3,7 @@
  * seeds (×20, one at a time) and prints, per scenario, the spread of the times the README
  * quotes: stall verdict after the window closed, detection, promotion, serving, traffic (the
  * origin record moved) and INSYNC, all in scenario seconds from the fault.
- * Run: npx tsx bench/healing-times.ts [seeds=5]
+ * Run: npx tsx bench/healing-times.ts [seeds=5] [scenario…] (every scenario below unless named)
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -42,7 +42,10 @@ const failures = (report: Report): string =>
 const main = async (): Promise<void> => {
   const seeds = Number(process.argv[2] ?? '5');
   const table = new Table({ head: ['scenario', 'passed', ...Object.keys(MEASURES).map((m) => `${m} (min/med/max s)`)], style: { head: [], border: [] } });
-  for (const name of SCENARIOS) {
+  const named = process.argv.slice(3);
+  const unknown = named.filter((n) => !SCENARIOS.includes(n));
+  if (unknown.length > 0) throw new Error(`not a scenario of this bench: ${unknown.join(', ')} (one of ${SCENARIOS.join(', ')})`);
+  for (const name of named.length > 0 ? named : SCENARIOS) {
     const scenario = parseScenario(JSON.parse(readFileSync(join(__dirname, '..', 'tests', 'scenarios', `${name}.json`), 'utf8')));
     const values: Record<Measure, number[]> = { verdict: [], detected: [], promoted: [], serving: [], traffic: [], insync: [] };
     let passed = 0;

@@ -27,7 +27,7 @@ describe('fault drills', () => {
       expect(events('leader_damaged')).toHaveLength(1);
       expect(events('leader_damaged')[0]?.detail).toMatch(/rebuilt: node-1 holds epoch 1/);
       expect(report.epochs.map((e) => e.primary)).toEqual(['node-1']);
-      // The shard of the last task to arrive (task-0024, bucket 221), damaged before it arrives: found when it is synced, rebuilt.
+      // The shard of the last task to arrive (task-0018, bucket 130), damaged before it arrives: found when it is synced, rebuilt.
       expect(events('manifest_damaged').length).toBeGreaterThanOrEqual(1);
       expect((report.cloud.lostResponseReset ?? 0) + (report.cloud.lostResponse500 ?? 0)).toBeGreaterThan(20);
     },
