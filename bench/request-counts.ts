@@ -14,7 +14,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Table from 'cli-table3';
 import { parseScenario } from '../lib/core/drill/scenario';
-import { regressions, type RequestFigures, type RequestUnits } from '../lib/core/drill/requests';
+import { mapUnits, regressions, type RequestFigures, type RequestUnits } from '../lib/core/drill/requests';
 import { runDrill } from '../lib/harness/drill/run';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -29,9 +29,7 @@ const arg = (name: string): string | undefined => {
   return i < 0 ? undefined : process.argv[i + 1];
 };
 
-const UNITS: (keyof RequestUnits)[] = ['s3Get', 's3Put', 'sqs', 'lambda'];
-const mean = (all: RequestUnits[]): RequestUnits =>
-  Object.fromEntries(UNITS.map((u) => [u, Math.round((all.reduce((s, x) => s + x[u], 0) / all.length) * 10) / 10])) as unknown as RequestUnits;
+const mean = (all: RequestUnits[]): RequestUnits => mapUnits((u) => Math.round((all.reduce((s, x) => s + x[u], 0) / all.length) * 10) / 10);
 
 const main = async (): Promise<void> => {
   const seeds = (arg('--seeds') ?? '1').split(',').map(Number);
@@ -43,11 +41,11 @@ const main = async (): Promise<void> => {
     runs.push(report.requests);
     console.log(`seed ${seed}: ${report.tasks.completed} tasks in ${Math.round(report.wallSeconds * TIME_SCALE)} scenario s`);
   }
-  const none: RequestUnits = { s3Get: 0, s3Put: 0, sqs: 0, lambda: 0 };
+  const none = mapUnits(() => 0);
   const baseline = existsSync(BASELINE_FILE) ? (JSON.parse(readFileSync(BASELINE_FILE, 'utf8')) as Pick<RequestFigures, 'perHour' | 'perTask'>) : { perHour: none, perTask: none };
   const table = new Table({ head: ['figure', 'baseline', ...seeds.map((s) => `seed ${s}`)], style: { head: [], border: [] } });
   for (const scope of ['perHour', 'perTask'] as const) {
-    for (const u of UNITS) table.push([`${scope}.${u}`, baseline[scope][u], ...runs.map((r) => r[scope][u])]);
+    for (const u of Object.keys(none) as (keyof RequestUnits)[]) table.push([`${scope}.${u}`, baseline[scope][u], ...runs.map((r) => r[scope][u])]);
   }
   console.log(table.toString());
   if (process.argv.includes('--update')) {

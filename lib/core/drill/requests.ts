@@ -47,7 +47,10 @@ export interface RequestFigures {
 }
 
 const TASK_PURPOSES = new Set<Purpose>(['task', 'send']);
-const units = (): RequestUnits => ({ s3Get: 0, s3Put: 0, sqs: 0, lambda: 0 });
+const UNITS: readonly (keyof RequestUnits)[] = ['s3Get', 's3Put', 'sqs', 'lambda'];
+/** A figure whose every unit is `f(unit)`. */
+export const mapUnits = (f: (unit: keyof RequestUnits) => number): RequestUnits => Object.fromEntries(UNITS.map((u) => [u, f(u)])) as unknown as RequestUnits;
+const units = (): RequestUnits => mapUnits(() => 0);
 const unitOf = (kind: string): keyof RequestUnits | null => {
   if (kind === 's3.GET' || kind === 's3.HEAD') return 's3Get';
   if (kind === 's3.PUT' || kind === 's3.LIST') return 's3Put';
@@ -71,7 +74,7 @@ export const requestFigures = (counts: Readonly<Record<string, number>>, seconds
   }
   hourly.lambda = watchdogRuns;
   const hours = seconds / 3600;
-  const per = (u: RequestUnits, by: number): RequestUnits => ({ s3Get: round(by > 0 ? u.s3Get / by : 0), s3Put: round(by > 0 ? u.s3Put / by : 0), sqs: round(by > 0 ? u.sqs / by : 0), lambda: round(by > 0 ? u.lambda / by : 0) });
+  const per = (u: RequestUnits, by: number): RequestUnits => mapUnits((unit) => round(by > 0 ? u[unit] / by : 0));
   return { perHour: per(hourly, hours), perTask: per(work, tasks), counts: { ...counts } };
 };
 

@@ -122,6 +122,8 @@ const prune = async (keep: string): Promise<void> => {
   for (const entry of await readdir(CACHE_DIR, { withFileTypes: true })) {
     if (!entry.isDirectory() || entry.name === keep) continue;
     const at = join(CACHE_DIR, entry.name);
-    if ((await stat(at)).mtimeMs < old) await rm(at, { recursive: true, force: true });
+    // Another drill may have renamed its build away since the listing.
+    const made = await stat(at).then((s) => s.mtimeMs, () => null);
+    if (made !== null && made < old) await rm(at, { recursive: true, force: true });
   }
 };
