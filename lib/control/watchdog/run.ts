@@ -125,16 +125,23 @@ const confirmSilent = async (deps: WatchdogDeps, state: WatchdogState, heartbeat
  * store the verdict by CAS (a concurrent invocation that loses re-reads and finds the samples
  * already judged), then carry out the actions the winning write claimed.
  */
-export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean } = {}): Promise<WatchdogRun> => {
-  const rejected: string[] = [];
+/** The leader record and every heartbeat, and when this look started if its reads needed retries. */
+const look = async (deps: WatchdogDeps, rejected: string[]) => {
+  const from = deps.now();
   const troubledBefore = deps.store.counts.troubledReads;
-  // A run that cannot read what it judges fails as a whole (Lambda retries it); the next run
-  // that gets through then judges no silence it could not see. A run whose reads got through
-  // only after retries (S3 just back from an outage) sees heartbeats that may be stale: the same.
-  let [{ leader, damage }, heartbeats] = await Promise.all([readLeaderRecord(deps), readHeartbeats(deps, rejected)]).catch((error: unknown) => {
+  const [record, heartbeats] = await Promise.all([readLeaderRecord(deps), readHeartbeats(deps, rejected)]).catch((error: unknown) => {
     deps.sight.failing = true;
     throw error;
   });
+  return { ...record, heartbeats, troubledSince: deps.store.counts.troubledReads > troubledBefore ? from : null };
+};
+
+export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean } = {}): Promise<WatchdogRun> => {
+  const rejected: string[] = [];
+  // A run that cannot read what it judges fails as a whole (Lambda retries it); the next run
+  // that gets through then judges no silence it could not see. A look whose reads got through
+  // only after retries does not count its own time toward any node's silence.
+  let { leader, damage, heartbeats, troubledSince } = await look(deps, rejected);
   let now = deps.now();
   let waited = false;
   let confirmations = new Map<string, Confirmation>();
@@ -148,9 +155,8 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
     watchdogStateSchema,
     (current) => {
       const state = current ?? rebuilt ?? seededState([]);
-      const blind = deps.sight.failing || deps.store.counts.troubledReads > troubledBefore;
       const settings = { ...deps.config, routed: deps.dns !== null };
-      const judged = decide(state, leader, heartbeats, now, settings, confirmations, blind);
+      const judged = decide(state, leader, heartbeats, now, settings, confirmations, { failing: deps.sight.failing, troubledSince });
       const admitted = deps.intake === null ? judged : withAdmission(judged, depths, leader, heartbeats, now, settings);
       const verdict = withLeaderRepair(withDeadLetters(admitted, depths?.deadLetters, leader, now), damage, heartbeats, now, settings);
       return { value: verdict.changed ? verdict.state : null, result: verdict.actions };
@@ -166,10 +172,7 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
       if (wait !== null) {
         waited = true;
         await deps.sleep(wait);
-        [{ leader, damage }, heartbeats] = await Promise.all([readLeaderRecord(deps), readHeartbeats(deps, [])]).catch((error: unknown) => {
-          deps.sight.failing = true;
-          throw error;
-        });
+        ({ leader, damage, heartbeats, troubledSince } = await look(deps, []));
         now = deps.now();
       }
       // Confirmations are I/O, so they are gathered before the pure decision.

@@ -56,17 +56,35 @@ export const classifySilence = (silent: boolean, confirmation: Confirmation | un
 };
 
 /**
- * After a time the watchdog could not judge (an S3 outage, a watchdog outage), silence it did
- * not see happen proves nothing: every node's silence counts again from now.
+ * What the watchdog could see this run: `failing` when its own runs failed until now (S3
+ * refused it for an unknown time); otherwise `troubledSince`, the start of this run's look at
+ * the heartbeats when those reads needed retries (a throttle, a lost response), or null.
  */
-export const regainSight = (watches: Readonly<Record<string, NodeWatch>>, now: number): Record<string, NodeWatch> =>
-  Object.fromEntries(
+export interface Sight {
+  failing: boolean;
+  troubledSince: number | null;
+}
+
+export const CLEAR_SIGHT: Sight = { failing: false, troubledSince: null };
+
+/**
+ * Silence the watchdog did not see happen proves nothing: the time since `blindFrom` does not
+ * count toward any node's silence. From -Infinity (an S3 outage, a watchdog outage: blind for
+ * an unknown time) every node's silence counts again from now; from the start of a troubled
+ * look, a node is credited only that look's time, so a throttled read costs a dead node's
+ * verdict seconds, not two sample intervals (in a CI run a SlowDown 30 s into a killed agent's
+ * silence once put its verdict 63.6 s after the kill).
+ */
+export const regainSight = (watches: Readonly<Record<string, NodeWatch>>, blindFrom: number, now: number): Record<string, NodeWatch> => {
+  const credit = Math.max(0, now - blindFrom);
+  return Object.fromEntries(
     Object.entries(watches).map(([name, w]) => {
       // A node already known silent stays so: only a new sample of its own may say it is back.
       const known = w.incident !== null && w.incident.kind !== 'stall';
-      return [name, known || w.seen === null || w.seen.at >= now ? w : { ...w, seen: { ...w.seen, at: now } }];
+      return [name, known || w.seen === null || w.seen.at >= now ? w : { ...w, seen: { ...w.seen, at: Math.min(now, w.seen.at + credit) } }];
     }),
   );
+};
 
 /** Sample intervals within which a standby's worker must have passed its self-test. */
 export const PROOF_INTERVALS = 4;

@@ -1,6 +1,6 @@
 import type { FleetEvent } from '../events';
 import { judgeNode, type LadderContext, type WatchdogAction, type WatchdogSettings } from './ladder';
-import { readyStandbys, regainSight, updateSeen, type Confirmation } from './liveness';
+import { CLEAR_SIGHT, readyStandbys, regainSight, updateSeen, type Confirmation, type Sight } from './liveness';
 import { decideAdmission, emptyAdmission, failoverUnderWay, type AdmissionSettings } from './admission';
 import type { Heartbeat, Leader } from '../schemas';
 import { advanceCounter, emptyCounter } from './stall';
@@ -58,19 +58,21 @@ export const decide = (
   now: number,
   settings: WatchdogSettings,
   confirmations: ReadonlyMap<string, Confirmation> = new Map(),
-  /** The caller's runs were failing until now (S3 refused them): it could not see. */
-  failing = false,
+  /** What the caller could see: its runs failing until now, or this run's reads troubled. */
+  sight: Sight = CLEAR_SIGHT,
 ): Decision => {
   const sampleMs = settings.sampleIntervalSeconds * 1000;
-  // Silence the watchdog did not see happen proves nothing: after its own runs failed, when a
+  // Silence the watchdog did not see happen proves nothing. After its own runs failed, when a
   // node says S3 refused its heartbeats, or when no judgement was stored in two whole sample
   // intervals (no run got through: S3 down for everyone, or the watchdog not invoked; this
-  // container may be a fresh one that saw no failure), every node's silence counts again from
-  // now. A judgement is stored at least once per interval while any run gets through, so the
-  // stored time is compared by interval.
+  // container may be a fresh one that saw no failure), it was blind for an unknown time: every
+  // node's silence counts again from now. A judgement is stored at least once per interval
+  // while any run gets through, so the stored time is compared by interval. When only this
+  // run's look was troubled, S3 answered in the end: only that look's time is not counted (a
+  // node refused in it misses one heartbeat, which the two-interval threshold allows).
   const unseen = state.judgedAt !== null && Math.floor(now / sampleMs) - Math.floor(state.judgedAt / sampleMs) >= UNSEEN_INTERVALS;
-  const blind = failing || s3WasDown(heartbeats) || unseen;
-  const nodes: Record<string, NodeWatch> = blind ? regainSight(state.nodes, now) : { ...state.nodes };
+  const blindFrom = sight.failing || s3WasDown(heartbeats) || unseen ? -Infinity : sight.troubledSince;
+  const nodes: Record<string, NodeWatch> = blindFrom === null ? { ...state.nodes } : regainSight(state.nodes, blindFrom, now);
   // First every node's freshness, so choosing a standby sees this round's heartbeats.
   for (const spec of settings.nodes) {
     let watch = updateSeen(nodes[spec.name] ?? emptyWatch(), heartbeats.get(spec.name), now);

@@ -102,12 +102,24 @@ describe('failover ladder', () => {
     const { state } = rounds([{ at: 0, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5)] }]);
     const online = new Map([['node-1', { instance: 'running' as const, ssm: 'online' as const }], ['node-2', { instance: 'running' as const, ssm: 'online' as const }]]);
     // 45 s of failed runs (S3 down for the watchdog too); the nodes' first heartbeats after it are not in yet.
-    const back = decide(state, leader, beats(heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5)), T0 + 45_000, settings, online, true);
+    const back = decide(state, leader, beats(heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5)), T0 + 45_000, settings, online, { failing: true, troubledSince: null });
     expect(back.actions).toEqual([]);
     expect(decide(back.state, leader, beats(heartbeat('node-1', working(0, 6)), standbyBeat('node-2', 6)), T0 + 52_000, settings).actions).toEqual([]);
     // Without the failed runs, the watchdog looking all along (a judgement 15 s ago), the same silence is a lost standby.
     const looking = { ...state, judgedAt: T0 + 30_000 };
     expect(published(decide(looking, leader, beats(heartbeat('node-1', working(0, 7)), standbyBeat('node-2', 5)), T0 + 45_000, settings, online).actions)).toEqual(['REDUNDANCY_LOST']);
+  });
+
+  it('counts only a troubled look’s own time as unseen: a throttled read 30 s into a silence does not put the verdict off two intervals', () => {
+    const { state } = rounds([{ at: 0, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5)] }, { at: 29_000, hbs: [heartbeat('node-1', working(0, 7)), standbyBeat('node-2', 5)] }]);
+    const online = new Map([['node-2', { instance: 'running' as const, ssm: 'online' as const }]]);
+    const hbs = beats(heartbeat('node-1', working(0, 8)), standbyBeat('node-2', 5));
+    // The look began at 30.5 s and its reads needed retries until 32 s: node-2 was silent 30.5 s when it began.
+    expect(published(decide(state, leader, hbs, T0 + 32_000, settings, online, { failing: false, troubledSince: T0 + 30_500 }).actions)).toEqual(['REDUNDANCY_LOST']);
+    // The same look beginning before the threshold (at 29.5 s) leaves node-2 0.5 s short of it: no verdict from that look; the next clear look gives it.
+    const short = decide(state, leader, hbs, T0 + 32_000, settings, online, { failing: false, troubledSince: T0 + 29_500 });
+    expect(short.actions.filter((a) => a.kind === 'publish')).toEqual([]);
+    expect(published(decide(short.state, leader, beats(heartbeat('node-1', working(0, 8)), standbyBeat('node-2', 5)), T0 + 33_600, settings, online).actions)).toEqual(['REDUNDANCY_LOST']);
   });
 
   it('judges no silence when a node says S3 refused its heartbeats', () => {

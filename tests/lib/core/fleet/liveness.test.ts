@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { NodeSpec } from '../../../../lib/core/config';
-import { PROOF_INTERVALS, readyStandbys, updateSeen } from '../../../../lib/core/fleet/liveness';
-import { emptyWatch } from '../../../../lib/core/fleet/watchdog-state';
+import { PROOF_INTERVALS, readyStandbys, regainSight, updateSeen } from '../../../../lib/core/fleet/liveness';
+import { emptyWatch, type NodeWatch } from '../../../../lib/core/fleet/watchdog-state';
 import type { Heartbeat, Leader } from '../../../../lib/core/schemas';
 import { heartbeat, sample } from '../../../helpers/fixtures';
 
@@ -60,5 +60,19 @@ describe('readyStandbys', () => {
     expect(rank([spec(1, 1, 'eu-west-2a'), spec(2, 5, 'eu-west-2a'), spec(3, 5, 'eu-west-2b')])).toEqual(['node-3', 'node-2']);
     // Without zones the order is priority, then name, as before.
     expect(rank([spec(1, 1, undefined), spec(2, 5, undefined), spec(3, 5, undefined)])).toEqual(['node-2', 'node-3']);
+  });
+});
+
+describe('regainSight', () => {
+  it('takes from each node’s silence exactly the time it was not seen, never more than the silence; a known-silent node keeps its clock (property)', () => {
+    fc.assert(
+      fc.property(fc.nat(200_000), fc.oneof(fc.nat(200_000), fc.constant(Number.POSITIVE_INFINITY)), fc.boolean(), (silence, unseenFor, known) => {
+        // Only an open incident's kind matters here: a lost standby is known silent.
+        const incident = known ? ({ kind: 'standby' } as NodeWatch['incident']) : null;
+        const watch: NodeWatch = { ...emptyWatch(), seen: { boot: 'b', seq: 3, at: NOW - silence }, incident };
+        const after = regainSight({ 'node-1': watch }, NOW - unseenFor, NOW)['node-1'];
+        expect(NOW - after.seen!.at).toBe(known ? silence : Math.max(0, silence - unseenFor));
+      }),
+    );
   });
 });
