@@ -23,3 +23,12 @@ export const listenForClockSkew = (): void => {
   // The channel must not keep the daemon alive on its own.
   process.channel?.unref();
 };
+
+/**
+ * Under a local node host (drills), tell it a step of this process's start is done; a no-op in
+ * production. The host's lasting stall freezes each new worker once it has `taken-up` what the
+ * last one held.
+ */
+export const tellHost = (step: 'taken-up'): void => {
+  if (process.send !== undefined && process.connected) process.send({ type: step });
+};

@@ -93,9 +93,30 @@ let shuttingDown = false;
 const worker = new Unit('worker');
 const agent = new Unit('agent');
 let stallWorkers = false;
+/** A worker that never says it took up its predecessor's messages (stuck in its start) is frozen this long after its start. */
+const TAKE_UP_WAIT_MS = 5_000;
 worker.onStart = (child): void => {
-  // A stall that survives restarts: freeze each new worker once it is up.
-  if (stallWorkers) setTimeout(() => child.kill('SIGSTOP'), 200);
+  // A stall that survives restarts: freeze each new worker once it has taken up what the last
+  // one held (carried on with it, or handed it back); it says so over IPC (tellHost in
+  // agent/runtime/clock.ts). A fixed 200 ms after the spawn froze some mid-way on a loaded
+  // machine, their predecessors' messages recorded with a stale visibility, which a new primary
+  // then rightly left alone (a CI run: a task waited 491 s).
+  if (!stallWorkers) return;
+  const done = (): void => {
+    clearTimeout(timer);
+    child.off('message', onMessage);
+  };
+  const freeze = (): void => {
+    done();
+    // The stall may have cleared while this worker started.
+    if (stallWorkers && child.exitCode === null && child.signalCode === null) child.kill('SIGSTOP');
+  };
+  const onMessage = (m: { type?: string }): void => {
+    if (m.type === 'taken-up') freeze();
+  };
+  const timer = setTimeout(freeze, TAKE_UP_WAIT_MS);
+  child.on('message', onMessage);
+  child.once('exit', done);
 };
 
 const COMMANDS: Record<HostCommand, () => Promise<void>> = {
