@@ -6,6 +6,8 @@
  *   --package DIR  read the zips there instead of packaging again (.tmp/package-ci after CI)
  *   --node PATH    the Node binary to load the bundles with (the Lambda runs Node 22)
  *   --no-drill     the functions only
+ *   --node-args S  Node options for the agents and workers of the drill (V8 flags to weigh),
+ *                  e.g. "--max-semi-space-size=1"; the drill runs them on this bench's Node
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -98,8 +100,9 @@ const main = async (): Promise<void> => {
     .option('--runs <n>', 'cold starts per function', '7')
     .option('--time-scale <k>', 'drill time scale for the RSS run', '10')
     .option('--no-drill', 'functions only: no drill, no RSS of the node processes')
+    .option('--node-args <flags>', 'Node options for the drill\'s agents and workers', '')
     .parse()
-    .opts<{ package?: string; node: string; runs: string; timeScale: string; drill: boolean }>();
+    .opts<{ package?: string; node: string; runs: string; timeScale: string; drill: boolean; nodeArgs: string }>();
 
   const dir = resolve(opts.package ?? join(WORK, 'package'));
   if (opts.package === undefined) {
@@ -132,7 +135,8 @@ const main = async (): Promise<void> => {
   const scenario = parseScenario({ name: 'footprint: 2-node fleet, busy then idle', nodes: 2, seconds: 600, workload: { tasks: 8, meanTaskSeconds: 60, arrivalSeconds: 240 }, expect: { restarts: 0, failovers: 0 } });
   console.log(`running a 2-node drill (${scenario.seconds} s at ×${timeScale}) and sampling RSS every second …`);
   const sampler = sampleRss(1000);
-  const report = await runDrill(scenario, { timeScale, seed: 1, announce: false });
+  const nodeArgs = opts.nodeArgs.split(' ').filter((a) => a !== '');
+  const report = await runDrill(scenario, { timeScale, seed: 1, announce: false, nodeArgs });
   const series = sampler.stop();
   const procs = new Table({ head: ['process', 'samples', 'median MiB', 'peak MiB', 'target'], style: { head: [], border: [] } });
   for (const [key, mbs] of [...series.entries()].sort()) {
@@ -142,7 +146,7 @@ const main = async (): Promise<void> => {
     const judged = key.endsWith('agent') || idle ? mark(Math.max(...mbs) <= target) : '(busy: reported)';
     procs.push([key, mbs.length, median(mbs).toFixed(1), Math.max(...mbs).toFixed(1), judged]);
   }
-  console.log(`drill ok=${report.ok}; RSS on ${process.version} (targets: agent ≤ ${TARGETS.agentRssMb} MiB, idle worker ≤ ${TARGETS.idleWorkerRssMb} MiB):`);
+  console.log(`drill ok=${report.ok}; RSS on ${process.version}${nodeArgs.length === 0 ? '' : ` with ${nodeArgs.join(' ')}`} (targets: agent ≤ ${TARGETS.agentRssMb} MiB, idle worker ≤ ${TARGETS.idleWorkerRssMb} MiB):`);
   console.log(procs.toString());
 };
 

@@ -15,7 +15,7 @@ import { runDrill } from '../lib/harness/drill/run';
 // As in bin/fleet.js: the SDK's notice about Node 20 is for long-lived installs, not a bench run.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-const SCENARIOS = ['stall-recovers-after-restart', 'notification-lag-stall', 'kill-primary', 'three-nodes-kill-primary', 'freeze-primary', 'stop-primary', 'partition-primary'];
+const SCENARIOS = ['stall-recovers-after-restart', 'notification-lag-stall', 'kill-primary', 'kill-agent-primary', 'three-nodes-kill-primary', 'freeze-primary', 'stop-primary', 'partition-primary'];
 const TIME_SCALE = 20;
 
 type Measure = 'verdict' | 'detected' | 'promoted' | 'serving' | 'traffic' | 'insync';

@@ -43,6 +43,8 @@ export interface DrillOptions {
   announce?: boolean;
   /** Awaited after the report is built, before teardown: `--hold` keeps the fleet up for a look. */
   hold?: (report: Report) => Promise<void>;
+  /** Node's own options for the agent and the worker (V8 flags a bench weighs); none by default, as the units run them. */
+  nodeArgs?: readonly string[];
   /** Called once the run is over, before teardown: benches read the cloud's counters here. */
   inspect?: (cloud: LocalCloud, stats: { invocations: number; byTrigger: Record<TriggerKind, number>; invocationMs: number[]; wallSeconds: number }) => void;
 }
@@ -138,7 +140,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
       if (c.principal === 'watchdog') recorder.note(nodeOf.get(c.instanceId) ?? c.instanceId, 'ssm', `${c.status}${c.details === c.status ? '' : ` (${c.details})`}: ${c.command}`);
     };
     phase(`starting ${scenario.nodes} nodes`);
-    fleet = new LocalFleet(cloud, config, bundles, runDir, configFile);
+    fleet = new LocalFleet(cloud, config, bundles, runDir, configFile, options.nodeArgs);
     const insyncMs = cloud.behaviour.route53Propagation.on ? cloud.behaviour.route53Propagation.insyncAfterMs : 0;
     cloud.route53.onChange = (change, at): void => recorder.dnsChange(change.values, at, insyncMs);
     fleet.on('event', (e: MachineEvent) => recorder.machineEvent(e));

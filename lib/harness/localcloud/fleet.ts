@@ -33,6 +33,8 @@ export class LocalFleet extends EventEmitter implements Machines {
     private readonly bundles: Bundles,
     private readonly runDir: string,
     private readonly configFile: string,
+    /** Node's own options for the agent and the worker (a bench's V8 flags). */
+    private readonly nodeArgs: readonly string[] = [],
   ) {
     super();
   }
@@ -71,6 +73,7 @@ export class LocalFleet extends EventEmitter implements Machines {
         ...nodeEnv(this.cloud, this.configFile, node.name, node.dir),
         QF_AGENT_BUNDLE: this.bundles.agent,
         QF_WORKER_BUNDLE: this.bundles.worker,
+        QF_NODE_ARGS: JSON.stringify(this.nodeArgs),
         QF_RESTART_MS: String(this.config.workerRestartSeconds * 1000),
         QF_STOP_TIMEOUT_MS: String(this.config.workerStopTimeoutSeconds * 1000),
         QF_BOOT_ID: randomUUID(),

@@ -12,6 +12,8 @@ import { signalMarked, UNIT_MARK } from './processes';
  */
 const env = process.env;
 const bundles = { agent: env.QF_AGENT_BUNDLE ?? '', worker: env.QF_WORKER_BUNDLE ?? '' };
+/** Node's own options for both units (a bench's V8 flags); none by default, as the units run them. */
+const nodeArgs = JSON.parse(env.QF_NODE_ARGS ?? '[]') as string[];
 const dataDir = env.FLEET_DATA_DIR ?? '.';
 const restartMs = Number(env.QF_RESTART_MS ?? '1000');
 const stopTimeoutMs = Number(env.QF_STOP_TIMEOUT_MS ?? '5000');
@@ -44,7 +46,7 @@ class Unit {
     if (shuttingDown || this.child !== undefined) return;
     this.held = false;
     const out = openSync(`${dataDir}/${this.name}.log`, 'a');
-    const child = spawn(process.execPath, [bundles[this.name]], { env: { ...childEnv, [UNIT_MARK]: this.mark }, stdio: ['ignore', out, out, 'ipc'] });
+    const child = spawn(process.execPath, [...nodeArgs, bundles[this.name]], { env: { ...childEnv, [UNIT_MARK]: this.mark }, stdio: ['ignore', out, out, 'ipc'] });
     this.child = child;
     child.send({ type: 'clock-offset', offsetMs: this.clockOffsetMs });
     send(this.name === 'worker' ? { type: 'worker-started', pid: child.pid ?? 0, restarts: this.restarts } : { type: 'agent-started', pid: child.pid ?? 0 });
