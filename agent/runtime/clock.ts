@@ -24,11 +24,32 @@ export const listenForClockSkew = (): void => {
   process.channel?.unref();
 };
 
+/** Set by the local node host in its processes' environment: they may pass its gates. */
+export const HOST_GATE = 'QUEEN_FLEET_HOST_GATE';
+
 /**
- * Under a local node host (drills), tell it a step of this process's start is done; a no-op in
- * production. The host's lasting stall freezes each new worker once it has `taken-up` what the
- * last one held.
+ * Under a local node host (drills), tell it a step of this process's start is done and wait
+ * until it lets the process go on, at most `waitMs`: its lasting stall freezes each new worker
+ * here, once it has taken up what the last one held and before it does anything else (a
+ * self-test would make a stalled node look ready). A no-op in production: no node host.
  */
-export const tellHost = (step: 'taken-up'): void => {
-  if (process.send !== undefined && process.connected) process.send({ type: step });
+export const passHostGate = async (step: 'taken-up', waitMs = 1_000): Promise<void> => {
+  const send = process.send?.bind(process);
+  // Only the node host sets this: another parent with an IPC channel (a test runner's worker
+  // pool) must never see these messages.
+  if (process.env[HOST_GATE] !== '1' || send === undefined || !process.connected) return;
+  await new Promise<void>((resolve) => {
+    const onMessage = (m: { type?: string; step?: string }): void => {
+      if (m.type === 'go' && m.step === step) finish();
+    };
+    const finish = (): void => {
+      clearTimeout(timer);
+      process.off('message', onMessage);
+      resolve();
+    };
+    // Frozen and continued later, the overdue timer lets the process go on at once.
+    const timer = setTimeout(finish, waitMs);
+    process.on('message', onMessage);
+    send({ type: step });
+  });
 };

@@ -4,7 +4,7 @@ import { STAGES, taskMessageSchema } from '../../lib/core/schemas';
 import type { AlertTopic } from '../../lib/aws/alerts';
 import { parseJsonText, parseWith } from '../../lib/core/validate';
 import type { QueueMessage, TaskQueue } from '../../lib/aws/queue';
-import { mono, tellHost } from '../runtime/clock';
+import { mono, passHostGate } from '../runtime/clock';
 import { TaskRunner, type TaskRunnerDeps } from './task-runner';
 import { readProc } from '../proc';
 import { workerPidPath, writeJsonAtomic } from '../registry';
@@ -104,7 +104,7 @@ export class Worker {
     const left = await this.custody.leftovers();
     const role = left.sameBoot && left.messages.length > 0 ? await this.lease.allowed() : null;
     await this.custody.takeUp(left, role, (message, epoch, sentAt) => this.begin(message, epoch, sentAt));
-    tellHost('taken-up');
+    await passHostGate('taken-up');
     await this.flush();
     this.flushLoop.start(this.tickMs);
     this.watchLoop.start(this.tickMs);

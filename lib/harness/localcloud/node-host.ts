@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync } from 'node:fs';
 import { describeExit, killGroup, stopChild } from '../../../agent/runtime/child-process';
+import { HOST_GATE } from '../../../agent/runtime/clock';
 import type { HostCommand, HostEvent, HostRequest } from './host-protocol';
 import { signalMarked, UNIT_MARK } from './processes';
 
@@ -46,7 +47,7 @@ class Unit {
     if (shuttingDown || this.child !== undefined) return;
     this.held = false;
     const out = openSync(`${dataDir}/${this.name}.log`, 'a');
-    const child = spawn(process.execPath, [...nodeArgs, bundles[this.name]], { env: { ...childEnv, [UNIT_MARK]: this.mark }, stdio: ['ignore', out, out, 'ipc'] });
+    const child = spawn(process.execPath, [...nodeArgs, bundles[this.name]], { env: { ...childEnv, [UNIT_MARK]: this.mark, [HOST_GATE]: '1' }, stdio: ['ignore', out, out, 'ipc'] });
     this.child = child;
     child.send({ type: 'clock-offset', offsetMs: this.clockOffsetMs });
     send(this.name === 'worker' ? { type: 'worker-started', pid: child.pid ?? 0, restarts: this.restarts } : { type: 'agent-started', pid: child.pid ?? 0 });
@@ -99,26 +100,29 @@ let stallWorkers = false;
 const TAKE_UP_WAIT_MS = 5_000;
 worker.onStart = (child): void => {
   // A stall that survives restarts: freeze each new worker once it has taken up what the last
-  // one held (carried on with it, or handed it back); it says so over IPC (tellHost in
-  // agent/runtime/clock.ts). A fixed 200 ms after the spawn froze some mid-way on a loaded
-  // machine, their predecessors' messages recorded with a stale visibility, which a new primary
-  // then rightly left alone (a CI run: a task waited 491 s).
-  if (!stallWorkers) return;
-  const done = (): void => {
-    clearTimeout(timer);
-    child.off('message', onMessage);
-  };
+  // one held (carried on with it, or handed it back), before it does anything else. It says so
+  // over IPC and waits for a go-ahead (passHostGate in agent/runtime/clock.ts), which a stall
+  // withholds. A fixed 200 ms after the spawn froze some mid-way on a loaded machine (their
+  // predecessors' messages kept with a stale visibility: a CI run saw a task wait 491 s), and a
+  // freeze sent after the worker had gone on let some pass a self-test first (a stalled node
+  // counted ready).
+  let decided = false;
   const freeze = (): void => {
-    done();
+    decided = true;
     // The stall may have cleared while this worker started.
     if (stallWorkers && child.exitCode === null && child.signalCode === null) child.kill('SIGSTOP');
   };
-  const onMessage = (m: { type?: string }): void => {
-    if (m.type === 'taken-up') freeze();
-  };
-  const timer = setTimeout(freeze, TAKE_UP_WAIT_MS);
-  child.on('message', onMessage);
-  child.once('exit', done);
+  const timer = setTimeout(() => {
+    if (!decided) freeze();
+  }, TAKE_UP_WAIT_MS);
+  child.on('message', (m: { type?: string }) => {
+    if (m.type !== 'taken-up' || decided) return;
+    clearTimeout(timer);
+    if (stallWorkers) return freeze();
+    decided = true;
+    if (child.connected) child.send({ type: 'go', step: 'taken-up' });
+  });
+  child.once('exit', () => clearTimeout(timer));
 };
 
 const COMMANDS: Record<HostCommand, () => Promise<void>> = {

@@ -5,14 +5,22 @@ import { join } from 'node:path';
 import { buildBundles } from '../../../../lib/harness/localcloud/bundle';
 import type { HostEvent, HostRequest } from '../../../../lib/harness/localcloud/host-protocol';
 
-/** A worker whose take-up takes 400 ms (longer than the old fixed freeze delay allowed), then says so and ticks. */
+/** A worker whose take-up takes 400 ms (longer than the old fixed freeze delay allowed), then says so and waits to go on. */
 const SLOW_START_WORKER = `
 const fs = require('node:fs');
 const dir = process.env.FLEET_DATA_DIR;
 setTimeout(() => {
   fs.writeFileSync(dir + '/took-up', String(process.pid));
+  // As the worker does (passHostGate): say so, and go on at the host's go-ahead or after 1 s.
+  let went = false;
+  const goOn = (how) => {
+    if (went) return;
+    went = true;
+    fs.writeFileSync(dir + '/went-' + process.pid, how);
+  };
+  process.on('message', (m) => m.type === 'go' && goOn('go'));
+  setTimeout(() => goOn('timeout'), 1000);
   process.send({ type: 'taken-up' });
-  setInterval(() => fs.appendFileSync(dir + '/ticks-' + process.pid, '.'), 20);
 }, 400);
 `;
 const IDLE_AGENT = 'setInterval(() => {}, 1000);';
@@ -58,19 +66,19 @@ describe('the local node host', () => {
     host.on('message', (e: HostEvent) => events.push(e));
     const tell = (r: HostRequest): void => void host?.send(r);
     const started = (): number[] => events.flatMap((e) => (e.type === 'worker-started' ? [e.pid] : []));
+    const went = (pid: number): string | null => (existsSync(join(dir, `went-${pid}`)) ? readFileSync(join(dir, `went-${pid}`), 'utf8') : null);
     await until('the first worker', () => started().length === 1);
+    // Without a stall the host lets a worker go on: by its go-ahead, not by the worker's own 1 s wait.
+    await until('the first worker to go on', () => went(started()[0]) !== null);
+    expect(went(started()[0])).toBe('go');
     tell({ type: 'stall-workers', on: true });
     tell({ type: 'command', id: 1, command: 'restart-worker' });
     await until('the next worker', () => started().length === 2);
     const next = started()[1];
     // It finished its start (400 ms) before it was frozen ...
     await until('the next worker to finish its start', () => existsSync(join(dir, 'took-up')) && readFileSync(join(dir, 'took-up'), 'utf8') === String(next));
-    // ... and is frozen now: it ticks no more.
-    await sleep(300);
-    const ticks = (): number => (existsSync(join(dir, `ticks-${next}`)) ? readFileSync(join(dir, `ticks-${next}`), 'utf8').length : 0);
-    const frozenAt = ticks();
-    await sleep(300);
-    expect(ticks()).toBe(frozenAt);
-    expect(frozenAt).toBeLessThanOrEqual(3);
+    // ... and was frozen before it went on, not even by its own 1 s wait.
+    await sleep(1_500);
+    expect(went(next)).toBeNull();
   }, 30_000);
 });
