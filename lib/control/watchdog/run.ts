@@ -120,11 +120,6 @@ const confirmSilent = async (deps: WatchdogDeps, state: WatchdogState, heartbeat
   return new Map(found);
 };
 
-/**
- * One watchdog invocation: gather heartbeats and the leader record, let the core decide,
- * store the verdict by CAS (a concurrent invocation that loses re-reads and finds the samples
- * already judged), then carry out the actions the winning write claimed.
- */
 /** The leader record and every heartbeat, and when this look started if its reads needed retries. */
 const look = async (deps: WatchdogDeps, rejected: string[]) => {
   const from = deps.now();
@@ -136,6 +131,11 @@ const look = async (deps: WatchdogDeps, rejected: string[]) => {
   return { ...record, heartbeats, troubledSince: deps.store.counts.troubledReads > troubledBefore ? from : null };
 };
 
+/**
+ * One watchdog invocation: gather heartbeats and the leader record, let the core decide,
+ * store the verdict by CAS (a concurrent invocation that loses re-reads and finds the samples
+ * already judged), then carry out the actions the winning write claimed.
+ */
 export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean } = {}): Promise<WatchdogRun> => {
   const rejected: string[] = [];
   // A run that cannot read what it judges fails as a whole (Lambda retries it); the next run
