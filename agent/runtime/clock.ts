@@ -29,11 +29,15 @@ export const HOST_GATE = 'QUEEN_FLEET_HOST_GATE';
 
 /**
  * Under a local node host (drills), tell it a step of this process's start is done and wait
- * until it lets the process go on, at most `waitMs`: its lasting stall freezes each new worker
- * here, once it has taken up what the last one held and before it does anything else (a
- * self-test would make a stalled node look ready). A no-op in production: no node host.
+ * until it lets the process go on: its lasting stall freezes each new worker here, once it has
+ * taken up what the last one held and before it does anything else (a self-test would make a
+ * stalled node look ready). The host freezes first and answers after, so a frozen worker finds
+ * the go-ahead waiting when it is continued. No time limit: a wait that gave up after 1 s let
+ * a worker go on when a loaded host answered late (a CI run saw a stalled node count ready at
+ * +387 s of a 400 s stall). Only a host that is gone lets it go on unanswered. A no-op in
+ * production: no node host.
  */
-export const passHostGate = async (step: 'taken-up', waitMs = 1_000): Promise<void> => {
+export const passHostGate = async (step: 'taken-up'): Promise<void> => {
   const send = process.send?.bind(process);
   // Only the node host sets this: another parent with an IPC channel (a test runner's worker
   // pool) must never see these messages.
@@ -43,13 +47,12 @@ export const passHostGate = async (step: 'taken-up', waitMs = 1_000): Promise<vo
       if (m.type === 'go' && m.step === step) finish();
     };
     const finish = (): void => {
-      clearTimeout(timer);
       process.off('message', onMessage);
+      process.off('disconnect', finish);
       resolve();
     };
-    // Frozen and continued later, the overdue timer lets the process go on at once.
-    const timer = setTimeout(finish, waitMs);
     process.on('message', onMessage);
+    process.on('disconnect', finish);
     send({ type: step });
   });
 };

@@ -101,11 +101,11 @@ const TAKE_UP_WAIT_MS = 5_000;
 worker.onStart = (child): void => {
   // A stall that survives restarts: freeze each new worker once it has taken up what the last
   // one held (carried on with it, or handed it back), before it does anything else. It says so
-  // over IPC and waits for a go-ahead (passHostGate in agent/runtime/clock.ts), which a stall
-  // withholds. A fixed 200 ms after the spawn froze some mid-way on a loaded machine (their
-  // predecessors' messages kept with a stale visibility: a CI run saw a task wait 491 s), and a
-  // freeze sent after the worker had gone on let some pass a self-test first (a stalled node
-  // counted ready).
+  // over IPC and waits for the go-ahead (passHostGate in agent/runtime/clock.ts); a stall
+  // freezes it before sending that, so it reads it only once continued. A fixed 200 ms after the
+  // spawn froze some mid-way on a loaded machine (their predecessors' messages kept with a stale
+  // visibility: a CI run saw a task wait 491 s), and a freeze that came after the worker had
+  // gone on (its wait had a 1 s limit) let some pass a self-test first (a stalled node counted ready).
   let decided = false;
   const freeze = (): void => {
     decided = true;
@@ -116,10 +116,11 @@ worker.onStart = (child): void => {
     if (!decided) freeze();
   }, TAKE_UP_WAIT_MS);
   child.on('message', (m: { type?: string }) => {
-    if (m.type !== 'taken-up' || decided) return;
+    if (m.type !== 'taken-up') return;
     clearTimeout(timer);
-    if (stallWorkers) return freeze();
-    decided = true;
+    if (!decided) freeze();
+    // Always answered, and after the freeze: the stopped worker reads it only once continued.
+    // (One frozen by the fallback above says it took up later, once continued.)
     if (child.connected) child.send({ type: 'go', step: 'taken-up' });
   });
   child.once('exit', () => clearTimeout(timer));
