@@ -15,8 +15,9 @@ class SdkLayerPlugin {
     const build = async () => {
       const { buildSdkLayer } = tsx.require('../lib/deploy/sdk-layer.ts', __filename);
       const dir = resolve(serverless.serviceDir, serverless.service.getLayer('awsSdk').path);
-      const bytes = await buildSdkLayer(dir, require('esbuild').build, require('./esbuild-plugins.cjs'));
-      serverless.cli.log(`AWS SDK layer built (${Math.round(bytes / 1024)} KiB bundle)`);
+      const sizes = await buildSdkLayer(dir, require('esbuild').build, require('./esbuild-plugins.cjs'));
+      const listed = Object.entries(sizes).map(([group, bytes]) => `${group} ${Math.round(bytes / 1024)} KiB`);
+      serverless.cli.log(`AWS SDK layer built (bundles: ${listed.join(', ')})`);
     };
     const offlineTolerant = () => {
       const compiler = serverless.pluginManager.plugins.find((p) => typeof p.compareWithLastLayer === 'function');

@@ -47,10 +47,13 @@ export const passHostGate = async (step: 'taken-up'): Promise<void> => {
       if (m.type === 'go' && m.step === step) finish();
     };
     const finish = (): void => {
+      clearInterval(alive);
       process.off('message', onMessage);
       process.off('disconnect', finish);
       resolve();
     };
+    // The channel is unref'd (listenForClockSkew): without this the process would end here.
+    const alive = setInterval(() => undefined, 60_000);
     process.on('message', onMessage);
     process.on('disconnect', finish);
     send({ type: step });

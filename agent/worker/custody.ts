@@ -59,7 +59,7 @@ export class Custody {
    * Its tasks go on now, not after their visibility timeout. Within the same boot, under a role
    * that may consume, the worker carries on with each under its receipt: extended first, so only
    * a receipt SQS still honours is kept (`begin` runs it). Otherwise each goes back to the
-   * queue at once, for whoever is primary.
+   * queue at once, for whoever is primary. Resolves once `held.json` says what it decided.
    */
   async takeUp(left: Leftovers, role: RoleFile | null, begin: (message: QueueMessage, epoch: number, sentAt: number) => void): Promise<void> {
     const { queue, log, config } = this.deps;
@@ -82,6 +82,11 @@ export class Custody {
         begin(message, role.epoch, sentAt);
       }),
     );
+    // On disk before it returns: a worker frozen or killed right after must leave the extended
+    // deadlines behind, or the next one takes a receipt it extended for a lapsed one and leaves
+    // it alone (a drill's lasting stall freezes a worker right here: a task then waited out its
+    // visibility timeout, 565 s after its node stalled).
+    await this.held.flushed();
   }
 
   /**

@@ -16,25 +16,53 @@ import type * as Credentials from '@aws-sdk/credential-providers';
  * (`bench/footprint.ts`). Bundled, each `require` becomes a wrapper esbuild evaluates on first
  * call; types come from `import type`, which costs nothing at run time.
  */
-/** Every SDK package the fleet's code loads: the Lambda layer carries exactly these (lib/deploy/sdk-layer.ts). */
-export const SDK_PACKAGES = [
-  '@aws-sdk/client-s3',
-  '@aws-sdk/client-sqs',
-  '@aws-sdk/client-sns',
-  '@aws-sdk/client-ssm',
-  '@aws-sdk/client-lightsail',
-  '@aws-sdk/client-route-53',
-  '@aws-sdk/client-lambda',
-  '@aws-sdk/credential-providers',
-] as const;
+/**
+ * Every SDK package the fleet's code loads, and every name it takes from each: the Lambda layer
+ * carries exactly these (lib/deploy/sdk-layer.ts), and no more of a package than these names
+ * need (a client package holds every operation of its service; the fleet sends 1 to 8 of them).
+ * `sdk` below hands out these names only, so the compiler refuses a name the layer would not
+ * have; `tests/lib/aws/sdk.test.ts` holds the direct imports from `@aws-sdk/*` to the list.
+ */
+export const SDK_EXPORTS = {
+  '@aws-sdk/client-s3': ['S3Client', 'GetObjectCommand', 'PutObjectCommand', 'HeadObjectCommand', 'ListObjectsV2Command'],
+  '@aws-sdk/client-sqs': [
+    'SQSClient',
+    'ReceiveMessageCommand',
+    'SendMessageCommand',
+    'SendMessageBatchCommand',
+    'DeleteMessageCommand',
+    'DeleteMessageBatchCommand',
+    'ChangeMessageVisibilityCommand',
+    'GetQueueAttributesCommand',
+  ],
+  '@aws-sdk/client-sns': ['SNSClient', 'PublishCommand'],
+  '@aws-sdk/client-ssm': [
+    'SSMClient',
+    'SendCommandCommand',
+    'GetCommandInvocationCommand',
+    'ListCommandsCommand',
+    'CancelCommandCommand',
+    'GetParameterCommand',
+    'DescribeInstanceInformationCommand',
+  ],
+  '@aws-sdk/client-lightsail': ['LightsailClient', 'GetInstanceStateCommand'],
+  '@aws-sdk/client-route-53': ['Route53Client', 'ChangeResourceRecordSetsCommand', 'GetChangeCommand', 'ListResourceRecordSetsCommand'],
+  '@aws-sdk/client-lambda': ['LambdaClient', 'InvokeCommand'],
+  '@aws-sdk/credential-providers': ['fromIni'],
+} as const;
+
+export type SdkPackage = keyof typeof SDK_EXPORTS;
+type Taken<P extends SdkPackage, M> = Pick<M, (typeof SDK_EXPORTS)[P][number] & keyof M>;
+
+export const SDK_PACKAGES = Object.keys(SDK_EXPORTS) as SdkPackage[];
 
 export const sdk = {
-  s3: (): typeof S3 => require('@aws-sdk/client-s3') as typeof S3,
-  sqs: (): typeof SQS => require('@aws-sdk/client-sqs') as typeof SQS,
-  sns: (): typeof SNS => require('@aws-sdk/client-sns') as typeof SNS,
-  ssm: (): typeof SSM => require('@aws-sdk/client-ssm') as typeof SSM,
-  lightsail: (): typeof Lightsail => require('@aws-sdk/client-lightsail') as typeof Lightsail,
-  route53: (): typeof Route53 => require('@aws-sdk/client-route-53') as typeof Route53,
-  lambda: (): typeof Lambda => require('@aws-sdk/client-lambda') as typeof Lambda,
-  credentials: (): typeof Credentials => require('@aws-sdk/credential-providers') as typeof Credentials,
+  s3: (): Taken<'@aws-sdk/client-s3', typeof S3> => require('@aws-sdk/client-s3') as typeof S3,
+  sqs: (): Taken<'@aws-sdk/client-sqs', typeof SQS> => require('@aws-sdk/client-sqs') as typeof SQS,
+  sns: (): Taken<'@aws-sdk/client-sns', typeof SNS> => require('@aws-sdk/client-sns') as typeof SNS,
+  ssm: (): Taken<'@aws-sdk/client-ssm', typeof SSM> => require('@aws-sdk/client-ssm') as typeof SSM,
+  lightsail: (): Taken<'@aws-sdk/client-lightsail', typeof Lightsail> => require('@aws-sdk/client-lightsail') as typeof Lightsail,
+  route53: (): Taken<'@aws-sdk/client-route-53', typeof Route53> => require('@aws-sdk/client-route-53') as typeof Route53,
+  lambda: (): Taken<'@aws-sdk/client-lambda', typeof Lambda> => require('@aws-sdk/client-lambda') as typeof Lambda,
+  credentials: (): Taken<'@aws-sdk/credential-providers', typeof Credentials> => require('@aws-sdk/credential-providers') as typeof Credentials,
 };

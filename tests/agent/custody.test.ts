@@ -1,8 +1,10 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { Custody } from '../../agent/worker/custody';
+import { heldPath, HeldMessages } from '../../agent/worker/held';
+import { bootId } from '../../agent/runtime/boot';
 import { mono } from '../../agent/runtime/clock';
 import type { AlertTopic } from '../../lib/aws/alerts';
 import type { QueueMessage } from '../../lib/aws/queue';
@@ -28,7 +30,7 @@ const custodyWith = (over: { failSend?: boolean; deadLetters?: boolean; maxTaskF
   const topic = { publish: (e: FleetEvent) => (alerts.push(e), Promise.resolve('id')) } as unknown as AlertTopic;
   const config = { ...buildConfig({}, { maxTaskFailures: over.maxTaskFailures ?? 3, maxReceiveCount: over.maxReceiveCount ?? 10 }), nodeName: 'node-1', dataDir: mkdtempSync(join(tmpdir(), 'qf-custody-')) };
   const custody = new Custody({ config, queue: q.queue, deadLetters: over.deadLetters === false ? null : q.deadLetters, store: { read: () => Promise.resolve(null) }, log: memoryLogger().log, now: Date.now, alerts: topic });
-  return { custody, ...q, alerts };
+  return { custody, config, ...q, alerts };
 };
 
 const message = (task: Record<string, unknown> | string, receiveCount = 1): QueueMessage => ({
@@ -132,5 +134,38 @@ describe('Custody › fail (receive accounting)', () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('Custody › takeUp', () => {
+  it('has held.json say what it decided by the time it returns: extended deadlines, and nothing of what it handed back', async () => {
+    const { custody, log, config } = custodyWith();
+    const { dataDir, visibilityTimeoutSeconds } = config;
+    // The previous worker held two messages, received 100 s ago.
+    const before = new HeldMessages(dataDir, visibilityTimeoutSeconds * 1000, memoryLogger().log);
+    const receivedAt = mono() - 100_000;
+    before.hold('t1', message({ taskId: 't1', workSeconds: 1 }, 1), receivedAt);
+    before.hold('t2', message({ taskId: 't2', workSeconds: 1 }, 2), receivedAt);
+    await before.flushed();
+    const left = await custody.leftovers();
+    const role = { role: 'primary' as const, epoch: 3, validUntil: mono() + 60_000, boot: bootId() };
+    const takenAt = mono();
+    // Carried on with (held again from the extension, as the worker's begin does).
+    await custody.takeUp(left, role, (m, _epoch, sentAt) => custody.held.hold(m.body.includes('t1') ? 't1' : 't2', m, sentAt));
+    // Read at once, as a successor would if this worker were frozen or killed now.
+    const file = JSON.parse(readFileSync(heldPath(dataDir), 'utf8')) as { messages: Record<string, { invisibleUntilMono: number }> };
+    expect(Object.keys(file.messages).sort()).toEqual(['t1', 't2']);
+    for (const m of Object.values(file.messages)) expect(m.invisibleUntilMono).toBeGreaterThanOrEqual(takenAt + visibilityTimeoutSeconds * 1000);
+    // (The fake records every visibility change: these are the two extensions.)
+    expect(log.handedBack).toEqual(['r-1', 'r-2']);
+
+    // Under no role: both handed back, and gone from the file.
+    const next = custodyWith();
+    const dir2 = next.config.dataDir;
+    const prev = new HeldMessages(dir2, visibilityTimeoutSeconds * 1000, memoryLogger().log);
+    prev.hold('t1', message({ taskId: 't1', workSeconds: 1 }, 1), mono());
+    await prev.flushed();
+    await next.custody.takeUp(await next.custody.leftovers(), null, () => undefined);
+    expect(JSON.parse(readFileSync(heldPath(dir2), 'utf8'))).toMatchObject({ messages: {} });
   });
 });

@@ -4,11 +4,17 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { HOST_GATE, passHostGate } from '../../../agent/runtime/clock';
 
-/** A process that passes the gate, then says so. */
+/**
+ * A process that passes the gate, then says so and stays. As in the worker, nothing else keeps
+ * it alive while it waits: its IPC channel is unref'd (listenForClockSkew) and no loop has started.
+ */
 const gatedChild = (dir: string): string => {
   const file = join(dir, 'child.ts');
   const clock = resolve(__dirname, '../../../agent/runtime/clock');
-  writeFileSync(file, `import { passHostGate } from ${JSON.stringify(clock)};\nvoid passHostGate('taken-up').then(() => process.send?.({ type: 'went' }));\nsetInterval(() => {}, 1000);\n`);
+  writeFileSync(
+    file,
+    `import { listenForClockSkew, passHostGate } from ${JSON.stringify(clock)};\nlistenForClockSkew();\nprocess.on('exit', () => process.stderr.write('exited at the gate\\n'));\nvoid passHostGate('taken-up').then(() => { process.removeAllListeners('exit'); process.send?.({ type: 'went' }); setInterval(() => {}, 1000); });\n`,
+  );
   return file;
 };
 
@@ -46,6 +52,8 @@ describe('passHostGate', () => {
     // A host slower than the old 1 s limit: the child must still be waiting.
     await sleep(2_500);
     expect(messages).not.toContain('went');
+    // Still there, waiting (its event loop held open by nothing else).
+    expect({ exitCode: c.exitCode, signal: c.signalCode }).toEqual({ exitCode: null, signal: null });
     c.send({ type: 'go', step: 'taken-up' });
     await until('the child to go on', () => messages.includes('went'));
   }, 30_000);
