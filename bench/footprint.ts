@@ -11,21 +11,19 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Table from 'cli-table3';
 import { Command } from 'commander';
 import { parseScenario } from '../lib/core/drill/scenario';
 import { runDrill } from '../lib/harness/drill/run';
 import { processesWithMark, UNIT_MARK } from '../lib/harness/localcloud/processes';
+import { lambdaLikeDir } from '../lib/deploy/lambda-dir';
 import { unpackZip, zipEntries } from '../lib/deploy/zip';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const ROOT = resolve(__dirname, '..');
 const WORK = join(ROOT, '.tmp', 'footprint');
-/** Where the bundles are loaded from: outside the repository, so nothing resolves from its node_modules. */
-const LAMBDA = join(tmpdir(), 'qf-footprint');
 const FUNCTIONS = ['watchdog', 'notifier', 'replay'] as const;
 export const TARGETS = { zipBytes: 250 * 1024, coldStartMs: 300, agentRssMb: 60, idleWorkerRssMb: 60 };
 
@@ -111,16 +109,18 @@ const main = async (): Promise<void> => {
   }
   const nodeVersion = execFileSync(opts.node, ['--version'], { encoding: 'utf8' }).trim();
   const fns = new Table({ head: ['function', 'zip KiB', 'bundle KiB', 'cold start ms (load)', 'RSS MiB after load', 'zip', 'cold start'], style: { head: [], border: [] } });
-  rmSync(LAMBDA, { recursive: true, force: true });
+  // Where the bundles are loaded from: no node_modules above it, so nothing resolves but from the layer.
+  const lambda = lambdaLikeDir('qf-footprint-');
+  process.once('exit', () => rmSync(lambda, { recursive: true, force: true }));
   const layerZip = join(dir, 'awsSdk.zip');
-  unpackZip(layerZip, join(LAMBDA, 'opt'));
-  const nodePath = join(LAMBDA, 'opt', 'nodejs', 'node_modules');
+  unpackZip(layerZip, join(lambda, 'opt'));
+  const nodePath = join(lambda, 'opt', 'nodejs', 'node_modules');
   for (const fn of FUNCTIONS) {
     const zip = join(dir, `${fn}.zip`);
     const entry = zipEntries(zip).find((e) => e.name === `functions/${fn}/handler.js`);
     if (entry === undefined) throw new Error(`${zip}: no functions/${fn}/handler.js`);
-    unpackZip(zip, join(LAMBDA, fn));
-    const bundle = join(LAMBDA, fn, entry.name);
+    unpackZip(zip, join(lambda, fn));
+    const bundle = join(lambda, fn, entry.name);
     const zipBytes = statSync(zip).size;
     const cold = coldStart(opts.node, bundle, nodePath, Number(opts.runs));
     fns.push([fn, (zipBytes / 1024).toFixed(0), (entry.size / 1024).toFixed(0), `${cold.total.toFixed(0)} (${cold.load.toFixed(0)})`, cold.rssMb.toFixed(0), mark(zipBytes <= TARGETS.zipBytes), mark(cold.total <= TARGETS.coldStartMs)]);

@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { SDK_EXPORTS, SDK_PACKAGES } from '../../lib/aws/sdk';
+import { lambdaLikeDir, nodeModulesAbove } from '../../lib/deploy/lambda-dir';
 import { bundleOf, buildSdkLayer, groupOf, LAYER_GROUPS } from '../../lib/deploy/sdk-layer';
 import { FAITHFUL } from '../../lib/harness/localcloud/behaviour';
 import { killAll, startCloudProcess, type LocalCloudInfo } from '../helpers/children';
@@ -20,7 +20,7 @@ describe('the AWS SDK layer', () => {
   let cloud: LocalCloudInfo;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'qf-sdk-layer-'));
+    dir = lambdaLikeDir('qf-sdk-layer-');
     layer = join(dir, 'opt');
     await buildSdkLayer(layer, build);
     cloud = await startCloudProcess(['--behaviour', JSON.stringify(Object.fromEntries(Object.keys(FAITHFUL).map((name) => [name, false])))]);
@@ -45,6 +45,11 @@ describe('the AWS SDK layer', () => {
     return JSON.parse(res.stdout);
   };
   const CLIENT = `const cloud = JSON.parse(process.env.CLOUD); const base = { region: cloud.region, endpoint: cloud.endpoint, credentials: { accessKeyId: 'harness', secretAccessKey: 'x' } };`;
+
+  it('runs where nothing but the layer can supply a package', () => {
+    expect(nodeModulesAbove(dir)).toBeNull();
+    expect(run(`try { require('zod'); return 'found'; } catch { return 'missing'; }`)).toBe('missing');
+  });
 
   it('puts every SDK package in exactly one group', () => {
     expect(Object.values(LAYER_GROUPS).flat().sort()).toEqual([...SDK_PACKAGES].sort());

@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SDK_PACKAGES } from '../../lib/aws/sdk';
+import { lambdaLikeDir } from '../../lib/deploy/lambda-dir';
 import { unpackZip } from '../../lib/deploy/zip';
 import { checkTemplate } from '../../lib/deploy/check';
 import { createSpecLookup } from '../../lib/deploy/spec';
@@ -46,7 +46,7 @@ describe('packaged template', () => {
 
   it('each function finds every package it loads in the layer, and no SDK is left in its zip', () => {
     // As Lambda lays them out: the function in one folder, the layer in another on NODE_PATH, no node_modules above either.
-    const lambda = mkdtempSync(join(tmpdir(), 'qf-lambda-'));
+    const lambda = lambdaLikeDir('qf-lambda-');
     try {
       unpackZip(join(out, 'awsSdk.zip'), join(lambda, 'opt'));
       const nodePath = join(lambda, 'opt', 'nodejs', 'node_modules');
