@@ -76,6 +76,21 @@ describe('watchdog handler', () => {
     expect(kinds().filter((k) => k === 'STALLED')).toHaveLength(1);
   });
 
+  it('judges by a look taken after the state it applies to: a leader record replaced meanwhile is never applied', async () => {
+    stallPrimary();
+    // The run reads the state only after a failover moved the role to node-2 (another run, or
+    // the standby, acted meanwhile): it must judge with node-2 as primary, not the record it would
+    // have read before. node-1 is then a standby, not a stalled primary: no STALLED, no restart.
+    const release = s3.stallReads((key) => key === 'peer-sync/watchdog/state.json');
+    const run = handler(scheduled);
+    await new Promise((r) => setTimeout(r, 50));
+    s3.set('peer-sync/leader.json', { version: 1, primary: 'node-2', epoch: 4, renewals: 0, reason: 'failover', changedBy: 'test', previous: 'node-1' });
+    release();
+    await run;
+    expect(kinds()).not.toContain('STALLED');
+    expect(ssm).not.toHaveReceivedCommandWith(SendCommandCommand, { Parameters: { commands: ['systemctl restart queen-fleet-worker'], executionTimeout: ['60'] }, InstanceIds: ['mi-00000000000000001'] });
+  });
+
   it('records the verified outcome of the restart', async () => {
     stallPrimary();
     ssm.on(GetCommandInvocationCommand).resolves({ Status: 'Success' });

@@ -140,8 +140,12 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
   const rejected: string[] = [];
   // A run that cannot read what it judges fails as a whole (Lambda retries it); the next run
   // that gets through then judges no silence it could not see. A look whose reads got through
-  // only after retries does not count its own time toward any node's silence.
-  let { leader, damage, heartbeats, troubledSince } = await look(deps, rejected);
+  // only after retries does not count its own time toward any node's silence. Each attempt looks
+  // after it has read the state it judges (below), never before: a look older than the state
+  // would apply a leader record another run had already seen replaced (a soak drill: a run that
+  // looked before a failover judged the old primary silent as primary, on top of a state that
+  // had it as a lost standby, and its agent was restarted twice for one fault).
+  let seen: Awaited<ReturnType<typeof look>> | undefined;
   let now = deps.now();
   let waited = false;
   let confirmations = new Map<string, Confirmation>();
@@ -156,6 +160,8 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
     (current) => {
       const state = current ?? rebuilt ?? seededState([]);
       const settings = { ...deps.config, routed: deps.dns !== null };
+      if (seen === undefined) throw new Error('the watchdog judged before it looked');
+      const { leader, damage, heartbeats, troubledSince } = seen;
       const judged = decide(state, leader, heartbeats, now, settings, confirmations, { failing: deps.sight.failing, troubledSince });
       const admitted = deps.intake === null ? judged : withAdmission(judged, depths, leader, heartbeats, now, settings);
       const verdict = withLeaderRepair(withDeadLetters(admitted, depths?.deadLetters, leader, now), damage, heartbeats, now, settings);
@@ -166,17 +172,20 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
       // No state stored (the first run) or a damaged one: start from the events' incident numbers.
       if (current === null) rebuilt ??= await seed(deps);
       const state = current ?? rebuilt ?? seededState([]);
+      // Rejected heartbeats are reported once, from the first look.
+      seen = await look(deps, seen === undefined ? rejected : []);
+      now = deps.now();
       // A node one heartbeat late: wait (once, at most an interval) until its silence is
       // conclusive rather than until the next trigger, then look again.
-      const wait = waited ? null : suspectWaitMs(state.nodes, heartbeats, now, deps.config.sampleIntervalSeconds * 1000);
+      const wait = waited ? null : suspectWaitMs(state.nodes, seen.heartbeats, now, deps.config.sampleIntervalSeconds * 1000);
       if (wait !== null) {
         waited = true;
         await deps.sleep(wait);
-        ({ leader, damage, heartbeats, troubledSince } = await look(deps, []));
+        seen = await look(deps, []);
         now = deps.now();
       }
       // Confirmations are I/O, so they are gathered before the pure decision.
-      confirmations = await confirmSilent(deps, state, heartbeats, now);
+      confirmations = await confirmSilent(deps, state, seen.heartbeats, now);
       // Queue depths that cannot be read leave admission as it is this run (nothing admitted).
       depths = intake === null ? null : await intake.depths().catch((error: unknown) => {
         deps.log.warn({ err: describeError(error) }, 'queue depths unreadable: nothing admitted this run');
@@ -193,7 +202,7 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
   }
   deps.sight.failing = false;
   const found = damaged as CorruptObjectError | null;
-  if (found !== null) actions = [{ kind: 'publish', event: stateDamageEvent(found.etag, found.message, leader?.primary ?? null, deps.now()) }, ...actions];
+  if (found !== null) actions = [{ kind: 'publish', event: stateDamageEvent(found.etag, found.message, seen?.leader?.primary ?? null, deps.now()) }, ...actions];
   const done: string[] = [];
   for (const action of actions) {
     try {
@@ -204,5 +213,5 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
       if (!(error instanceof FleetError)) throw error;
     }
   }
-  return { nodes: deps.config.nodes.length, heartbeats: heartbeats.size, rejected, actions: done };
+  return { nodes: deps.config.nodes.length, heartbeats: seen?.heartbeats.size ?? 0, rejected, actions: done };
 };
