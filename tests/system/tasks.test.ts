@@ -16,6 +16,9 @@ describe('task-state drills', () => {
   it(
     'resumes in-flight multi-stage tasks from their checkpoints after a failover',
     async () => {
+      // The kill comes at 200 s, when both slots' tasks are a stage or more in: at 150 s the
+      // first tasks had just finished and the next had at most one stage done (seed 1), and in
+      // one CI run none (nothing to resume from; the task started over).
       const { report } = await drill('failover-mid-task-resumes');
       clean(report);
       const resumed = report.timeline.filter((e) => e.event === 'resumed' && e.node === 'node-2');
