@@ -4,6 +4,8 @@
  * and prices at us-west-2 list prices (1) the control loop of an idle fleet per month and (2)
  * what each 1,000 tasks add on top. Run: npx tsx bench/watchdog-cost.ts [time-scale]
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import Table from 'cli-table3';
 import { parseScenario } from '../lib/core/drill/scenario';
 import { runDrill } from '../lib/harness/drill/run';
@@ -16,14 +18,22 @@ const PRICE = {
   s3Put: 0.005 / 1000,
   s3Get: 0.0004 / 1000,
   sqs: 0.4 / 1_000_000,
+  // On demand, per request unit (a write of up to 1 KB, a strongly consistent read of up to 4 KB), since November 2024.
+  ddbWrite: 0.625 / 1_000_000,
+  ddbRead: 0.125 / 1_000_000,
   sns: 0.5 / 1_000_000,
   lambdaRequest: 0.2 / 1_000_000,
+  // A standard-resolution alarm on one metric, per month.
+  alarm: 0.1,
   lambdaGbSecond: 0.0000166667,
 };
 const LAMBDA_GB = 0.128;
+/** The stack's CloudWatch alarms (resources/alarms.yml), each billed whether it fires or not. */
+const ALARMS = (readFileSync(join(__dirname, '..', 'resources', 'alarms.yml'), 'utf8').match(/Type: AWS::CloudWatch::Alarm\b/g) ?? []).length;
 const MONTH_SECONDS = 720 * 3600;
 
-type Counts = Record<'get' | 'put' | 'sqs' | 'sns' | 'ssm', number>;
+type Counts = Record<'get' | 'put' | 'sqs' | 'rru' | 'wru' | 'sns' | 'ssm', number>;
+const FIELDS = ['get', 'put', 'sqs', 'rru', 'wru', 'sns', 'ssm'] as const;
 interface Measured {
   ok: boolean;
   seconds: number;
@@ -36,14 +46,17 @@ const countsOf = (c: Record<string, number>): Counts => ({
   get: (c['s3.GET'] ?? 0) + (c['s3.HEAD'] ?? 0),
   put: (c['s3.PUT'] ?? 0) + (c['s3.LIST'] ?? 0),
   sqs: c.sqs ?? 0,
+  rru: c['dynamodb.RRU'] ?? 0,
+  wru: c['dynamodb.WRU'] ?? 0,
   sns: c.sns ?? 0,
   ssm: c.ssm ?? 0,
 });
-const usdOf = (c: Counts): number => c.get * PRICE.s3Get + c.put * PRICE.s3Put + c.sqs * PRICE.sqs + c.sns * PRICE.sns;
+const usdOf = (c: Counts): number => c.get * PRICE.s3Get + c.put * PRICE.s3Put + c.sqs * PRICE.sqs + c.rru * PRICE.ddbRead + c.wru * PRICE.ddbWrite + c.sns * PRICE.sns;
 /** Billed duration at the p95 rounded up to 1 ms, 128 MB: a generous bound for the real Lambda. */
 const lambdaUsd = (runs: number, p95Ms: number): number => runs * PRICE.lambdaRequest + runs * (Math.ceil(p95Ms) / 1000) * LAMBDA_GB * PRICE.lambdaGbSecond;
-const scaled = (c: Counts, k: number): Counts => ({ get: c.get * k, put: c.put * k, sqs: c.sqs * k, sns: c.sns * k, ssm: c.ssm * k });
-const row = (c: Counts): number[] => [Math.round(c.get), Math.round(c.put), Math.round(c.sqs), Math.round(c.sns), Math.round(c.ssm)];
+const combine = (f: (field: (typeof FIELDS)[number]) => number): Counts => Object.fromEntries(FIELDS.map((k) => [k, f(k)])) as Counts;
+const scaled = (c: Counts, k: number): Counts => combine((f) => c[f] * k);
+const row = (c: Counts): number[] => FIELDS.map((f) => Math.round(c[f]));
 
 const measure = async (tasks: number, timeScale: number): Promise<Measured> => {
   const scenario = parseScenario({ name: `cost: 2-node fleet, ${tasks} tasks`, nodes: 2, seconds: 900, workload: { tasks, meanTaskSeconds: 90, arrivalSeconds: 900 }, expect: { restarts: 0, failovers: 0 } });
@@ -71,7 +84,7 @@ const main = async (): Promise<void> => {
   // 24 tasks of about 90 s in 15 minutes keep the primary's two slots busy throughout.
   const tasks = 24;
   const busy = await measure(tasks, timeScale);
-  const head = ['caller', 'S3 GET', 'S3 PUT', 'SQS', 'SNS', 'SSM', 'USD'];
+  const head = ['caller', 'S3 GET', 'S3 PUT', 'SQS', 'DynamoDB RRU', 'DynamoDB WRU', 'SNS', 'SSM', 'USD'];
   const style = { head: [], border: [] };
 
   const perMonth = MONTH_SECONDS / idle.seconds;
@@ -84,7 +97,9 @@ const main = async (): Promise<void> => {
   }
   const runs = idle.invocations * perMonth;
   total += lambdaUsd(runs, idle.p95Ms);
-  month.push(['watchdog Lambda', '', '', '', '', `${Math.round(runs)} runs`, lambdaUsd(runs, idle.p95Ms).toFixed(2)]);
+  month.push(['watchdog Lambda', '', '', '', '', '', '', `${Math.round(runs)} runs`, lambdaUsd(runs, idle.p95Ms).toFixed(2)]);
+  total += ALARMS * PRICE.alarm;
+  month.push(['CloudWatch alarms', '', '', '', '', '', '', `${ALARMS} alarms`, (ALARMS * PRICE.alarm).toFixed(2)]);
 
   // What the tasks add: the busy run's requests less the idle rate over the busy run's length.
   const perThousand = 1000 / tasks;
@@ -92,18 +107,18 @@ const main = async (): Promise<void> => {
   let workTotal = 0;
   for (const [caller, c] of [...busy.callers.entries()].sort()) {
     const base = idle.callers.get(caller) ?? countsOf({});
-    const extra = scaled({ get: c.get - base.get * (busy.seconds / idle.seconds), put: c.put - base.put * (busy.seconds / idle.seconds), sqs: c.sqs - base.sqs * (busy.seconds / idle.seconds), sns: c.sns - base.sns * (busy.seconds / idle.seconds), ssm: c.ssm - base.ssm * (busy.seconds / idle.seconds) }, perThousand);
+    const extra = scaled(combine((f) => c[f] - base[f] * (busy.seconds / idle.seconds)), perThousand);
     const usd = usdOf(extra);
     workTotal += usd;
     work.push([caller, ...row(extra), usd.toFixed(2)]);
   }
   const extraRuns = (busy.invocations - idle.invocations * (busy.seconds / idle.seconds)) * perThousand;
   workTotal += lambdaUsd(Math.max(0, extraRuns), busy.p95Ms);
-  work.push(['watchdog Lambda', '', '', '', '', `${Math.round(extraRuns)} runs`, lambdaUsd(Math.max(0, extraRuns), busy.p95Ms).toFixed(2)]);
+  work.push(['watchdog Lambda', '', '', '', '', '', '', `${Math.round(extraRuns)} runs`, lambdaUsd(Math.max(0, extraRuns), busy.p95Ms).toFixed(2)]);
 
   console.log(`idle fleet: ${idle.seconds.toFixed(0)} s at ×${timeScale}, ok=${idle.ok}, ${idle.invocations} watchdog runs, p95 ${idle.p95Ms.toFixed(1)} ms; per month:`);
   console.log(month.toString());
-  console.log(`control loop ≈ $${total.toFixed(2)} per month for 2 nodes (before the free tier)`);
+  console.log(`control loop ≈ $${total.toFixed(2)} per month for 2 nodes (before the free tier; Lambda's and the agents' logs not counted)`);
   console.log(`busy fleet: ${tasks} tasks in ${busy.seconds.toFixed(0)} s at ×${timeScale}, ok=${busy.ok}; what 1,000 tasks add:`);
   console.log(work.toString());
   console.log(`tasks ≈ $${workTotal.toFixed(2)} per 1,000 (before the free tier)`);

@@ -41,7 +41,7 @@ export const runDaemon = async (name: string, start: (ctx: DaemonContext) => Pro
     process.exit(2);
   }
   const clients = new ClientFactory({ region: config.region });
-  const store = stateStoreFor(config, clients.s3());
+  const store = stateStoreFor(config, clients);
   const daemon = await start({ config: { ...config, nodeName }, clients, store, log: log.child({ node: nodeName }) });
   const stop = (): void => {
     setTimeout(() => process.exit(1), config.workerStopTimeoutSeconds * 1000).unref();

@@ -1,3 +1,4 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { LambdaClient } from '@aws-sdk/client-lambda';
 import type { LightsailClient } from '@aws-sdk/client-lightsail';
 import type { Route53Client } from '@aws-sdk/client-route-53';
@@ -96,6 +97,10 @@ export class ClientFactory {
     return this.memo('s3', () =>
       new (sdk.s3().S3Client)({ ...this.base, maxAttempts: 1, forcePathStyle: overridden, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' }),
     );
+  }
+  /** One attempt per call, like S3's: the table store retries (lib/aws/table-store.ts). */
+  dynamodb(): DynamoDBClient {
+    return this.memo('dynamodb', () => new (sdk.dynamodb().DynamoDBClient)({ ...this.base, maxAttempts: 1 }));
   }
   sqs(): SQSClient {
     return this.memo('sqs', () => new (sdk.sqs().SQSClient)(this.base));

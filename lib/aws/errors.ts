@@ -8,13 +8,19 @@ interface SdkErrorLike {
 }
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
-const THROTTLE_NAMES = new Set(['SlowDown', 'ThrottlingException', 'Throttling', 'TooManyRequestsException', 'RequestLimitExceeded', 'RequestThrottled', 'ThrottledException', 'PriorRequestNotComplete']);
+const THROTTLE_NAMES = new Set(['SlowDown', 'ProvisionedThroughputExceededException', 'ThrottlingException', 'Throttling', 'TooManyRequestsException', 'RequestLimitExceeded', 'RequestThrottled', 'ThrottledException', 'PriorRequestNotComplete']);
 const NOT_FOUND_NAMES = new Set(['NoSuchKey', 'NotFound', 'NoSuchBucket', 'QueueDoesNotExist', 'AWS.SimpleQueueService.NonExistentQueue', 'InvocationDoesNotExist', 'NotFoundException', 'NoSuchHostedZone', 'InvalidInstanceId']);
+
+/**
+ * The SDK's wrapper (`asSdkError`) for a thrown value that is not an Error of this realm, such
+ * as a socket error raised in another VM context (jest's sandbox): only its message says what it was.
+ */
+const WRAPPED_CONNECTION = /^AWS SDK error wrapper for (TimeoutError|AbortError|Error): (socket hang up|read ECONNRESET|connect ECONNREFUSED)/;
 
 /** True for network-level failures: nothing reached the service. */
 export const isConnectionError = (error: unknown): boolean => {
-  const e = error as SdkErrorLike & { cause?: SdkErrorLike };
-  return CONNECTION_CODES.has(e.code ?? '') || CONNECTION_CODES.has(e.cause?.code ?? '') || e.name === 'TimeoutError' || e.name === 'AbortError';
+  const e = error as SdkErrorLike & { cause?: SdkErrorLike; message?: string };
+  return CONNECTION_CODES.has(e.code ?? '') || CONNECTION_CODES.has(e.cause?.code ?? '') || e.name === 'TimeoutError' || e.name === 'AbortError' || WRAPPED_CONNECTION.test(e.message ?? '');
 };
 
 /**
@@ -29,7 +35,7 @@ export const toFleetError = (error: unknown, what: string): FleetError => {
   if (name === 'ConditionalRequestConflict' || (status === 409 && name !== 'PreconditionFailed')) {
     return new ConcurrentWriteError(`${what}: a concurrent write to the key is in progress (${name})`, { cause: error });
   }
-  if (status === 412 || name === 'PreconditionFailed') return new ConflictError(`${what}: precondition failed (${name})`, { cause: error });
+  if (status === 412 || name === 'PreconditionFailed' || name === 'ConditionalCheckFailedException') return new ConflictError(`${what}: precondition failed (${name})`, { cause: error });
   if (THROTTLE_NAMES.has(name) || status === 429 || status === 503 || e.$retryable?.throttling === true) {
     return new ThrottledError(`${what}: throttled (${name})`, { cause: error });
   }

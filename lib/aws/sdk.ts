@@ -1,4 +1,5 @@
 /* eslint-disable @typescript-eslint/no-require-imports -- loading on first use is the point of this module */
+import type * as DynamoDB from '@aws-sdk/client-dynamodb';
 import type * as Lambda from '@aws-sdk/client-lambda';
 import type * as Lightsail from '@aws-sdk/client-lightsail';
 import type * as Route53 from '@aws-sdk/client-route-53';
@@ -35,6 +36,7 @@ export const SDK_EXPORTS = {
     'ChangeMessageVisibilityCommand',
     'GetQueueAttributesCommand',
   ],
+  '@aws-sdk/client-dynamodb': ['DynamoDBClient', 'GetItemCommand', 'UpdateItemCommand'],
   '@aws-sdk/client-sns': ['SNSClient', 'PublishCommand'],
   '@aws-sdk/client-ssm': [
     'SSMClient',
@@ -59,6 +61,7 @@ export const SDK_PACKAGES = Object.keys(SDK_EXPORTS) as SdkPackage[];
 export const sdk = {
   s3: (): Taken<'@aws-sdk/client-s3', typeof S3> => require('@aws-sdk/client-s3') as typeof S3,
   sqs: (): Taken<'@aws-sdk/client-sqs', typeof SQS> => require('@aws-sdk/client-sqs') as typeof SQS,
+  dynamodb: (): Taken<'@aws-sdk/client-dynamodb', typeof DynamoDB> => require('@aws-sdk/client-dynamodb') as typeof DynamoDB,
   sns: (): Taken<'@aws-sdk/client-sns', typeof SNS> => require('@aws-sdk/client-sns') as typeof SNS,
   ssm: (): Taken<'@aws-sdk/client-ssm', typeof SSM> => require('@aws-sdk/client-ssm') as typeof SSM,
   lightsail: (): Taken<'@aws-sdk/client-lightsail', typeof Lightsail> => require('@aws-sdk/client-lightsail') as typeof Lightsail,

@@ -1,12 +1,9 @@
 import type { RetryDeps, RetryPolicy } from '../core/retry';
+import type { RecordStore } from './records';
 
 /** The state store's types and defaults (lib/aws/state-store.ts). */
 
-/** A stored value with the ETag that guards its next compare-and-swap. */
-export interface Versioned<T> {
-  value: T;
-  etag: string;
-}
+export type { Versioned } from './records';
 
 export interface StateStoreOptions {
   bucket: string;
@@ -19,6 +16,11 @@ export interface StateStoreOptions {
   /** Re-read-and-apply rounds of `update` when a CAS loses. */
   casRetry?: RetryPolicy;
   deps?: RetryDeps;
+  /**
+   * Records kept elsewhere: keys `owns` says yes to are read and written in `store` (the lease
+   * in the DynamoDB control table, lib/aws/table-store.ts), every other key in the bucket.
+   */
+  records?: { owns: (key: string) => boolean; store: RecordStore };
 }
 
 

@@ -1,12 +1,15 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { listPages, type ListedObject } from './s3-list';
 import type { z } from 'zod';
 import type { Config } from '../core/config';
-import { CorruptObjectError, isRetryable, lostRace, NotFoundError, OversizedError, TransientError, UnreachableError, ValidationError } from '../core/errors';
-import { retry, realRetryDeps, type RetryDeps, type RetryPolicy } from '../core/retry';
-import { parseJsonText, parseWith } from '../core/validate';
+import type { CorruptObjectError} from '../core/errors';
+import { isRetryable, lostRace, NotFoundError, OversizedError, TransientError, UnreachableError } from '../core/errors';
+import { realRetryDeps, type RetryDeps, type RetryPolicy } from '../core/retry';
 import { KEYS } from '../core/keys';
 import { toFleetError } from './errors';
+import { casUpdate, parseRecord, retried, type RecordStore } from './records';
+import { TableStore } from './table-store';
 import { DEFAULT_CAS_RETRY, DEFAULT_REQUEST_RETRY, type RequestCounts, type StateStoreOptions, type Versioned } from './state-store-options';
 import { landing, WRITE_TOKENS, WriteTokens } from './write-tokens';
 
@@ -23,7 +26,7 @@ export type { RequestCounts, StateStoreOptions, Versioned } from './state-store-
  * a broken connection, or a conditional write refused after an earlier attempt of it lost its
  * response, finds its token in the chain and counts as done, even if others wrote on top of it since.
  */
-export class StateStore {
+export class StateStore implements RecordStore {
   readonly counts: RequestCounts = { GET: 0, PUT: 0, LIST: 0, bytesUp: 0, bytesDown: 0, troubledReads: 0 };
   private readonly tokens = new WriteTokens();
   private readonly requestRetry: RetryPolicy;
@@ -39,24 +42,20 @@ export class StateStore {
     this.deps = options.deps ?? realRetryDeps;
   }
 
+  /** The store that keeps `key` when it is not this bucket (StateStoreOptions.records). */
+  private elsewhere(key: string): RecordStore | null {
+    const r = this.options.records;
+    return r !== undefined && r.owns(key) ? r.store : null;
+  }
+
   private fullKey(key: string): string {
     return this.options.prefix + key;
   }
 
   private request<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    return retry(
-      async () => {
-        try {
-          return await fn();
-        } catch (error) {
-          throw toFleetError(error, what);
-        }
-      },
-      isRetryable,
-      this.requestRetry,
-      this.deps,
-    );
+    return retried(what, fn, this.requestRetry, this.deps);
   }
+
 
   /** One GET, with an optional If-None-Match; `unchanged` on 304, null when absent. */
   private fetchText(full: string, ifNoneMatch?: string): Promise<{ text: string; etag: string } | 'unchanged' | null> {
@@ -89,23 +88,16 @@ export class StateStore {
     });
   }
 
-  private parse<S extends z.ZodType>(schema: S, full: string, raw: { text: string; etag: string }): Versioned<z.output<S>> {
-    try {
-      return { value: parseWith(schema, parseJsonText(raw.text, full), full), etag: raw.etag };
-    } catch (error) {
-      if (!(error instanceof ValidationError)) throw error;
-      throw new CorruptObjectError(error.message, error.field, full, raw.etag, { cause: error });
-    }
-  }
-
   /**
    * Reads and validates one object; null when it does not exist. Throws CorruptObjectError for
    * malformed content and OversizedError above the size limit: callers report and skip.
    */
   async read<S extends z.ZodType>(key: string, schema: S): Promise<Versioned<z.output<S>> | null> {
+    const other = this.elsewhere(key);
+    if (other !== null) return other.read(key, schema);
     const full = this.fullKey(key);
     const raw = await this.fetchText(full);
-    return raw === null || raw === 'unchanged' ? null : this.parse(schema, full, raw);
+    return raw === null || raw === 'unchanged' ? null : parseRecord(schema, full, raw);
   }
 
   /**
@@ -113,11 +105,13 @@ export class StateStore {
    * object does not exist. Corrupt content throws CorruptObjectError like `read`.
    */
   async readIfChanged<S extends z.ZodType>(key: string, schema: S, etag: string | null): Promise<{ changed: false } | ({ changed: true } & Versioned<z.output<S>>) | null> {
+    const other = this.elsewhere(key);
+    if (other !== null) return other.readIfChanged(key, schema, etag);
     const full = this.fullKey(key);
     const raw = await this.fetchText(full, etag ?? undefined);
     if (raw === null) return null;
     if (raw === 'unchanged') return { changed: false };
-    return { changed: true, ...this.parse(schema, full, raw) };
+    return { changed: true, ...parseRecord(schema, full, raw) };
   }
 
   /** The object's token chain and ETag as they are now; null when it does not exist. */
@@ -177,27 +171,27 @@ export class StateStore {
 
   /** Creates the object only if it does not exist (If-None-Match: *); ConflictError otherwise. */
   create(key: string, value: unknown): Promise<string> {
+    const other = this.elsewhere(key);
+    if (other !== null) return other.create(key, value);
     return this.putBody(key, value, { IfNoneMatch: '*' });
   }
 
   /** Replaces the object only if its ETag is still `etag`; ConflictError otherwise. */
   replace(key: string, value: unknown, etag: string): Promise<string> {
+    const other = this.elsewhere(key);
+    if (other !== null) return other.replace(key, value, etag);
     return this.putBody(key, value, { IfMatch: etag });
   }
 
   /** Unconditional write, for objects with a single writer (a node's own heartbeat). */
   put(key: string, value: unknown): Promise<string> {
+    const other = this.elsewhere(key);
+    if (other !== null) return other.put(key, value);
     return this.putBody(key, value, {});
   }
 
-  /**
-   * Compare-and-swap loop: reads the current value, lets `apply` compute the next one (value
-   * null: nothing to write), writes it conditionally, and on conflict starts over after a
-   * jittered pause. `apply` must be pure: it may run several times. A corrupt current object
-   * goes to `onCorrupt` (to be reported and copied aside) and is then treated as absent and
-   * replaced by CAS against its own ETag, so nothing valid is overwritten.
-   */
-  async update<S extends z.ZodType, R>(
+  /** Compare-and-swap loop over this store (`casUpdate` in lib/aws/records.ts). */
+  update<S extends z.ZodType, R>(
     key: string,
     schema: S,
     apply: (current: z.output<S> | null) => { value: z.output<S> | null; result: R },
@@ -205,30 +199,7 @@ export class StateStore {
     /** Runs after each read and before `apply`: where a caller gathers I/O that `apply` needs. */
     prepare?: (current: z.output<S> | null) => Promise<void>,
   ): Promise<{ written: boolean; result: R }> {
-    return retry(
-      async () => {
-        let current: Versioned<z.output<S>> | null;
-        let corruptEtag: string | undefined;
-        try {
-          current = await this.read(key, schema);
-        } catch (error) {
-          if (!(error instanceof CorruptObjectError) || onCorrupt === undefined) throw error;
-          await onCorrupt(error);
-          current = null;
-          corruptEtag = error.etag;
-        }
-        await prepare?.(current?.value ?? null);
-        const next = apply(current?.value ?? null);
-        if (next.value === null) return { written: false, result: next.result };
-        const etag = current?.etag ?? corruptEtag;
-        if (etag === undefined) await this.create(key, next.value);
-        else await this.replace(key, next.value, etag);
-        return { written: true, result: next.result };
-      },
-      lostRace,
-      this.casRetry,
-      this.deps,
-    );
+    return casUpdate(this, { casRetry: this.casRetry, deps: this.deps }, key, schema, apply, onCorrupt, prepare);
   }
 
   /**
@@ -244,6 +215,8 @@ export class StateStore {
 
   /** Reads an object's raw text, unvalidated, for quarantine copies; null when absent. */
   async readText(key: string): Promise<string | null> {
+    const other = this.elsewhere(key);
+    if (other !== null) return other.readText(key);
     const full = this.fullKey(key);
     return this.request(`GET ${full}`, async () => {
       this.counts.GET++;
@@ -285,11 +258,20 @@ export class StateStore {
 }
 
 /**
- * The state store of a configuration: its bucket and prefix, and retries paced by
+ * The records kept in the control table rather than the bucket: the lease, renewed every
+ * `leaseRenewSeconds` (259,200 writes a month at 10 s: $1.30 as conditional S3 PUTs, $0.16 as
+ * DynamoDB writes of under 1 KB; README, "Cost").
+ */
+export const inTable = (key: string): boolean => key === KEYS.leader;
+
+/**
+ * The state store of a configuration: its bucket and prefix, the lease in its table, and retries paced by
  * `retryCapSeconds` (the S3 client itself makes one attempt per call, so every attempt, and
  * every pause between them, is this store's and follows the configuration's time).
  */
-export const stateStoreFor = (config: Pick<Config, 'bucket' | 'prefix' | 'maxObjectBytes' | 'retryCapSeconds'>, s3: S3Client): StateStore => {
+export const stateStoreFor = (config: Pick<Config, 'bucket' | 'table' | 'prefix' | 'maxObjectBytes' | 'retryCapSeconds'>, clients: { s3(): S3Client; dynamodb(): DynamoDBClient }): StateStore => {
   const capMs = config.retryCapSeconds * 1000;
-  return new StateStore(s3, { bucket: config.bucket, prefix: config.prefix, maxObjectBytes: config.maxObjectBytes, requestRetry: { attempts: 6, baseMs: capMs / 40, capMs } });
+  const requestRetry = { attempts: 6, baseMs: capMs / 40, capMs };
+  const table = new TableStore(clients.dynamodb(), { table: config.table, maxObjectBytes: config.maxObjectBytes, requestRetry });
+  return new StateStore(clients.s3(), { bucket: config.bucket, prefix: config.prefix, maxObjectBytes: config.maxObjectBytes, requestRetry, records: { owns: inTable, store: table } });
 };

@@ -21,12 +21,15 @@ export type Landing = { landed: 'latest'; etag: string } | { landed: 'superseded
 export class WriteTokens {
   private readonly chains = new Map<string, { etag: string; tokens: string[] }>();
 
+  /** `history`: tokens a chain keeps (16 in S3 metadata, which is free; fewer where bytes are billed). */
+  constructor(private readonly history = TOKEN_HISTORY) {}
+
   /** A fresh token and the chain a write of `key` carries: over `ifMatch`, that version's chain extended. */
   next(key: string, ifMatch: string | undefined): { token: string; chain: string[] } {
     const token = randomUUID();
     const known = this.chains.get(key);
     const over = ifMatch !== undefined && known?.etag === ifMatch ? known.tokens : [];
-    return { token, chain: [token, ...over].slice(0, TOKEN_HISTORY) };
+    return { token, chain: [token, ...over].slice(0, this.history) };
   }
 
   /** Records the chain of a version read (from its metadata) or written. */

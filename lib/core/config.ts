@@ -30,6 +30,8 @@ export const configSchema = z
   .strictObject({
     region: z.string().min(1).default('us-west-2'),
     bucket: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name').default('dablio-queens-fleet-state'),
+    /** The DynamoDB table of the control records: the lease (lib/aws/table-store.ts). */
+    table: z.string().regex(/^[a-zA-Z0-9_.-]{3,255}$/, 'must be a valid DynamoDB table name').default('queens-fleet-control'),
     prefix: z.string().regex(/^([a-zA-Z0-9._-]+\/)*$/, 'must be empty or end with /').default('peer-sync/'),
     queueUrl: z.url().optional(),
     /** The queue producers send to; the watchdog admits from it to the task queue (backpressure). Unset: producers send to the task queue. */

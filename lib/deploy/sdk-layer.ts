@@ -13,14 +13,14 @@ import { SDK_EXPORTS, SDK_PACKAGES, type SdkPackage } from '../aws/sdk';
  * The layer is a few bundles, one per group of LAYER_GROUPS, each holding of its packages only
  * the names SDK_EXPORTS lists: built from the packages' ES modules, so esbuild leaves out every
  * operation the fleet never sends (its command, its endpoint of code, what only it imports).
- * A group is evaluated whole when first required: every watchdog run needs S3 and SQS, so they
+ * A group is evaluated whole when first required: every watchdog run needs S3, SQS and DynamoDB, so they
  * are one bundle, and the rest, needed only to act on an incident, another; each group carries
  * its own copy of the code they share (the Smithy core). Beside the bundles, one two-line
  * package per SDK name that hands out its part of its group's bundle.
  */
 export const LAYER_GROUPS: Readonly<Record<string, readonly SdkPackage[]>> = {
-  // Loaded by every watchdog and replay run, and by the agents.
-  'every-run': ['@aws-sdk/client-s3', '@aws-sdk/client-sqs'],
+  // Loaded by every watchdog and replay run, and by the agents (the lease is in DynamoDB).
+  'every-run': ['@aws-sdk/client-s3', '@aws-sdk/client-sqs', '@aws-sdk/client-dynamodb'],
   // Loaded only to act: alert, restart, fail over, move the records, trigger a run.
   actions: ['@aws-sdk/client-sns', '@aws-sdk/client-ssm', '@aws-sdk/client-lightsail', '@aws-sdk/client-route-53', '@aws-sdk/client-lambda'],
   // The nodes' credentials file; no function loads it.

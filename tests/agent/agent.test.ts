@@ -13,7 +13,7 @@ describe('Agent', () => {
   beforeEach(() => {
     s3 = new MemoryS3();
   });
-  afterAll(() => s3.mock.restore());
+  afterAll(() => s3.restore());
 
   it('renews its lease on its own loop while a peer-sync round hangs, so a slow manifest never demotes the primary', async () => {
     const config = {

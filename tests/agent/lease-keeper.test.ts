@@ -28,7 +28,7 @@ describe('LeaseKeeper', () => {
     s3.set('peer-sync/leader.json', LEADER);
     t = 1_000_000;
   });
-  afterAll(() => s3.mock.restore());
+  afterAll(() => s3.restore());
 
   const keeper = (nodeName: string) => {
     const config = { ...buildConfig({}, { nodes: NODES }), nodeName, dataDir: mkdtempSync(join(tmpdir(), 'qf-lease-')) };

@@ -40,7 +40,7 @@ describe('TaskRunner', () => {
   });
   afterAll(() => {
     sqs.restore();
-    s3.mock.restore();
+    s3.restore();
   });
   const signals = (): [AbortSignal, AbortSignal] => [new AbortController().signal, new AbortController().signal];
 

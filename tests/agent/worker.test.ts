@@ -39,7 +39,7 @@ describe('Worker', () => {
   beforeEach(() => {
     s3 = new MemoryS3();
   });
-  afterAll(() => s3.mock.restore());
+  afterAll(() => s3.restore());
 
   it('adopts the new receipt when SQS hands out a running task again, and acknowledges with it', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));

@@ -16,6 +16,7 @@ beforeAll(() => {
 }, 120_000);
 
 const STATE = 'arn:aws:s3:::acme-queens-fleet-ci/peer-sync/';
+const TABLE = 'ref:ControlTable.Arn';
 const WEBHOOK = 'arn:aws:ssm:us-west-2:123456789012:parameter/queens-fleet/ci/slack-webhook-url';
 type Condition = NodeWrite['condition'];
 const CONDITIONS: readonly Condition[] = [null, 'if-match', 'if-none-match'];
@@ -63,7 +64,7 @@ describe('node roles', () => {
     }
   });
 
-  it.each([KEYS.leader, KEYS.manifest, KEYS.manifestShard(7), KEYS.archive('2025-01-02', 7), KEYS.checkpoint('t1'), KEYS.output('t1', 'transcode')])(
+  it.each([KEYS.manifest, KEYS.manifestShard(7), KEYS.archive('2025-01-02', 7), KEYS.checkpoint('t1'), KEYS.output('t1', 'transcode')])(
     'lets nodes write %s only by compare-and-swap (If-Match) or by creating it (If-None-Match: *)',
     (key) => {
       for (const role of NODE_ROLES) expect(byCondition(role, key)).toEqual(['implicit-deny', 'allow', 'allow']);
@@ -95,8 +96,22 @@ describe('node roles', () => {
     }
   });
 
+  it('lets nodes read and update the lease item of the control table, and no other item, nor anything else of it', () => {
+    const item = (action: string, key: string): Request => ({ action, resource: TABLE, context: { 'dynamodb:LeadingKeys': key } });
+    for (const role of NODE_ROLES) {
+      expect(judge(role, item('dynamodb:GetItem', KEYS.leader))).toBe('allow');
+      expect(judge(role, item('dynamodb:UpdateItem', KEYS.leader))).toBe('allow');
+      for (const action of ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:Scan', 'dynamodb:DeleteTable', 'dynamodb:UpdateTable']) expect(judge(role, item(action, KEYS.leader))).toBe('implicit-deny');
+      for (const key of [KEYS.watchdogState, 'other', KEYS.heartbeat('node-1')]) expect(judge(role, item('dynamodb:UpdateItem', key))).toBe('implicit-deny');
+    }
+  });
+
   it('allows every write the node code makes, each one conditional but the heartbeat', async () => {
-    const writes = await nodeWrites();
+    const { s3: writes, table } = await nodeWrites();
+    // The lease is the table's one item, and written only by condition.
+    expect(table.length).toBeGreaterThan(1);
+    expect(table.filter((w) => w.key !== KEYS.leader || w.condition === null)).toEqual([]);
+    expect(table.filter((w) => judge('NodeRoleNode1', { action: 'dynamodb:UpdateItem', resource: TABLE, context: { 'dynamodb:LeadingKeys': w.key } }) !== 'allow')).toEqual([]);
     // The stretch must reach every kind of key a node writes, or this test proves little.
     const kindOf = (key: string): string =>
       key
@@ -104,7 +119,7 @@ describe('node roles', () => {
         .replace(/^(manifest|archive|quarantine)\/.*$/, '$1/…');
     const kinds = new Set(writes.map((w) => kindOf(w.key)));
     expect([...kinds].sort()).toEqual(
-      ['archive/…', 'leader.json', 'manifest.json', 'manifest/…', 'nodes/…/heartbeat.json', 'outputs/…/delivery.json', 'outputs/…/metadata.json', 'outputs/…/titling.json', 'outputs/…/transcode.json', 'quarantine/…', 'tasks/…/checkpoint.json', 'tasks/…/done.json'].sort(),
+      ['archive/…', 'manifest.json', 'manifest/…', 'nodes/…/heartbeat.json', 'outputs/…/delivery.json', 'outputs/…/metadata.json', 'outputs/…/titling.json', 'outputs/…/transcode.json', 'quarantine/…', 'tasks/…/checkpoint.json', 'tasks/…/done.json'].sort(),
     );
     expect(writes.filter((w) => w.key === KEYS.output('t2', 'transcode')).map((w) => w.condition)).toEqual(['if-match']);
     expect(writes.filter((w) => w.condition === null).map((w) => w.key)).toEqual([KEYS.heartbeat('node-1')]);
@@ -133,13 +148,14 @@ describe('node roles', () => {
       'ssmmessages:CreateControlChannel',
       'ssmmessages:OpenControlChannel',
     ];
-    const code = ['lambda:InvokeFunction', 'sns:Publish', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:SendMessage'];
+    const code = ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'lambda:InvokeFunction', 'sns:Publish', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:SendMessage'];
     for (const role of NODE_ROLES) {
       const allowed = t.statements(role).filter((s) => s.Effect === 'Allow');
       const granted = [...new Set(allowed.flatMap((s) => asList(s.Action)).filter((a) => !a.startsWith('s3:')))].sort();
       expect(granted).toEqual([...agent, ...code].sort());
       const on = (action: string): string[] => allowed.filter((s) => asList(s.Action).includes(action)).map((s) => arnOf(s.Resource));
       expect(on('lambda:InvokeFunction')).toEqual(['ref:WatchdogLambdaFunction.Arn']);
+      expect(on('dynamodb:UpdateItem')).toEqual([TABLE]);
       expect(on('sns:Publish')).toEqual(['ref:AlertTopic']);
       expect(on('sqs:ReceiveMessage')).toEqual(['ref:TaskQueue.Arn']);
       // A failed task goes back as a new message; one that failed maxTaskFailures times, to the dead-letter queue.

@@ -9,17 +9,24 @@ import { LeaseKeeper } from '../../agent/lease-keeper';
 import { PeerSync } from '../../agent/peer-sync';
 import { TaskRunner, type TaskEvents } from '../../agent/worker/task-runner';
 import { TaskQueue } from '../../lib/aws/queue';
-import { StateStore } from '../../lib/aws/state-store';
+import { inTable, StateStore } from '../../lib/aws/state-store';
 import { buildConfig } from '../../lib/core/config';
 import { KEYS } from '../../lib/core/keys';
 import type { Leader } from '../../lib/core/schemas';
 import { memoryLogger } from '../helpers/memory-logger';
+import { MemoryRecords, type RecordWrite } from '../helpers/memory-records';
 import { MemoryS3 } from '../helpers/memory-s3';
 
 /** One S3 write, as the memory S3 saw it: the key below the prefix and the condition it carried. */
 export interface NodeWrite {
   key: string;
   condition: 'if-match' | 'if-none-match' | null;
+}
+
+/** What node-1 wrote: S3 objects, and items of the control table (the lease). */
+export interface NodeWrites {
+  s3: NodeWrite[];
+  table: RecordWrite[];
 }
 
 const NODES = [
@@ -30,23 +37,27 @@ const DAY = 86_400_000;
 const quiet: TaskEvents = { resumed: () => undefined, progress: () => undefined, checkpointed: () => undefined, done: () => undefined, extended: () => undefined };
 
 /**
- * The S3 writes node-1's own code makes through a busy stretch, on the memory S3: it finds no
+ * The writes node-1's own code makes through a busy stretch, on the memory S3: it finds no
  * lease and takes it, then renews it; runs a fresh task and a repeated one (whose stage output
  * an older epoch wrote); syncs a manifest it finds damaged, with an old completion to archive;
  * and sends a heartbeat. The node code is the real one: a write added to it shows up here.
  */
-export const nodeWrites = async (): Promise<NodeWrite[]> => {
+export const nodeWrites = async (): Promise<NodeWrites> => {
   const s3 = new MemoryS3();
   const sqs = mockClient(SQSClient);
   sqs.on(DeleteMessageCommand).resolves({});
   try {
     const log = memoryLogger().log;
     const config = { ...buildConfig({}, { nodes: NODES }), nodeName: 'node-1', dataDir: mkdtempSync(join(tmpdir(), 'qf-writes-')) };
-    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20, requestRetry: { attempts: 1, baseMs: 1, capMs: 1 } });
+    const table = new MemoryRecords();
+    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20, requestRetry: { attempts: 1, baseMs: 1, capMs: 1 }, records: { owns: inTable, store: table } });
 
     let t = 1_000_000;
     const keeper = new LeaseKeeper({ config, store, log, ready: () => true, clock: () => t });
-    const leader = (): Leader | undefined => s3.json('peer-sync/leader.json') as Leader | undefined;
+    const leader = (): Leader | undefined => {
+      const text = table.items.get(KEYS.leader)?.text;
+      return text === undefined ? undefined : (JSON.parse(text) as Leader);
+    };
     for (let i = 0; i < 1000 && (leader()?.renewals ?? 0) < 1; i++) {
       t += Math.max(1, keeper.nextDelayMs());
       await keeper.round();
@@ -73,9 +84,9 @@ export const nodeWrites = async (): Promise<NodeWrite[]> => {
     await agent.sampleOnce();
     await agent.close();
 
-    return s3.puts.map((p) => ({ key: p.key.slice('peer-sync/'.length), condition: p.condition }));
+    return { s3: s3.puts.map((p) => ({ key: p.key.slice('peer-sync/'.length), condition: p.condition })), table: table.writes };
   } finally {
     sqs.restore();
-    s3.mock.restore();
+    s3.restore();
   }
 };

@@ -61,6 +61,10 @@ const conditionsHold = (condition: Statement['Condition'], context: Record<strin
           return values(expected).every((e) => (e === 'true' ? present === undefined : present !== undefined));
         case 'StringEquals':
           return present !== undefined && values(expected).includes(present);
+        // A single-valued context here: ForAllValues holds when every value is allowed, and also,
+        // as IAM has it, when the key is absent (IAM user guide, "Multivalued context keys").
+        case 'ForAllValues:StringEquals':
+          return present === undefined || values(expected).includes(present);
         case 'StringLike':
         case 'ArnLike':
           return present !== undefined && values(expected).some((e) => like(e, present));

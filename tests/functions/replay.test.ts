@@ -50,7 +50,7 @@ describe('replay handler', () => {
   });
   afterAll(() => {
     process.env = saved;
-    for (const m of [...cp.all, s3.mock]) m.restore();
+    for (const m of [...cp.all, s3]) m.restore();
   });
 
   describe('dry run', () => {

@@ -1,5 +1,5 @@
+import { DynamoDBServiceException, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetInstanceStateCommand } from '@aws-sdk/client-lightsail';
-import { GetObjectCommand, S3ServiceException } from '@aws-sdk/client-s3';
 import { ChangeResourceRecordSetsCommand } from '@aws-sdk/client-route-53';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { DescribeInstanceInformationCommand, SendCommandCommand } from '@aws-sdk/client-ssm';
@@ -44,7 +44,7 @@ describe('watchdog handler: failover', () => {
   });
   afterAll(() => {
     process.env = saved;
-    for (const m of [...cp.all, s3.mock]) m.restore();
+    for (const m of [...cp.all, s3]) m.restore();
   });
 
   it('promotes the standby of a confirmed-dead primary, starts its worker and moves the record', async () => {
@@ -103,12 +103,13 @@ describe('watchdog handler: failover', () => {
   it('fails a run that cannot read the role, and judges no silence in the first run that gets through', async () => {
     lightsail.on(GetInstanceStateCommand).resolves({ state: { name: 'running' } });
     ssm.on(DescribeInstanceInformationCommand).resolves({ InstanceInformationList: [{ InstanceId: 'mi-00000000000000001', PingStatus: 'Online' }] });
-    const down = new S3ServiceException({ name: 'ServiceUnavailable', $fault: 'server', $metadata: { httpStatusCode: 503 }, message: 'down' });
-    s3.mock.on(GetObjectCommand, { Key: 'peer-sync/leader.json' }).rejects(down);
+    // The lease is in the control table: DynamoDB answers 503 to every read of it.
+    const down = new DynamoDBServiceException({ name: 'ServiceUnavailable', $fault: 'server', $metadata: { httpStatusCode: 503 }, message: 'down' });
+    s3.table.on(GetItemCommand).rejects(down);
     await expect(handler(scheduled)).rejects.toThrow(/leader\.json/);
-    s3.mock.reset();
+    s3.table.reset();
     s3.install();
-    // S3 is back, the heartbeats are as stale as the outage left them: still no verdict on silence.
+    // The table is back, the heartbeats are as stale as the outage left them: still no verdict on silence.
     await handler(scheduled);
     expect(kinds()).toEqual([]);
   });

@@ -35,7 +35,7 @@ describe('watchdog handler', () => {
   });
   afterAll(() => {
     process.env = saved;
-    s3.mock.restore();
+    s3.restore();
     ssm.restore();
     sns.restore();
     sqs.restore();

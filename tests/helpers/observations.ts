@@ -20,7 +20,7 @@ export const blankObservations = (over: Partial<Observations> = {}): Observation
   deadLettered: 0,
   givenBack: 0,
   timeline: [],
-  aws: { s3: { GET: 0, PUT: 0, LIST: 0, HEAD: 0 }, sqs: 0, sns: 0, ssm: 0, lambdaInvocations: 0 },
+  aws: { s3: { GET: 0, PUT: 0, LIST: 0, HEAD: 0 }, sqs: 0, dynamodb: 0, sns: 0, ssm: 0, lambdaInvocations: 0 },
   lambdaInvocations: 0,
   requests: requestFigures({}, 0, 0, 0),
   cloud: {},

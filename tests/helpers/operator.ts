@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { OriginRecord } from '../../lib/aws/dns';
 import { ClientFactory } from '../../lib/aws/clients';
 import { TaskQueue } from '../../lib/aws/queue';
-import { StateStore } from '../../lib/aws/state-store';
+import { stateStoreFor, type StateStore } from '../../lib/aws/state-store';
+import { configSchema } from '../../lib/core/config';
 import type { FleetEvent } from '../../lib/core/events';
 import { eventKey } from '../../lib/core/events';
 import { KEYS } from '../../lib/core/keys';
@@ -42,6 +43,7 @@ export const operatorFleet = (cloud: LocalCloudInfo, dir: string): OperatorFleet
   const config = {
     region: cloud.region,
     bucket: cloud.bucket,
+    table: cloud.table,
     queueUrl: cloud.queueUrl,
     intakeQueueUrl: cloud.intakeUrl,
     topicArn: cloud.topicArn,
@@ -51,6 +53,7 @@ export const operatorFleet = (cloud: LocalCloudInfo, dir: string): OperatorFleet
     commandWaitSeconds: 2,
   };
   writeFileSync(configFile, JSON.stringify(config, null, 2));
+  const parsed = configSchema.parse(config);
   const pid = cloud.child.pid;
   if (pid === undefined) throw new Error('the local cloud process has no pid');
   announceLocal({ pid, endpoint: cloud.endpoint, region: cloud.region, configFile, scenario: 'operator-test', startedAt: Date.now() }, localFile);
@@ -58,7 +61,7 @@ export const operatorFleet = (cloud: LocalCloudInfo, dir: string): OperatorFleet
   return {
     configFile,
     localFile,
-    store: new StateStore(clients.s3(), { bucket: cloud.bucket, prefix: 'peer-sync/', maxObjectBytes: 1024 * 1024 }),
+    store: stateStoreFor(parsed, clients),
     queue: new TaskQueue(clients.sqs(), cloud.queueUrl),
     dns: new OriginRecord(clients.route53(), { hostedZoneId: ZONE.id, recordName: ZONE.record, type: 'A', ttl: 60 }),
   };

@@ -1,3 +1,4 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +34,7 @@ export const PROBE_JS = '/usr/local/lib/queen-fleet-probe/probe.js';
 export const fleetConfig = (cloud: LocalCloudInfo): Record<string, unknown> => ({
   region: cloud.region,
   bucket: cloud.bucket,
+  table: cloud.table,
   queueUrl: cloud.queueUrl,
   topicArn: cloud.topicArn,
   nodes: [NODE_1, NODE_2],
@@ -94,16 +96,16 @@ export const probeUnit = (unitText: string, name: string): string => {
 };
 
 /** Clients of the local cloud under a caller's own key (the harness's key is never faulted). */
-export const clientsOf = (cloud: LocalCloudInfo, principal = HARNESS_PRINCIPAL): { s3: S3Client; sqs: SQSClient; ssm: SSMClient } => {
+export const clientsOf = (cloud: LocalCloudInfo, principal = HARNESS_PRINCIPAL): { s3: S3Client; sqs: SQSClient; ssm: SSMClient; dynamodb: DynamoDBClient } => {
   const options = { region: cloud.region, endpoint: cloud.endpoint, credentials: { accessKeyId: principal, secretAccessKey: 'local' } };
-  return { s3: new S3Client({ ...options, forcePathStyle: true }), sqs: new SQSClient(options), ssm: new SSMClient(options) };
+  return { s3: new S3Client({ ...options, forcePathStyle: true }), sqs: new SQSClient(options), ssm: new SSMClient(options), dynamodb: new DynamoDBClient(options) };
 };
 
 /** The fleet config as the daemons parse it. */
 export const parsedConfig = (cloud: LocalCloudInfo): Config => configSchema.parse(fleetConfig(cloud));
 
 /** The state store as `principal` sees it. */
-export const storeOf = (cloud: LocalCloudInfo, principal = HARNESS_PRINCIPAL): StateStore => stateStoreFor(parsedConfig(cloud), clientsOf(cloud, principal).s3);
+export const storeOf = (cloud: LocalCloudInfo, principal = HARNESS_PRINCIPAL): StateStore => stateStoreFor(parsedConfig(cloud), ((c) => ({ s3: () => c.s3, dynamodb: () => c.dynamodb }))(clientsOf(cloud, principal)));
 
 /**
  * node-2, played by the test with the agent's own LeaseKeeper (the real lease protocol, its

@@ -17,7 +17,7 @@ import type { WatchdogDeps } from './deps';
  */
 export const buildWatchdogDeps = (config: Config, clients: ClientFactory, log: Logger): WatchdogDeps => ({
   config,
-  store: stateStoreFor(config, clients.s3()),
+  store: stateStoreFor(config, clients),
   alerts: config.topicArn === undefined ? null : new AlertTopic(clients.sns(), config.topicArn),
   commands: new RunCommand(clients.ssm()),
   probe: new InstanceProbe(clients.lightsail(), clients.ssm(), (call, error) => log.warn({ err: describeError(error) }, `${call} failed: that opinion counts as unknown`)),

@@ -107,7 +107,7 @@ export interface Report {
   epochs: { epoch: number; primary: string; from: number; to: number | null }[];
   invariants: { singlePrimaryPerEpoch: boolean; noStaleEpochWrites: boolean; noLostTasks: boolean; noDuplicateCompletions: boolean; noFalseFailovers: boolean };
   timeline: TimelineEntry[];
-  aws: { s3: { GET: number; PUT: number; LIST: number; HEAD: number }; sqs: number; sns: number; ssm: number; lambdaInvocations: number };
+  aws: { s3: { GET: number; PUT: number; LIST: number; HEAD: number }; sqs: number; dynamodb: number; sns: number; ssm: number; lambdaInvocations: number };
   /** The fleet's requests (nodes and watchdog, not the drill's setup): the control loop per scenario hour, the work per completed task. */
   requests: RequestFigures;
   /** What the faithful local cloud did to the run: how often each unkind behaviour struck. */

@@ -29,11 +29,13 @@ const SQS_SEND = new Set(['SendMessage', 'SendMessageBatch', 'DeleteMessage', 'D
 /** The purpose of an SQS action (`ReceiveMessage`, `GetQueueAttributes`, …). */
 export const purposeOfSqsAction = (action: string): Purpose => (SQS_SEND.has(action) ? 'send' : 'poll');
 
-/** Billed units of one figure: S3 GET (and HEAD), S3 PUT (and LIST), SQS requests, watchdog runs. */
+/** Billed units of one figure: S3 GET (and HEAD), S3 PUT (and LIST), SQS requests, DynamoDB read and write request units, watchdog runs. */
 export interface RequestUnits {
   s3Get: number;
   s3Put: number;
   sqs: number;
+  ddbRead: number;
+  ddbWrite: number;
   lambda: number;
 }
 
@@ -47,7 +49,7 @@ export interface RequestFigures {
 }
 
 const TASK_PURPOSES = new Set<Purpose>(['task', 'send']);
-const UNITS: readonly (keyof RequestUnits)[] = ['s3Get', 's3Put', 'sqs', 'lambda'];
+const UNITS: readonly (keyof RequestUnits)[] = ['s3Get', 's3Put', 'sqs', 'ddbRead', 'ddbWrite', 'lambda'];
 /** A figure whose every unit is `f(unit)`. */
 export const mapUnits = (f: (unit: keyof RequestUnits) => number): RequestUnits => Object.fromEntries(UNITS.map((u) => [u, f(u)])) as unknown as RequestUnits;
 const units = (): RequestUnits => mapUnits(() => 0);
@@ -55,6 +57,8 @@ const unitOf = (kind: string): keyof RequestUnits | null => {
   if (kind === 's3.GET' || kind === 's3.HEAD') return 's3Get';
   if (kind === 's3.PUT' || kind === 's3.LIST') return 's3Put';
   if (kind === 'sqs') return 'sqs';
+  if (kind === 'dynamodb.RRU') return 'ddbRead';
+  if (kind === 'dynamodb.WRU') return 'ddbWrite';
   return null;
 };
 const round = (n: number): number => Math.round(n * 10) / 10;

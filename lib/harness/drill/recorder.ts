@@ -127,6 +127,10 @@ export class Recorder {
         }
       }
     },
+    // The lease lives in the control table (lib/aws/state-store.ts, inTable): seen the same way.
+    tablePut: (_table, key, body, principal) => {
+      if (body !== null) this.observer.s3Put?.(`${this.prefix}${key}`, Buffer.from(body), principal);
+    },
     snsPublish: (message) => {
       const event = fleetEventSchema.safeParse(json(Buffer.from(message)));
       // Watchdog steps are noted from their event objects; a node's own alerts only travel here.

@@ -53,9 +53,9 @@ export const formatSummary = (r: Report): string => {
   lines.push(`  tasks     ${t.completed}/${t.enqueued} completed, ${t.lost} lost, ${t.duplicateCompletions} duplicate completions, ${t.deadLettered} dead-lettered`);
   const input = r.input;
   lines.push(`  input     held ${input.holds}×, resumed ${input.resumes}×; task queue at most ${input.maxBacklog}, intake at most ${input.maxIntake}`);
-  lines.push(`  aws       S3 ${r.aws.s3.GET} GET / ${r.aws.s3.PUT} PUT / ${r.aws.s3.LIST} LIST, SQS ${r.aws.sqs}, SNS ${r.aws.sns}, SSM ${r.aws.ssm}, watchdog runs ${r.aws.lambdaInvocations}`);
+  lines.push(`  aws       S3 ${r.aws.s3.GET} GET / ${r.aws.s3.PUT} PUT / ${r.aws.s3.LIST} LIST, SQS ${r.aws.sqs}, DynamoDB ${r.aws.dynamodb}, SNS ${r.aws.sns}, SSM ${r.aws.ssm}, watchdog runs ${r.aws.lambdaInvocations}`);
   const q = r.requests;
-  const fmt = (u: RequestUnits): string => `S3 ${u.s3Get} GET / ${u.s3Put} PUT, SQS ${u.sqs}`;
+  const fmt = (u: RequestUnits): string => `S3 ${u.s3Get} GET / ${u.s3Put} PUT, SQS ${u.sqs}, DynamoDB ${u.ddbRead} RRU / ${u.ddbWrite} WRU`;
   lines.push(`  requests  per hour ${fmt(q.perHour)}, watchdog runs ${q.perHour.lambda}; per task ${fmt(q.perTask)}`);
   const struck = Object.entries(r.cloud).filter(([, n]) => n > 0).map(([what, n]) => `${what} ${n}`);
   if (struck.length > 0) lines.push(`  cloud     ${struck.join(', ')}`);

@@ -5,7 +5,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ClientFactory } from '../../aws/clients';
 import { originRecordFor } from '../../aws/dns';
 import { TaskQueue } from '../../aws/queue';
-import { stateStoreFor } from '../../aws/state-store';
+import { inTable, stateStoreFor } from '../../aws/state-store';
 import { requestFigures } from '../../core/drill/requests';
 import { buildConfig, scaleConfig, type Config } from '../../core/config';
 import { STAGES } from '../../core/schemas';
@@ -68,6 +68,7 @@ const drillConfig = (scenario: Scenario, cloud: LocalCloud): Config =>
     ...scenario.config,
     region: cloud.region,
     bucket: cloud.bucket,
+    table: cloud.table,
     queueUrl: cloud.queueUrl,
     intakeQueueUrl: cloud.intakeUrl,
     deadLetterQueueUrl: cloud.dlqUrl,
@@ -125,7 +126,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     // The drill's own calls (bootstrap, enqueue) carry their own key, apart from the watchdog's.
     clients = localClients(cloud, HARNESS_PRINCIPAL);
     const harnessS3 = clients.s3();
-    const store = stateStoreFor(config, harnessS3);
+    const store = stateStoreFor(config, clients);
     // Producers send to the intake queue; the watchdog admits from it (backpressure).
     const queue = new TaskQueue(clients.sqs(), cloud.intakeUrl);
     const leader: Leader = nextEpoch(null, 'node-1', 'drill bootstrap', 'drill', 'immediate');
@@ -194,6 +195,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         workFactor = f;
       },
       writeRaw: async (key, text) => {
+        if (inTable(key)) return cloud?.dynamo.damage(config.table, key, text);
         await harnessS3.send(new PutObjectCommand({ Bucket: config.bucket, Key: `${config.prefix}${key}`, Body: text, ContentType: 'application/json' }));
       },
       enqueuePoison: () => {
@@ -241,7 +243,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         deadLettered,
         givenBack: recorder.givenBack,
         timeline: recorder.timeline,
-        aws: { s3: { ...cloud.counts.s3 }, sqs: cloud.counts.sqs, sns: cloud.counts.sns, ssm: cloud.counts.ssm, lambdaInvocations: sched.invocations },
+        aws: { s3: { ...cloud.counts.s3 }, sqs: cloud.counts.sqs, dynamodb: cloud.counts.dynamodb, sns: cloud.counts.sns, ssm: cloud.counts.ssm, lambdaInvocations: sched.invocations },
         requests: requestFigures(cloud.purposes, recorder.t(), recorder.completions.size, sched.invocations),
         lambdaInvocations: sched.invocations,
         heartbeatGaps: recorder.heartbeatGaps,

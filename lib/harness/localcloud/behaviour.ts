@@ -24,6 +24,9 @@ export const behaviourSchema = z.strictObject({
   lightsailStates: z.strictObject({ on, stoppingMs: ms, pendingMs: ms }),
   route53Propagation: z.strictObject({ on, insyncAfterMs: ms }),
   sqsRedelivery: z.strictObject({ on, rate: share }),
+  dynamoThrottleBursts: z.strictObject({ on, meanGapMs: ms.min(1), burstMs: ms, rate: share }),
+  dynamoLostResponse: z.strictObject({ on, rate: share, resetShare: share }),
+  dynamoStaleReads: z.strictObject({ on, lagMs: ms }),
 });
 export type Behaviour = z.output<typeof behaviourSchema>;
 export type BehaviourName = keyof Behaviour;
@@ -41,6 +44,9 @@ export const FAITHFUL: Behaviour = {
   lightsailStates: { on: true, stoppingMs: 120_000, pendingMs: 30_000 },
   route53Propagation: { on: true, insyncAfterMs: 60_000 },
   sqsRedelivery: { on: true, rate: 0.005 },
+  dynamoThrottleBursts: { on: true, meanGapMs: 300_000, burstMs: 3_000, rate: 0.5 },
+  dynamoLostResponse: { on: true, rate: 0.01, resetShare: 0.5 },
+  dynamoStaleReads: { on: true, lagMs: 1_000 },
 };
 
 /** Every behaviour off: the instant, always-answering cloud (unit tests that need one outcome). */
@@ -192,5 +198,31 @@ export const BEHAVIOUR_DOCS: Readonly<Record<BehaviourName, BehaviourDoc>> = {
       },
     ],
     defaults: 'AWS says "on rare occasions": 0.5 % of deletes.',
+  },
+  dynamoThrottleBursts: {
+    service: 'DynamoDB',
+    what: 'Bursts start at random (exponential gaps of mean `meanGapMs`) and last `burstMs`; during one, a share `rate` of the fleet\'s DynamoDB requests answers 400 ProvisionedThroughputExceededException, whatever the table\'s capacity mode.',
+    source: [
+      { title: 'ProvisionedThroughputExceededException (AWS SDK reference)', url: 'https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html#API_UpdateItem_Errors', quote: 'Your request rate is too high. The AWS SDKs for DynamoDB automatically retry requests that receive this exception.' },
+      { title: 'DynamoDB on-demand capacity mode', url: 'https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/on-demand-capacity-mode.html', quote: 'throttling can occur if you exceed double your previous peak within 30 minutes' },
+    ],
+    defaults: 'A fleet this small never nears a partition\'s limits, and AWS gives no rate for other throttling. As for S3: a 3 s burst every 5 minutes on average, half of the requests in it refused.',
+  },
+  dynamoLostResponse: {
+    service: 'DynamoDB',
+    what: 'A share of writes (UpdateItem, PutItem) is applied and then loses its response: the connection is reset, or a 500 InternalServerError comes back. A conditional write sent again then fails its condition against its own write.',
+    source: [
+      { title: 'Error handling with DynamoDB', url: 'https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.Errors.html', quote: 'InternalServerError … OK to retry? Yes' },
+      { title: 'TransactWriteItems API reference', url: 'https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html', quote: 'Providing a ClientRequestToken makes the call to TransactWriteItems idempotent, meaning that multiple identical calls have the same effect as one single call.' },
+    ],
+    defaults: 'AWS gives no rate, and only transactions carry an idempotency token: 1 % of writes, half of them a reset connection, half a 500 after the write was applied (the less kind reading of a 500).',
+  },
+  dynamoStaleReads: {
+    service: 'DynamoDB',
+    what: 'An eventually consistent read (a GetItem without ConsistentRead) of an item written within the last `lagMs` returns the item as it was `lagMs` ago. A strongly consistent read always returns the latest write.',
+    source: [
+      { title: 'DynamoDB read consistency', url: 'https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html', quote: 'the responses may not reflect the results of a recently completed write operation. If you repeat your read request after a short time, the response should eventually return the more recent item.' },
+    ],
+    defaults: 'AWS gives no lag ("a short time"): 1 s, and every such read inside it is stale (the less kind end).',
   },
 };

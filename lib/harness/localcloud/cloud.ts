@@ -3,6 +3,7 @@ import { NODE_COMMANDS } from '../../aws/run-command';
 import { HARNESS_PRINCIPAL, principalOf, s3Error, s3Path } from './aws-wire';
 import { FAITHFUL, scaleBehaviour, type Behaviour } from './behaviour';
 import { Chance } from './chance';
+import { LocalDynamo } from './dynamo';
 import { AwsFakes } from './fakes';
 import { loadFauxqs } from './fauxqs';
 import { LambdaFake } from './lambda-fake';
@@ -11,7 +12,7 @@ import { Route53Fake } from './route53-fake';
 import { S3Behaviour, type LostResponse } from './s3-behaviour';
 import { SqsRedelivery } from './sqs-behaviour';
 import { SqsWatch, type SqsObserver } from './sqs-observer';
-import { conditionalPut, countRequest, requestKind } from './front-door';
+import { billCapacity, conditionalPut, countRequest, requestKind } from './front-door';
 
 
 /** Names of the resources every local cloud starts with. */
@@ -25,6 +26,8 @@ export const LOCAL = {
   intake: 'queen-fleet-intake',
   topic: 'fleet-events',
   maxReceiveCount: 10,
+  /** The DynamoDB table of the control records (the lease). */
+  table: 'queens-fleet-local-control',
   /** The watchdog function the agents invoke directly. */
   watchdogFunction: 'queens-fleet-local-watchdog',
 } as const;
@@ -52,6 +55,8 @@ export interface CloudObserver extends SqsObserver {
   s3Put?(key: string, body: Buffer, principal: string): void;
   /** A PUT refused by its precondition. */
   s3Conflict?(key: string, principal: string): void;
+  /** A write to a DynamoDB item that was applied (also when its response is then lost): the item's body, null if it has none. */
+  tablePut?(table: string, key: string, body: string | null, principal: string): void;
   /** An SNS message published. */
   snsPublish?(message: string, principal: string): void;
 }
@@ -61,6 +66,8 @@ export interface CloudEndpoints {
   endpoint: string;
   region: string;
   bucket: string;
+  /** The control table (DynamoDB). */
+  table: string;
   queueUrl: string;
   dlqUrl: string;
   intakeUrl: string;
@@ -74,6 +81,7 @@ export interface LocalCloud extends CloudEndpoints {
   fakes: AwsFakes;
   route53: Route53Fake;
   lambda: LambdaFake;
+  dynamo: LocalDynamo;
   notifications: NotificationBus;
   faults: Map<string, CallerFault>;
   /** Every S3 request of every caller but the harness fails (the s3-outage fault). */
@@ -82,7 +90,7 @@ export interface LocalCloud extends CloudEndpoints {
   behaviour: Behaviour;
   chance: Chance;
   /** Requests served, by service, for the drill's cost figures. */
-  counts: { s3: Record<'GET' | 'PUT' | 'LIST' | 'HEAD', number>; sqs: number; sns: number; ssm: number };
+  counts: { s3: Record<'GET' | 'PUT' | 'LIST' | 'HEAD', number>; sqs: number; sns: number; ssm: number; dynamodb: number };
   /** The same requests by caller (access key) and kind (`s3.GET`, `sqs`, …), for cost benches. */
   callers: Map<string, Record<string, number>>;
   /** The fleet's requests (not the harness's) by kind and purpose, `s3.PUT:lease`, `sqs:poll` (lib/core/drill/requests.ts). */
@@ -134,7 +142,15 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
   const strike = (what: string): void => {
     struck[what] = (struck[what] ?? 0) + 1;
   };
+  const dynamo = await LocalDynamo.start(
+    behaviour,
+    chance,
+    strike,
+    (table, key, body, principal) => observer.tablePut?.(table, key, body, principal),
+    (principal, unit, key, units) => billCapacity(cloud, principal, unit, key, units),
+  );
   const cloud = {
+    dynamo,
     fakes,
     route53,
     lambda,
@@ -146,7 +162,7 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
     struck,
     callers: new Map(),
     purposes: {},
-    counts: { s3: { GET: 0, PUT: 0, LIST: 0, HEAD: 0 }, sqs: 0, sns: 0, ssm: 0 },
+    counts: { s3: { GET: 0, PUT: 0, LIST: 0, HEAD: 0 }, sqs: 0, sns: 0, ssm: 0, dynamodb: 0 },
   } as unknown as LocalCloud;
 
   app.addHook('onRequest', async (request, reply) => {
@@ -173,6 +189,10 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
   const redelivery = new SqsRedelivery(behaviour.sqsRedelivery, chance, strike);
   app.addHook('preHandler', (request, reply, done) => {
     if (fakes.handles(request)) return fakes.handle(request, reply, principalOf(request));
+    if (dynamo.handles(request)) {
+      const principal = principalOf(request);
+      return dynamo.handle(request, reply, { principal, losesResponse: (key) => faults.get(principal)?.loseResponses?.test(key) === true });
+    }
     if (route53.handles(request)) return route53.handle(request, reply);
     if (lambda.handles(request)) return lambda.handle(request, reply);
     if (redelivery.preHandler(request, reply)) return;
@@ -225,6 +245,7 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
   if (address === null || typeof address === 'string') throw new Error('local cloud did not bind a TCP port');
   const endpoint = `http://127.0.0.1:${address.port}`;
   s3Store.createBucket(LOCAL.bucket);
+  await dynamo.createTable(LOCAL.table);
   const inject = async (target: string, body: unknown): Promise<Record<string, unknown>> => {
     const res = await app.inject({ method: 'POST', url: '/', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': target, host: `127.0.0.1:${address.port}` }, payload: JSON.stringify(body) });
     return JSON.parse(res.body) as Record<string, unknown>;
@@ -245,6 +266,7 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
     endpoint,
     region: LOCAL.region,
     bucket: LOCAL.bucket,
+    table: LOCAL.table,
     queueUrl: queue.QueueUrl,
     dlqUrl: dlq.QueueUrl,
     intakeUrl: intake.QueueUrl,
@@ -258,6 +280,7 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
         fakes.stop();
         notifications.stop();
         await app.close();
+        await dynamo.stop();
       })()),
   });
   return cloud;

@@ -42,6 +42,7 @@ export const requestKind = (request: FastifyRequest): string | null => {
   const type = String(request.headers['content-type'] ?? '');
   if (target.startsWith('AmazonSQS.')) return 'sqs';
   if (target.startsWith('AmazonSSM.')) return 'ssm';
+  if (target.startsWith('DynamoDB_')) return 'dynamodb';
   if (target.startsWith('Lightsail_')) return 'lightsail';
   if (request.url.startsWith('/2013-04-01/')) return 'route53';
   if (request.url.startsWith('/2015-03-31/functions/')) return 'lambda';
@@ -68,7 +69,7 @@ export const countRequest = (cloud: Pick<LocalCloud, 'counts' | 'callers' | 'pur
   const kind = requestKind(request);
   if (kind === null) return;
   if (kind.startsWith('s3.')) cloud.counts.s3[kind.slice(3) as 'GET']++;
-  else if (kind === 'sqs' || kind === 'sns' || kind === 'ssm') cloud.counts[kind]++;
+  else if (kind === 'sqs' || kind === 'sns' || kind === 'ssm' || kind === 'dynamodb') cloud.counts[kind]++;
   const principal = principalOf(request);
   const mine = cloud.callers.get(principal) ?? {};
   mine[kind] = (mine[kind] ?? 0) + 1;
@@ -77,3 +78,19 @@ export const countRequest = (cloud: Pick<LocalCloud, 'counts' | 'callers' | 'pur
   if (purpose !== null) cloud.purposes[`${kind}:${purpose}`] = (cloud.purposes[`${kind}:${purpose}`] ?? 0) + 1;
 };
 
+
+/**
+ * Adds DynamoDB's billed capacity to the caller's figures (`dynamodb.RRU`, `dynamodb.WRU`) and,
+ * for the fleet's own callers, to the purposes (`dynamodb.WRU:lease`): DynamoDB bills request
+ * units by item size, not requests, so units are what the cost figures count.
+ */
+export const billCapacity = (cloud: Pick<LocalCloud, 'callers' | 'purposes'>, principal: string, unit: 'RRU' | 'WRU', key: string, units: number): void => {
+  if (units === 0) return;
+  const kind = `dynamodb.${unit}`;
+  const mine = cloud.callers.get(principal) ?? {};
+  mine[kind] = (mine[kind] ?? 0) + units;
+  cloud.callers.set(principal, mine);
+  if (principal === HARNESS_PRINCIPAL || principal === 'anonymous') return;
+  const label = `${kind}:${purposeOfKey(key)}`;
+  cloud.purposes[label] = (cloud.purposes[label] ?? 0) + units;
+};

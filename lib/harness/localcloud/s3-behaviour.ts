@@ -1,5 +1,5 @@
 import type { Behaviour } from './behaviour';
-import type { Chance } from './chance';
+import { Bursts, type Chance } from './chance';
 
 /** How a PUT that was applied loses its response. */
 export type LostResponse = 'reset' | 'internal-error';
@@ -11,14 +11,15 @@ export type LostResponse = 'reset' | 'internal-error';
  */
 export class S3Behaviour {
   private readonly lastWrite = new Map<string, number>();
-  private nextBurstAt: number | null = null;
-  private burstUntil = -Infinity;
+  private readonly bursts: Bursts;
 
   constructor(
     private readonly b: Pick<Behaviour, 's3ConditionalConflict' | 's3LostResponse' | 's3SlowDownBursts'>,
     private readonly chance: Chance,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.bursts = new Bursts(b.s3SlowDownBursts, chance, now);
+  }
 
   /** A write to `key` was applied now. */
   wrote(key: string): void {
@@ -46,14 +47,6 @@ export class S3Behaviour {
 
   /** True when this request falls in a SlowDown burst and is refused. */
   slowDown(): boolean {
-    const s = this.b.s3SlowDownBursts;
-    if (!s.on) return false;
-    const now = this.now();
-    this.nextBurstAt ??= now + this.chance.exponential(s.meanGapMs);
-    while (now >= this.nextBurstAt) {
-      this.burstUntil = this.nextBurstAt + s.burstMs;
-      this.nextBurstAt += s.burstMs + this.chance.exponential(s.meanGapMs);
-    }
-    return now < this.burstUntil && this.chance.chance(s.rate);
+    return this.bursts.strikes();
   }
 }

@@ -36,7 +36,7 @@ describe('StateStore, over hostile bodies (property)', () => {
   beforeEach(() => {
     s3 = new MemoryS3();
   });
-  afterAll(() => s3.mock.restore());
+  afterAll(() => s3.restore());
   afterEach(expectNoPollution);
 
   it('reads any body as a valid record, or as CorruptObjectError with the field and the ETag', async () => {

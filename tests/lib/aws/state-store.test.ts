@@ -15,7 +15,7 @@ describe('StateStore', () => {
   beforeEach(() => {
     s3 = new MemoryS3();
   });
-  afterAll(() => s3.mock.restore());
+  afterAll(() => s3.restore());
 
   it('creates with If-None-Match: * and refuses a second create with ConflictError', async () => {
     const store = makeStore();

@@ -75,7 +75,7 @@ describe('manualFailover', () => {
   afterAll(() => {
     ssm.restore();
     sns.restore();
-    s3.mock.restore();
+    s3.restore();
   });
 
   it("stops the old primary's worker first, then promotes with an immediate handover, then starts the new worker", async () => {

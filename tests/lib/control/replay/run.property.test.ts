@@ -111,7 +111,7 @@ describe('runReplay (property)', () => {
   });
   afterAll(() => {
     process.env = saved;
-    for (const m of [...cp.all, s3.mock]) m.restore();
+    for (const m of [...cp.all, s3]) m.restore();
   });
 
   it('changes nothing on a dry run, whatever the state', async () => {

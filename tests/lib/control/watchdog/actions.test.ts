@@ -23,7 +23,7 @@ describe('emit', () => {
     s3 = new MemoryS3();
     published.length = 0;
   });
-  afterAll(() => s3.mock.restore());
+  afterAll(() => s3.restore());
 
   it('writes and alerts a step once; the same step again (a concurrent run) is not an error', async () => {
     await expect(emit(deps(), promoted('node-2', 5))).resolves.toBe(true);
