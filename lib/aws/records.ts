@@ -16,6 +16,8 @@ export interface Versioned<T> {
  * is whatever names one version of a record in its store: an S3 ETag, a table item's version.
  */
 export interface RecordStore {
+  /** Reads that needed a retry (throttled, unreachable, a 5xx). */
+  readonly counts: { troubledReads: number };
   read<S extends z.ZodType>(key: string, schema: S): Promise<Versioned<z.output<S>> | null>;
   readIfChanged<S extends z.ZodType>(key: string, schema: S, etag: string | null): Promise<{ changed: false } | ({ changed: true } & Versioned<z.output<S>>) | null>;
   /** Creates the record only if it does not exist; ConflictError otherwise. */

@@ -48,6 +48,35 @@ export class StateStore implements RecordStore {
     return r !== undefined && r.owns(key) ? r.store : null;
   }
 
+  /**
+   * A read of a record kept elsewhere. Its retried reads count as this store's troubled reads (the
+   * watchdog excuses a troubled look). A record found nowhere there but present in this bucket was
+   * written before it moved (an upgrade: the lease was `peer-sync/leader.json`): it is created
+   * there once, as it was, so the fleet keeps its epoch, and the read is made again.
+   */
+  private async routed<T>(key: string, other: RecordStore, read: (o: RecordStore) => Promise<T | null>): Promise<T | null> {
+    const troubled = other.counts.troubledReads;
+    try {
+      const got = await read(other);
+      if (got !== null) return got;
+      const legacy = await this.bucketText(key);
+      if (legacy === null) return null;
+      let value: unknown;
+      try {
+        value = JSON.parse(legacy);
+      } catch {
+        // Damaged before it moved: nothing to carry over; the lease's repair starts from nothing.
+        return null;
+      }
+      await other.create(key, value).catch((error: unknown) => {
+        if (!lostRace(error)) throw error;
+      });
+      return await read(other);
+    } finally {
+      this.counts.troubledReads += other.counts.troubledReads - troubled;
+    }
+  }
+
   private fullKey(key: string): string {
     return this.options.prefix + key;
   }
@@ -94,7 +123,7 @@ export class StateStore implements RecordStore {
    */
   async read<S extends z.ZodType>(key: string, schema: S): Promise<Versioned<z.output<S>> | null> {
     const other = this.elsewhere(key);
-    if (other !== null) return other.read(key, schema);
+    if (other !== null) return this.routed(key, other, (o) => o.read(key, schema));
     const full = this.fullKey(key);
     const raw = await this.fetchText(full);
     return raw === null || raw === 'unchanged' ? null : parseRecord(schema, full, raw);
@@ -106,7 +135,7 @@ export class StateStore implements RecordStore {
    */
   async readIfChanged<S extends z.ZodType>(key: string, schema: S, etag: string | null): Promise<{ changed: false } | ({ changed: true } & Versioned<z.output<S>>) | null> {
     const other = this.elsewhere(key);
-    if (other !== null) return other.readIfChanged(key, schema, etag);
+    if (other !== null) return this.routed(key, other, (o) => o.readIfChanged(key, schema, etag));
     const full = this.fullKey(key);
     const raw = await this.fetchText(full, etag ?? undefined);
     if (raw === null) return null;
@@ -217,6 +246,11 @@ export class StateStore implements RecordStore {
   async readText(key: string): Promise<string | null> {
     const other = this.elsewhere(key);
     if (other !== null) return other.readText(key);
+    return this.bucketText(key);
+  }
+
+  /** The object's raw text in this bucket (never routed elsewhere), null when absent. */
+  private bucketText(key: string): Promise<string | null> {
     const full = this.fullKey(key);
     return this.request(`GET ${full}`, async () => {
       this.counts.GET++;

@@ -173,16 +173,19 @@ export class TableStore implements RecordStore {
         );
         this.counts.writeUnits += out.ConsumedCapacity?.CapacityUnits ?? 0;
         const version = out.Attributes?.[ITEM.version];
-        const etag = version !== undefined && 'N' in version && version.N !== undefined ? version.N : '';
-        this.tokens.remember(key, etag, chain);
-        return etag;
+        // ADD always returns the new version; '' would read as "landed, then superseded".
+        if (version === undefined || !('N' in version) || version.N === undefined) throw new TransientError(`UpdateItem ${where}: the answer has no version`);
+        this.tokens.remember(key, version.N, chain);
+        return version.N;
       } catch (error) {
         attempts++;
         const refused = toFleetError(error, `UpdateItem ${where}`);
         // As in lib/aws/state-store.ts: a 500 or a reset may follow an applied write, and a
         // refusal after an earlier attempt may be that attempt's own write. The token decides.
         const ambiguous = refused instanceof TransientError || refused instanceof UnreachableError;
-        if (ambiguous || (conditional && lostRace(refused) && attempts > 1)) {
+        // As in the S3 store: a refusal after a retry, ours or the SDK's own, may be our own write.
+        const retriedBySdk = (error as { $metadata?: { attempts?: number } }).$metadata?.attempts !== undefined && (error as { $metadata: { attempts: number } }).$metadata.attempts !== 1;
+        if (ambiguous || (conditional && lostRace(refused) && (attempts > 1 || retriedBySdk))) {
           const now = ambiguous ? await this.look(key).catch(() => null) : await this.look(key);
           const mine = landing(token, now);
           if (mine.landed === 'latest') {

@@ -58,6 +58,8 @@ export class LocalDynamo {
   private readonly bursts: Bursts;
   /** Per item, its value before each recent write and when that write landed (for stale reads). */
   private readonly history = new Map<string, { at: number; before: Item | null }[]>();
+  /** Per item, the write in progress: writes of one item run one at a time, so what is read around one is its own. */
+  private readonly writing = new Map<string, Promise<unknown>>();
 
   private constructor(
     private readonly server: Server,
@@ -173,6 +175,19 @@ export class LocalDynamo {
       if (key !== null) this.bill(caller.principal, 'RRU', key, unitsOf(got));
       return got;
     }
+    const item = `${table}/${key}`;
+    const turn = (this.writing.get(item) ?? Promise.resolve()).then(() => this.write(operation, body, caller, authorization, table, key));
+    const done = turn.catch(() => undefined);
+    this.writing.set(item, done);
+    void done.then(() => {
+      if (this.writing.get(item) === done) this.writing.delete(item);
+    });
+    return turn;
+  }
+
+  /** One write, applied, observed, and perhaps answered as lost. */
+  private async write(operation: string, body: Item, caller: DynamoCaller, authorization: string, table: string, key: string): Promise<Answer | 'reset'> {
+    const harness = caller.principal === HARNESS_PRINCIPAL;
     const before = this.b.dynamoStaleReads.on ? await this.current(table, key) : null;
     const got = await this.send(operation, body, authorization);
     this.bill(caller.principal, 'WRU', key, unitsOf(got));
@@ -196,19 +211,21 @@ export class LocalDynamo {
   /** Serves one request of the front door. */
   handle(request: FastifyRequest, reply: FastifyReply, caller: DynamoCaller): void {
     const operation = String(request.headers['x-amz-target']).slice(TARGET.length);
-    this.answer(operation, jsonBody(request), caller, String(request.headers.authorization ?? INTERNAL_AUTH)).then(
-      (out) => {
-        if (out === 'reset') {
-          reply.hijack();
-          request.raw.socket.destroy();
-          return;
-        }
-        void reply.status(out.status).header('content-type', JSON_TYPE).send(out.body);
-      },
-      (err: unknown) => {
-        void reply.status(500).header('content-type', JSON_TYPE).send(error('InternalServerError', String(err), 500).body);
-      },
-    );
+    Promise.resolve()
+      .then(() => this.answer(operation, jsonBody(request), caller, String(request.headers.authorization ?? INTERNAL_AUTH)))
+      .then(
+        (out) => {
+          if (out === 'reset') {
+            reply.hijack();
+            request.raw.socket.destroy();
+            return;
+          }
+          void reply.status(out.status).header('content-type', JSON_TYPE).send(out.body);
+        },
+        (err: unknown) => {
+          void reply.status(500).header('content-type', JSON_TYPE).send(error('InternalServerError', String(err), 500).body);
+        },
+      );
   }
 
   async stop(): Promise<void> {

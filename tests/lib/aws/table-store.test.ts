@@ -85,6 +85,20 @@ describe('TableStore on the local DynamoDB, every behaviour off', () => {
     await store.update('leader.json', counter, (cur) => ({ value: { n: (cur?.n ?? 0) + 1, writers: [] }, result: null }));
     expect(await store.read('leader.json', counter)).toEqual({ value: { n: 2, writers: [] }, etag: '2' });
   });
+
+  it('carries a lease written to the bucket before the upgrade into the table once, with its epoch', async () => {
+    const { s3 } = clientsOf(cloud, 'node-1');
+    const legacy = new StateStore(s3, { bucket: cloud.bucket, prefix: 'legacy/', maxObjectBytes: 4096 });
+    await legacy.create('moved.json', { n: 41, writers: [1] });
+    const table = tableStore(cloud);
+    const routed = (): StateStore => new StateStore(s3, { bucket: cloud.bucket, prefix: 'legacy/', maxObjectBytes: 4096, records: { owns: (k) => k === 'moved.json', store: table } });
+    const [a, b] = await Promise.all([routed().read('moved.json', counter), routed().readIfChanged('moved.json', counter, null)]);
+    expect(a).toEqual({ value: { n: 41, writers: [1] }, etag: '1' });
+    expect(b).toEqual({ changed: true, value: { n: 41, writers: [1] }, etag: '1' });
+    // Created once: the second reader met the first one's item, and the next write is its version 2.
+    expect(await routed().replace('moved.json', { n: 42, writers: [1] }, '1')).toBe('2');
+    expect((await routed().read('moved.json', counter))?.value.n).toBe(42);
+  });
 });
 
 describe('TableStore on the local DynamoDB, unkind', () => {
