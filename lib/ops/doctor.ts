@@ -5,14 +5,23 @@ import type { Confirmation } from '../core/fleet/liveness';
 import { leaderSchema } from '../core/schemas';
 import { observeObject, observeHeartbeats, observeQueue, type OpsDeps } from './observe';
 
-/** The bucket, by listing the heartbeats (a missing bucket fails a LIST, not only a GET), then leader.json. */
-const observeBucket = async (deps: OpsDeps): Promise<Pick<DoctorFacts, 'bucket' | 'leader' | 'heartbeats'> & { serverNow: number | null }> => {
+/**
+ * The bucket, by listing the heartbeats (a missing bucket fails a LIST, not only a GET), then the
+ * control table, by reading leader.json from it (an upgrade's first read may copy it from the bucket).
+ */
+const observeBucket = async (deps: OpsDeps): Promise<Pick<DoctorFacts, 'bucket' | 'table' | 'leader' | 'heartbeats'> & { serverNow: number | null }> => {
+  let seen: Awaited<ReturnType<typeof observeHeartbeats>>;
   try {
-    const { heartbeats, serverNow } = await observeHeartbeats(deps.store, deps.config.nodes);
-    const leader = await observeObject(deps.store, KEYS.leader, leaderSchema);
-    return { bucket: { state: 'ok' }, leader, heartbeats, serverNow };
+    seen = await observeHeartbeats(deps.store, deps.config.nodes);
   } catch (error) {
-    return { bucket: { state: 'error', error: describeError(error) }, leader: null, heartbeats: null, serverNow: null };
+    return { bucket: { state: 'error', error: describeError(error) }, table: null, leader: null, heartbeats: null, serverNow: null };
+  }
+  const { heartbeats, serverNow } = seen;
+  try {
+    const leader = await observeObject(deps.store, KEYS.leader, leaderSchema);
+    return { bucket: { state: 'ok' }, table: { state: 'ok' }, leader, heartbeats, serverNow };
+  } catch (error) {
+    return { bucket: { state: 'ok' }, table: { state: 'error', error: describeError(error) }, leader: null, heartbeats, serverNow };
   }
 };
 

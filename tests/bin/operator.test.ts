@@ -112,6 +112,7 @@ describe('fleet doctor', () => {
     expect(statuses).toMatchObject({
       config: 'ok',
       bucket: 'ok',
+      table: 'ok',
       'leader.json': 'ok',
       'heartbeat node-1': 'ok',
       'heartbeat node-3': 'warn',

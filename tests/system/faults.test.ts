@@ -97,6 +97,18 @@ describe('fault drills', () => {
   );
 
   it(
+    'takes no action when DynamoDB, the lease, is down for 45 s for every node and the watchdog: the primary fences and resumes',
+    async () => {
+      const { report } = await drill('dynamodb-outage');
+      passed(report);
+      expect(report.timeline.filter((e) => ['stalled', 'node_silent', 'node_dead', 'redundancy_lost', 'restart_sent', 'promoted'].includes(e.event))).toEqual([]);
+      expect(report.epochs).toHaveLength(1);
+      expect(report.tasks.completed).toBe(report.tasks.enqueued);
+    },
+    DRILL_MS,
+  );
+
+  it(
     'gives the stall verdict within 30 s of the 8th failing sample while S3 notifications lag by a minute',
     async () => {
       const { report } = await drill('notification-lag-stall');

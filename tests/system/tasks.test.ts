@@ -16,14 +16,16 @@ describe('task-state drills', () => {
   it(
     'resumes in-flight multi-stage tasks from their checkpoints after a failover',
     async () => {
-      // The kill comes at 200 s, when both slots' tasks are a stage or more in: at 150 s the
-      // first tasks had just finished and the next had at most one stage done (seed 1), and in
-      // one CI run none (nothing to resume from; the task started over).
+      // Whether a task in flight at the kill has a stage checkpointed yet varies from run to run
+      // at the same seed: the first pair of tasks finished at 179 s in one run (the next pair, 20 s
+      // in, had nothing to resume from) and was still a stage short at 200 s in another. So the
+      // property is asserted as such: no task another node had checkpointed is started over (the
+      // recorder notes `restarted`; a worker that ignored checkpoints made two here), and every
+      // resume picks up at the stage after the checkpointed ones.
       const { report } = await drill('failover-mid-task-resumes');
       clean(report);
-      const resumed = report.timeline.filter((e) => e.event === 'resumed' && e.node === 'node-2');
-      expect(resumed.length).toBeGreaterThan(0);
-      expect(resumed[0]?.detail).toMatch(/at stage (titling|metadata|delivery)/);
+      expect(report.timeline.filter((e) => e.event === 'restarted')).toEqual([]);
+      for (const e of report.timeline.filter((t) => t.event === 'resumed')) expect(e.detail).toMatch(/at stage (titling|metadata|delivery)/);
       // What the dead primary's last heartbeat named is carried on with at the failover; a message it
       // received in the 15 s after that heartbeat waits out its visibility timeout (CI: 455 s), so
       // no bound on the last task is promised here.

@@ -39,6 +39,8 @@ export const faultSchema = z.discriminatedUnion('kind', [
   z.strictObject({ ...base, kind: z.literal('s3-throttle'), rate: z.number().min(0).max(1) }),
   z.strictObject({ ...base, kind: z.literal('s3-latency'), ms: z.number().int().min(0).max(60_000) }),
   z.strictObject({ ...base, kind: z.literal('s3-outage') }),
+  /** Every DynamoDB request of every node and of the watchdog fails: the lease can be neither read nor renewed. */
+  z.strictObject({ ...base, kind: z.literal('dynamodb-outage') }),
   z.strictObject({ ...base, kind: z.literal('notification-lag'), seconds: z.number().min(0).max(3_600) }),
   z.strictObject({ ...base, kind: z.literal('poison-task') }),
   /** Every PUT of one caller (a node, or `watchdog`) to a matching key is applied and its response lost, while the fault lasts. */
@@ -71,6 +73,7 @@ export const SUPPORTED_FAULTS: ReadonlySet<FaultKind> = new Set([
   's3-throttle',
   's3-latency',
   's3-outage',
+  'dynamodb-outage',
   'notification-lag',
   'poison-task',
   'lost-response',
@@ -87,7 +90,7 @@ export const ONE_WAY_FAULTS: Readonly<Partial<Record<FaultKind, string>>> = {
 };
 
 /** Faults that act on the whole fleet or its control plane: `target` names nothing for them. */
-export const FLEET_WIDE_FAULTS: ReadonlySet<FaultKind> = new Set(['duplicate-watchdog', 'watchdog-outage', 'slow-tasks', 's3-outage', 'notification-lag', 'poison-task']);
+export const FLEET_WIDE_FAULTS: ReadonlySet<FaultKind> = new Set(['duplicate-watchdog', 'watchdog-outage', 'slow-tasks', 's3-outage', 'dynamodb-outage', 'notification-lag', 'poison-task']);
 
 const count = z.number().int().min(0);
 const range = z.union([count, z.strictObject({ min: count.optional(), max: count.optional() })]);

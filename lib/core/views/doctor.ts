@@ -23,6 +23,9 @@ export type OriginObservation = { state: 'not-configured' } | { state: 'ok'; val
 export interface DoctorFacts {
   config: Config;
   bucket: { state: 'ok' } | { state: 'error'; error: string };
+  /** The control table, by reading the lease from it; null when not looked at (the bucket failed first). */
+  table: { state: 'ok' } | { state: 'error'; error: string } | null;
+  /** Null when it could not be read: the bucket or the table failed. */
   leader: Observed<Leader> | null;
   heartbeats: ReadonlyMap<string, HeartbeatObservation> | null;
   queue: QueueObservation;
@@ -49,8 +52,19 @@ const configCheck = (c: Config): Check => {
 
 const NOT_CHECKED = 'not checked: the bucket is unreachable';
 
-const leaderCheck = (leader: Observed<Leader> | null, nodes: readonly NodeSpec[]): Check => {
-  if (leader === null) return check('leader.json', 'fail', NOT_CHECKED, 'fix the bucket first');
+const tableCheck = (facts: DoctorFacts): Check => {
+  const { config, table } = facts;
+  if (table === null) return check('table', 'fail', NOT_CHECKED, 'fix the bucket first');
+  if (table.state === 'error') {
+    return check('table', 'fail', `${config.table}: ${table.error}`, "check FLEET_TABLE (the stack's ControlTableName output) and FLEET_REGION, and that these credentials may call dynamodb:GetItem on it");
+  }
+  return check('table', 'ok', `${config.table} reachable (it holds the lease)`);
+};
+
+const leaderCheck = (facts: DoctorFacts): Check => {
+  const { leader } = facts;
+  const nodes = facts.config.nodes;
+  if (leader === null) return check('leader.json', 'fail', facts.table?.state === 'error' ? 'not checked: the table is unreachable' : NOT_CHECKED, facts.table?.state === 'error' ? 'fix the table first' : 'fix the bucket first');
   if (leader.state === 'missing') return check('leader.json', 'fail', 'missing: the fleet has no primary', `install and start the agents (${INSTALL} step 6): the first ready node creates it`);
   if (leader.state === 'corrupt') return check('leader.json', 'fail', `corrupt: ${leader.error}`, 'the role cannot move until it is valid: compare it with the schema in lib/core/schemas.ts and repair it with one node as primary');
   const l = leader.value;
@@ -128,7 +142,7 @@ const originCheck = (facts: DoctorFacts): Check => {
   return check(name, 'ok', `${where} → ${origin.value} (${primary.name}, the primary)`);
 };
 
-/** Every check, in the order a person fixes things: config, storage, role, nodes, queue, alerts, SSM, DNS. */
+/** Every check, in the order a person fixes things: config, storage (bucket, table), role, nodes, queue, alerts, SSM, DNS. */
 export const doctorChecks = (facts: DoctorFacts): Check[] => {
   const { config } = facts;
   return [
@@ -136,7 +150,8 @@ export const doctorChecks = (facts: DoctorFacts): Check[] => {
     facts.bucket.state === 'ok'
       ? check('bucket', 'ok', `${config.bucket} reachable (prefix ${config.prefix || '(none)'})`)
       : check('bucket', 'fail', `${config.bucket}: ${facts.bucket.error}`, 'check FLEET_BUCKET and FLEET_REGION, and that these credentials may call s3:ListBucket and s3:GetObject'),
-    leaderCheck(facts.leader, config.nodes),
+    tableCheck(facts),
+    leaderCheck(facts),
     ...config.nodes.map((spec) => heartbeatCheck(spec, facts)),
     ...queueChecks(facts),
     config.topicArn === undefined ? check('topic', 'warn', 'topicArn is not configured here', 'set FLEET_TOPIC_ARN (topicArn): without it the watchdog sends no alert') : check('topic', 'ok', config.topicArn),

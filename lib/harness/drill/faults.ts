@@ -51,7 +51,7 @@ const scopeOf = (fault: Fault, node: string): string => {
   if (fault.kind === 'corrupt-object') return fault.key === 'heartbeat' ? node : 'bucket';
   if (!FLEET_WIDE_FAULTS.has(fault.kind)) return node;
   if (fault.kind === 'duplicate-watchdog' || fault.kind === 'watchdog-outage') return 'watchdog';
-  return fault.kind.startsWith('s3') || fault.kind === 'notification-lag' ? 'cloud' : 'queue';
+  return fault.kind.startsWith('s3') || fault.kind === 'dynamodb-outage' || fault.kind === 'notification-lag' ? 'cloud' : 'queue';
 };
 
 /** How often (wall ms) a hang-stage that found no stage running looks again, and for how long (scenario s). */
@@ -166,6 +166,9 @@ export class FaultInjector {
       case 's3-outage':
         cloud.outage.s3 = true;
         return { detail: 'every S3 request of every node and of the watchdog fails (503)', undo: () => (cloud.outage.s3 = false) };
+      case 'dynamodb-outage':
+        cloud.outage.dynamodb = true;
+        return { detail: 'every DynamoDB request of every node and of the watchdog fails (503): the lease can be neither read nor renewed', undo: () => (cloud.outage.dynamodb = false) };
       case 'notification-lag':
         cloud.notifications.lagMs = wall(fault.seconds);
         return { detail: `S3 event notifications reach the watchdog ${fault.seconds}s late`, undo: () => (cloud.notifications.lagMs = 0) };

@@ -174,6 +174,9 @@ export class Recorder {
     if (from !== undefined && before !== undefined && this.started) {
       const stage = STAGES[from] ?? 'delivery';
       this.note(cp.data.node, 'resumed', `${taskId} at stage ${stage} (${from} done on ${before.node})`);
+    } else if (from === undefined && before !== undefined && before.node !== cp.data.node && before.stages > 0 && before.stages < STAGES.length && this.started) {
+      // Another node took the task up and started it over although stages were checkpointed: progress thrown away.
+      this.note(cp.data.node, 'restarted', `${taskId} from the first stage (${before.stages} done on ${before.node})`);
     }
   }
 

@@ -84,8 +84,8 @@ export interface LocalCloud extends CloudEndpoints {
   dynamo: LocalDynamo;
   notifications: NotificationBus;
   faults: Map<string, CallerFault>;
-  /** Every S3 request of every caller but the harness fails (the s3-outage fault). */
-  outage: { s3: boolean };
+  /** Every S3 (DynamoDB) request of every caller but the harness fails (the s3-outage and dynamodb-outage faults). */
+  outage: { s3: boolean; dynamodb: boolean };
   /** The behaviours in force, already divided by the time scale. */
   behaviour: Behaviour;
   chance: Chance;
@@ -156,7 +156,7 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
     lambda,
     notifications,
     faults,
-    outage: { s3: false },
+    outage: { s3: false, dynamodb: false },
     behaviour,
     chance,
     struck,
@@ -174,6 +174,11 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
     }
     if (fault?.latencyMs !== undefined) await sleep(fault.latencyMs);
     const isS3 = requestKind(request)?.startsWith('s3.') === true && principal !== HARNESS_PRINCIPAL;
+    if (cloud.outage.dynamodb && principal !== HARNESS_PRINCIPAL && requestKind(request) === 'dynamodb') {
+      // "ServiceUnavailable (HTTP 503): DynamoDB is currently unavailable" (Error handling with DynamoDB).
+      void reply.status(503).header('content-type', 'application/x-amz-json-1.0').send(JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#ServiceUnavailable', message: 'DynamoDB is currently unavailable. (This should be a temporary state.)' }));
+      return reply;
+    }
     if (isS3 && cloud.outage.s3) {
       s3Error(reply, 503, 'ServiceUnavailable', 'Service is unable to handle request.');
       return reply;

@@ -13,6 +13,7 @@ const beat = (node: string, over = {}): HeartbeatObservation => ({ heartbeat: { 
 const healthy = (): DoctorFacts => ({
   config,
   bucket: { state: 'ok' },
+  table: { state: 'ok' },
   leader: { state: 'ok', value: { version: 1, primary: 'node-1', epoch: 1, renewals: 3, reason: 't', changedBy: 't', previous: null, handover: 'immediate' } },
   heartbeats: new Map([['node-1', beat('node-1')], ['node-2', beat('node-2')]]),
   queue: { state: 'ok', visible: 2, inFlight: 1 },
@@ -26,7 +27,7 @@ const byName = (facts: DoctorFacts, name: string) => doctorChecks(facts).find((c
 describe('doctorChecks', () => {
   it('passes a healthy fleet, every check ok and without a hint', () => {
     const checks = doctorChecks(healthy());
-    expect(checks.map((c) => c.name)).toEqual(['config', 'bucket', 'leader.json', 'heartbeat node-1', 'heartbeat node-2', 'queue', 'dead-letter queue', 'topic', 'ssm node-1', 'ssm node-2', 'origin record']);
+    expect(checks.map((c) => c.name)).toEqual(['config', 'bucket', 'table', 'leader.json', 'heartbeat node-1', 'heartbeat node-2', 'queue', 'dead-letter queue', 'topic', 'ssm node-1', 'ssm node-2', 'origin record']);
     expect(checks.filter((c) => c.status !== 'ok' || c.hint !== null)).toEqual([]);
     expect(doctorPassed(checks)).toBe(true);
   });
@@ -49,9 +50,16 @@ describe('doctorChecks', () => {
   });
 
   it('reports what it could not check when the bucket is unreachable, and fails', () => {
-    const checks = doctorChecks({ ...healthy(), bucket: { state: 'error', error: 'UnreachableError: connect ECONNREFUSED' }, leader: null, heartbeats: null });
-    expect(checks.filter((c) => c.status === 'fail').map((c) => c.name)).toEqual(['bucket', 'leader.json', 'heartbeat node-1', 'heartbeat node-2']);
+    const checks = doctorChecks({ ...healthy(), bucket: { state: 'error', error: 'UnreachableError: connect ECONNREFUSED' }, table: null, leader: null, heartbeats: null });
+    expect(checks.filter((c) => c.status === 'fail').map((c) => c.name)).toEqual(['bucket', 'table', 'leader.json', 'heartbeat node-1', 'heartbeat node-2']);
     expect(doctorPassed(checks)).toBe(false);
+  });
+
+  it('blames the table, not the bucket, when only the lease cannot be read', () => {
+    const checks = doctorChecks({ ...healthy(), table: { state: 'error', error: 'FleetError: ResourceNotFoundException: Requested resource not found' }, leader: null });
+    expect(checks.filter((c) => c.status === 'fail').map((c) => c.name)).toEqual(['table', 'leader.json']);
+    expect(byName({ ...healthy(), table: { state: 'error', error: 'x' }, leader: null }, 'table')?.hint).toMatch(/FLEET_TABLE .*dynamodb:GetItem/);
+    expect(byName({ ...healthy(), table: { state: 'error', error: 'x' }, leader: null }, 'leader.json')?.detail).toMatch(/table is unreachable/);
   });
 
   it('warns, but passes, without queue or topic configured', () => {
