@@ -292,11 +292,15 @@ export class StateStore implements RecordStore {
 }
 
 /**
- * The records kept in the control table rather than the bucket: the lease, renewed every
- * `leaseRenewSeconds` (259,200 writes a month at 10 s: $1.30 as conditional S3 PUTs, $0.16 as
- * DynamoDB writes of under 1 KB; README, "Cost").
+ * The records kept in the control table rather than the bucket, both written many times a minute
+ * and each under 1 KB in a healthy fleet, so a DynamoDB write unit ($0.625 a million) instead of
+ * an S3 PUT ($5 a million):
+ * - the lease, renewed every `leaseRenewSeconds` (259,200 writes a month at 10 s: $1.30 as
+ *   conditional S3 PUTs, $0.16 as DynamoDB writes);
+ * - the watchdog's state, written by about every run that sees a new sample (its clock of when
+ *   it last heard each node; README, "Cost").
  */
-export const inTable = (key: string): boolean => key === KEYS.leader;
+export const inTable = (key: string): boolean => key === KEYS.leader || key === KEYS.watchdogState;
 
 /**
  * The state store of a configuration: its bucket and prefix, the lease in its table, and retries paced by

@@ -13,7 +13,7 @@ export const ITEM = { key: 'k', body: 'body', version: 'v', tokens: 'tokens' } a
 
 export interface TableStoreOptions {
   table: string;
-  /** Bodies longer than this are reported, never parsed (DynamoDB's own limit is 400 KB an item). */
+  /** Bodies longer than this are reported, never parsed; never more than BODY_LIMIT. */
   maxObjectBytes: number;
   requestRetry?: RetryPolicy;
   deps?: RetryDeps;
@@ -32,6 +32,14 @@ type Item = Record<string, AttributeValue>;
 
 /** A create's expectation: no item yet. */
 const ABSENT = Symbol('absent');
+
+/**
+ * The longest body an item may carry: DynamoDB refuses an item over 400 KB, its attribute names
+ * and values together (Developer Guide, "Service, account, and table quotas": item size); 4 KiB is
+ * left for the key, the version and the write tokens. A body over it is refused here, as an
+ * oversized object, before DynamoDB answers a ValidationException.
+ */
+export const BODY_LIMIT = 400 * 1024 - 4096;
 
 const text = (item: Item | undefined, name: string): string | undefined => {
   const v = item?.[name];
@@ -64,6 +72,7 @@ export class TableStore implements RecordStore {
   private readonly tokens = new WriteTokens(8);
   private readonly requestRetry: RetryPolicy;
   private readonly deps: RetryDeps;
+  private readonly limit: number;
 
   constructor(
     private readonly client: DynamoDBClient,
@@ -71,6 +80,7 @@ export class TableStore implements RecordStore {
   ) {
     this.requestRetry = options.requestRetry ?? DEFAULT_REQUEST_RETRY;
     this.deps = options.deps ?? realRetryDeps;
+    this.limit = Math.min(options.maxObjectBytes, BODY_LIMIT);
   }
 
   private where(key: string): string {
@@ -108,7 +118,7 @@ export class TableStore implements RecordStore {
       const body = text(item, ITEM.body) ?? '';
       this.tokens.remember(key, etag, text(item, ITEM.tokens));
       const size = Buffer.byteLength(body);
-      if (size > this.options.maxObjectBytes) throw new OversizedError(`${where}: ${size} bytes exceeds the limit of ${this.options.maxObjectBytes}`, where, etag, size);
+      if (size > this.limit) throw new OversizedError(`${where}: ${size} bytes exceeds the limit of ${this.limit}`, where, etag, size);
       return { text: body, etag };
     });
   }
@@ -129,7 +139,7 @@ export class TableStore implements RecordStore {
   async readText(key: string): Promise<string | null> {
     const where = this.where(key);
     const item = await this.request(`GetItem ${where}`, () => this.getItem(key));
-    return item === undefined ? null : (text(item, ITEM.body) ?? '').slice(0, this.options.maxObjectBytes);
+    return item === undefined ? null : (text(item, ITEM.body) ?? '').slice(0, this.limit);
   }
 
   /**
@@ -140,7 +150,7 @@ export class TableStore implements RecordStore {
     const where = this.where(key);
     const body = JSON.stringify(value);
     const size = Buffer.byteLength(body);
-    if (size > this.options.maxObjectBytes) throw new OversizedError(`${where}: ${size} bytes exceeds the limit of ${this.options.maxObjectBytes}`, where, '', size);
+    if (size > this.limit) throw new OversizedError(`${where}: ${size} bytes exceeds the limit of ${this.limit}`, where, '', size);
     const { token, chain } = this.tokens.next(key, expected === ABSENT ? undefined : expected);
     const conditional = expected !== undefined;
     const names: Record<string, string> = { '#b': ITEM.body, '#v': ITEM.version, '#t': ITEM.tokens };

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SDK_PACKAGES } from '../../lib/aws/sdk';
+import { KEYS } from '../../lib/core/keys';
 import { lambdaLikeDir } from '../../lib/deploy/lambda-dir';
 import { unpackZip } from '../../lib/deploy/zip';
 import { checkTemplate } from '../../lib/deploy/check';
@@ -130,6 +131,17 @@ describe('least privilege', () => {
       const logs = statements(role).filter((s) => asList(s.Action).some((a) => a.startsWith('logs:')));
       expect(logs.map((s) => sub(s.Resource))).toEqual([`arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:/aws/lambda/queens-fleet-ci-${fn}:*`]);
     }
+  });
+
+  it('lets the functions read and write the control table\'s two records, the lease and the watchdog\'s state, and no other item', () => {
+    for (const role of ['WatchdogRole', 'ReplayRole']) {
+      const table = statements(role).filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')));
+      expect(table).toHaveLength(1);
+      expect(asList(table[0]?.Action).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+      expect(table[0]?.Resource).toEqual({ 'Fn::GetAtt': ['ControlTable', 'Arn'] });
+      expect(table[0]?.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [KEYS.leader, KEYS.watchdogState] } });
+    }
+    expect(statements('NotifierRole').filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')))).toEqual([]);
   });
 
   it('lets the watchdog change only the configured hosted zone', () => {

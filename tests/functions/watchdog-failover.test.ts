@@ -103,9 +103,9 @@ describe('watchdog handler: failover', () => {
   it('fails a run that cannot read the role, and judges no silence in the first run that gets through', async () => {
     lightsail.on(GetInstanceStateCommand).resolves({ state: { name: 'running' } });
     ssm.on(DescribeInstanceInformationCommand).resolves({ InstanceInformationList: [{ InstanceId: 'mi-00000000000000001', PingStatus: 'Online' }] });
-    // The lease is in the control table: DynamoDB answers 503 to every read of it.
+    // The lease is in the control table: DynamoDB answers 503 to every read of it (and only of it).
     const down = new DynamoDBServiceException({ name: 'ServiceUnavailable', $fault: 'server', $metadata: { httpStatusCode: 503 }, message: 'down' });
-    s3.table.on(GetItemCommand).rejects(down);
+    s3.table.on(GetItemCommand, { Key: { k: { S: 'leader.json' } } }).rejects(down);
     await expect(handler(scheduled)).rejects.toThrow(/leader\.json/);
     s3.table.reset();
     s3.install();

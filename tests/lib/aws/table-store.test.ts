@@ -2,7 +2,7 @@ import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-
 import { S3Client } from '@aws-sdk/client-s3';
 import { z } from 'zod';
 import { StateStore } from '../../../lib/aws/state-store';
-import { TableStore } from '../../../lib/aws/table-store';
+import { BODY_LIMIT, TableStore } from '../../../lib/aws/table-store';
 import type { CorruptObjectError} from '../../../lib/core/errors';
 import { ConflictError, OversizedError } from '../../../lib/core/errors';
 import { HARNESS_PRINCIPAL } from '../../../lib/harness/localcloud/aws-wire';
@@ -71,6 +71,14 @@ describe('TableStore on the local DynamoDB, every behaviour off', () => {
     const s = tableStore(cloud);
     await expect(s.read('big', counter)).rejects.toBeInstanceOf(OversizedError);
     await expect(s.put('big2', { n: 1, writers: Array.from({ length: 2000 }, (_, i) => i) })).rejects.toBeInstanceOf(OversizedError);
+  });
+
+  it('never sends a body DynamoDB would refuse, whatever the configured limit (an item is at most 400 KB)', async () => {
+    const s = new TableStore(clientsOf(cloud, 'node-1').dynamodb, { table: cloud.table, maxObjectBytes: 1024 * 1024, requestRetry: { attempts: 1, baseMs: 5, capMs: 50 }, deps: noPause });
+    const writers = (bytes: number): number[] => Array.from({ length: Math.ceil(bytes / 7) }, () => 999999);
+    await expect(s.put('near-limit', { n: 1, writers: writers(BODY_LIMIT - 64) })).resolves.toBe('1');
+    await expect(s.put('over-limit', { n: 1, writers: writers(BODY_LIMIT + 64) })).rejects.toBeInstanceOf(OversizedError);
+    expect(await s.readText('over-limit')).toBeNull();
   });
 
   it('lets a StateStore keep the keys it is told of in the table and every other key in the bucket', async () => {
