@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { parseWith } from './validate';
 import { ValidationError } from './errors';
 import { isInheritedName } from './schemas';
+import { METRIC_LEVELS } from './metrics/catalogue';
 
 /** One node of the fleet as the watchdog knows it. */
 export const nodeSpecSchema = z.strictObject({
@@ -30,7 +31,7 @@ export const configSchema = z
   .strictObject({
     region: z.string().min(1).default('us-west-2'),
     bucket: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name').default('dablio-queens-fleet-state'),
-    /** The DynamoDB table of the control records: the lease (lib/aws/table-store.ts). */
+    /** The DynamoDB table of the control records: the lease and the watchdog's state (lib/aws/table-store.ts). */
     table: z.string().regex(/^[a-zA-Z0-9_.-]{3,255}$/, 'must be a valid DynamoDB table name').default('queens-fleet-control'),
     prefix: z.string().regex(/^([a-zA-Z0-9._-]+\/)*$/, 'must be empty or end with /').default('peer-sync/'),
     queueUrl: z.url().optional(),
@@ -73,6 +74,11 @@ export const configSchema = z
      * primary fails or the role changes, so a verdict never waits for S3's notifications.
      */
     watchdogFunction: z.string().regex(/^[A-Za-z0-9:_./-]{1,170}$/, 'must be a Lambda function name or ARN').optional(),
+    /**
+     * The custom CloudWatch metrics the watchdog publishes as Embedded Metric Format log lines
+     * (lib/core/metrics/catalogue.ts): `off`, `essential` ($1.80 a month for 2 nodes) or `detailed`.
+     */
+    metrics: z.enum(METRIC_LEVELS).default('essential'),
 
     concurrency: z.number().int().min(1).max(64).default(2),
     /** Admission tops the task queue up to this many messages (visible and in flight), never above; with no ready standby, reaching it holds input. */

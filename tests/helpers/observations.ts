@@ -26,5 +26,6 @@ export const blankObservations = (over: Partial<Observations> = {}): Observation
   cloud: {},
   heartbeatGaps: {},
   depths: [],
+  metrics: [],
   ...over,
 });

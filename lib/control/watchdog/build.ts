@@ -11,11 +11,16 @@ import type { Logger } from '../../log';
 import { sleep } from '../../sleep';
 import type { WatchdogDeps } from './deps';
 
+/** One Embedded Metric Format document a line, as it is: a console.log prefix would hide it from CloudWatch. */
+const toStandardOutput = (line: string): void => {
+  process.stdout.write(`${line}\n`);
+};
+
 /**
  * Everything the watchdog's steps need, from one configuration and one client factory: shared
  * by the watchdog and replay functions and by the operator CLI, so all three act alike.
  */
-export const buildWatchdogDeps = (config: Config, clients: ClientFactory, log: Logger): WatchdogDeps => ({
+export const buildWatchdogDeps = (config: Config, clients: ClientFactory, log: Logger, metrics: (line: string) => void = toStandardOutput): WatchdogDeps => ({
   config,
   store: stateStoreFor(config, clients),
   alerts: config.topicArn === undefined ? null : new AlertTopic(clients.sns(), config.topicArn),
@@ -27,4 +32,5 @@ export const buildWatchdogDeps = (config: Config, clients: ClientFactory, log: L
   now: Date.now,
   sleep,
   sight: { failing: false },
+  metrics,
 });

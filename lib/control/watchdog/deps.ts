@@ -26,4 +26,6 @@ export interface WatchdogDeps {
    * that gets through judges no silence it could not see (lib/core/fleet/watchdog.ts).
    */
   sight: { failing: boolean };
+  /** Where an Embedded Metric Format line goes: standard output in Lambda, whose logs CloudWatch turns into metrics. */
+  metrics: (line: string) => void;
 }

@@ -3,6 +3,8 @@ import { eventOfKey, KEYS, PREFIXES } from '../../core/keys';
 import { isSilent, suspectWaitMs, updateSeen, type Confirmation } from '../../core/fleet/liveness';
 import { heartbeatSchema, type Heartbeat } from '../../core/schemas';
 import { decide, withAdmission, type WatchdogAction } from '../../core/fleet/watchdog';
+import { emfDocuments } from '../../core/metrics/emf';
+import { watchdogMetricValues } from '../../core/metrics/watchdog-metrics';
 import { stateDamageEvent, withLeaderRepair } from '../../core/fleet/repair';
 import { withDeadLetters } from '../../core/fleet/dead-letters';
 import { seededState, watchdogStateSchema, type WatchdogState } from '../../core/fleet/watchdog-state';
@@ -154,6 +156,8 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
   let depths: { backlog: number; intake: number; deadLetters?: number } | null = null;
   let damaged: CorruptObjectError | null = null;
   let rebuilt: WatchdogState | null = null;
+  // The state the stored verdict started from and the one it stored (the last attempt's): the metrics'.
+  let judgedStates: { before: WatchdogState; after: WatchdogState } | null = null;
   const judged = deps.store.update(
     KEYS.watchdogState,
     watchdogStateSchema,
@@ -165,6 +169,7 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
       const judged = decide(state, leader, heartbeats, now, settings, confirmations, { failing: deps.sight.failing, troubledSince });
       const admitted = deps.intake === null ? judged : withAdmission(judged, depths, leader, heartbeats, now, settings);
       const verdict = withLeaderRepair(withDeadLetters(admitted, depths?.deadLetters, leader, now), damage, heartbeats, now, settings);
+      judgedStates = { before: state, after: verdict.state };
       return { value: verdict.changed ? verdict.state : null, result: verdict.actions };
     },
     quarantine(deps, (error) => (damaged = error)),
@@ -204,14 +209,21 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
   const found = damaged as CorruptObjectError | null;
   if (found !== null) actions = [{ kind: 'publish', event: stateDamageEvent(found.etag, found.message, seen?.leader?.primary ?? null, deps.now()) }, ...actions];
   const done: string[] = [];
+  const carried: WatchdogAction[] = [];
   for (const action of actions) {
     try {
       await carryOutAction(deps, action);
+      carried.push(action);
       done.push(describeAction(action));
     } catch (error) {
       deps.log.error({ err: describeError(error), action: action.kind }, 'watchdog action failed; the next invocation retries what is still due');
       if (!(error instanceof FleetError)) throw error;
     }
+  }
+  const states = judgedStates as { before: WatchdogState; after: WatchdogState } | null;
+  if (deps.config.metrics !== 'off' && states !== null && seen !== undefined) {
+    const values = watchdogMetricValues({ ...states, leader: seen.leader, heartbeats: seen.heartbeats, now, nodes: deps.config.nodes, sampleMs: deps.config.sampleIntervalSeconds * 1000, done: carried, gauges: options.admit !== false });
+    for (const doc of emfDocuments(deps.config.metrics, deps.config.bucket, deps.now(), values)) deps.metrics(JSON.stringify(doc));
   }
   return { nodes: deps.config.nodes.length, heartbeats: seen?.heartbeats.size ?? 0, rejected, actions: done };
 };

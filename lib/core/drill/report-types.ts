@@ -56,6 +56,19 @@ export interface Observations {
   heartbeatGaps: Record<string, number>;
   /** The task queue's and the intake queue's depths (visible and in flight), sampled every sample interval. */
   depths: { t: number; backlog: number; intake: number }[];
+  metrics: MetricSeries[];
+}
+
+/**
+ * One metric the watchdog published (Embedded Metric Format, lib/core/metrics/), as the drill
+ * captured it: a node's, or the fleet's (node null); `[t, value]` in scenario seconds, and a
+ * duration in scenario seconds too.
+ */
+export interface MetricSeries {
+  name: string;
+  node: string | null;
+  unit: string;
+  points: [number, number][];
 }
 
 export interface Incident {
@@ -116,4 +129,6 @@ export interface Report {
   heartbeatGaps: Record<string, number>;
   /** Backpressure: how often input was held and resumed, and the deepest each queue got. */
   input: { holds: number; resumes: number; maxBacklog: number; maxIntake: number };
+  /** The watchdog's metrics at the fleet's `metrics` setting, as CloudWatch would have received them. */
+  metrics: MetricSeries[];
 }

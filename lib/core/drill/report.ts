@@ -3,7 +3,7 @@ import { resumeAfter } from './resume';
 import type { Expectations, Range, Scenario } from './scenario';
 import type { Incident, Observations, Report } from './report-types';
 
-export type { Incident, Observations, Report, TimelineEntry } from './report-types';
+export type { Incident, MetricSeries, Observations, Report, TimelineEntry } from './report-types';
 
 const round = (t: number | null): number | null => (t === null ? null : Math.round(t * 10) / 10);
 const firstAfter = <T extends { t: number }>(items: readonly T[], from: number, pred: (x: T) => boolean): T | undefined =>
@@ -241,6 +241,7 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
     requests: o.requests,
     cloud: o.cloud,
     heartbeatGaps: o.heartbeatGaps,
+    metrics: o.metrics,
     input,
   };
 };

@@ -4,7 +4,8 @@ import { eventOfKey, KEYS, nodeOfHeartbeatKey, taskOfCheckpointKey, taskOfDoneKe
 import { checkpointSchema, doneSchema, heartbeatSchema, leaderSchema, STAGES, type Heartbeat } from '../../core/schemas';
 import { workerFault } from '../../core/fleet/liveness';
 import { advanceCounter, emptyCounter, type StallCounter } from '../../core/fleet/stall';
-import type { Observations, TimelineEntry } from '../../core/drill/report';
+import type { MetricSeries, Observations, TimelineEntry } from '../../core/drill/report';
+import { readEmf } from '../../core/metrics/emf';
 import type { CloudObserver, LocalCloud } from '../localcloud/cloud';
 import type { MachineEvent } from '../localcloud/fleet';
 
@@ -50,6 +51,7 @@ export class Recorder {
   private readonly lastBeat = new Map<string, number>();
   /** The longest time between two heartbeats of each node (scenario s): a node's hiccups show here. */
   readonly heartbeatGaps: Record<string, number> = {};
+  private readonly series = new Map<string, MetricSeries>();
   onEntry: ((entry: TimelineEntry) => void) | undefined;
 
   constructor(
@@ -73,6 +75,23 @@ export class Recorder {
   /** The queues' depths now (every sample interval, drain included). */
   depth(backlog: number, intake: number): void {
     if (this.started && !this.finished) this.depths.push({ t: this.t(), backlog, intake });
+  }
+
+  /** A line the watchdog wrote to its metrics' output (Embedded Metric Format); durations in scenario seconds. */
+  metric(line: string): void {
+    if (!this.started || this.finished) return;
+    const t = this.t();
+    for (const v of readEmf(line) ?? []) {
+      const id = `${v.name}\u0000${v.node ?? ''}`;
+      const series = this.series.get(id) ?? { name: v.name, node: v.node, unit: v.unit, points: [] };
+      series.points.push([t, v.unit === 'Seconds' ? Math.round(v.value * this.timeScale * 10) / 10 : v.value]);
+      this.series.set(id, series);
+    }
+  }
+
+  /** Every metric series captured, by name then node. */
+  get metrics(): MetricSeries[] {
+    return [...this.series.values()].sort((a, b) => a.name.localeCompare(b.name) || (a.node ?? '').localeCompare(b.node ?? ''));
   }
 
   /** The run is over: teardown of the fleet is not part of the timeline. */

@@ -65,6 +65,8 @@ const waitFor = async (cond: () => boolean, timeoutMs: number, signal?: AbortSig
 /** The drill's configuration: the scenario's overrides, the local cloud's resources, the fleet. */
 const drillConfig = (scenario: Scenario, cloud: LocalCloud): Config =>
   buildConfig({}, {
+    // Every metric of the catalogue: a drill's report shows the series that explain it.
+    metrics: 'detailed',
     ...scenario.config,
     region: cloud.region,
     bucket: cloud.bucket,
@@ -151,7 +153,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     // The watchdog runs in this process as in Lambda, from its own dependencies on the local
     // cloud; its info lines would interleave with the live timeline.
     watchdogClients = localClients(cloud, 'watchdog');
-    const watchdog = createWatchdogHandler(buildWatchdogDeps(config, watchdogClients, createLogger('watchdog', {}, process.env.LOG_LEVEL ?? 'warn')));
+    const watchdog = createWatchdogHandler(buildWatchdogDeps(config, watchdogClients, createLogger('watchdog', {}, process.env.LOG_LEVEL ?? 'warn'), (line) => recorder.metric(line)));
     const invocationMs: number[] = [];
     const timedHandler = async (event: unknown): Promise<unknown> => {
       const started = performance.now();
@@ -247,6 +249,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         requests: requestFigures(cloud.purposes, recorder.t(), recorder.completions.size, sched.invocations),
         lambdaInvocations: sched.invocations,
         heartbeatGaps: recorder.heartbeatGaps,
+        metrics: recorder.metrics,
         depths: recorder.depths,
         cloud: { ...cloud.struck, notificationsDelivered: cloud.notifications.delivered, directInvokes: sched.byTrigger.direct, lambdaRetries: sched.byTrigger.retry },
       },

@@ -1,0 +1,91 @@
+import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import { SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { mockClient } from 'aws-sdk-client-mock';
+import { handler, resetForTests } from '../../functions/watchdog/handler';
+import { readEmf, type EmfValue } from '../../lib/core/metrics/emf';
+import { frozen, heartbeat, NODES, working } from '../helpers/fixtures';
+import { MemoryS3 } from '../helpers/memory-s3';
+
+const scheduled = { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} };
+const notification = { Records: [{ s3: { object: { key: 'peer-sync/nodes/node-1/heartbeat.json' } } }] };
+const ssm = mockClient(SSMClient);
+const sns = mockClient(SNSClient);
+let s3: MemoryS3;
+
+/** What the handler wrote to standard output while `run` ran, one line each. */
+const stdoutOf = async (run: () => Promise<unknown>): Promise<string[]> => {
+  const lines: string[] = [];
+  const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    lines.push(...String(chunk).split('\n').filter((l) => l !== ''));
+    return true;
+  });
+  try {
+    await run();
+  } finally {
+    spy.mockRestore();
+  }
+  return lines;
+};
+
+const valuesOf = (lines: string[]): EmfValue[] => lines.flatMap((l) => readEmf(l) ?? []);
+const value = (values: EmfValue[], name: string, node: string | null = null): number | undefined => values.filter((v) => v.name === name && v.node === node).at(-1)?.value;
+
+describe('watchdog metrics (Embedded Metric Format on standard output)', () => {
+  const saved = { ...process.env };
+  beforeEach(() => {
+    ssm.reset();
+    sns.reset();
+    s3 = new MemoryS3();
+    ssm.on(SendCommandCommand).resolves({ Command: { CommandId: 'cmd-0001' } });
+    sns.on(PublishCommand).resolves({ MessageId: 'm-1' });
+    Object.assign(process.env, { FLEET_BUCKET: 'state-bucket', FLEET_TOPIC_ARN: 'arn:aws:sns:us-west-2:123456789012:fleet-events', FLEET_NODES: JSON.stringify(NODES), FLEET_METRICS: 'detailed' });
+    resetForTests();
+    s3.set('peer-sync/leader.json', { version: 1, primary: 'node-1', epoch: 3, renewals: 0, reason: 'test', changedBy: 'test' });
+  });
+  afterAll(() => {
+    process.env = saved;
+    s3.restore();
+    ssm.restore();
+    sns.restore();
+  });
+
+  it('gives each node\'s failing samples, role and newest sample, and the fleet\'s epoch and ready standbys, on a scheduled run', async () => {
+    s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', frozen(0, 9)));
+    s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9)));
+    const values = valuesOf(await stdoutOf(() => handler(scheduled)));
+    expect(value(values, 'FailingSamples', 'node-1')).toBe(8);
+    expect(value(values, 'FailingSamples', 'node-2')).toBe(0);
+    expect(value(values, 'Primary', 'node-1')).toBe(1);
+    expect(value(values, 'Primary', 'node-2')).toBe(0);
+    expect(value(values, 'HeartbeatAge', 'node-1')).toBe(0);
+    expect(value(values, 'Epoch')).toBe(3);
+    expect(value(values, 'IncidentsOpened')).toBe(1);
+    expect(value(values, 'Restarts')).toBe(1);
+    expect(value(values, 'Failovers')).toBe(0);
+    expect(value(values, 'InputHeld')).toBe(0);
+    // The fixtures' standby has not proven its worker: none is ready.
+    expect(value(values, 'ReadyStandbys')).toBe(0);
+    expect(values.every((v) => v.node === null || ['node-1', 'node-2'].includes(v.node))).toBe(true);
+  });
+
+  it('gives on a heartbeat\'s notification only the counts of what it did, and nothing when it did nothing', async () => {
+    s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', working(0, 9)));
+    s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9)));
+    expect(await stdoutOf(() => handler(notification))).toEqual([]);
+    s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', frozen(10, 19)));
+    const values = valuesOf(await stdoutOf(() => handler(notification)));
+    expect(values.map((v) => v.name).sort()).toEqual(['IncidentsOpened', 'Restarts']);
+  });
+
+  it('publishes only the essential ones at `essential`, and nothing at `off`', async () => {
+    s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', working(0, 9)));
+    s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9)));
+    process.env.FLEET_METRICS = 'essential';
+    resetForTests();
+    const names = new Set(valuesOf(await stdoutOf(() => handler(scheduled))).map((v) => v.name));
+    expect([...names].sort()).toEqual(['Epoch', 'FailingSamples', 'HeartbeatAge', 'ReadyStandbys']);
+    process.env.FLEET_METRICS = 'off';
+    resetForTests();
+    expect(await stdoutOf(() => handler(scheduled))).toEqual([]);
+  });
+});
