@@ -3,6 +3,8 @@ import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SDK_PACKAGES } from '../../lib/aws/sdk';
 import { KEYS } from '../../lib/core/keys';
+import { METRICS_NAMESPACE, publishedAt } from '../../lib/core/metrics/catalogue';
+import { dashboardFragment } from '../../lib/deploy/dashboard';
 import { lambdaLikeDir } from '../../lib/deploy/lambda-dir';
 import { unpackZip } from '../../lib/deploy/zip';
 import { checkTemplate } from '../../lib/deploy/check';
@@ -142,6 +144,27 @@ describe('least privilege', () => {
       expect(table[0]?.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [KEYS.leader, KEYS.watchdogState] } });
     }
     expect(statements('NotifierRole').filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')))).toEqual([]);
+  });
+
+  it('declares the fleet\'s dashboard from the catalogue: a widget a panel, a line a node, the stack\'s own queues and watchdog', () => {
+    const dashboard = props('FleetDashboard');
+    expect(dashboard.DashboardName).toBe('queens-fleet-ci');
+    const text = sub(dashboard.DashboardBody);
+    const refs = new Set([...text.matchAll(/\$\{([^}]+)\}/g)].map((m) => m[1]));
+    expect([...refs].sort()).toEqual(['AWS::Region', 'DeadLetterQueue.QueueName', 'IntakeQueue.QueueName', 'TaskQueue.QueueName', 'WatchdogLambdaFunction']);
+    const body = JSON.parse(text) as { widgets: { type: string; width: number; properties: { title: string; metrics: unknown[][] } }[] };
+    const lines = body.widgets.flatMap((w) => w.properties.metrics);
+    const ours = lines.filter((l) => l[0] === METRICS_NAMESPACE);
+    // The stack's default level, essential: each of its metrics, a node metric once a node.
+    const expected = publishedAt('essential').flatMap((m) => (m.scope === 'node' ? ['node-1', 'node-2'].map((n) => `${m.name} Fleet acme-queens-fleet-ci Node ${n}`) : [`${m.name} Fleet acme-queens-fleet-ci`]));
+    expect(ours.map((l) => l.filter((x) => typeof x === 'string').slice(1).join(' ')).sort()).toEqual(expected.sort());
+    for (const l of lines) expect((l.at(-1) as { stat?: string }).stat).toMatch(/^(Maximum|Minimum|Average|Sum)$/);
+    expect(body.widgets.every((w) => w.type === 'metric' && w.width === 12)).toBe(true);
+  });
+
+  it('leaves the dashboard out when the dashboard parameter is false ($3 a month beyond an account\'s first three)', () => {
+    expect(dashboardFragment({ service: 's', stage: 'x', bucket: 'b', nodes: '[]', metrics: 'essential', dashboard: 'false' })).toEqual({ Resources: {} });
+    expect(() => dashboardFragment({ service: 's', stage: 'x', bucket: 'b', nodes: '[]', metrics: 'loud', dashboard: true })).toThrow(/metrics/);
   });
 
   it('lets the watchdog change only the configured hosted zone', () => {
