@@ -85,4 +85,34 @@ describe('LeaseKeeper', () => {
     expect(primary.current.role).not.toBe('primary');
     expect(leader().renewals).toBe(2);
   });
+
+  it('renews in the same round over a record the watchdog rebuilt for it (same epoch, a new version), so a fenced primary resumes a renewal sooner', async () => {
+    const primary = keeper('node-1');
+    await primary.round();
+    const sent = t;
+    expect(primary.current.role).toBe('primary');
+    // leader.json is damaged, and the primary's renewals lose their race to it until it fences.
+    s3.set('peer-sync/leader.json', '{"version":1,"primary":"node-1","epo\u0000 not json');
+    for (let at = sent + 10_000; at <= sent + 20_000; at += 10_000) {
+      t = at;
+      await primary.round();
+    }
+    expect(primary.current.role).not.toBe('primary');
+    // The watchdog rebuilds it: the same epoch, this node, renewals from 0 (lib/core/fleet/repair.ts).
+    s3.set('peer-sync/leader.json', { ...LEADER, renewals: 0, changedBy: 'watchdog', reason: 'rebuilt by the watchdog' });
+    t = sent + 30_000;
+    await primary.round();
+    // One round: its renewal lost the race, it read the rebuilt record, and renewed over it.
+    expect(leader()).toMatchObject({ primary: 'node-1', epoch: 1, renewals: 1 });
+    expect(primary.current).toMatchObject({ role: 'primary', epoch: 1 });
+  });
+
+  it('does not renew at once over a record that moved to another epoch, even one naming it', async () => {
+    const primary = keeper('node-1');
+    await primary.round();
+    s3.set('peer-sync/leader.json', { ...LEADER, epoch: 2, renewals: 0, handover: 'await-fence', changedBy: 'watchdog' });
+    t += 10_000;
+    await primary.round();
+    expect(leader()).toMatchObject({ epoch: 2, renewals: 0 });
+  });
 });
