@@ -69,6 +69,10 @@ export class Agent {
       onRoleChange: (role) => {
         if (role.role === 'primary') this.poke({ node: c.nodeName, reason: 'role', detail: `primary of epoch ${role.epoch}` });
       },
+      // Only the watchdog rebuilds a damaged leader.json, and only while the primary still holds
+      // its lease can it be named as the holder: waiting for the schedule (two runs can be almost
+      // two minutes apart) or a heartbeat's notification turned a CI run's damage into a failover.
+      onDamaged: (detail) => this.poke({ node: c.nodeName, reason: 'leader-damaged', detail: detail.slice(0, 300) }),
     });
     this.peerSync = new PeerSync({
       store: deps.store,

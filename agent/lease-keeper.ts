@@ -1,5 +1,5 @@
 import type { Config } from '../lib/core/config';
-import { describeError, lostRace } from '../lib/core/errors';
+import { CorruptObjectError, describeError, lostRace } from '../lib/core/errors';
 import { KEYS } from '../lib/core/keys';
 import {
   applyWrite,
@@ -31,6 +31,11 @@ export interface LeaseKeeperDeps {
   clock?: () => number;
   /** Told when this node's role changes (the agent pokes the watchdog when it becomes primary). */
   onRoleChange?: (role: RoleFile, before: RoleFile) => void;
+  /**
+   * Told once per damaged version of `leader.json` found by a read: only the watchdog rebuilds
+   * it, and a primary that cannot renew fences within a lease, so the agent pokes it at once.
+   */
+  onDamaged?: (detail: string) => void;
 }
 
 /**
@@ -47,6 +52,8 @@ export class LeaseKeeper {
   private readonly clock: () => number;
   /** When the last successful read of the record came back (this node's clock). */
   private lastLook: number | null = null;
+  /** The ETag of the damaged version last reported (each is reported once). */
+  private damaged: string | null = null;
 
   constructor(private readonly deps: LeaseKeeperDeps) {
     this.clock = deps.clock ?? mono;
@@ -87,6 +94,10 @@ export class LeaseKeeper {
     } catch (error) {
       this.state = observeFailure(this.state, this.clock());
       this.deps.log.warn({ err: describeError(error) }, 'leader record unreadable this round');
+      if (error instanceof CorruptObjectError && error.etag !== this.damaged) {
+        this.damaged = error.etag;
+        this.deps.onDamaged?.(error.message);
+      }
       return false;
     }
   }

@@ -7,7 +7,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Table from 'cli-table3';
+import { configSchema } from '../lib/core/config';
 import { parseScenario } from '../lib/core/drill/scenario';
+import { alarmsMonthlyUsd, metricAlarms } from '../lib/core/metrics/alarms';
+import { monthlyUsd, seriesAt } from '../lib/core/metrics/catalogue';
 import { runDrill } from '../lib/harness/drill/run';
 
 // As in bin/fleet.js: the SDK's notice about Node 20 is for long-lived installs, not a bench run.
@@ -122,6 +125,24 @@ const main = async (): Promise<void> => {
   console.log(`busy fleet: ${tasks} tasks in ${busy.seconds.toFixed(0)} s at ×${timeScale}, ok=${busy.ok}; what 1,000 tasks add:`);
   console.log(work.toString());
   console.log(`tasks ≈ $${workTotal.toFixed(2)} per 1,000 (before the free tier)`);
+  printMetrics();
+};
+
+/** The `metrics` setting's own line (issue 14): its custom metrics and the alarms on them, for 2 and 3 nodes; the dashboard apart. */
+const printMetrics = (): void => {
+  const settings = { standbyAlarmMinutes: 10, stallAlarmMinutes: 10, heartbeatAlarmSeconds: 120, stallSamples: configSchema.parse({}).stallSamples };
+  const table = new Table({ head: ['metrics', 'nodes', 'custom metrics', 'USD', 'alarms on them', 'USD', 'together'], style: { head: [], border: [] } });
+  for (const level of ['off', 'essential', 'detailed'] as const) {
+    for (const nodes of [2, 3]) {
+      const metrics = monthlyUsd(level, nodes);
+      const alarms = alarmsMonthlyUsd(level, nodes, settings);
+      const count = metricAlarms(level, Array.from({ length: nodes }, (_, i) => `node-${i + 1}`), settings).length;
+      table.push([level, nodes, seriesAt(level, nodes), metrics.toFixed(2), count, alarms.toFixed(2), (metrics + alarms).toFixed(2)]);
+    }
+  }
+  console.log('the metrics setting, per month at list price (its own line: not in the control loop above; essential is the default):');
+  console.log(table.toString());
+  console.log('the CloudWatch dashboard (dashboard: true): $3.00 per month beyond an account\'s first three');
 };
 
 void main();

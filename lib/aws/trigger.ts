@@ -5,8 +5,8 @@ import { sdk } from './sdk';
 /** Why a node pokes the watchdog. */
 export interface TriggerReason {
   node: string;
-  /** `failing-sample`: the primary's newest sample failed; `role`: this node's role changed. */
-  reason: 'failing-sample' | 'role';
+  /** `failing-sample`: the primary's newest sample failed; `role`: this node's role changed; `leader-damaged`: it read a damaged leader.json. */
+  reason: 'failing-sample' | 'role' | 'leader-damaged';
   detail: string;
 }
 

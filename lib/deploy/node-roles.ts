@@ -46,7 +46,7 @@ const nodeNameSchema = nodeSpecSchema.shape.name;
 const jsonParam = (value: unknown, what: string): unknown => (typeof value === 'string' ? parseJsonText(value === '' ? '[]' : value, what) : value);
 
 /** `node-1` → `Node1`: the resource id part, letters and digits only as CloudFormation wants. */
-const idPart = (name: string): string =>
+export const idPart = (name: string): string =>
   name
     .split('-')
     .map((part) => part.charAt(0).toUpperCase() + part.slice(1))

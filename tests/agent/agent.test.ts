@@ -1,8 +1,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Agent } from '../../agent/agent';
+import type { TriggerReason, WatchdogTrigger } from '../../lib/aws/trigger';
 import { StateStore } from '../../lib/aws/state-store';
 import { buildConfig } from '../../lib/core/config';
 import { memoryLogger } from '../helpers/memory-logger';
@@ -41,6 +42,32 @@ describe('Agent', () => {
     await agent.close();
     expect(renewals).toBeGreaterThanOrEqual(6);
     expect((s3.json('peer-sync/leader.json') as { renewals: number }).renewals).toBeGreaterThanOrEqual(6);
+  });
+
+  it('pokes the watchdog once when it finds leader.json damaged, instead of waiting for its schedule', async () => {
+    const config = {
+      ...buildConfig({}, {
+        nodes: [{ name: 'node-1', instanceId: 'mi-00000000000000001' }, { name: 'node-2', instanceId: 'mi-00000000000000002' }],
+        sampleIntervalSeconds: 0.05,
+        syncIntervalSeconds: 0.1,
+        completionWindowSeconds: 1,
+        leaseRenewSeconds: 0.05,
+        leaseExpirySeconds: 0.3,
+        healthPort: 0,
+      }),
+      nodeName: 'node-2',
+      dataDir: mkdtempSync(join(tmpdir(), 'qf-agent-')),
+    };
+    s3.set('peer-sync/leader.json', '{"version":1,"primary":"node-1"\u0000 damaged');
+    const invoke = jest.fn<Promise<void>, [TriggerReason]>(() => Promise.resolve());
+    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
+    const agent = new Agent({ config, store, queue: null, log: memoryLogger().log, now: Date.now, alerts: null, trigger: { invoke } as unknown as WatchdogTrigger });
+    await agent.start();
+    await new Promise((r) => setTimeout(r, 500));
+    await agent.close();
+    // Read at least a few times in half a second; the one damaged version is told once.
+    expect(s3.mock.commandCalls(GetObjectCommand).filter((c) => c.args[0].input.Key === 'peer-sync/leader.json').length).toBeGreaterThan(3);
+    expect(invoke.mock.calls.map(([why]) => why)).toEqual([{ node: 'node-2', reason: 'leader-damaged', detail: expect.stringMatching(/leader\.json/) }]);
   });
 
   describe('on fake timers', () => {

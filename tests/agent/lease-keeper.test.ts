@@ -107,6 +107,34 @@ describe('LeaseKeeper', () => {
     expect(primary.current).toMatchObject({ role: 'primary', epoch: 1 });
   });
 
+  it('tells of each damaged version of leader.json once, from the primary and from a standby, so the agent pokes the watchdog', async () => {
+    const told: Record<string, string[]> = { 'node-1': [], 'node-2': [] };
+    const make = (name: 'node-1' | 'node-2') => {
+      const config = { ...buildConfig({}, { nodes: NODES }), nodeName: name, dataDir: mkdtempSync(join(tmpdir(), 'qf-lease-')) };
+      const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20, requestRetry: { attempts: 1, baseMs: 1, capMs: 1 } });
+      return new LeaseKeeper({ config, store, log: memoryLogger().log, ready: () => true, clock: () => t, onDamaged: (detail) => told[name].push(detail) });
+    };
+    const primary = make('node-1');
+    const standby = make('node-2');
+    await primary.round();
+    await standby.round();
+    s3.set('peer-sync/leader.json', '{"version":1,"primary":"node-1","epo\u0000 not json');
+    // The primary finds it on its next renewal (a lost race, then a read); the standby on its next read. Later rounds add nothing.
+    for (let i = 1; i <= 3; i++) {
+      t += 10_000;
+      await primary.round();
+      await standby.round();
+    }
+    expect(told['node-1']).toHaveLength(1);
+    expect(told['node-2']).toHaveLength(1);
+    expect(told['node-1'][0]).toMatch(/leader\.json/);
+    // Another damaged version is told again.
+    s3.set('peer-sync/leader.json', 'garbage again');
+    t += 10_000;
+    await standby.round();
+    expect(told['node-2']).toHaveLength(2);
+  });
+
   it('does not renew at once over a record that moved to another epoch, even one naming it', async () => {
     const primary = keeper('node-1');
     await primary.round();

@@ -240,6 +240,26 @@ describe('storage and delivery', () => {
     expect(alarms.WatchdogMissingRunAlarm).toMatchObject({ MetricName: 'Invocations', ComparisonOperator: 'LessThanThreshold', Threshold: 1, TreatMissingData: 'breaching', AlarmActions: [{ Ref: 'AlertTopic' }] });
   });
 
+  it('alarms on the fleet\'s metrics: no ready standby, and a stall left open and an old heartbeat for each node, to the alert topic', () => {
+    const alarms = Object.fromEntries(resources('AWS::CloudWatch::Alarm').filter(([id]) => id.startsWith('MetricAlarm')).map(([id, r]) => [id, r.Properties]));
+    // The configured nodes (node-3 is still enrolling: no metrics of its own yet).
+    expect(Object.keys(alarms).sort()).toEqual(['MetricAlarmHeartbeatNode1', 'MetricAlarmHeartbeatNode2', 'MetricAlarmNoReadyStandby', 'MetricAlarmStallOpenNode1', 'MetricAlarmStallOpenNode2']);
+    expect(alarms.MetricAlarmNoReadyStandby).toMatchObject({
+      AlarmName: 'queens-fleet-ci-no-ready-standby',
+      Namespace: METRICS_NAMESPACE,
+      MetricName: 'ReadyStandbys',
+      Dimensions: [{ Name: 'Fleet', Value: 'acme-queens-fleet-ci' }],
+      Statistic: 'Maximum',
+      Period: 300,
+      EvaluationPeriods: 2,
+      Threshold: 1,
+      ComparisonOperator: 'LessThanThreshold',
+    });
+    expect(alarms.MetricAlarmStallOpenNode2).toMatchObject({ MetricName: 'FailingSamples', Dimensions: [{ Name: 'Fleet', Value: 'acme-queens-fleet-ci' }, { Name: 'Node', Value: 'node-2' }], Statistic: 'Minimum', Threshold: 8, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+    expect(alarms.MetricAlarmHeartbeatNode1).toMatchObject({ MetricName: 'HeartbeatAge', Dimensions: [{ Name: 'Fleet', Value: 'acme-queens-fleet-ci' }, { Name: 'Node', Value: 'node-1' }], Statistic: 'Minimum', Threshold: 120, ComparisonOperator: 'GreaterThanThreshold' });
+    for (const a of Object.values(alarms)) expect(a).toMatchObject({ TreatMissingData: 'missing', AlarmActions: [{ Ref: 'AlertTopic' }], OKActions: [{ Ref: 'AlertTopic' }], AlarmDescription: expect.stringMatching(/docs\/runbook\.md "\w+"; dashboard panel "[^"]+"/) });
+  });
+
   it('keeps an alert Slack never took in a failure queue', () => {
     expect(props('NotifierInvokeConfig')).toEqual({
       FunctionName: { Ref: 'NotifierLambdaFunction' },

@@ -54,14 +54,14 @@ export const dashboardPanels = (level: MetricLevel, nodes: readonly (string | nu
   const panels: Panel[] = [
     {
       title: 'Heartbeat age',
-      description: "Seconds since the watchdog last saw each node's new sample, by its own clock. Past the line a node is silent: NODE_SILENT, AGENT_DEAD, NODE_DEAD, REDUNDANCY_LOST, and RECOVERED once it is heard again.",
+      description: "Seconds since the watchdog last saw each node's new sample, by its own clock. Past the line a node is silent: NODE_SILENT, AGENT_DEAD, NODE_DEAD, REDUNDANCY_LOST, and RECOVERED once it is heard again; the HeartbeatOld alarm.",
       unit: 'Seconds',
       series: ours('HeartbeatAge'),
       threshold: { value: settings.silenceSeconds, label: 'silent' },
     },
     {
       title: 'Failing samples',
-      description: 'Failing samples in a row by the stall rule. At the line the watchdog judges a stall: STALLED, RESTART_SENT, RESTART_RESULT, RESTART_FAILED, RESTART_BUDGET_EXHAUSTED, STILL_STALLED, FAILOVER_STARTED.',
+      description: 'Failing samples in a row by the stall rule. At the line the watchdog judges a stall: STALLED, RESTART_SENT, RESTART_RESULT, RESTART_FAILED, RESTART_BUDGET_EXHAUSTED, STILL_STALLED, FAILOVER_STARTED; the StallOpen alarm.',
       unit: 'Count',
       series: ours('FailingSamples'),
       threshold: { value: settings.stallSamples, label: 'stall' },
@@ -74,7 +74,7 @@ export const dashboardPanels = (level: MetricLevel, nodes: readonly (string | nu
     },
     {
       title: 'Ready standbys',
-      description: 'Standbys that could take over now. At 0 a failure of the primary has nowhere to go: NO_STANDBY, STANDBY_UNREADY, REJOIN_FAILED.',
+      description: 'Standbys that could take over now. At 0 a failure of the primary has nowhere to go: NO_STANDBY, STANDBY_UNREADY, REJOIN_FAILED; the NoReadyStandby alarm.',
       unit: 'Count',
       series: ours('ReadyStandbys'),
       threshold: { value: 1, label: 'redundant' },
