@@ -84,6 +84,13 @@ export const proofSchema = z.object({
   at: z.number(),
   ok: z.boolean(),
   detail: z.string().max(500).optional(),
+  /**
+   * The worker that ran it, `pid:startTicks` as the sampler names the running worker: a proof
+   * counts only while that worker runs. (A frozen worker stopped by a restart is continued to
+   * exit, and could finish a self-test on its way out: its proof said nothing of the next one.)
+   * Absent in a proof of an earlier release, which counts as before.
+   */
+  worker: z.string().max(64).optional(),
 });
 export type Proof = z.output<typeof proofSchema>;
 

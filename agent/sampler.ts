@@ -49,10 +49,15 @@ export class Sampler {
     return (await readJsonFile(registryPath(this.deps.dataDir), registrySchema).catch(() => null)) ?? emptyRegistry();
   }
 
-  /** The age of the worker's last passing self-test, by this machine's monotonic clock; null without one. */
-  private async proofAge(): Promise<number | null> {
+  /**
+   * The age of the running worker's last passing self-test, by this machine's monotonic clock;
+   * null without one, or when another worker (one that has exited since) wrote it.
+   */
+  private async proofAge(worker: string | null): Promise<number | null> {
     const proof = await readJsonFile(proofPath(this.deps.dataDir), proofSchema).catch(() => null);
-    return proof === null || !proof.ok || proof.boot !== bootId() ? null : Math.max(0, mono() - proof.at);
+    if (proof === null || !proof.ok || proof.boot !== bootId()) return null;
+    if (proof.worker !== undefined && proof.worker !== worker) return null;
+    return Math.max(0, mono() - proof.at);
   }
 
   async take(): Promise<Sample> {
@@ -77,7 +82,7 @@ export class Sampler {
       epochSeen: this.deps.epoch(),
       consumingEpoch: registry.consumingEpoch,
       mayConsume: this.deps.mayConsume(),
-      proofAgeMs: await this.proofAge(),
+      proofAgeMs: await this.proofAge(procs.id),
       worker: procs.id,
     };
   }

@@ -1,6 +1,9 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ValidationError, describeError } from '../lib/core/errors';
+import { drillHtml } from '../lib/core/drill/html';
 import type { Report } from '../lib/core/drill/report';
 import { parseScenario, type Scenario } from '../lib/core/drill/scenario';
 import { parseJsonText } from '../lib/core/validate';
@@ -37,7 +40,18 @@ const readScenario = (file: string): Scenario => {
   return scenario;
 };
 
-/** Runs a scenario with the live timeline on stdout; returns the exit code. */
+/** A report's file must be writable before the drill starts, not found unwritable minutes later. */
+const checkWritable = (file: string | undefined, flag: string): void => {
+  if (file === undefined) return;
+  const dir = dirname(resolve(file));
+  try {
+    if (!statSync(dir).isDirectory()) throw new Error('not a directory');
+    accessSync(dir, constants.W_OK);
+  } catch (error) {
+    throw new ValidationError(`${flag} ${file}: its folder ${dir} is not a writable directory (${(error as NodeJS.ErrnoException).code ?? describeError(error)})`, flag);
+  }
+};
+
 /** Keeps a finished drill's fleet running until Ctrl-C, for `fleet status --local` and friends. */
 const holdUntil = (signal: AbortSignal) => async (report: Report): Promise<void> => {
   console.log(formatSummary(report));
@@ -46,7 +60,12 @@ const holdUntil = (signal: AbortSignal) => async (report: Report): Promise<void>
   await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 };
 
-const drill = async (scenario: Scenario, opts: { timeScale: number; seed: number; json?: string; keep?: boolean; hold?: boolean }): Promise<number> => {
+type DrillOptions = { timeScale: number; seed: number; json?: string; html?: string; keep?: boolean; hold?: boolean };
+
+/** Runs a scenario with the live timeline on stdout; returns the exit code. */
+const drill = async (scenario: Scenario, opts: DrillOptions): Promise<number> => {
+  checkWritable(opts.json, '--json');
+  checkWritable(opts.html, '--html');
   const abort = new AbortController();
   const stop = (): void => {
     process.stderr.write('\ninterrupted: stopping the local fleet…\n');
@@ -66,6 +85,10 @@ const drill = async (scenario: Scenario, opts: { timeScale: number; seed: number
   });
   if (opts.hold !== true) console.log(formatSummary(report));
   if (opts.json !== undefined) writeFileSync(opts.json, `${JSON.stringify(report, null, 2)}\n`);
+  if (opts.html !== undefined) {
+    writeFileSync(opts.html, drillHtml(report));
+    console.log(`The report as a page (timeline, heartbeat ages, backlog, checks): ${resolve(opts.html)}`);
+  }
   if (abort.signal.aborted && opts.hold !== true) return EXIT.failed;
   return report.ok ? EXIT.ok : EXIT.failed;
 };
@@ -83,9 +106,10 @@ program
   .addOption(new Option('--time-scale <n>', 'divide every duration by n').argParser(positiveNumber('--time-scale', 100)).default(20))
   .addOption(new Option('--seed <n>', 'workload seed').argParser(integer).default(1))
   .option('--json <file>', 'write the report as JSON')
+  .option('--html <file>', 'write the report as a self-contained HTML page (charts, no script, no network)')
   .option('--keep', 'keep the run directory with the node logs')
   .option('--hold', 'keep the fleet running after the report, until Ctrl-C')
-  .action(async (o: { scenario: string; timeScale: number; seed: number; json?: string; keep?: boolean; hold?: boolean }) => {
+  .action(async (o: { scenario: string } & DrillOptions) => {
     process.exitCode = await drill(readScenario(o.scenario), o);
   });
 
@@ -94,8 +118,9 @@ program
   .description('a 2-node fleet whose primary worker stalls: detection, restart, recovery (≈45 s)')
   .addOption(new Option('--seed <n>', 'workload seed').argParser(integer).default(1))
   .option('--json <file>', 'write the report as JSON')
+  .option('--html <file>', 'where to write the report as an HTML page', join(tmpdir(), 'queens-fleet-demo.html'))
   .option('--hold', 'keep the fleet running after the report, until Ctrl-C')
-  .action(async (o: { seed: number; json?: string; hold?: boolean }) => {
+  .action(async (o: { seed: number; json?: string; html?: string; hold?: boolean }) => {
     process.exitCode = await drill(DEMO_SCENARIO, { timeScale: DEMO_TIME_SCALE, ...o });
   });
 

@@ -14,9 +14,11 @@ const SELF_TEST_WORK_MS = 5;
 /**
  * Runs one task of no consequence through every stage, as a real task would go (the same
  * runners, the configured commands included), writing only below `<dataDir>/self-test/`: no
- * message, no S3, no checkpoint. It must finish within `timeoutMs`. Writes the proof either way.
+ * message, no S3, no checkpoint. It must finish within `timeoutMs`. Writes the proof either way,
+ * naming `worker` (this process, `pid:startTicks`) when given.
  */
-export const selfTest = async (config: Pick<Config, 'dataDir' | 'stageCommands' | 'workerStopTimeoutSeconds'>, timeoutMs: number, log: Logger): Promise<Proof> => {
+export const selfTest = async (config: Pick<Config, 'dataDir' | 'stageCommands' | 'workerStopTimeoutSeconds'>, timeoutMs: number, log: Logger, worker?: string): Promise<Proof> => {
+  const who = worker === undefined ? {} : { worker };
   const signal = AbortSignal.timeout(timeoutMs);
   let proof: Proof;
   try {
@@ -33,9 +35,9 @@ export const selfTest = async (config: Pick<Config, 'dataDir' | 'stageCommands' 
       });
       if (signal.aborted) throw new Error(`stage ${stage} did not finish within ${timeoutMs} ms`);
     }
-    proof = { boot: bootId(), at: mono(), ok: true };
+    proof = { boot: bootId(), at: mono(), ok: true, ...who };
   } catch (error) {
-    proof = { boot: bootId(), at: mono(), ok: false, detail: describeError(error).slice(0, 500) };
+    proof = { boot: bootId(), at: mono(), ok: false, detail: describeError(error).slice(0, 500), ...who };
     log.warn({ err: proof.detail }, 'self-test failed: this node is not a ready standby');
   }
   await writeJsonAtomic(proofPath(config.dataDir), proof);

@@ -55,6 +55,8 @@ export class Worker {
   private readonly hangs: HangWatch;
   /** Set when closing under a valid lease: held messages stay on disk for whoever carries on. */
   private handOn = false;
+  /** This process as the sampler names the running worker (`pid:startTicks`), set at start: its proofs name it. */
+  private identity: string | undefined;
   /** The epoch whose fenced nodes' messages were taken up (once, on taking the role). */
   private tookOverFor: number | null = null;
   /** The agent's last word on the role, re-read every watch tick and before every receive. */
@@ -79,7 +81,7 @@ export class Worker {
   /** A consuming worker proves itself by its work (the stall rule); an idle one by a self-test within a sample interval. */
   private async proveIdle(): Promise<void> {
     if (this.book.consumingEpoch !== null) return;
-    await selfTest(this.deps.config, this.deps.config.sampleIntervalSeconds * 1000, this.deps.log);
+    await selfTest(this.deps.config, this.deps.config.sampleIntervalSeconds * 1000, this.deps.log, this.identity);
   }
 
   private get dataDir(): string {
@@ -93,6 +95,7 @@ export class Worker {
 
   async start(): Promise<void> {
     const me = await readProc(process.pid);
+    this.identity = `${process.pid}:${me?.startTicks ?? 0}`;
     await writeJsonAtomic(workerPidPath(this.dataDir), { pid: process.pid, startTicks: me?.startTicks ?? 0 });
     // Completions past twice the retention were archived by the agent long ago: dropped.
     const damaged = await this.book.load(this.deps.now(), 2 * this.deps.config.taskRetentionSeconds * 1000);

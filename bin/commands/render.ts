@@ -1,5 +1,6 @@
 import type { Check } from '../../lib/core/views/doctor';
 import type { FleetEvent } from '../../lib/core/events';
+import { CATALOGUE } from '../../lib/core/metrics/catalogue';
 import type { NodeStatus, StatusView } from '../../lib/core/views/status';
 import type { FailoverResult, FailoverStepOutcome } from '../../lib/ops/manual-failover';
 import type { RejoinLogEntry } from '../../lib/ops/rejoin';
@@ -29,6 +30,19 @@ const incidentCell = (n: NodeStatus, c: Paint): string => {
 };
 
 const num = (v: number | null, unit = ''): string => (v === null ? dash : `${v}${unit}`);
+
+/** One metric's value as a dashboard shows it, by its unit in the catalogue. */
+const metricText = (name: string, value: number): string => {
+  const unit = CATALOGUE.find((m) => m.name === name)?.unit;
+  const shown = unit === 'Bytes' ? `${Math.round(value / 1024 / 1024)} MiB` : unit === 'Seconds' ? `${Math.round(value * 10) / 10} s` : unit === 'Percent' ? `${Math.round(value * 10) / 10}%` : String(Math.round(value * 100) / 100);
+  return `${name} ${shown}`;
+};
+
+const metricLine = (values: Readonly<Record<string, number>>): string =>
+  Object.entries(values)
+    .sort(([a], [b]) => CATALOGUE.findIndex((m) => m.name === a) - CATALOGUE.findIndex((m) => m.name === b))
+    .map(([name, v]) => metricText(name, v))
+    .join(' · ') || dash;
 
 /** `fleet status` for people: the fleet-wide lines, one row per node, then notes. */
 export const renderStatus = (v: StatusView, where: string, c: Paint): string => {
@@ -65,6 +79,8 @@ export const renderStatus = (v: StatusView, where: string, c: Paint): string => 
     if (n.heartbeat.state === 'ok' && !n.heartbeat.fresh) lines.push(`${c.yellow('!')} ${n.name}: heartbeat written ${n.heartbeat.writtenSecondsAgo ?? '?'} s ago: silent`);
   }
   if (v.strays.length > 0) lines.push(`${c.yellow('!')} heartbeats from nodes not in the configuration: ${v.strays.join(', ')}`);
+  lines.push(`metrics   ${metricLine(v.metrics.fleet)} ${c.dim('(as the watchdog publishes them: README "Metrics")')}`);
+  for (const [node, values] of Object.entries(v.metrics.nodes)) lines.push(`  ${node}  ${metricLine(values)}`);
   return lines.join('\n');
 };
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ClientFactory } from '../../lib/aws/clients';
 import { SecureParameter } from '../../lib/aws/parameters';
 import { parseWith } from '../../lib/core/validate';
-import { createLogger } from '../../lib/log';
+import { createLogger, withLogFields } from '../../lib/log';
 import { createNotifier, type Notifier, type NotifierResult } from '../../lib/control/notifier/notify';
 import { sleep } from '../../lib/sleep';
 
@@ -34,9 +34,10 @@ const build = (env: NodeJS.ProcessEnv = process.env): Notifier => {
 };
 
 /** Lambda entry point, subscribed to the alert topic. */
-export const handler = async (event: unknown, _context?: Context): Promise<NotifierResult> => {
+export const handler = async (event: unknown, context?: Context): Promise<NotifierResult> => {
   notifier ??= build();
-  return notifier(event);
+  const built = notifier;
+  return withLogFields({ requestId: context?.awsRequestId }, () => built(event));
 };
 
 /** Test hook: forget the cached notifier so the next call rereads the environment. */

@@ -1,7 +1,7 @@
 import type { Context } from 'aws-lambda';
 import { ClientFactory } from '../../lib/aws/clients';
 import { loadConfig } from '../../lib/config';
-import { createLogger } from '../../lib/log';
+import { createLogger, withLogFields } from '../../lib/log';
 import { createReplayHandler, type ReplayHandler } from '../../lib/control/replay/handler';
 import type { ReplayResult } from '../../lib/control/replay/run';
 import { buildWatchdogDeps } from '../../lib/control/watchdog/build';
@@ -12,12 +12,13 @@ import { buildWatchdogDeps } from '../../lib/control/watchdog/build';
  */
 let run: ReplayHandler | undefined;
 
-export const handler = async (input: unknown, _context?: Context): Promise<ReplayResult & { text: string[] }> => {
+export const handler = async (input: unknown, context?: Context): Promise<ReplayResult & { text: string[] }> => {
   run ??= createReplayHandler(() => {
     const config = loadConfig();
     return buildWatchdogDeps(config, new ClientFactory({ region: config.region }), createLogger('replay'));
   });
-  return run(input);
+  const built = run;
+  return withLogFields({ requestId: context?.awsRequestId }, () => built(input));
 };
 
 /** Test hook: forget the built dependencies so the next call rereads the environment. */

@@ -53,6 +53,24 @@ describe('Sampler', () => {
     expect((await sampler().take()).proofAgeMs).toBeNull();
   });
 
+  it('counts a self-test only for the worker that ran it while that worker runs: a proof from one that has exited says nothing of the next', async () => {
+    const child = track(process.execPath, ['-e', 'setInterval(() => {}, 1000)']);
+    await new Promise((r) => setTimeout(r, 200));
+    const info = await readProc(child.pid!);
+    await writeJsonAtomic(workerPidPath(dir), { pid: child.pid, startTicks: info!.startTicks });
+    const s = sampler();
+    // Written by the worker before it (stopped by a restart, it finished a self-test on its way out).
+    await writeJsonAtomic(proofPath(dir), { boot: bootId(), at: mono(), ok: true, worker: `${child.pid! + 1}:${info!.startTicks}` });
+    expect((await s.take()).proofAgeMs).toBeNull();
+    // The running worker's own proof counts.
+    await writeJsonAtomic(proofPath(dir), { boot: bootId(), at: mono(), ok: true, worker: `${child.pid}:${info!.startTicks}` });
+    expect((await s.take()).proofAgeMs).not.toBeNull();
+    // Once it has exited, its proof no longer counts either.
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    expect((await s.take()).proofAgeMs).toBeNull();
+  });
+
   it('does not mistake a reused pid for the worker', async () => {
     await writeJsonAtomic(workerPidPath(dir), { pid: process.pid, startTicks: 1 });
     expect(await sampler().take()).toMatchObject({ workerProcesses: 0, worker: null });

@@ -20,9 +20,9 @@ describe('selfTest', () => {
   });
   const config = (stageCommands?: Record<string, string[]>) => ({ ...buildConfig({}, stageCommands === undefined ? {} : { stageCommands }), dataDir: dir });
 
-  it('passes through the built-in stages and writes a passing proof', async () => {
-    const proof = await selfTest(config(), 2_000, memoryLogger().log);
-    expect(proof.ok).toBe(true);
+  it('passes through the built-in stages and writes a passing proof, naming the worker that ran it', async () => {
+    const proof = await selfTest(config(), 2_000, memoryLogger().log, '4242:123456');
+    expect(proof).toMatchObject({ ok: true, worker: '4242:123456' });
     expect(await readJsonFile(proofPath(dir), proofSchema)).toEqual(proof);
   });
 

@@ -2,7 +2,9 @@ import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetCommandInvocationCommand, ListCommandsCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
+import type { Context } from 'aws-lambda';
 import { handler, resetForTests } from '../../functions/watchdog/handler';
+import { logToForTests } from '../../lib/log';
 import type { FleetEvent } from '../../lib/core/events';
 import { frozen, heartbeat, NODES, working } from '../helpers/fixtures';
 import { MemoryS3 } from '../helpers/memory-s3';
@@ -98,6 +100,34 @@ describe('watchdog handler', () => {
     await handler(scheduled);
     expect(ssm).toHaveReceivedCommandWith(GetCommandInvocationCommand, { CommandId: 'cmd-0001', InstanceId: 'mi-00000000000000001' });
     expect(kinds()).toEqual(['STALLED', 'RESTART_SENT', 'RESTART_RESULT']);
+  });
+
+  it('writes the invocation\'s request id on every log line, and the incident\'s id on the lines of its steps', async () => {
+    const lines: Record<string, unknown>[] = [];
+    logToForTests({ write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const level = process.env.LOG_LEVEL;
+    process.env.LOG_LEVEL = 'info';
+    try {
+      resetForTests();
+      stallPrimary();
+      // A line of no incident: node-2's heartbeat is unreadable.
+      s3.set('peer-sync/nodes/node-2/heartbeat.json', 'not json');
+      ssm.on(SendCommandCommand).rejects(Object.assign(new Error('instance not connected'), { name: 'InvalidInstanceId', $metadata: { httpStatusCode: 400 } }));
+      await handler(scheduled, { awsRequestId: 'req-7' } as Context);
+    } finally {
+      logToForTests(null);
+      process.env.LOG_LEVEL = level;
+      resetForTests();
+    }
+    expect(lines.length).toBeGreaterThanOrEqual(3);
+    expect(lines.filter((l) => l.requestId !== 'req-7')).toEqual([]);
+    // The alert of each step names the incident; the rejected heartbeat, of none, does not.
+    const steps = lines.filter((l) => l.event === 'STALLED' || l.event === 'RESTART_FAILED');
+    expect(steps).toHaveLength(2);
+    for (const l of steps) expect(l.incidentId).toBe('node-1-e3-i1');
+    const rejected = lines.find((l) => l.msg === 'heartbeat rejected');
+    expect(rejected).toBeDefined();
+    expect(rejected).not.toHaveProperty('incidentId');
   });
 
   it('alerts RESTART_FAILED when the command cannot be delivered', async () => {

@@ -1,6 +1,9 @@
+import { join } from 'node:path';
 import type { Report } from '../../lib/core/drill/report';
 import { killAll } from '../helpers/children';
-import { actual, DRILL_MS, drill, passed } from '../helpers/drill';
+import { noBrowser } from '../helpers/browser';
+import { actual, DRILL_MS, DRILL_OUT, drill, passed } from '../helpers/drill';
+import { expectDrillPage } from '../helpers/drill-page';
 
 /**
  * Failover drills through `fleet drill` (issue 3). Each asserts its scenario passed, and then
@@ -133,7 +136,8 @@ describe('failover drills', () => {
   it(
     'promotes exactly one node, the highest-priority ready standby, within 45 s of a crash in a 3-node fleet, traffic within 90 s',
     async () => {
-      const { report } = await drill('three-nodes-kill-primary');
+      const page = join(DRILL_OUT, 'three-nodes-kill-primary.html');
+      const { report } = await drill('three-nodes-kill-primary', ['--html', page]);
       passed(report);
       const kill = report.incidents[0];
       expect(kill.failoverAt! - kill.faultAt).toBeLessThanOrEqual(45);
@@ -141,6 +145,16 @@ describe('failover drills', () => {
       expect(kill.trafficAt! - kill.faultAt).toBeLessThanOrEqual(90);
       expect(report.epochs.map((e) => e.primary)).toEqual(['node-1', 'node-2']);
       expect(report.timeline.filter((e) => e.event === 'role' && e.detail.startsWith('primary, epoch 2'))).toHaveLength(1);
+      // What explains it, in the report: node-1's heartbeat age past the silence line after the
+      // kill, the epoch stepping to 2, the backlog sampled throughout.
+      const age = report.metrics.find((m) => m.name === 'HeartbeatAge' && m.node === 'node-1')!;
+      expect(age.points.some(([t, v]) => t > kill.faultAt && v > 30)).toBe(true);
+      expect(report.metrics.find((m) => m.name === 'Epoch')!.points.at(-1)?.[1]).toBe(2);
+      expect(report.series.depths.length).toBeGreaterThan(20);
+      // And in its page, opened in a browser with no script and no network (skipped only off CI without Chromium).
+      const why = noBrowser();
+      if (why === null) await expectDrillPage(page, report, join(DRILL_OUT, 'three-nodes-kill-primary.png'));
+      else console.warn(`the drill's HTML page was not opened in a browser: ${why}`);
     },
     DRILL_MS,
   );

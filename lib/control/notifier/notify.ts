@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { describeError, FleetError } from '../../core/errors';
 import { formatAlert, parseAlertMessage, type AlertMessage } from '../../core/views/slack-message';
 import { parseWith } from '../../core/validate';
-import type { Logger } from '../../log';
+import { withLogFields, type Logger } from '../../log';
 import { DEFAULT_WEBHOOK_OPTIONS, postToWebhook, type WebhookFetch, type WebhookOptions } from '../slack/webhook';
 
 /**
@@ -43,6 +43,23 @@ const excerptOf = (message: string): string => message.slice(0, 40).replace(/[^\
 const labelOf = (m: AlertMessage): Record<string, string> =>
   m.type === 'event' ? { type: m.type, kind: m.event.kind, node: m.event.node, eventId: m.event.id } : { type: m.type, alarm: m.alarm.AlarmName };
 
+/** Posts one alert to Slack; the reason it was not delivered, or null. */
+const deliver = async (deps: NotifierDeps, message: AlertMessage, at: { index: number; messageId: string | undefined }): Promise<string | null> => {
+  const started = deps.now();
+  try {
+    const url = await deps.webhookUrl.get();
+    const attempts = await postToWebhook(url, formatAlert(message), deps, deps.webhook ?? DEFAULT_WEBHOOK_OPTIONS);
+    deps.log.info({ ...at, ...labelOf(message), attempts, ms: deps.now() - started }, 'alert delivered to Slack');
+    return null;
+  } catch (error) {
+    // The URL may have been rotated or revoked (403/404/410): the next attempt rereads SSM.
+    deps.webhookUrl.invalidate();
+    const reason = describeError(error);
+    deps.log.error({ ...at, ...labelOf(message), reason, ms: deps.now() - started }, 'alert not delivered to Slack');
+    return reason;
+  }
+};
+
 /** Builds the notifier from its dependencies. Records are independent: one bad record stops nothing. */
 export const createNotifier =
   (deps: NotifierDeps): Notifier =>
@@ -62,19 +79,11 @@ export const createNotifier =
         deps.log.warn({ index, messageId: sns?.MessageId, reason, excerpt: sns === undefined ? undefined : excerptOf(sns.Message) }, 'alert record rejected');
         continue;
       }
-      const started = deps.now();
-      try {
-        const url = await deps.webhookUrl.get();
-        const attempts = await postToWebhook(url, formatAlert(message), deps, deps.webhook ?? DEFAULT_WEBHOOK_OPTIONS);
-        result.delivered += 1;
-        deps.log.info({ index, messageId: sns.MessageId, ...labelOf(message), attempts, ms: deps.now() - started }, 'alert delivered to Slack');
-      } catch (error) {
-        // The URL may have been rotated or revoked (403/404/410): the next attempt rereads SSM.
-        deps.webhookUrl.invalidate();
-        const reason = describeError(error);
-        failed.push(`record ${index}: ${reason}`);
-        deps.log.error({ index, messageId: sns.MessageId, ...labelOf(message), reason, ms: deps.now() - started }, 'alert not delivered to Slack');
-      }
+      // The delivery's lines (the retries' included) name the incident the alert is a step of.
+      const incidentId = message.type === 'event' ? message.event.incidentId : undefined;
+      const failure = await withLogFields({ incidentId }, () => deliver(deps, message, { index, messageId: sns.MessageId }));
+      if (failure === null) result.delivered += 1;
+      else failed.push(`record ${index}: ${failure}`);
     }
     // Throwing hands the event to Lambda's async retries and then the on-failure destination, so
     // an alert is never lost silently. SNS invokes with one record, so no other alert is repeated.

@@ -11,6 +11,7 @@ import { next } from '../../core/fleet/incident-pending';
 import { withIncident } from '../../core/fleet/watchdog';
 import { emptyWatchdogState, watchdogStateSchema, type Incident, type NodeWatch } from '../../core/fleet/watchdog-state';
 import { sendCommand, verify } from '../watchdog/actions';
+import { withLogFields } from '../../log';
 import type { WatchdogDeps } from '../watchdog/deps';
 import { failover } from '../watchdog/failover';
 import { readHeartbeats, readLeader } from '../watchdog/run';
@@ -131,6 +132,11 @@ const carryOutReplay = async (deps: WatchdogDeps, event: FleetEvent, action: Rep
  */
 export const runReplay = async (deps: WatchdogDeps, request: ReplayRequest): Promise<ReplayResult> => {
   const event = await resolveEvent(deps, request.ref);
+  // Every line from here on, the watchdog's steps carried out for it included, names the incident.
+  return withLogFields({ incidentId: event.incidentId }, () => replayEvent(deps, request, event));
+};
+
+const replayEvent = async (deps: WatchdogDeps, request: ReplayRequest, event: FleetEvent): Promise<ReplayResult> => {
   const plan = await gather(deps, event);
   if (!request.execute) return { mode: 'dry-run', plan, executed: [], acted: false };
   if (plan.action === null) return { mode: 'execute', plan, executed: [], acted: false };

@@ -9,6 +9,7 @@ import { stateDamageEvent, withLeaderRepair } from '../../core/fleet/repair';
 import { withDeadLetters } from '../../core/fleet/dead-letters';
 import { seededState, watchdogStateSchema, type WatchdogState } from '../../core/fleet/watchdog-state';
 import { emit, findRestart, sendCommand, verify } from './actions';
+import { withLogFields } from '../../log';
 import type { WatchdogDeps } from './deps';
 import { failover } from './failover';
 import { route } from './route';
@@ -133,6 +134,9 @@ const look = async (deps: WatchdogDeps, rejected: string[]) => {
   return { ...record, heartbeats, troubledSince: deps.store.counts.troubledReads > troubledBefore ? from : null };
 };
 
+/** The incident an action is a step of, if any. */
+const incidentOf = (action: WatchdogAction): string | undefined => ('incidentId' in action ? action.incidentId : action.kind === 'publish' ? action.event.incidentId : undefined);
+
 /**
  * One watchdog invocation: gather heartbeats and the leader record, let the core decide,
  * store the verdict by CAS (a concurrent invocation that loses re-reads and finds the samples
@@ -211,14 +215,17 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
   const done: string[] = [];
   const carried: WatchdogAction[] = [];
   for (const action of actions) {
-    try {
-      await carryOutAction(deps, action);
-      carried.push(action);
-      done.push(describeAction(action));
-    } catch (error) {
-      deps.log.error({ err: describeError(error), action: action.kind }, 'watchdog action failed; the next invocation retries what is still due');
-      if (!(error instanceof FleetError)) throw error;
-    }
+    // Every line written for an incident's step, its failure included, names the incident.
+    await withLogFields({ incidentId: incidentOf(action) }, async () => {
+      try {
+        await carryOutAction(deps, action);
+        carried.push(action);
+        done.push(describeAction(action));
+      } catch (error) {
+        deps.log.error({ err: describeError(error), action: action.kind }, 'watchdog action failed; the next invocation retries what is still due');
+        if (!(error instanceof FleetError)) throw error;
+      }
+    });
   }
   const states = judgedStates as { before: WatchdogState; after: WatchdogState } | null;
   if (deps.config.metrics !== 'off' && states !== null && seen !== undefined) {

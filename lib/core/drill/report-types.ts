@@ -131,4 +131,6 @@ export interface Report {
   input: { holds: number; resumes: number; maxBacklog: number; maxIntake: number };
   /** The watchdog's metrics at the fleet's `metrics` setting, as CloudWatch would have received them. */
   metrics: MetricSeries[];
+  /** Over scenario time: the task queue's and the intake queue's depths `[t, backlog, intake]` (every sample interval), and the tasks completed so far `[t, n]` (at each first completion). */
+  series: { depths: [number, number, number][]; completed: [number, number][] };
 }

@@ -243,5 +243,18 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
     heartbeatGaps: o.heartbeatGaps,
     metrics: o.metrics,
     input,
+    series: seriesOf(o),
   };
+};
+
+/** The queues' depths as sampled, and the tasks completed so far at each first completion (a task's duplicates do not count). */
+const seriesOf = (o: Observations): Report['series'] => {
+  const seen = new Set<string>();
+  const completed: [number, number][] = [];
+  for (const w of [...o.writes].filter((x) => x.kind === 'done').sort((a, b) => a.t - b.t)) {
+    if (seen.has(w.taskId)) continue;
+    seen.add(w.taskId);
+    completed.push([round(w.t) ?? 0, seen.size]);
+  }
+  return { depths: o.depths.map((d) => [round(d.t) ?? 0, d.backlog, d.intake]), completed };
 };

@@ -5,7 +5,9 @@ import { valueOf } from './observed';
 import { isFresh } from './readiness';
 import type { Heartbeat, Leader } from '../schemas';
 import type { Incident, StageName } from '../fleet/incident';
-import type { NodeWatch, WatchdogState } from '../fleet/watchdog-state';
+import { emptyWatchdogState, type NodeWatch, type WatchdogState } from '../fleet/watchdog-state';
+import type { MetricValues } from '../metrics/emf';
+import { watchdogMetricValues } from '../metrics/watchdog-metrics';
 
 /** The task queue as read: depth, or why it could not be read. */
 export type QueueObservation = { state: 'not-configured' } | { state: 'ok'; visible: number; inFlight: number } | { state: 'error'; error: string };
@@ -106,6 +108,12 @@ export interface StatusView {
   lastIncident: LastIncident;
   nodes: NodeStatus[];
   strays: string[];
+  /**
+   * The catalogue's metrics as the watchdog would publish them now, at `detailed`, by the same
+   * function (lib/core/metrics/watchdog-metrics.ts) from the same objects: what the dashboard shows.
+   * The counts (incidents opened, restarts, failovers) are a run's own and are left out.
+   */
+  metrics: MetricValues;
 }
 
 const tenths = (ms: number): number => Math.round(ms / 100) / 10;
@@ -212,5 +220,18 @@ export const buildStatus = (input: StatusInput): StatusView => {
     lastIncident: lastIncident(input.lastEvent),
     nodes: input.nodes.map((spec) => nodeStatus(spec, input, leader, watchdog)),
     strays: [...input.strays],
+    metrics: metricsNow(input, leader, watchdog),
   };
+};
+
+const COUNTS = new Set(['IncidentsOpened', 'Restarts', 'Failovers']);
+
+const metricsNow = (input: StatusInput, leader: Leader | null, watchdog: WatchdogState | null): MetricValues => {
+  const state = watchdog ?? emptyWatchdogState();
+  const heartbeats = new Map(input.nodes.flatMap((spec) => {
+    const hb = valueOf(input.heartbeats.get(spec.name)?.heartbeat);
+    return hb === null ? [] : [[spec.name, hb] as const];
+  }));
+  const values = watchdogMetricValues({ before: state, after: state, leader, heartbeats, now: input.now, nodes: input.nodes, sampleMs: input.sampleIntervalSeconds * 1000, done: [], gauges: true });
+  return { fleet: Object.fromEntries(Object.entries(values.fleet).filter(([name]) => !COUNTS.has(name))), nodes: values.nodes };
 };

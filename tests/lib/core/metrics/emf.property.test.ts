@@ -22,7 +22,9 @@ const emfSchema = z.looseObject({ _aws: z.strictObject({ Timestamp: z.number().i
 
 const name = fc.constantFrom('node-1', 'node-2', 'node-3', 'edge-a');
 const metricNames = CATALOGUE.map((m) => m.name).concat(['TaskId', 'Unknown']);
-const valuesArb = fc.dictionary(fc.constantFrom(...metricNames), fc.oneof(fc.double({ noNaN: true, min: -1e9, max: 1e9 }), fc.integer({ min: 0, max: 1e6 })), { maxKeys: 14 });
+// JSON has no -0 (JSON.stringify(-0) is "0", and CloudWatch reads a number): a -0 would read back as 0,
+// which is the same value, not a defect; a full run of the suite drew one (seed 1949839479).
+const valuesArb = fc.dictionary(fc.constantFrom(...metricNames), fc.oneof(fc.double({ noNaN: true, min: -1e9, max: 1e9 }).map((v) => (Object.is(v, -0) ? 0 : v)), fc.integer({ min: 0, max: 1e6 })), { maxKeys: 14 });
 
 describe('Embedded Metric Format documents', () => {
   it('follow the specification, carry only the catalogue\'s metrics of the level in their own scope, and read back as written', () => {

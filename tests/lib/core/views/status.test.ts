@@ -45,6 +45,22 @@ const input = (over: Partial<StatusInput> = {}): StatusInput => ({
 });
 
 describe('buildStatus', () => {
+  it('shows the metrics the watchdog publishes, by its clock and the same rules: what the dashboard shows', () => {
+    const state = watchdog({ 'node-1': stall });
+    state.nodes['node-1'] = { ...state.nodes['node-1'], seen: { boot: 'b', seq: 1, at: NOW - 12_000 } };
+    state.nodes['node-2'] = { ...state.nodes['node-2'], counter: emptyCounter(), seen: { boot: 'b', seq: 1, at: NOW - 4_000 } };
+    const view = buildStatus(input({ watchdog: ok(state) }));
+    // The epoch, the one ready standby, input not held; no counts (they are a run's own).
+    expect(view.metrics.fleet).toEqual({ Epoch: 4, ReadyStandbys: 1, InputHeld: 0 });
+    expect(view.metrics.nodes['node-1']).toMatchObject({ HeartbeatAge: 12, FailingSamples: 3, Primary: 1 });
+    expect(view.metrics.nodes['node-2']).toMatchObject({ HeartbeatAge: 4, FailingSamples: 0, Primary: 0 });
+    // With no watchdog state yet, nothing it would not know: no heartbeat age, no counters.
+    const fresh = buildStatus(input({ watchdog: { state: 'missing' } }));
+    expect(fresh.metrics.nodes['node-1']).not.toHaveProperty('HeartbeatAge');
+    expect(fresh.metrics.nodes['node-1']).not.toHaveProperty('FailingSamples');
+  });
+
+
   it('shows per node the reported role, heartbeat age, latest metrics, stall counters and open incident', () => {
     const view = buildStatus(input());
     expect(view.nodes[0]).toEqual({
