@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 /**
  * The packaged CloudFormation, as `sls package` writes it offline, and the readers the deploy
@@ -22,8 +22,63 @@ export interface Resource {
 }
 export type Template = { Resources: Record<string, Resource>; Conditions?: Record<string, unknown>; Outputs?: Record<string, { Value: unknown; Description?: string }> };
 
+/**
+ * One packaging at a time across test processes: serverless-esbuild works in the service's own
+ * `.esbuild` and copies its zips through `.serverless`, both fixed, so two packagings side by
+ * side (template.test and node-role.test on two workers) broke each other (ENOENT
+ * .esbuild/.serverless, 15 failed tests in a run of tests/deploy). A lock folder naming its
+ * holder's pid; one left by a process that is gone is taken over.
+ */
+const exclusively = <T>(fn: () => T): T => {
+  const lock = join(ROOT, '.tmp', 'sls-package.lock');
+  const owner = join(lock, 'pid');
+  const deadline = Date.now() + 240_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      writeFileSync(owner, String(process.pid));
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (!holderAlive(owner)) rmSync(lock, { recursive: true, force: true });
+      else if (Date.now() > deadline) throw new Error(`another packaging has held ${lock} for 4 minutes`);
+      else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 250);
+    }
+  }
+  try {
+    return fn();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+};
+
+/** Whether the process named in the lock still runs (a lock made in the last 10 s, with no pid yet, counts as held). */
+const holderAlive = (owner: string): boolean => {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(owner, 'utf8'));
+  } catch {
+    try {
+      return Date.now() - statSync(dirname(owner)).mtimeMs < 10_000;
+    } catch {
+      return false;
+    }
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+};
+
 /** Runs `sls package --stage ci` into `.tmp/<dir>` with `params`, and reads the template. */
 export const packageTemplate = (dir: string, params: Record<string, string>): { template: Template; out: string } => {
+  mkdirSync(join(ROOT, '.tmp'), { recursive: true });
+  return exclusively(() => packageNow(dir, params));
+};
+
+const packageNow = (dir: string, params: Record<string, string>): { template: Template; out: string } => {
   const out = join(ROOT, '.tmp', dir);
   rmSync(out, { recursive: true, force: true });
   mkdirSync(join(ROOT, '.tmp'), { recursive: true });
