@@ -9,6 +9,21 @@ import { buildConfig } from '../../lib/core/config';
 import { memoryLogger } from '../helpers/memory-logger';
 import { MemoryS3 } from '../helpers/memory-s3';
 
+/** A 2-node agent on real timers, its periods in tens of milliseconds. */
+const fastConfig = (nodeName: string, leaseRenewSeconds: number) => ({
+  ...buildConfig({}, {
+    nodes: [{ name: 'node-1', instanceId: 'mi-00000000000000001' }, { name: 'node-2', instanceId: 'mi-00000000000000002' }],
+    sampleIntervalSeconds: 0.05,
+    syncIntervalSeconds: 0.1,
+    completionWindowSeconds: 1,
+    leaseRenewSeconds,
+    leaseExpirySeconds: 0.3,
+    healthPort: 0,
+  }),
+  nodeName,
+  dataDir: mkdtempSync(join(tmpdir(), 'qf-agent-')),
+});
+
 describe('Agent', () => {
   let s3: MemoryS3;
   beforeEach(() => {
@@ -17,19 +32,7 @@ describe('Agent', () => {
   afterAll(() => s3.restore());
 
   it('renews its lease on its own loop while a peer-sync round hangs, so a slow manifest never demotes the primary', async () => {
-    const config = {
-      ...buildConfig({}, {
-        nodes: [{ name: 'node-1', instanceId: 'mi-00000000000000001' }, { name: 'node-2', instanceId: 'mi-00000000000000002' }],
-        sampleIntervalSeconds: 0.05,
-        syncIntervalSeconds: 0.1,
-        completionWindowSeconds: 1,
-        leaseRenewSeconds: 0.1,
-        leaseExpirySeconds: 0.3,
-        healthPort: 0,
-      }),
-      nodeName: 'node-1',
-      dataDir: mkdtempSync(join(tmpdir(), 'qf-agent-')),
-    };
+    const config = fastConfig('node-1', 0.1);
     s3.set('peer-sync/leader.json', { version: 1, primary: 'node-1', epoch: 1, renewals: 0, reason: 't', changedBy: 't', previous: null, handover: 'immediate' });
     // Every manifest read hangs: each peer-sync round blocks on its first request.
     const release = s3.stallReads((k) => k.startsWith('peer-sync/manifest'));
@@ -45,19 +48,7 @@ describe('Agent', () => {
   });
 
   it('pokes the watchdog once when it finds leader.json damaged, instead of waiting for its schedule', async () => {
-    const config = {
-      ...buildConfig({}, {
-        nodes: [{ name: 'node-1', instanceId: 'mi-00000000000000001' }, { name: 'node-2', instanceId: 'mi-00000000000000002' }],
-        sampleIntervalSeconds: 0.05,
-        syncIntervalSeconds: 0.1,
-        completionWindowSeconds: 1,
-        leaseRenewSeconds: 0.05,
-        leaseExpirySeconds: 0.3,
-        healthPort: 0,
-      }),
-      nodeName: 'node-2',
-      dataDir: mkdtempSync(join(tmpdir(), 'qf-agent-')),
-    };
+    const config = fastConfig('node-2', 0.05);
     s3.set('peer-sync/leader.json', '{"version":1,"primary":"node-1"\u0000 damaged');
     const invoke = jest.fn<Promise<void>, [TriggerReason]>(() => Promise.resolve());
     const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
