@@ -56,16 +56,27 @@ export class Custody {
   }
 
   /**
-   * Its tasks go on now, not after their visibility timeout. Within the same boot, under a role
-   * that may consume, the worker carries on with each under its receipt: extended first, so only
-   * a receipt SQS still honours is kept (`begin` runs it). Otherwise each goes back to the
-   * queue at once, for whoever is primary. Resolves once `held.json` says what it decided.
+   * Its tasks go on now, not after their visibility timeout, when this node is primary in the
+   * epoch they were held under: no other node can have taken them up, since a new primary is a
+   * new epoch. Within the same boot the worker carries on with each under its receipt (extended
+   * first, so only a receipt SQS still honours is kept; `begin` runs it); across a reboot each
+   * goes back to the queue at once. Otherwise they are left alone and stay in `held.json`: a
+   * node fenced since may have had its receipts taken up by the new primary (`takeOverFenced`,
+   * from this node's heartbeat, which keeps naming them until their visibility runs out), and a
+   * second hand on a receipt would hand a running task back to the queue, or fail the new
+   * primary's take-up and send the task to the queue's end (a soak drill in CI: a rejoining
+   * standby handed back two tasks and they waited behind eight others, 330.2 s after the stall).
+   * Resolves once `held.json` says what it decided.
    */
   async takeUp(left: Leftovers, role: RoleFile | null, begin: (message: QueueMessage, epoch: number, sentAt: number) => void): Promise<void> {
     const { queue, log, config } = this.deps;
     await Promise.allSettled(
-      left.messages.map(async ({ taskId, message }) => {
-        if (role === null || !left.sameBoot) {
+      left.messages.map(async ({ taskId, message, epoch }) => {
+        if (role === null || epoch !== role.epoch) {
+          log.info({ taskId, heldUnder: epoch, epoch: role?.epoch ?? null }, 'left a message the previous worker held to the primary that took over, or to its visibility timeout');
+          return;
+        }
+        if (!left.sameBoot) {
           await queue.setVisibility(message.receiptHandle, 0).finally(() => this.held.release(taskId));
           log.info({ taskId }, 'handed back a message the previous worker held');
           return;
@@ -131,11 +142,11 @@ export class Custody {
    * or a new primary) when it stops under a valid lease, else handed back. Never left invisible
    * with nobody knowing their receipts.
    */
-  async stoppedWith(messages: readonly QueueMessage[], sentAt: number, handOn: boolean): Promise<void> {
+  async stoppedWith(messages: readonly QueueMessage[], sentAt: number, epoch: number, handOn: boolean): Promise<void> {
     await Promise.allSettled(
       messages.map(async (m) => {
         const taskId = handOn ? taskOf(m) : null;
-        if (taskId !== null) this.held.hold(taskId, m, sentAt);
+        if (taskId !== null) this.held.hold(taskId, m, sentAt, epoch);
         else await this.deps.queue.setVisibility(m.receiptHandle, 0);
       }),
     );

@@ -29,6 +29,8 @@ const heldSchema = z.object({
       /** Until when the message stays invisible: CLOCK_MONOTONIC ms (same boot) and this machine's wall clock (after a reboot). */
       invisibleUntilMono: z.number(),
       invisibleUntilWall: z.number(),
+      /** The epoch it was received or carried on under; absent in files of earlier releases (then unknown). */
+      epoch: z.number().int().min(0).optional(),
     }),
   ),
 });
@@ -39,20 +41,24 @@ type HeldMessage = HeldFile['messages'][string];
 export interface Leftovers {
   /** Same machine boot: the monotonic deadlines hold, and the next worker may carry on with them. */
   sameBoot: boolean;
-  messages: { taskId: string; message: QueueMessage }[];
+  messages: { taskId: string; message: QueueMessage; epoch: number | null }[];
 }
 
 export const heldPath = (dataDir: string): string => `${dataDir}/held.json`;
 
 /**
  * The messages the worker holds now, with their receipts, for the heartbeat (a new primary carries
- * on with them, or hands them back, once this node is fenced). Only this boot's file: after a reboot the next worker hands its
- * leftovers back itself. Empty when there is no readable file.
+ * on with them, or hands them back, once this node is fenced). Only this boot's file, and only
+ * those SQS still keeps invisible by this boot's monotonic clock: a receipt whose visibility ran
+ * out may belong to a later receive. Empty when there is no readable file.
  */
 export const heldReceipts = async (dataDir: string): Promise<NonNullable<Heartbeat['held']>> => {
   const file = await readJsonFile(heldPath(dataDir), heldSchema).catch(() => null);
   if (file === null || file.boot !== bootId()) return [];
-  return Object.entries(file.messages).map(([taskId, m]) => ({ taskId, receipt: m.receipt, id: m.id, receiveCount: m.receiveCount, ...(m.body.length <= HELD_BODY_MAX ? { body: m.body } : {}) }));
+  const now = { mono: mono(), wall: wall() };
+  return Object.entries(file.messages)
+    .filter(([, m]) => stillInvisible(m, true, now, 0))
+    .map(([taskId, m]) => ({ taskId, receipt: m.receipt, id: m.id, receiveCount: m.receiveCount, ...(m.body.length <= HELD_BODY_MAX ? { body: m.body } : {}) }));
 };
 
 /**
@@ -80,10 +86,10 @@ export class HeldMessages {
    * The message of `taskId` is invisible from `sentAt` (monotonic ms when the receive or the
    * extension that made it so was sent) for the visibility timeout.
    */
-  hold(taskId: string, message: QueueMessage, sentAt: number): void {
+  hold(taskId: string, message: QueueMessage, sentAt: number, epoch: number): void {
     const left = this.visibilityMs - (mono() - sentAt);
     const { receiptHandle: receipt, id, body, receiveCount } = message;
-    this.messages.set(taskId, { receipt, id, body, receiveCount, invisibleUntilMono: sentAt + this.visibilityMs, invisibleUntilWall: wall() + left });
+    this.messages.set(taskId, { receipt, id, body, receiveCount, invisibleUntilMono: sentAt + this.visibilityMs, invisibleUntilWall: wall() + left, epoch });
     this.save();
   }
 
@@ -126,11 +132,13 @@ export class HeldMessages {
     }
     const sameBoot = file?.boot === bootId();
     const now = { mono: mono(), wall: wall() };
-    const kept = Object.entries(file?.messages ?? {}).filter(([, m]) => stillInvisible(m, sameBoot, now, marginMs));
-    // Across a reboot the monotonic deadlines mean nothing: kept only until handed back.
+    // Across a reboot the monotonic deadlines mean nothing: taken again from the wall clock's.
+    const kept = Object.entries(file?.messages ?? {})
+      .filter(([, m]) => stillInvisible(m, sameBoot, now, marginMs))
+      .map(([taskId, m]) => [taskId, sameBoot ? m : { ...m, invisibleUntilMono: now.mono + (m.invisibleUntilWall - now.wall) }] as const);
     for (const [taskId, m] of kept) this.messages.set(taskId, m);
     this.save();
     await this.flushed();
-    return { sameBoot, messages: kept.map(([taskId, m]) => ({ taskId, message: { id: m.id, receiptHandle: m.receipt, body: m.body, receiveCount: m.receiveCount } })) };
+    return { sameBoot, messages: kept.map(([taskId, m]) => ({ taskId, message: { id: m.id, receiptHandle: m.receipt, body: m.body, receiveCount: m.receiveCount }, epoch: m.epoch ?? null })) };
   }
 }

@@ -50,7 +50,7 @@ export const taskEvents = (run: Running, epoch: number, c: TaskEventsContext): T
       // Only the receipt still in use counts: an extension of one SQS replaced changes nothing.
       if (!c.current()) return;
       run.receivedAt = Math.max(run.receivedAt, sentAt);
-      c.held.hold(taskId, run.message, run.receivedAt);
+      c.held.hold(taskId, run.message, run.receivedAt, epoch);
     },
     done: (winner, first) => {
       c.book.record(taskId, { status: 'done', stages: STAGES.length, done: { node: winner.node, epoch: winner.epoch, at: winner.finishedAt } });

@@ -105,7 +105,7 @@ export class Worker {
     }
     // What a worker that died held goes on now, not after its visibility timeout.
     const left = await this.custody.leftovers();
-    const role = left.sameBoot && left.messages.length > 0 ? await this.lease.allowed() : null;
+    const role = left.messages.length > 0 ? await this.lease.allowed() : null;
     await this.custody.takeUp(left, role, (message, epoch, sentAt) => this.begin(message, epoch, sentAt));
     await passHostGate('taken-up');
     await this.flush();
@@ -195,7 +195,7 @@ export class Worker {
           continue;
         }
         if (this.stopping.signal.aborted) {
-          await this.custody.stoppedWith(messages, askedAt, this.handOn);
+          await this.custody.stoppedWith(messages, askedAt, role.epoch, this.handOn);
           break;
         }
         // The lease may have lapsed during the long poll: nothing received then is kept.
@@ -232,12 +232,12 @@ export class Worker {
       // the running task adopts the new receipt, the only one SQS still honours.
       already.message.receiptHandle = message.receiptHandle;
       already.receivedAt = receivedAt;
-      this.custody.held.hold(already.task.taskId, already.message, receivedAt);
+      this.custody.held.hold(already.task.taskId, already.message, receivedAt, epoch);
       return;
     }
     const run: Running = { task: { taskId, progress: 0, stage: STAGES[0] }, message, abort: new AbortController(), receivedAt, lastProgress: mono() };
     this.running.set(taskId, run);
-    this.custody.held.hold(taskId, message, receivedAt);
+    this.custody.held.hold(taskId, message, receivedAt, epoch);
     this.book.record(taskId, { status: 'running', epoch });
     // Completed or given back: its message is no longer held. A task stopped by the close of a
     // worker that hands on its messages is not: it stays held for whoever carries on with it.

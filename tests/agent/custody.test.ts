@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { Custody } from '../../agent/worker/custody';
-import { heldPath, HeldMessages } from '../../agent/worker/held';
+import { heldPath, heldReceipts, HeldMessages } from '../../agent/worker/held';
 import { bootId } from '../../agent/runtime/boot';
 import { mono } from '../../agent/runtime/clock';
 import type { AlertTopic } from '../../lib/aws/alerts';
@@ -138,34 +138,80 @@ describe('Custody › fail (receive accounting)', () => {
 });
 
 describe('Custody › takeUp', () => {
+  const primaryOf = (epoch: number) => ({ role: 'primary' as const, epoch, validUntil: mono() + 60_000, boot: bootId() });
+
   it('has held.json say what it decided by the time it returns: extended deadlines, and nothing of what it handed back', async () => {
     const { custody, log, config } = custodyWith();
     const { dataDir, visibilityTimeoutSeconds } = config;
-    // The previous worker held two messages, received 100 s ago.
+    // The previous worker held two messages under epoch 3, received 100 s ago.
     const before = new HeldMessages(dataDir, visibilityTimeoutSeconds * 1000, memoryLogger().log);
     const receivedAt = mono() - 100_000;
-    before.hold('t1', message({ taskId: 't1', workSeconds: 1 }, 1), receivedAt);
-    before.hold('t2', message({ taskId: 't2', workSeconds: 1 }, 2), receivedAt);
+    before.hold('t1', message({ taskId: 't1', workSeconds: 1 }, 1), receivedAt, 3);
+    before.hold('t2', message({ taskId: 't2', workSeconds: 1 }, 2), receivedAt, 3);
     await before.flushed();
     const left = await custody.leftovers();
-    const role = { role: 'primary' as const, epoch: 3, validUntil: mono() + 60_000, boot: bootId() };
     const takenAt = mono();
     // Carried on with (held again from the extension, as the worker's begin does).
-    await custody.takeUp(left, role, (m, _epoch, sentAt) => custody.held.hold(m.body.includes('t1') ? 't1' : 't2', m, sentAt));
+    await custody.takeUp(left, primaryOf(3), (m, epoch, sentAt) => custody.held.hold(m.body.includes('t1') ? 't1' : 't2', m, sentAt, epoch));
     // Read at once, as a successor would if this worker were frozen or killed now.
     const file = JSON.parse(readFileSync(heldPath(dataDir), 'utf8')) as { messages: Record<string, { invisibleUntilMono: number }> };
     expect(Object.keys(file.messages).sort()).toEqual(['t1', 't2']);
     for (const m of Object.values(file.messages)) expect(m.invisibleUntilMono).toBeGreaterThanOrEqual(takenAt + visibilityTimeoutSeconds * 1000);
     // (The fake records every visibility change: these are the two extensions.)
     expect(log.handedBack).toEqual(['r-1', 'r-2']);
+  });
 
-    // Under no role: both handed back, and gone from the file.
-    const next = custodyWith();
-    const dir2 = next.config.dataDir;
-    const prev = new HeldMessages(dir2, visibilityTimeoutSeconds * 1000, memoryLogger().log);
-    prev.hold('t1', message({ taskId: 't1', workSeconds: 1 }, 1), mono());
-    await prev.flushed();
-    await next.custody.takeUp(await next.custody.leftovers(), null, () => undefined);
-    expect(JSON.parse(readFileSync(heldPath(dir2), 'utf8'))).toMatchObject({ messages: {} });
+  it('touches a receipt only as primary of the epoch it was held under (extended, or handed back after a reboot); else leaves it in held.json (property)', async () => {
+    const epochOrNull = fc.option(fc.integer({ min: 1, max: 3 }), { nil: null });
+    await fc.assert(
+      fc.asyncProperty(epochOrNull, epochOrNull, fc.boolean(), async (heldUnder, roleEpoch, sameBoot) => {
+        const { custody, log } = custodyWith();
+        const begun: number[] = [];
+        const left = { sameBoot, messages: [{ taskId: 't1', message: message({ taskId: 't1', workSeconds: 1 }), epoch: heldUnder }] };
+        await custody.takeUp(left, roleEpoch === null ? null : primaryOf(roleEpoch), (_m, epoch) => void begun.push(epoch));
+        const mine = roleEpoch !== null && heldUnder === roleEpoch;
+        expect(log.handedBack).toEqual(mine ? ['r-1'] : []);
+        expect(begun).toEqual(mine && sameBoot ? [roleEpoch] : []);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('a fenced node leaves its receipts to the primary that took them up: the task is never handed back under the new primary', async () => {
+    // One message as SQS keeps it: in flight under the receipt of its last receive, or visible.
+    const sqs = { visible: false, receipt: 'r-1', changes: [] as string[] };
+    const queueOf = (node: string) => ({
+      send: () => Promise.resolve('m-new'),
+      delete: () => Promise.resolve(),
+      setVisibility: (receipt: string, seconds: number) => {
+        if (sqs.visible || receipt !== sqs.receipt) return Promise.reject(new Error('MessageNotInflight'));
+        sqs.changes.push(`${node}:${seconds}`);
+        sqs.visible = seconds === 0;
+        return Promise.resolve();
+      },
+    });
+    const base = buildConfig({});
+    const nodes = [{ name: 'node-1' }, { name: 'node-3' }] as unknown as typeof base.nodes;
+    const custodyOf = (node: string, dataDir: string, read: (key: string) => Promise<unknown> = () => Promise.resolve(null)) =>
+      new Custody({ config: { ...base, nodes, nodeName: node, dataDir }, queue: queueOf(node), store: { read } as never, log: memoryLogger().log, now: Date.now, alerts: null });
+    const dir1 = mkdtempSync(join(tmpdir(), 'qf-custody-'));
+    // node-1, primary of epoch 3, held the message; its worker was stopped for the failover and left it held.
+    const node1 = custodyOf('node-1', dir1);
+    node1.held.hold('t1', message({ taskId: 't1', workSeconds: 1 }), mono(), 3);
+    await node1.held.flushed();
+    // node-3, primary of epoch 4, takes it up from node-1's heartbeat.
+    const heartbeat = { node: 'node-1', held: await heldReceipts(dir1) };
+    const node3 = custodyOf('node-3', mkdtempSync(join(tmpdir(), 'qf-custody-')), (key) => Promise.resolve(key.includes('node-1') ? { value: heartbeat } : null));
+    const carried: string[] = [];
+    await expect(node3.takeOverFenced(4, new Set(), 2, (m) => void carried.push(m.receiptHandle))).resolves.toBe(1);
+    // node-1 rejoins: its next worker starts as a standby; a later one as primary of a later epoch.
+    const rejoined = custodyOf('node-1', dir1);
+    await rejoined.takeUp(await rejoined.leftovers(), null, () => undefined);
+    const promoted = custodyOf('node-1', dir1);
+    await promoted.takeUp(await promoted.leftovers(), primaryOf(5), () => undefined);
+    expect(carried).toEqual(['r-1']);
+    expect(sqs).toMatchObject({ visible: false, changes: ['node-3:300'] });
+    // node-1's heartbeat still names it, for as long as SQS keeps it invisible.
+    expect((await heldReceipts(dir1)).map((h) => h.taskId)).toEqual(['t1']);
   });
 });

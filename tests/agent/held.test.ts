@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { HeldMessages, heldPath, stillInvisible } from '../../agent/worker/held';
+import { HeldMessages, heldPath, heldReceipts, stillInvisible } from '../../agent/worker/held';
 import { bootId } from '../../agent/runtime/boot';
 import { mono, wall } from '../../agent/runtime/clock';
 import { memoryLogger } from '../helpers/memory-logger';
@@ -23,21 +23,21 @@ describe('HeldMessages', () => {
 
   it('gives the next worker what a worker that died still held, each message whole, and keeps each on disk until it is decided', async () => {
     const before = new HeldMessages(dir, VISIBILITY_MS, memoryLogger().log);
-    before.hold('t-1', msg('rh-1'), mono());
-    before.hold('t-2', msg('rh-2'), mono());
-    before.hold('t-3', msg('rh-3'), mono());
+    before.hold('t-1', msg('rh-1'), mono(), 2);
+    before.hold('t-2', msg('rh-2'), mono(), 2);
+    before.hold('t-3', msg('rh-3'), mono(), 2);
     before.release('t-2');
     await before.flushed();
     // The process dies here: nothing handed back. The next worker starts.
     const next = new HeldMessages(dir, VISIBILITY_MS, memoryLogger().log);
     const left = await next.leftovers(MARGIN_MS);
     expect(left.sameBoot).toBe(true);
-    expect(left.messages).toEqual(expect.arrayContaining([{ taskId: 't-1', message: msg('rh-1') }, { taskId: 't-3', message: msg('rh-3') }]));
+    expect(left.messages).toEqual(expect.arrayContaining([{ taskId: 't-1', message: msg('rh-1'), epoch: 2 }, { taskId: 't-3', message: msg('rh-3'), epoch: 2 }]));
     expect(left.messages).toHaveLength(2);
     // Should this worker die (or freeze) before deciding, the next one, and the heartbeat, still find both.
     expect((await receiptsLeft(dir)).sort()).toEqual(['rh-1', 'rh-3']);
     // Carried on under a new deadline, and handed back: each leaves the file as it is decided.
-    next.hold('t-1', msg('rh-1'), mono());
+    next.hold('t-1', msg('rh-1'), mono(), 2);
     next.release('t-3');
     await next.flushed();
     expect(await receiptsLeft(dir)).toEqual(['rh-1']);
@@ -46,8 +46,8 @@ describe('HeldMessages', () => {
   it('never gives out a message whose visibility may have run out: SQS may have handed it to another consumer', async () => {
     const before = new HeldMessages(dir, VISIBILITY_MS, memoryLogger().log);
     // Received 280 s ago: 20 s of visibility left, less than the margin.
-    before.hold('t-old', msg('rh-old'), mono() - 280_000);
-    before.hold('t-new', msg('rh-new'), mono() - 10_000);
+    before.hold('t-old', msg('rh-old'), mono() - 280_000, 2);
+    before.hold('t-new', msg('rh-new'), mono() - 10_000, 2);
     await before.flushed();
     expect(await receiptsLeft(dir)).toEqual(['rh-new']);
   });
@@ -66,6 +66,21 @@ describe('HeldMessages', () => {
     const left = await new HeldMessages(dir, VISIBILITY_MS, memoryLogger().log).leftovers(MARGIN_MS);
     expect(left.sameBoot).toBe(false);
     expect(left.messages.map((m) => m.message.receiptHandle)).toEqual(['rh-b']);
+    // Kept under this boot, its monotonic deadline taken from the wall clock's: the heartbeat
+    // names it (for a new primary) until then, not for ever.
+    const kept = JSON.parse(readFileSync(heldPath(dir), 'utf8')) as { boot: string; messages: Record<string, { invisibleUntilMono: number }> };
+    expect(kept.boot).toBe(bootId());
+    expect(kept.messages.b.invisibleUntilMono - mono()).toBeGreaterThan(110_000);
+    expect(kept.messages.b.invisibleUntilMono - mono()).toBeLessThanOrEqual(120_000);
+    expect((await heldReceipts(dir)).map((h) => h.receipt)).toEqual(['rh-b']);
+  });
+
+  it('names in the heartbeat only the messages SQS still keeps invisible: a receipt whose visibility ran out may belong to a later receive', async () => {
+    const h = new HeldMessages(dir, VISIBILITY_MS, memoryLogger().log);
+    h.hold('t-lapsed', msg('rh-lapsed'), mono() - VISIBILITY_MS - 1, 2);
+    h.hold('t-live', msg('rh-live'), mono() - 1_000, 2);
+    await h.flushed();
+    expect((await heldReceipts(dir)).map((x) => x.receipt)).toEqual(['rh-live']);
   });
 
   it('a damaged file gives nothing and stops nothing: its messages wait out their visibility', async () => {

@@ -133,7 +133,7 @@ describe('Worker', () => {
         const nextQueue = { ...scriptedQueue([]).queue, setVisibility: (handle: string, seconds: number) => (after.push({ handle, seconds }), Promise.resolve()) } as unknown as TaskQueue;
         next = new Worker({ config, store, queue: nextQueue, log: memoryLogger().log, now: Date.now, alerts: null });
         await next.start();
-        return after;
+        return { after, stillHeld: holds(dataDir, 'h1') };
       } finally {
         await next?.close();
         await first.close();
@@ -141,15 +141,15 @@ describe('Worker', () => {
     };
 
     it('carries on with it under its receipt while the node may consume: the task goes on now, not after its visibility timeout', async () => {
-      const after = await restartWith('primary');
+      const { after } = await restartWith('primary');
       // Extended first (the receipt is still honoured), and only handed back by the close that ends the test.
       expect(after[0]).toEqual({ handle: 'h1', seconds: 300 });
       expect(after.slice(1).every((v) => v.seconds === 0)).toBe(true);
       expect(after.map((v) => v.handle)).not.toContain('older');
     });
 
-    it('hands it back at once when the node may not consume, for whoever is primary', async () => {
-      expect(await restartWith('standby')).toEqual([{ handle: 'h1', seconds: 0 }]);
+    it('leaves it alone when the node may not consume: the new primary takes it up from the heartbeat, which still names it', async () => {
+      expect(await restartWith('standby')).toEqual({ after: [], stillHeld: true });
     });
   });
 
