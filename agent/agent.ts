@@ -15,6 +15,7 @@ import type { StateStore } from '../lib/aws/state-store';
 import type { Logger } from '../lib/log';
 import { Loop } from './runtime/loop';
 import { LeaseKeeper } from './lease-keeper';
+import { NodeFigures } from './node-figures';
 import { PeerSync, type RoundStats } from './peer-sync';
 import { localTaskFeed } from './task-journal';
 import { Sampler } from './sampler';
@@ -49,6 +50,7 @@ export class Agent {
   private readonly lease: LeaseKeeper;
   private readonly peerSync: PeerSync;
   private lastRound: RoundStats | null = null;
+  private readonly figures: NodeFigures;
   /** Heartbeat writes that failed in a row (told to the watchdog with the next one that lands). */
   private unsent = 0;
   private readonly sampler: Sampler;
@@ -60,6 +62,7 @@ export class Agent {
 
   constructor(private readonly deps: AgentDeps) {
     const c = deps.config;
+    this.figures = new NodeFigures(c.completionWindowSeconds * 1000);
     this.lease = new LeaseKeeper({
       config: c,
       store: deps.store,
@@ -73,6 +76,7 @@ export class Agent {
       // its lease can it be named as the holder: waiting for the schedule (two runs can be almost
       // two minutes apart) or a heartbeat's notification turned a CI run's damage into a failover.
       onDamaged: (detail) => this.poke({ node: c.nodeName, reason: 'leader-damaged', detail: detail.slice(0, 300) }),
+      onRaced: () => this.figures.raced(),
     });
     this.peerSync = new PeerSync({
       store: deps.store,
@@ -80,6 +84,7 @@ export class Agent {
       now: deps.now,
       retentionMs: c.taskRetentionSeconds * 1000,
       localChanges: localTaskFeed(c.dataDir, deps.log),
+      onRaced: () => this.figures.raced(),
       onCorrupt: (key, reason) => {
         void alertFromNode(deps.alerts, deps.log, { kind: 'MANIFEST_DAMAGED', node: c.nodeName, incidentId: `manifest-${key.replace(/\W+/g, '-')}-${deps.now()}`, epoch: this.lease.current.epoch, at: deps.now(), summary: `${key} was damaged (${reason}); copied aside and rebuilt.` });
       },
@@ -110,7 +115,9 @@ export class Agent {
 
   /** One peer-sync round of the task manifest. The lease has its own loop and never waits for this. */
   async syncOnce(): Promise<void> {
+    const startedAt = mono();
     this.lastRound = await this.peerSync.round();
+    this.figures.synced(mono() - startedAt);
     this.deps.log.debug({ sync: this.lastRound }, 'peer-sync round');
   }
 
@@ -125,7 +132,7 @@ export class Agent {
   async sampleOnce(): Promise<Sample> {
     // A lease that lapsed since the last lease round fences the worker now, not at the next round.
     await this.lease.publish();
-    const sample = await this.sampler.take();
+    const sample: Sample = { ...(await this.sampler.take()), ...this.figures.of(this.lease.current) };
     const previous = this.samples.at(-1);
     this.samples.push(sample);
     if (this.samples.length > this.deps.config.heartbeatSamples) this.samples.shift();

@@ -36,6 +36,8 @@ export interface LeaseKeeperDeps {
    * it, and a primary that cannot renew fences within a lease, so the agent pokes it at once.
    */
   onDamaged?: (detail: string) => void;
+  /** Told of each write that lost its CAS race (a node-side metric). */
+  onRaced?: () => void;
 }
 
 /**
@@ -111,6 +113,7 @@ export class LeaseKeeper {
       if (intent.kind === 'promote') this.deps.log.warn({ epoch: intent.next.epoch }, intent.next.reason);
     } catch (error) {
       if (lostRace(error)) {
+        this.deps.onRaced?.();
         await this.look();
         return 'raced';
       }

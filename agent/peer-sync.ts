@@ -27,6 +27,8 @@ export interface PeerSyncDeps {
   localChanges: () => Promise<TaskMap>;
   /** Called once per corrupt object found (alerting is the caller's). */
   onCorrupt?: (key: string, reason: string) => void;
+  /** Called for each attempt that lost a CAS race to another node's write and merges again (a node-side metric). */
+  onRaced?: () => void;
   /** Wall clock and retention for compacting old completions into archives. */
   now: () => number;
   retentionMs: number;
@@ -226,6 +228,7 @@ export class PeerSync {
       },
       (error) => {
         if (!lostRace(error)) return false;
+        this.deps.onRaced?.();
         this.deps.log.debug({ err: describeError(error) }, 'manifest changed under this round; merging again');
         return true;
       },

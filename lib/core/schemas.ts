@@ -74,6 +74,15 @@ export const sampleSchema = z.object({
    * agents leave it out.
    */
   worker: z.string().max(64).nullable().optional(),
+  /**
+   * The agent's own figures, for the node-side metrics (older agents leave them out):
+   * how long its last peer-sync round took (ms, this machine's monotonic clock; absent before the
+   * first), the CAS races its peer-sync and lease lost in the completion window, and, on the
+   * primary, the lease it had left (ms by the same clock).
+   */
+  syncMs: z.number().min(0).optional(),
+  casConflicts: z.number().int().min(0).optional(),
+  leaseLeftMs: z.number().min(0).optional(),
 });
 export type Sample = z.output<typeof sampleSchema>;
 

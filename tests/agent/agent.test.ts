@@ -61,6 +61,25 @@ describe('Agent', () => {
     expect(invoke.mock.calls.map(([why]) => why)).toEqual([{ node: 'node-2', reason: 'leader-damaged', detail: expect.stringMatching(/leader\.json/) }]);
   });
 
+  it('carries its own figures on each sample: its last peer-sync round, the CAS races it lost, and as primary the lease it has left', async () => {
+    const config = fastConfig('node-1', 0.1);
+    const leader = { version: 1, primary: 'node-1', epoch: 1, renewals: 0, reason: 't', changedBy: 't', previous: null, handover: 'immediate' };
+    s3.set('peer-sync/leader.json', leader);
+    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
+    const agent = new Agent({ config, store, queue: null, log: memoryLogger().log, now: Date.now, alerts: null, trigger: null });
+    await agent.start();
+    await new Promise((r) => setTimeout(r, 300));
+    // Another writer's version under the primary: its next renewal loses the race.
+    s3.set('peer-sync/leader.json', { ...leader, renewals: 1_000 });
+    await new Promise((r) => setTimeout(r, 400));
+    await agent.close();
+    const newest = (s3.json('peer-sync/nodes/node-1/heartbeat.json') as { samples: Record<string, unknown>[] }).samples.at(-1);
+    expect(newest?.syncMs).toEqual(expect.any(Number));
+    expect(newest?.casConflicts).toBeGreaterThanOrEqual(1);
+    expect(newest?.leaseLeftMs).toBeGreaterThan(0);
+    expect(newest?.leaseLeftMs).toBeLessThanOrEqual(config.leaseExpirySeconds * 1000);
+  });
+
   describe('on fake timers', () => {
     beforeEach(() => jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] }));
     afterEach(() => jest.useRealTimers());

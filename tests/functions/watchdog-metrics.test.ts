@@ -68,6 +68,15 @@ describe('watchdog metrics (Embedded Metric Format on standard output)', () => {
     expect(values.every((v) => v.node === null || ['node-1', 'node-2'].includes(v.node))).toBe(true);
   });
 
+  it('gives the figures only a node has (peer-sync time, CAS races lost, lease left) from its newest sample, and no lease for a standby', async () => {
+    const withFigures = (samples: ReturnType<typeof working>, figures: Record<string, number>) => samples.map((x, i) => (i === samples.length - 1 ? { ...x, ...figures } : x));
+    s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', withFigures(working(0, 9), { syncMs: 1250, casConflicts: 2, leaseLeftMs: 27_500 })));
+    s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', withFigures(working(0, 9), { syncMs: 40, casConflicts: 0 })));
+    const values = valuesOf(await stdoutOf(() => handler(scheduled)));
+    expect([value(values, 'PeerSyncSeconds', 'node-1'), value(values, 'CasConflicts', 'node-1'), value(values, 'LeaseSecondsLeft', 'node-1')]).toEqual([1.25, 2, 27.5]);
+    expect([value(values, 'PeerSyncSeconds', 'node-2'), value(values, 'CasConflicts', 'node-2'), value(values, 'LeaseSecondsLeft', 'node-2')]).toEqual([0.04, 0, undefined]);
+  });
+
   it('gives on a heartbeat\'s notification only the counts of what it did, and nothing when it did nothing', async () => {
     s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', working(0, 9)));
     s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9)));

@@ -109,6 +109,12 @@ export const dashboardPanels = (level: MetricLevel, nodes: readonly (string | nu
       series: ours('WorkerCpu', 'WorkerMemory'),
     },
     {
+      title: 'Agents',
+      description: "Each agent's last peer-sync round (seconds), the CAS races it lost in its completion window, and the lease the primary had left (seconds, by its own clock) at its newest sample. A lease near 0 comes before a fence: LEADER_DAMAGED, a slow or throttled table; races that keep climbing are nodes fighting over the manifest.",
+      unit: 'Seconds',
+      series: ours('PeerSyncSeconds', 'LeaseSecondsLeft', 'CasConflicts'),
+    },
+    {
       title: 'Incidents',
       description: 'Incidents opened, restarts and failovers the watchdog claimed, per period.',
       unit: 'Count',

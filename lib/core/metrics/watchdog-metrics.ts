@@ -75,6 +75,9 @@ export const watchdogMetricValues = (v: RunView): MetricValues => {
       values.Completions = last.completionsInWindow;
       values.WorkerCpu = last.cpuPercent;
       values.WorkerMemory = last.memoryBytes;
+      if (last.syncMs !== undefined) values.PeerSyncSeconds = last.syncMs / 1000;
+      if (last.casConflicts !== undefined) values.CasConflicts = last.casConflicts;
+      if (last.leaseLeftMs !== undefined) values.LeaseSecondsLeft = last.leaseLeftMs / 1000;
     }
     nodes[spec.name] = values;
   }
