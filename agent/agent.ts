@@ -116,8 +116,11 @@ export class Agent {
   /** One peer-sync round of the task manifest. The lease has its own loop and never waits for this. */
   async syncOnce(): Promise<void> {
     const startedAt = mono();
-    this.lastRound = await this.peerSync.round();
-    this.figures.synced(mono() - startedAt);
+    try {
+      this.lastRound = await this.peerSync.round();
+    } finally {
+      this.figures.synced(mono() - startedAt);
+    }
     this.deps.log.debug({ sync: this.lastRound }, 'peer-sync round');
   }
 
@@ -136,7 +139,7 @@ export class Agent {
     const previous = this.samples.at(-1);
     this.samples.push(sample);
     if (this.samples.length > this.deps.config.heartbeatSamples) this.samples.shift();
-    const held = await heldReceipts(this.deps.config.dataDir);
+    const held = await heldReceipts(this.deps.config.dataDir, this.deps.config.syncIntervalSeconds * 1000);
     const heartbeat: Heartbeat = {
       version: 1,
       node: this.deps.config.nodeName,

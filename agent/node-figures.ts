@@ -1,4 +1,3 @@
-import { mayConsume } from '../lib/core/fleet/lease';
 import type { Sample } from '../lib/core/schemas';
 import type { RoleFile } from './registry';
 import { mono } from './runtime/clock';
@@ -18,13 +17,12 @@ export class NodeFigures {
     private readonly clock: () => number = mono,
   ) {}
 
-  /** `n` CAS races lost (a manifest write or a lease write that met a newer version). */
-  raced(n = 1): void {
-    const t = this.clock();
-    for (let i = 0; i < n; i++) this.conflicts.push(t);
+  /** A CAS race lost: a manifest write or a lease write met a newer version. */
+  raced(): void {
+    this.conflicts.push(this.clock());
   }
 
-  /** A peer-sync round finished in `ms`. */
+  /** A peer-sync round ended (done or failed) after `ms`. */
   synced(ms: number): void {
     this.syncMs = Math.max(0, ms);
   }
@@ -36,7 +34,8 @@ export class NodeFigures {
     return {
       ...(this.syncMs === undefined ? {} : { syncMs: this.syncMs }),
       casConflicts: this.conflicts.length,
-      ...(role.role === 'primary' && mayConsume(role, now) ? { leaseLeftMs: Math.max(0, role.validUntil - now) } : {}),
+      // A primary whose lease lapsed says 0 (it is fencing itself) rather than going quiet.
+      ...(role.role === 'primary' ? { leaseLeftMs: Math.max(0, role.validUntil - now) } : {}),
     };
   }
 }

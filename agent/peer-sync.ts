@@ -202,39 +202,45 @@ export class PeerSync {
     // next finds its buckets' hashes differ from the manifest's. Old completions among it are
     // moved to the archives by their bucket's sync, never pushed back into the live manifest.
     for (const [b, tasks] of partition(await this.deps.localChanges())) this.setBucket(b, mergeTasks(this.buckets.get(b) ?? {}, tasks));
-    await retry(
-      async () => {
-        await this.readRoot();
-        const todo = bucketsToSync(this.hashes, this.root.hashes);
-        const cutoff = this.deps.now() - this.deps.retentionMs;
-        for (const [b, oldest] of this.oldestDone) if (oldest < cutoff && !todo.includes(b)) todo.push(b);
-        if (this.rebuildRoot) {
-          const shards = (await this.deps.store.list(PREFIXES.manifestShards)).map(bucketOfShardKey);
-          for (const b of shards) if (b !== null && !todo.includes(b)) todo.push(b);
-        }
-        const newHashes: Record<string, string> = {};
-        for (const b of todo) {
-          const out = await this.syncBucket(b, this.buckets.get(b) ?? {});
-          fetchedCount++;
-          if (out.pushed) pushedCount++;
-          if (this.root.hashes[String(b)] !== out.hash) newHashes[String(b)] = out.hash;
-        }
-        if (Object.keys(newHashes).length === 0) return;
-        const next: ManifestRoot = { ...this.root, revision: this.root.revision + 1, hashes: { ...this.root.hashes, ...newHashes } };
-        this.rootEtag = this.rootEtag === null ? await this.deps.store.create(KEYS.manifest, next) : await this.deps.store.replace(KEYS.manifest, next, this.rootEtag);
-        this.root = next;
-        this.rebuildRoot = false;
-        rootChanged = true;
-      },
-      (error) => {
-        if (!lostRace(error)) return false;
-        this.deps.onRaced?.();
-        this.deps.log.debug({ err: describeError(error) }, 'manifest changed under this round; merging again');
-        return true;
-      },
-      { attempts: 6, baseMs: 20, capMs: 1000 },
-      this.deps.deps ?? realRetryDeps,
-    );
+    try {
+      await retry(
+        async () => {
+          await this.readRoot();
+          const todo = bucketsToSync(this.hashes, this.root.hashes);
+          const cutoff = this.deps.now() - this.deps.retentionMs;
+          for (const [b, oldest] of this.oldestDone) if (oldest < cutoff && !todo.includes(b)) todo.push(b);
+          if (this.rebuildRoot) {
+            const shards = (await this.deps.store.list(PREFIXES.manifestShards)).map(bucketOfShardKey);
+            for (const b of shards) if (b !== null && !todo.includes(b)) todo.push(b);
+          }
+          const newHashes: Record<string, string> = {};
+          for (const b of todo) {
+            const out = await this.syncBucket(b, this.buckets.get(b) ?? {});
+            fetchedCount++;
+            if (out.pushed) pushedCount++;
+            if (this.root.hashes[String(b)] !== out.hash) newHashes[String(b)] = out.hash;
+          }
+          if (Object.keys(newHashes).length === 0) return;
+          const next: ManifestRoot = { ...this.root, revision: this.root.revision + 1, hashes: { ...this.root.hashes, ...newHashes } };
+          this.rootEtag = this.rootEtag === null ? await this.deps.store.create(KEYS.manifest, next) : await this.deps.store.replace(KEYS.manifest, next, this.rootEtag);
+          this.root = next;
+          this.rebuildRoot = false;
+          rootChanged = true;
+        },
+        (error) => {
+          if (!lostRace(error)) return false;
+          this.deps.onRaced?.();
+          this.deps.log.debug({ err: describeError(error) }, 'manifest changed under this round; merging again');
+          return true;
+        },
+        { attempts: 6, baseMs: 20, capMs: 1000 },
+        this.deps.deps ?? realRetryDeps,
+      );
+    } catch (error) {
+      // The last attempt's lost race ends the round without asking whether to retry: counted too.
+      if (lostRace(error)) this.deps.onRaced?.();
+      throw error;
+    }
     const after = this.deps.store.counts;
     return {
       requests: { GET: after.GET - before.GET, PUT: after.PUT - before.PUT, LIST: after.LIST - before.LIST },

@@ -72,7 +72,8 @@ export class Custody {
     const { queue, log, config } = this.deps;
     await Promise.allSettled(
       left.messages.map(async ({ taskId, message, epoch }) => {
-        if (role === null || epoch !== role.epoch) {
+        // A file of an earlier release names no epoch: judged by the role alone, as it was then.
+        if (role === null || (epoch !== null && epoch !== role.epoch)) {
           log.info({ taskId, heldUnder: epoch, epoch: role?.epoch ?? null }, 'left a message the previous worker held to the primary that took over, or to its visibility timeout');
           return;
         }
@@ -98,6 +99,11 @@ export class Custody {
     // it alone (a drill's lasting stall freezes a worker right here: a task then waited out its
     // visibility timeout, 565 s after its node stalled).
     await this.held.flushed();
+  }
+
+  /** What this node still holds under `epoch` and does not run: taken up once the worker consumes under it (`takeUp`). */
+  heldUnder(epoch: number, running: ReadonlySet<string>): Leftovers {
+    return this.held.heldUnder(epoch, running, this.deps.config.syncIntervalSeconds * 1000);
   }
 
   /**

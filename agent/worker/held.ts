@@ -11,8 +11,9 @@ import { readJsonFile, writeJsonAtomic } from '../registry';
  * The messages this worker holds, each with its receipt and until when SQS keeps it invisible:
  * `held.json` in the data directory, written whenever the set changes. A worker that died
  * (SIGKILL, a crash, a reboot) cannot hand its messages back; the next worker on the node
- * reads this file at start and hands back those still invisible, so their tasks resume at once
- * instead of after their visibility timeout.
+ * reads this file at start and carries on with those still invisible (Custody.takeUp), and the
+ * heartbeat names them for a new primary, so their tasks resume at once instead of after their
+ * visibility timeout.
  */
 const heldSchema = z.object({
   version: z.literal(1),
@@ -49,15 +50,16 @@ export const heldPath = (dataDir: string): string => `${dataDir}/held.json`;
 /**
  * The messages the worker holds now, with their receipts, for the heartbeat (a new primary carries
  * on with them, or hands them back, once this node is fenced). Only this boot's file, and only
- * those SQS still keeps invisible by this boot's monotonic clock: a receipt whose visibility ran
- * out may belong to a later receive. Empty when there is no readable file.
+ * those SQS still keeps invisible by this boot's monotonic clock with `marginMs` to spare (a new
+ * primary reads the heartbeat a little later): a receipt whose visibility ran out may belong to a
+ * later receive. Empty when there is no readable file.
  */
-export const heldReceipts = async (dataDir: string): Promise<NonNullable<Heartbeat['held']>> => {
+export const heldReceipts = async (dataDir: string, marginMs: number): Promise<NonNullable<Heartbeat['held']>> => {
   const file = await readJsonFile(heldPath(dataDir), heldSchema).catch(() => null);
   if (file === null || file.boot !== bootId()) return [];
   const now = { mono: mono(), wall: wall() };
   return Object.entries(file.messages)
-    .filter(([, m]) => stillInvisible(m, true, now, 0))
+    .filter(([, m]) => stillInvisible(m, true, now, marginMs))
     .map(([taskId, m]) => ({ taskId, receipt: m.receipt, id: m.id, receiveCount: m.receiveCount, ...(m.body.length <= HELD_BODY_MAX ? { body: m.body } : {}) }));
 };
 
@@ -102,7 +104,21 @@ export class HeldMessages {
     if (this.messages.delete(taskId)) this.save();
   }
 
+  /**
+   * This node's own messages held under `epoch` whose tasks are not running here, with a margin
+   * of visibility left: what a worker that becomes primary of that epoch after its start (its
+   * agent was pending, or renewed a lease that lapsed for a moment) still has to take up.
+   */
+  heldUnder(epoch: number, running: ReadonlySet<string>, marginMs: number): Leftovers {
+    const now = { mono: mono(), wall: wall() };
+    const mine = [...this.messages].filter(([taskId, m]) => m.epoch === epoch && !running.has(taskId) && stillInvisible(m, true, now, marginMs));
+    return { sameBoot: true, messages: mine.map(([taskId, m]) => ({ taskId, message: { id: m.id, receiptHandle: m.receipt, body: m.body, receiveCount: m.receiveCount }, epoch })) };
+  }
+
   private save(): void {
+    // Messages whose visibility ran out are no one's to touch through this file any more.
+    const now = mono();
+    for (const [taskId, m] of this.messages) if (m.invisibleUntilMono <= now) this.messages.delete(taskId);
     const file: HeldFile = { version: 1, boot: bootId(), messages: Object.fromEntries(this.messages) };
     this.writing = this.writing
       .then(() => writeJsonAtomic(heldPath(this.dataDir), file))
@@ -135,7 +151,7 @@ export class HeldMessages {
     // Across a reboot the monotonic deadlines mean nothing: taken again from the wall clock's.
     const kept = Object.entries(file?.messages ?? {})
       .filter(([, m]) => stillInvisible(m, sameBoot, now, marginMs))
-      .map(([taskId, m]) => [taskId, sameBoot ? m : { ...m, invisibleUntilMono: now.mono + (m.invisibleUntilWall - now.wall) }] as const);
+      .map(([taskId, m]) => [taskId, sameBoot ? m : { ...m, invisibleUntilMono: now.mono + (m.invisibleUntilWall - now.wall) - marginMs }] as const);
     for (const [taskId, m] of kept) this.messages.set(taskId, m);
     this.save();
     await this.flushed();

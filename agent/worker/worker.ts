@@ -164,10 +164,13 @@ export class Worker {
       const free = c.concurrency - this.running.size;
       const epoch = role?.epoch ?? null;
       this.book.consumingEpoch = epoch;
-      if (epoch !== null && epoch !== this.tookOverFor) {
+      if (role !== null && epoch !== this.tookOverFor) {
         this.tookOverFor = epoch;
+        // This node's own messages of this epoch first (a role that came after this worker's
+        // start), then what the fenced nodes' heartbeats name.
+        await this.custody.takeUp(this.custody.heldUnder(role.epoch, new Set(this.running.keys())), role, (message, e, sentAt) => this.begin(message, e, sentAt));
         await this.custody
-          .takeOverFenced(epoch, new Set(this.running.keys()), free, (message, e, sentAt) => this.begin(message, e, sentAt))
+          .takeOverFenced(role.epoch, new Set(this.running.keys()), c.concurrency - this.running.size, (message, e, sentAt) => this.begin(message, e, sentAt))
           .catch((error: unknown) => this.deps.log.warn({ err: describeError(error) }, "fenced nodes' messages not taken up; they return after their visibility timeout"));
         continue;
       }

@@ -14,23 +14,25 @@ describe('NodeFigures', () => {
         const at: number[] = [];
         for (const s of steps) {
           now += s.after;
-          figures.raced(s.races);
-          for (let i = 0; i < s.races; i++) at.push(now);
+          for (let i = 0; i < s.races; i++) {
+            figures.raced();
+            at.push(now);
+          }
           expect(figures.of(role('standby', 0)).casConflicts).toBe(at.filter((t) => t > now - WINDOW_MS).length);
         }
       }),
     );
   });
 
-  it('gives the last peer-sync round once there is one, and the lease left only to a primary whose lease is valid', () => {
+  it('gives the last peer-sync round once there is one, and the lease left only on the primary, 0 once it lapsed', () => {
     let now = 50_000;
     const figures = new NodeFigures(WINDOW_MS, () => now);
     expect(figures.of(role('standby', 0))).toEqual({ casConflicts: 0 });
     figures.synced(420);
     expect(figures.of(role('primary', now + 27_000))).toEqual({ syncMs: 420, casConflicts: 0, leaseLeftMs: 27_000 });
     now += 30_000;
-    // Lapsed: no lease to speak of (the worker fences); a standby never has one.
-    expect(figures.of(role('primary', now - 3_000))).toEqual({ syncMs: 420, casConflicts: 0 });
+    // Lapsed: 0, the primary is fencing itself; a standby never gives one.
+    expect(figures.of(role('primary', now - 3_000))).toEqual({ syncMs: 420, casConflicts: 0, leaseLeftMs: 0 });
     expect(figures.of(role('standby', now + 27_000))).toEqual({ syncMs: 420, casConflicts: 0 });
   });
 });

@@ -1,6 +1,7 @@
 import { CompleteMultipartUploadCommand, CreateMultipartUploadCommand, PutObjectCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
 import pino from 'pino';
 import { PeerSync } from '../../agent/peer-sync';
+import { ConflictError } from '../../lib/core/errors';
 import { StateStore } from '../../lib/aws/state-store';
 import { bucketOf, hashTasks, mergeTasks, type TaskEntry, type TaskMap } from '../../lib/core/sync/manifest';
 import { killAll, startCloudProcess, type LocalCloudInfo } from '../helpers/children';
@@ -47,6 +48,23 @@ describe('PeerSync on the local cloud', () => {
     expect(reader.known()).toEqual({ t1: entry({ progress: 7 }) });
     // Quiet from then on: one conditional GET of the root (a 304), nothing fetched or pushed.
     expect(await n.round()).toMatchObject({ requests: { GET: 1, PUT: 0, LIST: 0 }, bucketsFetched: 0, bucketsPushed: 0 });
+  });
+
+  it('tells of every CAS race it lost, the last one of a round that gives up included', async () => {
+    const p = fresh();
+    const real = store(p);
+    // Every manifest write meets a newer version: the round merges again until its attempts are spent.
+    const racing = new Proxy(real, {
+      get: (target, prop) => {
+        if (prop === 'create' || prop === 'replace') return () => Promise.reject(new ConflictError('a newer version'));
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    let raced = 0;
+    const n = new PeerSync({ store: racing, log: pino({ level: 'silent' }), localChanges: () => Promise.resolve({ t1: entry() }), now: () => 10_000, retentionMs: 7 * DAY, onRaced: () => void raced++, deps: { sleep: () => Promise.resolve(), random: () => 0 } });
+    await expect(n.round()).rejects.toThrow(ConflictError);
+    expect(raced).toBe(6);
   });
 
   it('loses no update when 3 agents sync overlapping changes at the same time', async () => {

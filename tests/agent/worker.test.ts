@@ -104,7 +104,7 @@ describe('Worker', () => {
      * A worker receives a 60 s task and is halted (as by SIGKILL: it hands nothing back); the
      * next worker starts under `role` and records what it does with the message's visibility.
      */
-    const restartWith = async (role: 'primary' | 'standby') => {
+    const restartWith = async (role: 'primary' | 'standby' | 'late-primary') => {
       const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
       const nodes = [
         { name: 'node-1', instanceId: 'mi-00000000000000001' },
@@ -130,10 +130,17 @@ describe('Worker', () => {
         // A fenced node-2 once held the same task under an older receipt: that receipt must never touch it now.
         s3.set('peer-sync/nodes/node-2/heartbeat.json', { ...heartbeat('node-2', [sample(1)]), held: [{ taskId: 't1', receipt: 'older' }] });
         if (role === 'standby') await writeJsonAtomic(rolePath(dataDir), { role: 'standby', epoch: 4, validUntil: 0, boot: bootId() });
+        // Its agent restarted too and is pending (an await-fence record): the role comes back, same epoch, after the worker's start.
+        if (role === 'late-primary') await writeJsonAtomic(rolePath(dataDir), { role: 'pending', epoch: 3, validUntil: 0, boot: bootId() });
         const nextQueue = { ...scriptedQueue([]).queue, setVisibility: (handle: string, seconds: number) => (after.push({ handle, seconds }), Promise.resolve()) } as unknown as TaskQueue;
         next = new Worker({ config, store, queue: nextQueue, log: memoryLogger().log, now: Date.now, alerts: null });
         await next.start();
-        return { after, stillHeld: holds(dataDir, 'h1') };
+        if (role === 'late-primary') {
+          expect(after).toEqual([]);
+          await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });
+          for (let i = 0; i < 100 && after.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+        }
+        return { after: [...after], stillHeld: holds(dataDir, 'h1') };
       } finally {
         await next?.close();
         await first.close();
@@ -145,6 +152,12 @@ describe('Worker', () => {
       // Extended first (the receipt is still honoured), and only handed back by the close that ends the test.
       expect(after[0]).toEqual({ handle: 'h1', seconds: 300 });
       expect(after.slice(1).every((v) => v.seconds === 0)).toBe(true);
+      expect(after.map((v) => v.handle)).not.toContain('older');
+    });
+
+    it('carries on with it once the node is primary again in the same epoch, after the worker started without the role', async () => {
+      const { after } = await restartWith('late-primary');
+      expect(after[0]).toEqual({ handle: 'h1', seconds: 300 });
       expect(after.map((v) => v.handle)).not.toContain('older');
     });
 

@@ -82,7 +82,7 @@ export const CATALOGUE: readonly MetricSpec[] = [
     scope: 'node',
     level: 'detailed',
     statistic: 'Maximum',
-    meaning: "Conditional writes of the agent (manifest and lease) that lost their race to another writer in its completion window (5 min), by its newest sample: a few are normal, a steady climb is nodes fighting over the manifest.",
+    meaning: "Conditional writes of the agent (manifest and lease) that lost their race to another writer in its completion window (5 min), by its newest sample: a few are normal (a failover costs the old primary one), a steady climb is nodes fighting over the manifest or the lease.",
   },
   {
     name: 'LeaseSecondsLeft',
@@ -90,7 +90,7 @@ export const CATALOGUE: readonly MetricSpec[] = [
     scope: 'node',
     level: 'detailed',
     statistic: 'Minimum',
-    meaning: "Seconds the primary's lease had left at its newest sample, by its own monotonic clock (only the primary has one): near 0 it is about to fence itself.",
+    meaning: "Seconds the primary's lease had left at its newest sample, by its own monotonic clock (only the primary gives it): at 0 it is fencing itself.",
   },
   { name: 'IncidentsOpened', unit: 'Count', scope: 'fleet', level: 'detailed', statistic: 'Sum', meaning: 'Incidents the watchdog opened (a stall, a silent or lost node, an unready standby).' },
   { name: 'Restarts', unit: 'Count', scope: 'fleet', level: 'detailed', statistic: 'Sum', meaning: 'Worker restarts the watchdog claimed, of a stalled primary or of a standby to make it rejoin (its restart budgets).' },

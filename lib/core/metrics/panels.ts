@@ -110,7 +110,7 @@ export const dashboardPanels = (level: MetricLevel, nodes: readonly (string | nu
     },
     {
       title: 'Agents',
-      description: "Each agent's last peer-sync round (seconds), the CAS races it lost in its completion window, and the lease the primary had left (seconds, by its own clock) at its newest sample. A lease near 0 comes before a fence: LEADER_DAMAGED, a slow or throttled table; races that keep climbing are nodes fighting over the manifest.",
+      description: "Each agent's last peer-sync round (seconds), the CAS races it lost in its completion window, and the lease the primary had left (seconds, by its own clock) at its newest sample. A lease near 0 comes before a fence: LEADER_DAMAGED, a slow or throttled table; races that keep climbing (beyond the one a failover costs) are nodes fighting over the manifest or the lease.",
       unit: 'Seconds',
       series: ours('PeerSyncSeconds', 'LeaseSecondsLeft', 'CasConflicts'),
     },
