@@ -104,5 +104,8 @@ export const publishedAt = (level: MetricLevel): MetricSpec[] => (level === 'off
 /** Custom metrics (name and dimension combinations) a setting keeps for a fleet of `nodes`. */
 export const seriesAt = (level: MetricLevel, nodes: number): number => publishedAt(level).reduce((n, m) => n + (m.scope === 'node' ? nodes : 1), 0);
 
+/** What one metric of the catalogue costs a month at list price for a fleet of `nodes`: a series a node, or one for the fleet. */
+export const metricUsd = (m: MetricSpec, nodes: number): number => Math.round((m.scope === 'node' ? nodes : 1) * METRIC_USD_MONTH * 100) / 100;
+
 /** What a setting costs a month at list price, in US dollars. */
-export const monthlyUsd = (level: MetricLevel, nodes: number): number => Math.round(seriesAt(level, nodes) * METRIC_USD_MONTH * 100) / 100;
+export const monthlyUsd = (level: MetricLevel, nodes: number): number => Math.round(publishedAt(level).reduce((usd, m) => usd + metricUsd(m, nodes), 0) * 100) / 100;

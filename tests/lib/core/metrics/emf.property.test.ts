@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { z } from 'zod';
-import { CATALOGUE, METRIC_LEVELS, METRICS_NAMESPACE, monthlyUsd, publishedAt, seriesAt } from '../../../../lib/core/metrics/catalogue';
+import { CATALOGUE, METRIC_LEVELS, METRICS_NAMESPACE, metricUsd, monthlyUsd, publishedAt, seriesAt } from '../../../../lib/core/metrics/catalogue';
 import { emfDocuments, readEmf } from '../../../../lib/core/metrics/emf';
 
 /**
@@ -73,9 +73,11 @@ describe('the metric catalogue', () => {
     expect(seriesAt('detailed', 2)).toBeGreaterThan(seriesAt('essential', 2));
   });
 
-  it('is the table the README gives, with each level\'s cost for 2 and 3 nodes', () => {
+  it('is the table the README gives, with each metric\'s and each level\'s cost for 2 and 3 nodes', () => {
     const readme = readFileSync(join(__dirname, '../../../../README.md'), 'utf8');
-    for (const m of CATALOGUE) expect(readme).toContain(`| \`${m.name}\` | ${m.scope === 'node' ? 'Fleet, Node' : 'Fleet'} | ${m.unit} | ${m.statistic} | ${m.level} | ${m.meaning} |`);
+    for (const m of CATALOGUE) expect(readme).toContain(`| \`${m.name}\` | ${m.scope === 'node' ? 'Fleet, Node' : 'Fleet'} | ${m.unit} | ${m.statistic} | ${m.level} | $${metricUsd(m, 2).toFixed(2)} / $${metricUsd(m, 3).toFixed(2)} | ${m.meaning} |`);
+    // Each level is the sum of its metrics.
+    for (const level of ['essential', 'detailed'] as const) expect(publishedAt(level).reduce((sum, m) => sum + metricUsd(m, 2), 0)).toBeCloseTo(monthlyUsd(level, 2), 2);
     for (const level of ['essential', 'detailed'] as const) expect(readme).toContain(`| \`${level}\` | ${seriesAt(level, 2)} | $${monthlyUsd(level, 2).toFixed(2)} | ${seriesAt(level, 3)} | $${monthlyUsd(level, 3).toFixed(2)} |`);
   });
 });
