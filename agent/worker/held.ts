@@ -47,6 +47,9 @@ export interface Leftovers {
 
 export const heldPath = (dataDir: string): string => `${dataDir}/held.json`;
 
+/** A held message as the queue gave it. */
+const asMessage = (m: HeldMessage): QueueMessage => ({ id: m.id, receiptHandle: m.receipt, body: m.body, receiveCount: m.receiveCount });
+
 /**
  * The messages the worker holds now, with their receipts, for the heartbeat (a new primary carries
  * on with them, or hands them back, once this node is fenced). Only this boot's file, and only
@@ -112,7 +115,7 @@ export class HeldMessages {
   heldUnder(epoch: number, running: ReadonlySet<string>, marginMs: number): Leftovers {
     const now = { mono: mono(), wall: wall() };
     const mine = [...this.messages].filter(([taskId, m]) => m.epoch === epoch && !running.has(taskId) && stillInvisible(m, true, now, marginMs));
-    return { sameBoot: true, messages: mine.map(([taskId, m]) => ({ taskId, message: { id: m.id, receiptHandle: m.receipt, body: m.body, receiveCount: m.receiveCount }, epoch })) };
+    return { sameBoot: true, messages: mine.map(([taskId, m]) => ({ taskId, message: asMessage(m), epoch })) };
   }
 
   private save(): void {
@@ -155,6 +158,6 @@ export class HeldMessages {
     for (const [taskId, m] of kept) this.messages.set(taskId, m);
     this.save();
     await this.flushed();
-    return { sameBoot, messages: kept.map(([taskId, m]) => ({ taskId, message: { id: m.id, receiptHandle: m.receipt, body: m.body, receiveCount: m.receiveCount }, epoch: m.epoch ?? null })) };
+    return { sameBoot, messages: kept.map(([taskId, m]) => ({ taskId, message: asMessage(m), epoch: m.epoch ?? null })) };
   }
 }
