@@ -101,11 +101,14 @@ export const CATALOGUE: readonly MetricSpec[] = [
 /** The metrics a setting publishes. */
 export const publishedAt = (level: MetricLevel): MetricSpec[] => (level === 'off' ? [] : CATALOGUE.filter((m) => level === 'detailed' || m.level === 'essential'));
 
-/** Custom metrics (name and dimension combinations) a setting keeps for a fleet of `nodes`. */
-export const seriesAt = (level: MetricLevel, nodes: number): number => publishedAt(level).reduce((n, m) => n + (m.scope === 'node' ? nodes : 1), 0);
+/** The series one metric keeps for a fleet of `nodes`: one a node, or one for the fleet. */
+const seriesOf = (m: MetricSpec, nodes: number): number => (m.scope === 'node' ? nodes : 1);
 
-/** What one metric of the catalogue costs a month at list price for a fleet of `nodes`: a series a node, or one for the fleet. */
-export const metricUsd = (m: MetricSpec, nodes: number): number => Math.round((m.scope === 'node' ? nodes : 1) * METRIC_USD_MONTH * 100) / 100;
+/** Custom metrics (name and dimension combinations) a setting keeps for a fleet of `nodes`. */
+export const seriesAt = (level: MetricLevel, nodes: number): number => publishedAt(level).reduce((n, m) => n + seriesOf(m, nodes), 0);
+
+/** What one metric of the catalogue costs a month at list price for a fleet of `nodes`. */
+export const metricUsd = (m: MetricSpec, nodes: number): number => Math.round(seriesOf(m, nodes) * METRIC_USD_MONTH * 100) / 100;
 
 /** What a setting costs a month at list price, in US dollars. */
 export const monthlyUsd = (level: MetricLevel, nodes: number): number => Math.round(publishedAt(level).reduce((usd, m) => usd + metricUsd(m, nodes), 0) * 100) / 100;
