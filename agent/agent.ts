@@ -20,6 +20,7 @@ import { PeerSync, type RoundStats } from './peer-sync';
 import { localTaskFeed } from './task-journal';
 import { Sampler } from './sampler';
 import { heldReceipts } from './worker/held';
+import { heartbeatDue, heldKey, newsOf, type Written } from './heartbeat-policy';
 
 export const AGENT_VERSION = '0.1.0';
 
@@ -53,6 +54,12 @@ export class Agent {
   private readonly figures: NodeFigures;
   /** Heartbeat writes that failed in a row (told to the watchdog with the next one that lands). */
   private unsent = 0;
+  /** The last heartbeat written (heartbeat-policy.ts decides whether the next sample's is). */
+  private written: Written | null = null;
+  /** When S3 last took a request of this agent (a heartbeat, a peer-sync round), by this machine's monotonic clock. */
+  private s3OkAt: number | null = null;
+  /** Heartbeat writes, one after another: the sample loop's and those a failed renewal asks for. */
+  private writing: Promise<void> = Promise.resolve();
   private readonly sampler: Sampler;
   private readonly sampleLoop: Loop;
   private readonly leaseLoop: Loop;
@@ -77,6 +84,18 @@ export class Agent {
       // two minutes apart) or a heartbeat's notification turned a CI run's damage into a failover.
       onDamaged: (detail) => this.poke({ node: c.nodeName, reason: 'leader-damaged', detail: detail.slice(0, 300) }),
       onRaced: () => this.figures.raced(),
+      // The renewal carries the newest sample, unless S3 refused the last heartbeat or has taken
+      // nothing of this agent for a sync and a sample interval (a quiet primary may have written
+      // no heartbeat since): the watchdog then judges by the heartbeat alone, and hears nothing.
+      beat: () => {
+        const newest = this.samples.at(-1);
+        const s3Ok = this.s3OkAt !== null && mono() - this.s3OkAt <= (c.syncIntervalSeconds + c.sampleIntervalSeconds) * 1000;
+        return newest === undefined || this.unsent > 0 || !s3Ok ? undefined : { boot: this.boot, seq: newest.seq };
+      },
+      onUncarried: () => {
+        if (this.lease.current.role !== 'primary' || this.samples.length === 0) return;
+        this.heartbeatNow().catch((error: unknown) => deps.log.warn({ err: describeError(error) }, 'heartbeat after a failed renewal not written; the next sample writes it'));
+      },
     });
     this.peerSync = new PeerSync({
       store: deps.store,
@@ -118,6 +137,7 @@ export class Agent {
     const startedAt = mono();
     try {
       this.lastRound = await this.peerSync.round();
+      this.s3OkAt = mono();
     } finally {
       this.figures.synced(mono() - startedAt);
     }
@@ -139,15 +159,51 @@ export class Agent {
     const previous = this.samples.at(-1);
     this.samples.push(sample);
     if (this.samples.length > this.deps.config.heartbeatSamples) this.samples.shift();
-    const held = await heldReceipts(this.deps.config.dataDir, this.deps.config.syncIntervalSeconds * 1000);
+    const c = this.deps.config;
+    const role = this.lease.current;
+    await this.serially(async () => {
+      const held = await this.held();
+      const due = heartbeatDue({ role, boot: this.boot, samples: this.samples, held, carried: this.lease.carried, last: this.written, unsent: this.unsent, now: mono(), keepAliveMs: c.heartbeatKeepAliveSeconds * 1000, recoverySamples: c.recoverySamples, sampleMs: c.sampleIntervalSeconds * 1000 });
+      if (due !== null) await this.publishHeartbeat(held);
+    });
+    // The stall rule's own judgement of this sample: a failing one of the consuming node gets
+    // the watchdog now, not when S3's notification of the heartbeat arrives.
+    const fault = role.role === 'primary' ? judgeSample(previous, sample) : null;
+    if (fault !== null) this.poke({ node: c.nodeName, reason: 'failing-sample', detail: `sample ${sample.seq}: ${fault}` });
+    return sample;
+  }
+
+  /** The messages the worker holds, as the heartbeat names them. */
+  private async held(): Promise<NonNullable<Heartbeat['held']>> {
+    return (await heldReceipts(this.deps.config.dataDir, this.deps.config.syncIntervalSeconds * 1000)).slice(0, 256);
+  }
+
+  /** Runs heartbeat writes one after another, in the order asked. */
+  private serially(write: () => Promise<void>): Promise<void> {
+    const done = this.writing.then(write);
+    this.writing = done.catch(() => undefined);
+    return done;
+  }
+
+  /** Writes the heartbeat now, whatever the policy says (a renewal that carried the newest sample failed). */
+  private heartbeatNow(): Promise<void> {
+    return this.serially(async () => this.publishHeartbeat(await this.held()));
+  }
+
+  /** Writes the heartbeat with the most recent samples and what the worker holds. */
+  private async publishHeartbeat(held: NonNullable<Heartbeat['held']>): Promise<void> {
+    const role = this.lease.current;
+    const newest = this.samples.at(-1);
+    if (newest === undefined) return;
+    const written = { role: role.role, epoch: role.epoch, held: heldKey(held), news: newsOf(newest, this.deps.config.sampleIntervalSeconds * 1000) };
     const heartbeat: Heartbeat = {
       version: 1,
       node: this.deps.config.nodeName,
       boot: this.boot,
       agentVersion: AGENT_VERSION,
-      role: this.lease.current.role,
+      role: written.role,
       samples: [...this.samples],
-      ...(held.length === 0 ? {} : { held: held.slice(0, 256) }),
+      ...(held.length === 0 ? {} : { held }),
       ...(this.deps.instanceId === undefined ? {} : { instanceId: this.deps.instanceId }),
       ...(this.unsent === 0 ? {} : { unsent: this.unsent }),
     };
@@ -157,12 +213,9 @@ export class Agent {
       this.unsent++;
       throw error;
     }
+    this.written = { ...written, unsent: this.unsent, at: mono() };
+    this.s3OkAt = this.written.at;
     this.unsent = 0;
-    // The stall rule's own judgement of this sample: a failing one of the consuming node gets
-    // the watchdog now, not when S3's notification of the heartbeat arrives.
-    const fault = this.lease.current.role === 'primary' ? judgeSample(previous, sample) : null;
-    if (fault !== null) this.poke({ node: this.deps.config.nodeName, reason: 'failing-sample', detail: `sample ${sample.seq}: ${fault}` });
-    return sample;
   }
 
   private async listen(): Promise<number> {

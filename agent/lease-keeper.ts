@@ -15,7 +15,7 @@ import {
   type LeaseState,
   type LeaseTiming,
 } from '../lib/core/fleet/lease';
-import { leaderSchema } from '../lib/core/schemas';
+import { leaderSchema, type Leader } from '../lib/core/schemas';
 import type { StateStore } from '../lib/aws/state-store';
 import { bootId } from './runtime/boot';
 import { mono } from './runtime/clock';
@@ -38,7 +38,13 @@ export interface LeaseKeeperDeps {
   onDamaged?: (detail: string) => void;
   /** Told of each write that lost its CAS race (a node-side metric). */
   onRaced?: () => void;
+  /** This node's newest sample, carried by each renewal (`leader.beat`): the primary's liveness. */
+  beat?: () => LeaderBeat | undefined;
+  /** Told when a write that carried a sample failed: the agent writes its heartbeat at once instead. */
+  onUncarried?: () => void;
 }
+
+export type LeaderBeat = NonNullable<Leader['beat']>;
 
 /**
  * The agent's side of the lease (lib/core/fleet/lease.ts does the deciding), on its own loop every
@@ -56,6 +62,8 @@ export class LeaseKeeper {
   private lastLook: number | null = null;
   /** The ETag of the damaged version last reported (each is reported once). */
   private damaged: string | null = null;
+  /** The sample the last successful write of the record carried, if any. */
+  private carriedBeat: LeaderBeat | null = null;
 
   constructor(private readonly deps: LeaseKeeperDeps) {
     this.clock = deps.clock ?? mono;
@@ -66,6 +74,11 @@ export class LeaseKeeper {
 
   get current(): RoleFile {
     return this.role;
+  }
+
+  /** The newest sample a write of the record carried (what the watchdog knows of this node by the lease). */
+  get carried(): LeaderBeat | null {
+    return this.carriedBeat;
   }
 
   /** Position among the standbys by priority: the best standby tries first. */
@@ -105,13 +118,21 @@ export class LeaseKeeper {
   }
 
   /** Writes a renewal or a takeover by CAS; a lost race re-reads (and says so), other failures only wait. */
-  private async write(intent: Exclude<LeaseIntent, { kind: 'none' }>): Promise<'raced' | 'done'> {
+  private async write(planned: Exclude<LeaseIntent, { kind: 'none' }>): Promise<'raced' | 'done'> {
     const sentAt = this.clock();
+    const beat = this.deps.beat?.();
+    const intent = { ...planned, next: { ...planned.next, beat } };
+    if (beat === undefined) delete intent.next.beat;
     try {
       const etag = intent.etag === null ? await this.deps.store.create(KEYS.leader, intent.next) : await this.deps.store.replace(KEYS.leader, intent.next, intent.etag);
       this.state = applyWrite(this.deps.config.nodeName, this.state, intent, true, etag, sentAt, this.clock());
+      this.carriedBeat = beat ?? null;
       if (intent.kind === 'promote') this.deps.log.warn({ epoch: intent.next.epoch }, intent.next.reason);
     } catch (error) {
+      // Whatever this write carried may not have landed: the agent writes its heartbeat instead,
+      // now rather than at its next sample (a sample's liveness would reach the watchdog 30 s late).
+      this.carriedBeat = null;
+      if (beat !== undefined) this.deps.onUncarried?.();
       if (lostRace(error)) {
         this.deps.onRaced?.();
         await this.look();

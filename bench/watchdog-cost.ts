@@ -43,6 +43,8 @@ interface Measured {
   callers: Map<string, Counts>;
   invocations: number;
   p95Ms: number;
+  /** What a run slept (for a late node, an SSM result, a DNS change), on average, at real time (the drill's × its time scale). */
+  sleepMs: number;
 }
 
 const countsOf = (c: Record<string, number>): Counts => ({
@@ -55,15 +57,19 @@ const countsOf = (c: Record<string, number>): Counts => ({
   ssm: c.ssm ?? 0,
 });
 const usdOf = (c: Counts): number => c.get * PRICE.s3Get + c.put * PRICE.s3Put + c.sqs * PRICE.sqs + c.rru * PRICE.ddbRead + c.wru * PRICE.ddbWrite + c.sns * PRICE.sns;
-/** Billed duration at the p95 rounded up to 1 ms, 128 MB: a generous bound for the real Lambda. */
-const lambdaUsd = (runs: number, p95Ms: number): number => runs * PRICE.lambdaRequest + runs * (Math.ceil(p95Ms) / 1000) * LAMBDA_GB * PRICE.lambdaGbSecond;
+/**
+ * Billed duration at the p95 rounded up to 1 ms, 128 MB, a generous bound for the real Lambda,
+ * plus the average sleep (for a late node, an SSM result, a DNS change) at real time: the drill
+ * runs it `timeScale` times faster, and Lambda bills a sleeping run all the same.
+ */
+const lambdaUsd = (runs: number, m: Pick<Measured, 'p95Ms' | 'sleepMs'>): number => runs * PRICE.lambdaRequest + runs * ((Math.ceil(m.p95Ms) + m.sleepMs) / 1000) * LAMBDA_GB * PRICE.lambdaGbSecond;
 const combine = (f: (field: (typeof FIELDS)[number]) => number): Counts => Object.fromEntries(FIELDS.map((k) => [k, f(k)])) as Counts;
 const scaled = (c: Counts, k: number): Counts => combine((f) => c[f] * k);
 const row = (c: Counts): number[] => FIELDS.map((f) => Math.round(c[f]));
 
 const measure = async (tasks: number, timeScale: number): Promise<Measured> => {
   const scenario = parseScenario({ name: `cost: 2-node fleet, ${tasks} tasks`, nodes: 2, seconds: 900, workload: { tasks, meanTaskSeconds: 90, arrivalSeconds: 900 }, expect: { restarts: 0, failovers: 0 } });
-  let m: Omit<Measured, 'ok'> = { seconds: 0, callers: new Map(), invocations: 0, p95Ms: 0 };
+  let m: Omit<Measured, 'ok'> = { seconds: 0, callers: new Map(), invocations: 0, p95Ms: 0, sleepMs: 0 };
   const report = await runDrill(scenario, {
     timeScale,
     seed: 1,
@@ -75,6 +81,7 @@ const measure = async (tasks: number, timeScale: number): Promise<Measured> => {
         callers: new Map([...cloud.callers.entries()].filter(([name]) => name !== 'drill' && name !== 'anonymous').map(([name, c]) => [name, countsOf(c)])),
         invocations: stats.invocations,
         p95Ms: sorted[Math.floor(sorted.length * 0.95)] ?? 0,
+        sleepMs: stats.invocations === 0 ? 0 : (stats.sleptMs * timeScale) / stats.invocations,
       };
     },
   });
@@ -99,8 +106,8 @@ const main = async (): Promise<void> => {
     month.push([caller, ...row(scaled(c, perMonth)), usd.toFixed(2)]);
   }
   const runs = idle.invocations * perMonth;
-  total += lambdaUsd(runs, idle.p95Ms);
-  month.push(['watchdog Lambda', '', '', '', '', '', '', `${Math.round(runs)} runs`, lambdaUsd(runs, idle.p95Ms).toFixed(2)]);
+  total += lambdaUsd(runs, idle);
+  month.push(['watchdog Lambda', '', '', '', '', '', '', `${Math.round(runs)} runs`, lambdaUsd(runs, idle).toFixed(2)]);
   total += ALARMS * PRICE.alarm;
   month.push(['CloudWatch alarms', '', '', '', '', '', '', `${ALARMS} alarms`, (ALARMS * PRICE.alarm).toFixed(2)]);
 
@@ -116,10 +123,10 @@ const main = async (): Promise<void> => {
     work.push([caller, ...row(extra), usd.toFixed(2)]);
   }
   const extraRuns = (busy.invocations - idle.invocations * (busy.seconds / idle.seconds)) * perThousand;
-  workTotal += lambdaUsd(Math.max(0, extraRuns), busy.p95Ms);
-  work.push(['watchdog Lambda', '', '', '', '', '', '', `${Math.round(extraRuns)} runs`, lambdaUsd(Math.max(0, extraRuns), busy.p95Ms).toFixed(2)]);
+  workTotal += lambdaUsd(Math.max(0, extraRuns), busy);
+  work.push(['watchdog Lambda', '', '', '', '', '', '', `${Math.round(extraRuns)} runs`, lambdaUsd(Math.max(0, extraRuns), busy).toFixed(2)]);
 
-  console.log(`idle fleet: ${idle.seconds.toFixed(0)} s at ×${timeScale}, ok=${idle.ok}, ${idle.invocations} watchdog runs, p95 ${idle.p95Ms.toFixed(1)} ms; per month:`);
+  console.log(`idle fleet: ${idle.seconds.toFixed(0)} s at ×${timeScale}, ok=${idle.ok}, ${idle.invocations} watchdog runs, p95 ${idle.p95Ms.toFixed(1)} ms, ${(idle.sleepMs / 1000).toFixed(2)} s asleep a run on average at real time (a late node, an SSM result, a DNS change); per month:`);
   console.log(month.toString());
   console.log(`control loop ≈ $${total.toFixed(2)} per month for 2 nodes (before the free tier; Lambda's and the agents' logs not counted)`);
   console.log(`busy fleet: ${tasks} tasks in ${busy.seconds.toFixed(0)} s at ×${timeScale}, ok=${busy.ok}; what 1,000 tasks add:`);

@@ -48,6 +48,12 @@ export const configSchema = z
     stallSamples: z.number().int().min(2).max(100).default(8),
     recoverySamples: z.number().int().min(1).max(100).default(2),
     heartbeatSamples: z.number().int().min(2).max(200).default(16),
+    /**
+     * The primary rewrites its heartbeat object only when it has news (a failing sample, a role,
+     * the messages it holds, what its samples report) and at least this often; its lease renewals
+     * carry each sample's sequence number, which is what its liveness is judged by.
+     */
+    heartbeatKeepAliveSeconds: seconds.default(300),
     /** The primary renews its lease, and each standby reads it, this often (its own loop). */
     leaseRenewSeconds: seconds.default(10),
     /** A standby takes an expired lease after this long without a change; the primary fences one renewal earlier. */
@@ -135,6 +141,7 @@ export const configSchema = z
     }
     if (!(c.admissionLowMark < c.admissionHighMark)) issue('admissionLowMark', 'must be below admissionHighMark, or held input would flap');
     if (!(c.completionWindowSeconds >= c.sampleIntervalSeconds)) issue('completionWindowSeconds', 'must be at least sampleIntervalSeconds');
+    if (!(c.heartbeatKeepAliveSeconds >= c.sampleIntervalSeconds)) issue('heartbeatKeepAliveSeconds', 'must be at least sampleIntervalSeconds');
     if (!(c.heartbeatSamples >= c.stallSamples)) issue('heartbeatSamples', 'must be at least stallSamples so a late watchdog sees a whole window');
     const names = new Set<string>();
     c.nodes.forEach((n, i) => {
@@ -172,6 +179,7 @@ export const wholeSeconds = (seconds: number, timeScale: number): number => Math
 export const DURATION_KEYS = [
   'sampleIntervalSeconds',
   'syncIntervalSeconds',
+  'heartbeatKeepAliveSeconds',
   'completionWindowSeconds',
   'leaseRenewSeconds',
   'leaseExpirySeconds',

@@ -136,6 +136,12 @@ export const leaderSchema = z.object({
    * exactly that version times its handover wait from when it saw it (lib/core/fleet/lease.ts).
    */
   replaces: z.object({ epoch: z.number().int().min(0), renewals: z.number().int().min(0) }).optional(),
+  /**
+   * The primary's newest sample when it renewed (its agent's boot and the sample's sequence
+   * number): the renewals every lease needs anyway carry the primary's liveness, so its heartbeat
+   * object is rewritten only when it has news. Records written by hand or by the watchdog have none.
+   */
+  beat: z.object({ boot: z.string().min(1).max(64), seq: z.number().int().min(0) }).optional(),
 });
 export type Leader = z.output<typeof leaderSchema>;
 

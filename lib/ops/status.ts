@@ -38,6 +38,7 @@ export const gatherStatus = async (deps: OpsDeps): Promise<StatusView> => {
   return buildStatus({
     nodes: config.nodes,
     sampleIntervalSeconds: config.sampleIntervalSeconds,
+    heartbeatKeepAliveSeconds: config.heartbeatKeepAliveSeconds,
     leader,
     heartbeats: observed.heartbeats,
     strays: observed.strays,

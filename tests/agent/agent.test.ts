@@ -1,10 +1,14 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Agent } from '../../agent/agent';
+import { readProc } from '../../agent/proc';
+import { workerPidPath, writeJsonAtomic } from '../../agent/registry';
 import type { TriggerReason, WatchdogTrigger } from '../../lib/aws/trigger';
-import { StateStore } from '../../lib/aws/state-store';
+import { inTable, StateStore } from '../../lib/aws/state-store';
+import { KEYS } from '../../lib/core/keys';
+import { MemoryRecords } from '../helpers/memory-records';
 import { buildConfig } from '../../lib/core/config';
 import { memoryLogger } from '../helpers/memory-logger';
 import { MemoryS3 } from '../helpers/memory-s3';
@@ -59,6 +63,60 @@ describe('Agent', () => {
     // Read at least a few times in half a second; the one damaged version is told once.
     expect(s3.mock.commandCalls(GetObjectCommand).filter((c) => c.args[0].input.Key === 'peer-sync/leader.json').length).toBeGreaterThan(3);
     expect(invoke.mock.calls.map(([why]) => why)).toEqual([{ node: 'node-2', reason: 'leader-damaged', detail: expect.stringMatching(/leader\.json/) }]);
+  });
+
+  it("as a healthy primary, lets its lease renewals carry its samples and writes its heartbeat only with news: at once when its worker is gone", async () => {
+    // A renewal every 50 ms, a sample every 200 ms: only a renewal late by a whole sample interval
+    // (an event loop held that long on a loaded machine) is written for, and the lease fences after 550 ms.
+    const config = { ...fastConfig('node-1', 0.05), leaseExpirySeconds: 0.6, sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, heartbeatKeepAliveSeconds: 60 };
+    s3.set('peer-sync/leader.json', { version: 1, primary: 'node-1', epoch: 1, renewals: 0, reason: 't', changedBy: 't', previous: null, handover: 'immediate' });
+    // This test process stands in for the worker: a live process named by the pid file.
+    const me = await readProc(process.pid);
+    await writeJsonAtomic(workerPidPath(config.dataDir), { pid: process.pid, startTicks: me!.startTicks });
+    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
+    const agent = new Agent({ config, store, queue: null, log: memoryLogger().log, now: Date.now, alerts: null, trigger: null });
+    const heartbeats = (): number => s3.puts.filter((p) => p.key === 'peer-sync/nodes/node-1/heartbeat.json').length;
+    try {
+      await agent.start();
+      await new Promise((r) => setTimeout(r, 2_000));
+      const quiet = heartbeats();
+      const hb = s3.json('peer-sync/nodes/node-1/heartbeat.json') as { boot: string; samples: { seq: number }[] };
+      const beat = (s3.json('peer-sync/leader.json') as { beat?: { boot: string; seq: number } }).beat;
+      // About 10 samples in 2 s: the first written (and one for each renewal that came late), the rest carried by the lease.
+      expect(quiet).toBeLessThanOrEqual(4);
+      expect(beat).toEqual({ boot: hb.boot, seq: expect.any(Number) });
+      expect(beat!.seq).toBeGreaterThanOrEqual(4);
+      // The worker is gone: every sample fails, and each is written.
+      rmSync(workerPidPath(config.dataDir));
+      await new Promise((r) => setTimeout(r, 1_200));
+      expect(heartbeats() - quiet).toBeGreaterThanOrEqual(3);
+      expect((s3.json('peer-sync/nodes/node-1/heartbeat.json') as { samples: { workerProcesses: number }[] }).samples.at(-1)?.workerProcesses).toBe(0);
+    } finally {
+      await agent.close();
+    }
+  });
+
+  it('stops carrying its samples on the lease once S3 has taken nothing of it for a sync and a sample interval: a primary cut off from S3 goes silent', async () => {
+    const config = { ...fastConfig('node-1', 0.05), leaseExpirySeconds: 0.6, sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, heartbeatKeepAliveSeconds: 60 };
+    const me = await readProc(process.pid);
+    await writeJsonAtomic(workerPidPath(config.dataDir), { pid: process.pid, startTicks: me!.startTicks });
+    // The lease in the control table (DynamoDB stays reachable), everything else in S3.
+    const table = new MemoryRecords();
+    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20, requestRetry: { attempts: 1, baseMs: 1, capMs: 1 }, records: { owns: inTable, store: table } });
+    const agent = new Agent({ config, store, queue: null, log: memoryLogger().log, now: Date.now, alerts: null, trigger: null });
+    const beat = (): unknown => (JSON.parse(table.items.get(KEYS.leader)?.text ?? '{}') as { beat?: unknown }).beat;
+    try {
+      await agent.start();
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(beat()).toEqual({ boot: expect.any(String), seq: expect.any(Number) });
+      const refused = Object.assign(new Error('We encountered an internal error.'), { name: 'InternalError', $metadata: { httpStatusCode: 500 } });
+      s3.mock.on(PutObjectCommand).rejects(refused).on(GetObjectCommand).rejects(refused);
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect((JSON.parse(table.items.get(KEYS.leader)?.text ?? '{}') as { primary?: string }).primary).toBe('node-1');
+      expect(beat()).toBeUndefined();
+    } finally {
+      await agent.close();
+    }
   });
 
   it('carries its own figures on each sample: its last peer-sync round, the CAS races it lost, and as primary the lease it has left', async () => {

@@ -30,10 +30,10 @@ describe('LeaseKeeper', () => {
   });
   afterAll(() => s3.restore());
 
-  const keeper = (nodeName: string) => {
+  const keeper = (nodeName: string, beat?: () => Leader['beat'], onUncarried?: () => void) => {
     const config = { ...buildConfig({}, { nodes: NODES }), nodeName, dataDir: mkdtempSync(join(tmpdir(), 'qf-lease-')) };
     const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20, requestRetry: { attempts: 1, baseMs: 1, capMs: 1 } });
-    return new LeaseKeeper({ config, store, log: memoryLogger().log, ready: () => true, clock: () => t });
+    return new LeaseKeeper({ config, store, log: memoryLogger().log, ready: () => true, clock: () => t, beat, onUncarried });
   };
   const leader = (): Leader => s3.json('peer-sync/leader.json') as Leader;
 
@@ -84,6 +84,34 @@ describe('LeaseKeeper', () => {
     await primary.publish();
     expect(primary.current.role).not.toBe('primary');
     expect(leader().renewals).toBe(2);
+  });
+
+  it("carries the agent's newest sample on each renewal, says which one landed, and forgets it when a write fails", async () => {
+    let newest: Leader['beat'] = { boot: 'b1', seq: 3 };
+    const uncarried = jest.fn();
+    const primary = keeper('node-1', () => newest, uncarried);
+    await primary.round();
+    expect(leader().beat).toEqual({ boot: 'b1', seq: 3 });
+    expect(primary.carried).toEqual({ boot: 'b1', seq: 3 });
+    newest = { boot: 'b1', seq: 4 };
+    t += 10_000;
+    await primary.round();
+    expect(leader().beat).toEqual({ boot: 'b1', seq: 4 });
+    // A renewal that fails carried nothing the watchdog will see: the agent writes its heartbeat instead.
+    s3.failNext(Object.assign(new Error('InternalError'), { name: 'InternalError', $metadata: { httpStatusCode: 500 } }));
+    newest = { boot: 'b1', seq: 5 };
+    t += 10_000;
+    await primary.round();
+    expect(primary.carried).toBeNull();
+    // ... and says so at once, so the agent need not wait for its next sample to write it.
+    expect(uncarried).toHaveBeenCalledTimes(1);
+    // With nothing to carry (S3 refused the agent's last heartbeat), the renewal carries no beat at all.
+    newest = undefined;
+    t += 10_000;
+    await primary.round();
+    expect(leader()).not.toHaveProperty('beat');
+    expect(leader().renewals).toBe(3);
+    expect(uncarried).toHaveBeenCalledTimes(1);
   });
 
   it('renews in the same round over a record the watchdog rebuilt for it (same epoch, a new version), so a fenced primary resumes a renewal sooner', async () => {

@@ -223,6 +223,8 @@ describe('storage and delivery', () => {
     for (const role of NODE_ROLES) expect(JSON.stringify(statements(role))).not.toContain('IntakeQueue');
     const producer = (props('ProducerPolicy').PolicyDocument as { Statement: Statement[] }).Statement;
     expect(producer).toEqual([{ Effect: 'Allow', Action: ['sqs:SendMessage', 'sqs:GetQueueUrl'], Resource: { 'Fn::GetAtt': ['IntakeQueue', 'Arn'] } }]);
+    // No alarm repeats the watchdog's DEAD_LETTERED: nothing in the stack watches the dead-letter queue's depth but the watchdog.
+    expect(resources('AWS::CloudWatch::Alarm').filter(([, r]) => JSON.stringify(r).includes('DeadLetterQueue'))).toEqual([]);
     expect(props('IntakeAgeAlarm')).toMatchObject({
       Namespace: 'AWS/SQS',
       MetricName: 'ApproximateAgeOfOldestMessage',

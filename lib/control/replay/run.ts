@@ -3,7 +3,7 @@ import { eventKeyParts } from '../../core/views/event-query';
 import { eventKey, fleetEventSchema, type FleetEvent } from '../../core/events';
 import { KEYS, PREFIXES } from '../../core/keys';
 import { claimStaleMs } from '../../core/fleet/ladder';
-import { readyStandbys, updateSeen } from '../../core/fleet/liveness';
+import { beatOf, readyStandbys, updateSeen } from '../../core/fleet/liveness';
 import { planReplay, type ReplayAction, type ReplayPlan } from '../../core/views/replay';
 import type { ReplayRef, ReplayRequest } from '../../core/views/replay-input';
 import { advance } from '../../core/fleet/incident';
@@ -45,7 +45,7 @@ const gather = async (deps: WatchdogDeps, event: FleetEvent): Promise<ReplayPlan
   ]);
   const now = deps.now();
   const watches: Record<string, NodeWatch> = {};
-  for (const [name, watch] of Object.entries(state.nodes)) watches[name] = updateSeen(watch, heartbeats.get(name), now);
+  for (const [name, watch] of Object.entries(state.nodes)) watches[name] = updateSeen(watch, heartbeats.get(name), now, beatOf(leader, name));
   const written = new Set(keys.flatMap((k) => eventKeyParts(k)?.kind ?? []));
   const ready = leader === null ? [] : readyStandbys(deps.config.nodes, watches, heartbeats, leader, now, deps.config.sampleIntervalSeconds * 1000).map((n) => n.name);
   return planReplay({

@@ -1,7 +1,7 @@
 import { CorruptObjectError, describeError, FleetError } from '../../core/errors';
 import { eventOfKey, KEYS, PREFIXES } from '../../core/keys';
-import { isSilent, suspectWaitMs, updateSeen, type Confirmation } from '../../core/fleet/liveness';
-import { heartbeatSchema, type Heartbeat } from '../../core/schemas';
+import { beatOf, isSilent, suspectWaitMs, updateSeen, type Confirmation } from '../../core/fleet/liveness';
+import { heartbeatSchema, type Heartbeat, type Leader } from '../../core/schemas';
 import { decide, withAdmission, type WatchdogAction } from '../../core/fleet/watchdog';
 import { emfDocuments } from '../../core/metrics/emf';
 import { watchdogMetricValues } from '../../core/metrics/watchdog-metrics';
@@ -113,11 +113,11 @@ const describeAction = (action: WatchdogAction): string => {
 };
 
 /** Asks Lightsail and SSM about nodes that went silent; nobody else costs a request. */
-const confirmSilent = async (deps: WatchdogDeps, state: WatchdogState, heartbeats: ReadonlyMap<string, Heartbeat>, now: number): Promise<Map<string, Confirmation>> => {
+const confirmSilent = async (deps: WatchdogDeps, state: WatchdogState, heartbeats: ReadonlyMap<string, Heartbeat>, leader: Leader | null, now: number): Promise<Map<string, Confirmation>> => {
   const sampleMs = deps.config.sampleIntervalSeconds * 1000;
   const silent = deps.config.nodes.filter((spec) => {
     const watch = state.nodes[spec.name];
-    return watch !== undefined && isSilent(updateSeen(watch, heartbeats.get(spec.name), now), now, sampleMs);
+    return watch !== undefined && isSilent(updateSeen(watch, heartbeats.get(spec.name), now, beatOf(leader, spec.name)), now, sampleMs);
   });
   const found = await Promise.all(silent.map(async (spec) => [spec.name, await deps.probe.confirm(spec)] as const));
   return new Map(found);
@@ -186,7 +186,7 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
       now = deps.now();
       // A node one heartbeat late: wait (once, at most an interval) until its silence is
       // conclusive rather than until the next trigger, then look again.
-      const wait = waited ? null : suspectWaitMs(state.nodes, seen.heartbeats, now, deps.config.sampleIntervalSeconds * 1000);
+      const wait = waited ? null : suspectWaitMs(state.nodes, seen.heartbeats, now, deps.config.sampleIntervalSeconds * 1000, seen.leader, deps.config.leaseRenewSeconds * 1000);
       if (wait !== null) {
         waited = true;
         await deps.sleep(wait);
@@ -194,7 +194,7 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
         now = deps.now();
       }
       // Confirmations are I/O, so they are gathered before the pure decision.
-      confirmations = await confirmSilent(deps, state, seen.heartbeats, now);
+      confirmations = await confirmSilent(deps, state, seen.heartbeats, seen.leader, now);
       // Queue depths that cannot be read leave admission as it is this run (nothing admitted).
       depths = intake === null ? null : await intake.depths().catch((error: unknown) => {
         deps.log.warn({ err: describeError(error) }, 'queue depths unreadable: nothing admitted this run');

@@ -16,13 +16,30 @@ export interface Confirmation {
  */
 export type Silence = 'none' | 'silent' | 'dead';
 
-/** Records the newest sample the heartbeat carries, timed by the watchdog's own clock. */
-export const updateSeen = (watch: NodeWatch, hb: Heartbeat | undefined, now: number): NodeWatch => {
+/** The sample the lease's last renewal carried, when `node` holds the lease (`leader.beat`). */
+export const beatOf = (leader: Leader | null | undefined, node: string): Leader['beat'] => (leader?.primary === node ? leader.beat : undefined);
+
+/**
+ * The newest sample a node is known to have taken: its heartbeat's newest, or, for the primary,
+ * the one its last lease renewal carried (`beatOf`) when that is newer and of the same agent
+ * boot, the heartbeat's or, when the heartbeat cannot be read (damaged), the one last seen. The
+ * primary rewrites its heartbeat only when it has news; its renewals say it is alive.
+ */
+export const newestSample = (hb: Heartbeat | undefined, beat?: Leader['beat'], knownBoot?: string): { boot: string; seq: number } | null => {
+  const boot = hb?.boot ?? knownBoot;
+  if (boot === undefined) return null;
   const newest = hb?.samples.reduce((m, s) => Math.max(m, s.seq), -1) ?? -1;
-  if (hb === undefined || newest < 0) return watch;
+  const seq = Math.max(newest, beat?.boot === boot ? beat.seq : -1);
+  return seq < 0 ? null : { boot, seq };
+};
+
+/** Records the newest sample known of the node (newestSample), timed by the watchdog's own clock. */
+export const updateSeen = (watch: NodeWatch, hb: Heartbeat | undefined, now: number, beat?: Leader['beat']): NodeWatch => {
+  const newest = newestSample(hb, beat, watch.seen?.boot);
+  if (newest === null) return watch;
   const seen = watch.seen;
-  if (seen !== null && seen.boot === hb.boot && seen.seq >= newest) return watch;
-  return { ...watch, seen: { boot: hb.boot, seq: newest, at: now } };
+  if (seen !== null && seen.boot === newest.boot && seen.seq >= newest.seq) return watch;
+  return { ...watch, seen: { ...newest, at: now } };
 };
 
 /** Silent: no new sample for two sample intervals by the watchdog's clock. Never seen is not silent. */
@@ -32,14 +49,19 @@ export const isSilent = (watch: NodeWatch, now: number, sampleMs: number): boole
  * How long to wait for a node that has missed one heartbeat to reach the silence threshold,
  * or null. Without it, the verdict on a dead node waits for the next trigger (up to a sample
  * interval later); with it, one invocation sleeps at most one interval, only in that case.
+ * A primary whose renewals carry its samples is late only a renewal period later: a renewal
+ * carries the sample taken up to `renewMs` before it, so a live one's samples arrive up to that
+ * much apart beyond the interval, and waiting for them would bill a sleep in many runs.
  */
-export const suspectWaitMs = (watches: Readonly<Record<string, NodeWatch>>, heartbeats: ReadonlyMap<string, Heartbeat>, now: number, sampleMs: number): number | null => {
+export const suspectWaitMs = (watches: Readonly<Record<string, NodeWatch>>, heartbeats: ReadonlyMap<string, Heartbeat>, now: number, sampleMs: number, leader?: Leader | null, renewMs = 0): number | null => {
   let soonest: number | null = null;
   for (const [name, stored] of Object.entries(watches)) {
-    const watch = updateSeen(stored, heartbeats.get(name), now);
+    const beat = beatOf(leader, name);
+    const watch = updateSeen(stored, heartbeats.get(name), now, beat);
     if (watch.seen === null) continue;
     const silentFor = now - watch.seen.at;
-    if (silentFor < sampleMs || silentFor >= 2 * sampleMs) continue;
+    const lateAfter = beat === undefined ? sampleMs : Math.min(sampleMs + renewMs, 2 * sampleMs);
+    if (silentFor < lateAfter || silentFor >= 2 * sampleMs) continue;
     const wait = 2 * sampleMs - silentFor;
     soonest = soonest === null ? wait : Math.min(soonest, wait);
   }

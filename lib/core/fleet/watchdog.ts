@@ -1,6 +1,6 @@
 import type { FleetEvent } from '../events';
 import { judgeNode, type LadderContext, type WatchdogAction, type WatchdogSettings } from './ladder';
-import { CLEAR_SIGHT, readyStandbys, regainSight, updateSeen, type Confirmation, type Sight } from './liveness';
+import { beatOf, CLEAR_SIGHT, readyStandbys, regainSight, updateSeen, type Confirmation, type Sight } from './liveness';
 import { decideAdmission, emptyAdmission, failoverUnderWay, type AdmissionSettings } from './admission';
 import type { Heartbeat, Leader } from '../schemas';
 import { advanceCounter, emptyCounter } from './stall';
@@ -42,8 +42,18 @@ const UNSEEN_INTERVALS = 3;
 /** Failed heartbeat writes in a row that show S3 refusing the node: two sample intervals of it. */
 const UNSENT_IS_OUTAGE = 2;
 
-/** True when a node says its last heartbeats could not be written: S3 was down for it, likely for the watchdog too. */
-const s3WasDown = (heartbeats: ReadonlyMap<string, Heartbeat>): boolean => [...heartbeats.values()].some((hb) => (hb.unsent ?? 0) >= UNSENT_IS_OUTAGE);
+/**
+ * True when a node says, in a heartbeat this watchdog has not seen before (a sample newer than
+ * it knows of the node), that its heartbeats before it could not be written: S3 was down for it,
+ * likely for the watchdog too. The same object read again says nothing new: the primary
+ * rewrites its heartbeat only with news, and an old outage must not blind every later run.
+ */
+const s3WasDown = (heartbeats: ReadonlyMap<string, Heartbeat>, watches: Readonly<Record<string, NodeWatch>>): boolean =>
+  [...heartbeats.entries()].some(([name, hb]) => {
+    if ((hb.unsent ?? 0) < UNSENT_IS_OUTAGE) return false;
+    const seen = watches[name]?.seen ?? null;
+    return seen === null || seen.boot !== hb.boot || hb.samples.some((s) => s.seq > seen.seq);
+  });
 
 /**
  * The watchdog's decision for one invocation: note every node's newest sample, feed the
@@ -71,11 +81,11 @@ export const decide = (
   // run's look was troubled, S3 answered in the end: only that look's time is not counted (a
   // node refused in it misses one heartbeat, which the two-interval threshold allows).
   const unseen = state.judgedAt !== null && Math.floor(now / sampleMs) - Math.floor(state.judgedAt / sampleMs) >= UNSEEN_INTERVALS;
-  const blindFrom = sight.failing || s3WasDown(heartbeats) || unseen ? -Infinity : sight.troubledSince;
+  const blindFrom = sight.failing || s3WasDown(heartbeats, state.nodes) || unseen ? -Infinity : sight.troubledSince;
   const nodes: Record<string, NodeWatch> = blindFrom === null ? { ...state.nodes } : regainSight(state.nodes, blindFrom, now);
   // First every node's freshness, so choosing a standby sees this round's heartbeats.
   for (const spec of settings.nodes) {
-    let watch = updateSeen(nodes[spec.name] ?? emptyWatch(), heartbeats.get(spec.name), now);
+    let watch = updateSeen(nodes[spec.name] ?? emptyWatch(), heartbeats.get(spec.name), now, beatOf(leader, spec.name));
     const hb = heartbeats.get(spec.name);
     if (leader !== null && leader.primary === spec.name) {
       if (hb !== undefined) watch = { ...watch, counter: advanceCounter(watch.counter, hb.boot, hb.samples) };

@@ -92,7 +92,7 @@ export const dashboardPanels = (level: MetricLevel, nodes: readonly (string | nu
     },
     {
       title: 'Oldest message',
-      description: 'How long the oldest message of each queue has waited (seconds): the intake-age and dead-letter alarms, DEAD_LETTERED, POISON_TASK.',
+      description: 'How long the oldest message of each queue has waited (seconds): the intake-age alarm, DEAD_LETTERED, POISON_TASK.',
       unit: 'Seconds',
       series: [sqs('ApproximateAgeOfOldestMessage', 'tasks', 'Maximum', 'tasks'), sqs('ApproximateAgeOfOldestMessage', 'intake', 'Maximum', 'intake'), sqs('ApproximateNumberOfMessagesVisible', 'dead-letter', 'Maximum', 'dead-lettered')],
     },
@@ -104,7 +104,7 @@ export const dashboardPanels = (level: MetricLevel, nodes: readonly (string | nu
     },
     {
       title: 'Worker resources',
-      description: "Each worker's CPU and resident memory, by its node's newest sample.",
+      description: "Each worker's CPU and resident memory, by its node's newest sample (a quiet primary's only when its heartbeat carries that sample).",
       unit: 'Percent',
       series: ours('WorkerCpu', 'WorkerMemory'),
     },

@@ -1,5 +1,5 @@
 import type { NodeSpec } from '../config';
-import { readyStandbys } from '../fleet/liveness';
+import { beatOf, newestSample, readyStandbys } from '../fleet/liveness';
 import type { WatchdogAction } from '../fleet/watchdog';
 import type { WatchdogState } from '../fleet/watchdog-state';
 import type { Heartbeat, Leader } from '../schemas';
@@ -73,11 +73,16 @@ export const watchdogMetricValues = (v: RunView): MetricValues => {
     if (last !== undefined) {
       values.InFlight = last.inFlight.length;
       values.Completions = last.completionsInWindow;
-      values.WorkerCpu = last.cpuPercent;
-      values.WorkerMemory = last.memoryBytes;
-      if (last.syncMs !== undefined) values.PeerSyncSeconds = last.syncMs / 1000;
       if (last.casConflicts !== undefined) values.CasConflicts = last.casConflicts;
-      if (last.leaseLeftMs !== undefined) values.LeaseSecondsLeft = last.leaseLeftMs / 1000;
+      // What moves every sample without being news (agent/heartbeat-policy.ts) only from the newest
+      // sample known: a quiet primary's heartbeat may be a keep-alive old, and its old CPU is no figure.
+      const hb = v.heartbeats.get(spec.name);
+      if (newestSample(hb, beatOf(v.leader, spec.name))?.seq === last.seq) {
+        values.WorkerCpu = last.cpuPercent;
+        values.WorkerMemory = last.memoryBytes;
+        if (last.syncMs !== undefined) values.PeerSyncSeconds = last.syncMs / 1000;
+        if (last.leaseLeftMs !== undefined) values.LeaseSecondsLeft = last.leaseLeftMs / 1000;
+      }
     }
     nodes[spec.name] = values;
   }

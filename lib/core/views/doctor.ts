@@ -1,7 +1,7 @@
 import type { Config, NodeSpec } from '../config';
 import type { Confirmation } from '../fleet/liveness';
 import type { HeartbeatObservation, Observed } from './observed';
-import { isFresh } from './readiness';
+import { freshForMs, isFresh } from './readiness';
 import type { Leader } from '../schemas';
 import type { QueueObservation } from './status';
 
@@ -80,11 +80,12 @@ const heartbeatCheck = (spec: NodeSpec, facts: DoctorFacts): Check => {
   const obs = facts.heartbeats.get(spec.name);
   const hb = obs?.heartbeat ?? { state: 'missing' as const };
   if (hb.state === 'missing') return check(name, 'fail', 'missing', `install and start the agent on ${spec.name}: ${INSTALL} steps 5-7 (install.sh --node ${spec.name})`);
-  if (hb.state === 'corrupt') return check(name, 'fail', `corrupt: ${hb.error}`, `upgrade the agent on ${spec.name} to this version (${INSTALL}, Operations: Upgrade); it rewrites the object every sample`);
-  const sampleMs = facts.config.sampleIntervalSeconds * 1000;
+  if (hb.state === 'corrupt') return check(name, 'fail', `corrupt: ${hb.error}`, `upgrade the agent on ${spec.name} to this version (${INSTALL}, Operations: Upgrade); it rewrites the object (a standby every sample, the primary with news or every heartbeatKeepAliveSeconds)`);
+  const holder = facts.leader?.state === 'ok' ? facts.leader.value.primary : null;
+  const timing = { sampleMs: facts.config.sampleIntervalSeconds * 1000, keepAliveMs: facts.config.heartbeatKeepAliveSeconds * 1000, holder };
   const ago = obs?.writtenAt === null || obs?.writtenAt === undefined ? 'at an unknown time' : `${Math.round((facts.now - obs.writtenAt) / 1000)} s ago`;
-  if (!isFresh(obs, facts.now, sampleMs)) {
-    return check(name, 'fail', `stale: written ${ago} (fresh is under ${2 * facts.config.sampleIntervalSeconds} s)`, `on ${spec.name}: sudo systemctl status queen-fleet-peer-sync; journalctl -u queen-fleet-peer-sync (${INSTALL} step 7, Troubleshooting)`);
+  if (!isFresh(obs, facts.now, timing)) {
+    return check(name, 'fail', `stale: written ${ago} (fresh is under ${Math.round(freshForMs(hb.value, timing) / 1000)} s)`, `on ${spec.name}: sudo systemctl status queen-fleet-peer-sync; journalctl -u queen-fleet-peer-sync (${INSTALL} step 7, Troubleshooting)`);
   }
   const last = hb.value.samples.at(-1);
   const detail = `${hb.value.role}, written ${ago}, epoch ${last?.epochSeen ?? '?'}, ${last?.workerProcesses ?? 0} worker process(es)`;

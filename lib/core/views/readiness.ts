@@ -19,10 +19,27 @@ export const operatorWatch = (stored: NodeWatch | undefined, obs: HeartbeatObser
   return { ...(stored ?? emptyWatch()), seen };
 };
 
-/** Fresh: the heartbeat object was written less than two sample intervals ago (the watchdog's silence rule). */
-export const isFresh = (obs: HeartbeatObservation | undefined, now: number, sampleMs: number): boolean => {
+/** The sample interval and the primary's heartbeat keep-alive, in ms, and who holds the lease (null: unknown, the record unreadable). */
+export interface FreshTiming {
+  sampleMs: number;
+  keepAliveMs: number;
+  holder: string | null;
+}
+
+/**
+ * How long a heartbeat object stays fresh: two sample intervals (the watchdog's silence rule),
+ * or for the heartbeat of the lease's holder that says it is primary, which it rewrites only when
+ * it has news (its lease renewals carry its liveness, and a one-shot command cannot time those),
+ * its keep-alive and two sample intervals. An old primary's last heartbeat goes stale as any;
+ * with the lease unreadable, any heartbeat that says primary is given the keep-alive.
+ */
+export const freshForMs = (hb: Heartbeat | null, t: FreshTiming): number =>
+  hb?.role === 'primary' && (t.holder === null || hb.node === t.holder) ? t.keepAliveMs + 2 * t.sampleMs : 2 * t.sampleMs;
+
+/** Fresh: the heartbeat object was written within freshForMs by S3's clock. */
+export const isFresh = (obs: HeartbeatObservation | undefined, now: number, t: FreshTiming): boolean => {
   const watch = operatorWatch(undefined, obs);
-  return watch.seen !== null && !isSilent(watch, now, sampleMs);
+  return watch.seen !== null && now - watch.seen.at < freshForMs(valueOf(obs?.heartbeat), t);
 };
 
 /** Everything the readiness of a node depends on. */

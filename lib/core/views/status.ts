@@ -16,6 +16,8 @@ export type QueueObservation = { state: 'not-configured' } | { state: 'ok'; visi
 export interface StatusInput {
   nodes: readonly NodeSpec[];
   sampleIntervalSeconds: number;
+  /** The primary's heartbeat keep-alive: its object is rewritten only with news, at least this often. */
+  heartbeatKeepAliveSeconds: number;
   leader: Observed<Leader>;
   /** One entry per configured node. */
   heartbeats: ReadonlyMap<string, HeartbeatObservation>;
@@ -144,7 +146,7 @@ const heartbeatStatus = (obs: HeartbeatObservation | undefined, input: StatusInp
     state: 'ok',
     ageSeconds: newest === undefined ? null : tenths(input.now - newest.at),
     writtenSecondsAgo: writtenAt === null ? null : tenths(input.now - writtenAt),
-    fresh: isFresh(obs, input.now, input.sampleIntervalSeconds * 1000),
+    fresh: isFresh(obs, input.now, { sampleMs: input.sampleIntervalSeconds * 1000, keepAliveMs: input.heartbeatKeepAliveSeconds * 1000, holder: valueOf(input.leader)?.primary ?? null }),
     agentVersion: hb.value.agentVersion,
   };
 };

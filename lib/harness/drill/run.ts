@@ -46,7 +46,12 @@ export interface DrillOptions {
   /** Node's own options for the agent and the worker (V8 flags a bench weighs); none by default, as the units run them. */
   nodeArgs?: readonly string[];
   /** Called once the run is over, before teardown: benches read the cloud's counters here. */
-  inspect?: (cloud: LocalCloud, stats: { invocations: number; byTrigger: Record<TriggerKind, number>; invocationMs: number[]; wallSeconds: number }) => void;
+  /**
+   * The local cloud and the watchdog's runs once the drill is over: how many, by trigger, each
+   * one's wall time, and the wall time all of them slept (`sleptMs`: for a late node, an SSM
+   * result, a DNS change; at the drill's time scale, so a cost bench bills it that many times over).
+   */
+  inspect?: (cloud: LocalCloud, stats: { invocations: number; byTrigger: Record<TriggerKind, number>; invocationMs: number[]; sleptMs: number; wallSeconds: number }) => void;
 }
 
 /** The stage command drills run with `workload.stages: "command"`. */
@@ -153,7 +158,15 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     // The watchdog runs in this process as in Lambda, from its own dependencies on the local
     // cloud; its info lines would interleave with the live timeline.
     watchdogClients = localClients(cloud, 'watchdog');
-    const watchdog = createWatchdogHandler(buildWatchdogDeps(config, watchdogClients, createLogger('watchdog', {}, process.env.LOG_LEVEL ?? 'warn'), (line) => recorder.metric(line)));
+    const watchdogDeps = buildWatchdogDeps(config, watchdogClients, createLogger('watchdog', {}, process.env.LOG_LEVEL ?? 'warn'), (line) => recorder.metric(line));
+    let sleptMs = 0;
+    const watchdog = createWatchdogHandler({
+      ...watchdogDeps,
+      sleep: (ms) => {
+        sleptMs += ms;
+        return watchdogDeps.sleep(ms);
+      },
+    });
     const invocationMs: number[] = [];
     const timedHandler = async (event: unknown): Promise<unknown> => {
       const started = performance.now();
@@ -258,7 +271,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     // The watchdog keeps judging while a held fleet is looked at.
     await options.hold?.(report);
     await sched.stop();
-    options.inspect?.(cloud, { invocations: sched.invocations, byTrigger: sched.byTrigger, invocationMs, wallSeconds });
+    options.inspect?.(cloud, { invocations: sched.invocations, byTrigger: sched.byTrigger, invocationMs, sleptMs, wallSeconds });
     return report;
   } finally {
     clearInterval(depthEvery);

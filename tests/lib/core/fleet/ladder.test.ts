@@ -75,6 +75,24 @@ describe('failover ladder', () => {
     expect(actions.filter((a) => a.kind === 'command' || a.kind === 'failover')).toEqual([]);
   });
 
+  it("takes the primary's lease renewals for its liveness: a heartbeat left alone is no silence while they carry newer samples", () => {
+    const hb = heartbeat('node-1', working(0, 5));
+    const running = new Map([['node-1', { instance: 'running' as const, ssm: 'online' as const }]]);
+    /** A round every 15 s; `beats[i]` is the sample the lease carries then. Returns each round's alerts. */
+    const run = (carried: number[]) => {
+      let state = emptyWatchdogState();
+      return carried.map((seq, i) => {
+        const v = decide(state, { ...leader, beat: { boot: hb.boot, seq } }, beats(hb, standbyBeat('node-2', 5 + i)), T0 + i * 15_000, settings, running);
+        state = v.state;
+        return published(v.actions);
+      });
+    };
+    // The renewals carry samples 6 to 12 over 90 s: the primary is alive in every round.
+    expect(run([6, 7, 8, 9, 10, 11, 12]).flat()).toEqual([]);
+    // They stop carrying new ones after 30 s (its sample loop hung): silent two intervals later, not before.
+    expect(run([6, 7, 8, 8, 8, 8])).toEqual([[], [], [], [], ['NODE_SILENT'], []]);
+  });
+
   it('fails the silent primary over once AWS confirms it gone, after its NODE_SILENT', () => {
     const { actions } = rounds([
       { at: 0, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5)] },
@@ -129,6 +147,21 @@ describe('failover ladder', () => {
     const back = decide(state, leader, beats({ ...heartbeat('node-1', working(0, 8)), unsent: 2 }, standbyBeat('node-2', 5)), T0 + 45_000, settings, online);
     expect(back.actions).toEqual([]);
     expect(published(decide({ ...state, judgedAt: T0 + 30_000 }, leader, beats(heartbeat('node-1', working(0, 8)), standbyBeat('node-2', 5)), T0 + 45_000, settings, online).actions)).toEqual(['REDUNDANCY_LOST']);
+  });
+
+  it("takes a node's word of refused writes once: the same heartbeat read again does not blind later runs", () => {
+    // The primary's first heartbeat after an outage said so; its renewals then carry its samples
+    // and it keeps that object for up to a keep-alive. The standby dies meanwhile.
+    const hb = { ...heartbeat('node-1', working(0, 8)), unsent: 2 };
+    const online = new Map([['node-2', { instance: 'running' as const, ssm: 'online' as const }]]);
+    let state = emptyWatchdogState();
+    const seenKinds: string[] = [];
+    for (let i = 0; i <= 6; i++) {
+      const v = decide(state, { ...leader, beat: { boot: hb.boot, seq: 8 + i } }, beats(hb, standbyBeat('node-2', 8)), T0 + i * 15_000, settings, online);
+      state = v.state;
+      seenKinds.push(...published(v.actions));
+    }
+    expect(seenKinds).toEqual(['REDUNDANCY_LOST']);
   });
 
   it('judges no silence across two whole intervals in which no judgement was stored, whichever container runs next', () => {

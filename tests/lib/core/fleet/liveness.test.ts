@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { NodeSpec } from '../../../../lib/core/config';
-import { PROOF_INTERVALS, readyStandbys, regainSight, updateSeen } from '../../../../lib/core/fleet/liveness';
+import { beatOf, newestSample, PROOF_INTERVALS, suspectWaitMs, readyStandbys, regainSight, updateSeen } from '../../../../lib/core/fleet/liveness';
 import { emptyWatch, type NodeWatch } from '../../../../lib/core/fleet/watchdog-state';
 import type { Heartbeat, Leader } from '../../../../lib/core/schemas';
 import { heartbeat, sample } from '../../../helpers/fixtures';
@@ -74,5 +74,52 @@ describe('regainSight', () => {
         expect(NOW - after.seen!.at).toBe(known ? silence : Math.max(0, silence - unseenFor));
       }),
     );
+  });
+});
+
+describe("the primary's liveness by its lease renewals", () => {
+  const hb = heartbeat('node-1', [sample(3), sample(4)], 'boot-1');
+  const seen = (l: Leader | null, watch: NodeWatch = emptyWatch()) => updateSeen(watch, hb, NOW, beatOf(l, 'node-1')).seen;
+
+  it('counts the sample a renewal carried when it is newer than the heartbeat, of the same agent boot', () => {
+    expect(newestSample(hb, beatOf({ ...leader, beat: { boot: 'boot-1', seq: 9 } }, 'node-1'))).toEqual({ boot: 'boot-1', seq: 9 });
+    expect(seen({ ...leader, beat: { boot: 'boot-1', seq: 9 } })).toEqual({ boot: 'boot-1', seq: 9, at: NOW });
+    // Seen at seq 9 before: a later look at the same renewal is no news, and the silence runs on.
+    const before: NodeWatch = { ...emptyWatch(), seen: { boot: 'boot-1', seq: 9, at: NOW - 40_000 } };
+    expect(seen({ ...leader, beat: { boot: 'boot-1', seq: 9 } }, before)).toEqual(before.seen);
+  });
+
+  it('counts it while the heartbeat cannot be read (damaged: rewritten only with news), by the boot last seen', () => {
+    const before: NodeWatch = { ...emptyWatch(), seen: { boot: 'boot-1', seq: 4, at: NOW - 20_000 } };
+    expect(updateSeen(before, undefined, NOW, { boot: 'boot-1', seq: 6 }).seen).toEqual({ boot: 'boot-1', seq: 6, at: NOW });
+    expect(updateSeen(before, undefined, NOW, { boot: 'boot-2', seq: 60 }).seen).toEqual(before.seen);
+    expect(updateSeen(emptyWatch(), undefined, NOW, { boot: 'boot-1', seq: 6 }).seen).toBeNull();
+  });
+
+  it.each<[string, Leader | null]>([
+    ['no lease record', null],
+    ['a record without a beat (written by hand or by the watchdog)', leader],
+    ["another boot's beat (an agent that restarted and has not written its heartbeat yet)", { ...leader, beat: { boot: 'boot-0', seq: 90 } }],
+    ["another primary's record", { ...leader, primary: 'node-2', beat: { boot: 'boot-1', seq: 90 } }],
+    ['an older sample than the heartbeat', { ...leader, beat: { boot: 'boot-1', seq: 2 } }],
+  ])('goes by the heartbeat alone for %s', (_, l) => {
+    expect(newestSample(hb, beatOf(l, 'node-1'))).toEqual({ boot: 'boot-1', seq: 4 });
+  });
+});
+
+describe('suspectWaitMs', () => {
+  const watch = (at: number): NodeWatch => ({ ...emptyWatch(), seen: { boot: 'boot-1', seq: 4, at } });
+  const hbs = new Map([['node-1', heartbeat('node-1', [sample(4)], 'boot-1')], ['node-2', heartbeat('node-2', [sample(4)], 'boot-1')]]);
+  const carrying = { ...leader, beat: { boot: 'boot-1', seq: 4 } };
+
+  it('waits for a node one sample late until its silence is conclusive', () => {
+    expect(suspectWaitMs({ 'node-2': watch(NOW - 20_000) }, hbs, NOW, 15_000, carrying, 10_000)).toBe(10_000);
+  });
+
+  it("waits for a primary whose renewals carry its samples only a renewal period later: they come up to that much apart", () => {
+    expect(suspectWaitMs({ 'node-1': watch(NOW - 20_000) }, hbs, NOW, 15_000, carrying, 10_000)).toBeNull();
+    expect(suspectWaitMs({ 'node-1': watch(NOW - 27_000) }, hbs, NOW, 15_000, carrying, 10_000)).toBe(3_000);
+    // Without a beat (an older agent, or one whose heartbeats S3 refused) it is judged by its heartbeat, as any node.
+    expect(suspectWaitMs({ 'node-1': watch(NOW - 20_000) }, hbs, NOW, 15_000, leader, 10_000)).toBe(10_000);
   });
 });

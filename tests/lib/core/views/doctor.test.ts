@@ -25,6 +25,15 @@ const healthy = (): DoctorFacts => ({
 const byName = (facts: DoctorFacts, name: string) => doctorChecks(facts).find((c) => c.name === name);
 
 describe('doctorChecks', () => {
+  it("gives the lease holder's heartbeat its keep-alive (it is rewritten only with news), also when the lease cannot be read, and no other node's", () => {
+    const quiet = (node: string): HeartbeatObservation => ({ ...beat(node), writtenAt: NOW - 200_000 });
+    expect(byName({ ...healthy(), heartbeats: new Map([['node-1', quiet('node-1')], ['node-2', beat('node-2')]]) }, 'heartbeat node-1')?.status).toBe('ok');
+    expect(byName({ ...healthy(), table: { state: 'error', error: 'UnreachableError' }, leader: null, heartbeats: new Map([['node-1', quiet('node-1')], ['node-2', beat('node-2')]]) }, 'heartbeat node-1')?.status).toBe('ok');
+    // node-2's heartbeat says primary, but the lease names node-1: an old primary's last word goes stale as any.
+    const oldPrimary: HeartbeatObservation = { heartbeat: { state: 'ok', value: { ...heartbeat('node-2', [sample(0)]), role: 'primary' } }, writtenAt: NOW - 200_000 };
+    expect(byName({ ...healthy(), heartbeats: new Map([['node-1', beat('node-1')], ['node-2', oldPrimary]]) }, 'heartbeat node-2')?.status).toBe('fail');
+  });
+
   it('passes a healthy fleet, every check ok and without a hint', () => {
     const checks = doctorChecks(healthy());
     expect(checks.map((c) => c.name)).toEqual(['config', 'bucket', 'table', 'leader.json', 'heartbeat node-1', 'heartbeat node-2', 'queue', 'dead-letter queue', 'topic', 'ssm node-1', 'ssm node-2', 'origin record']);
@@ -35,6 +44,7 @@ describe('doctorChecks', () => {
   it.each([
     ['a missing heartbeat', { heartbeats: new Map([['node-1', beat('node-1')]]) }, 'heartbeat node-2', 'fail', /install and start the agent on node-2/],
     ['a stale heartbeat', { heartbeats: new Map([['node-1', beat('node-1')], ['node-2', { ...beat('node-2'), writtenAt: NOW - 45_000 }]]) }, 'heartbeat node-2', 'fail', /systemctl status queen-fleet-peer-sync/],
+    ["the lease holder's heartbeat older than its keep-alive", { heartbeats: new Map([['node-1', { ...beat('node-1'), writtenAt: NOW - 331_000 }], ['node-2', beat('node-2')]]) }, 'heartbeat node-1', 'fail', /systemctl status queen-fleet-peer-sync/],
     ['a standby without worker', { heartbeats: new Map([['node-1', beat('node-1')], ['node-2', beat('node-2', { workerProcesses: 0 })]]) }, 'heartbeat node-2', 'warn', /systemctl start queen-fleet-worker/],
     ['a lost SSM agent', { instances: new Map([['node-2', { instance: 'running', ssm: 'lost' }]]) }, 'ssm node-2', 'fail', /restart amazon-ssm-agent/],
     ['an unregistered node', { instances: new Map() }, 'ssm node-1', 'fail', /hybrid activation/],

@@ -30,6 +30,7 @@ const watchdog = (incidents: Record<string, Incident | null> = {}): WatchdogStat
 const input = (over: Partial<StatusInput> = {}): StatusInput => ({
   nodes: NODES,
   sampleIntervalSeconds: 15,
+  heartbeatKeepAliveSeconds: 300,
   leader: ok(leader),
   heartbeats: new Map([
     ['node-1', seen(hbOf('node-1'))],
@@ -122,6 +123,19 @@ describe('buildStatus', () => {
     expect(view.nodes[1]?.heartbeat).toMatchObject({ state: 'ok', fresh });
   });
 
+  it.each([
+    [NOW - 329_999, true],
+    [NOW - 330_000, false],
+  ])("judges a primary's heartbeat written at %p fresh: %p (it is rewritten only with news: under its keep-alive and two sample intervals)", (writtenAt, fresh) => {
+    const view = buildStatus(input({ heartbeats: new Map([['node-1', seen(hbOf('node-1', { role: 'primary' }), writtenAt)]]) }));
+    expect(view.nodes[0]?.heartbeat).toMatchObject({ state: 'ok', fresh });
+  });
+
+  it("judges an old primary's last heartbeat (it still says primary, the lease names another) by two sample intervals, as any", () => {
+    const view = buildStatus(input({ leader: ok({ ...leader, primary: 'node-2', epoch: 5 }), heartbeats: new Map([['node-1', seen(hbOf('node-1', { role: 'primary' }), NOW - 60_000)]]) }));
+    expect(view.nodes[0]?.heartbeat).toMatchObject({ state: 'ok', fresh: false });
+  });
+
   it('names the newest event as the last incident, and a corrupt one by its key', () => {
     const event = makeEvent('STALLED', 'node-1', { id: 'node-1-e4-i1', epoch: 4 }, emptyCounter(), NOW - 1000, 'node-1 stalled.');
     expect(buildStatus(input({ lastEvent: { key: 'events/node-1-e4-i1/STALLED.json', event: ok(event) } })).lastIncident).toEqual({
@@ -209,7 +223,7 @@ describe('readiness', () => {
 
   it('judges freshness by S3 time only: the samples\' own clock does not count', () => {
     const skewed = hbOf('node-2', {}, { at: NOW - 3_600_000 });
-    expect(isFresh(seen(skewed, NOW - 1000), NOW, SAMPLE_MS)).toBe(true);
+    expect(isFresh(seen(skewed, NOW - 1000), NOW, { sampleMs: SAMPLE_MS, keepAliveMs: 300_000, holder: 'node-1' })).toBe(true);
     expect(readiness('node-2', base({ heartbeats: new Map([['node-2', seen(skewed, NOW - 1000)]]) })).ready).toBe(true);
   });
 });
