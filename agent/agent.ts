@@ -14,7 +14,8 @@ import { alertFromNode } from './runtime/node-alerts';
 import type { StateStore } from '../lib/aws/state-store';
 import type { Logger } from '../lib/log';
 import { Loop } from './runtime/loop';
-import { LeaseKeeper } from './lease-keeper';
+import { LeaseKeeper, type LeaderBeat } from './lease-keeper';
+import { PeerWatch } from './peer-watch';
 import { NodeFigures } from './node-figures';
 import { PeerSync, type RoundStats } from './peer-sync';
 import { localTaskFeed } from './task-journal';
@@ -49,6 +50,11 @@ export class Agent {
   private readonly boot = randomUUID();
   private readonly samples: Sample[] = [];
   private readonly lease: LeaseKeeper;
+  private readonly peers: PeerWatch;
+  /** The sample this standby's last successful beat write carried (`nodes/<node>/beat`). */
+  private beatWritten: LeaderBeat | null = null;
+  /** The primary's reads of the standbys' beats under way, if any. */
+  private observing: Promise<void> | null = null;
   private readonly peerSync: PeerSync;
   private lastRound: RoundStats | null = null;
   private readonly figures: NodeFigures;
@@ -70,6 +76,7 @@ export class Agent {
   constructor(private readonly deps: AgentDeps) {
     const c = deps.config;
     this.figures = new NodeFigures(c.completionWindowSeconds * 1000);
+    this.peers = new PeerWatch({ config: c, store: deps.store, log: deps.log });
     this.lease = new LeaseKeeper({
       config: c,
       store: deps.store,
@@ -92,6 +99,7 @@ export class Agent {
         const s3Ok = this.s3OkAt !== null && mono() - this.s3OkAt <= (c.syncIntervalSeconds + c.sampleIntervalSeconds) * 1000;
         return newest === undefined || this.unsent > 0 || !s3Ok ? undefined : { boot: this.boot, seq: newest.seq };
       },
+      peers: () => (this.lease.current.role === 'primary' ? this.peers.report() : undefined),
       onUncarried: () => {
         if (this.lease.current.role !== 'primary' || this.samples.length === 0) return;
         this.heartbeatNow().catch((error: unknown) => deps.log.warn({ err: describeError(error) }, 'heartbeat after a failed renewal not written; the next sample writes it'));
@@ -128,8 +136,27 @@ export class Agent {
     });
     const onError = (what: string) => (error: unknown) => deps.log.error({ err: describeError(error) }, `${what} failed; next round retries`);
     this.sampleLoop = new Loop(c.sampleIntervalSeconds * 1000, async () => { await this.sampleOnce(); }, onError('sample'));
-    this.leaseLoop = new Loop(() => this.lease.nextDelayMs(), async () => { await this.lease.round(); }, onError('lease'));
+    this.leaseLoop = new Loop(() => this.lease.nextDelayMs(), async () => { await this.leaseRound(); }, onError('lease'));
     this.syncLoop = new Loop(c.syncIntervalSeconds * 1000, async () => { await this.syncOnce(); }, onError('sync'));
+  }
+
+  /**
+   * One lease round. The primary's renewal carries how long each other node's beat has been
+   * quiet (read since the last round), and it invokes the watchdog for one that a renewal just
+   * said is quiet for two sample intervals (the watchdog's schedule alone would judge it up to
+   * two minutes later).
+   */
+  private async leaseRound(): Promise<void> {
+    const c = this.deps.config;
+    const role = await this.lease.round();
+    if (role.role !== 'primary') {
+      this.peers.reset();
+      return;
+    }
+    for (const node of this.peers.newlyQuiet(this.lease.carriedPeers, 2 * c.sampleIntervalSeconds * 1000)) this.poke({ node, reason: 'peer-quiet', detail: `no new sample of ${node} for two sample intervals` });
+    // The reads for the next renewal, in the background: a slow read (DynamoDB throttling its
+    // retries) never holds up a renewal, which carries what the reads before it found.
+    this.observing ??= this.peers.observe().finally(() => (this.observing = null));
   }
 
   /** One peer-sync round of the task manifest. The lease has its own loop and never waits for this. */
@@ -161,9 +188,11 @@ export class Agent {
     if (this.samples.length > this.deps.config.heartbeatSamples) this.samples.shift();
     const c = this.deps.config;
     const role = this.lease.current;
+    if (role.role !== 'primary') await this.writeBeat(sample);
     await this.serially(async () => {
       const held = await this.held();
-      const due = heartbeatDue({ role, boot: this.boot, samples: this.samples, held, carried: this.lease.carried, last: this.written, unsent: this.unsent, now: mono(), keepAliveMs: c.heartbeatKeepAliveSeconds * 1000, recoverySamples: c.recoverySamples, sampleMs: c.sampleIntervalSeconds * 1000 });
+      const carried = role.role === 'primary' ? this.lease.carried : this.beatWritten;
+      const due = heartbeatDue({ role, boot: this.boot, samples: this.samples, held, carried, last: this.written, unsent: this.unsent, now: mono(), keepAliveMs: c.heartbeatKeepAliveSeconds * 1000, recoverySamples: c.recoverySamples, sampleMs: c.sampleIntervalSeconds * 1000 });
       if (due !== null) await this.publishHeartbeat(held);
     });
     // The stall rule's own judgement of this sample: a failing one of the consuming node gets
@@ -171,6 +200,20 @@ export class Agent {
     const fault = role.role === 'primary' ? judgeSample(previous, sample) : null;
     if (fault !== null) this.poke({ node: c.nodeName, reason: 'failing-sample', detail: `sample ${sample.seq}: ${fault}` });
     return sample;
+  }
+
+  /**
+   * A node that is not the primary writes each sample's number to its beat item in the control
+   * table: what the primary and the watchdog judge its liveness by. A write that fails leaves
+   * the heartbeat policy to write the heartbeat object instead (`carried`).
+   */
+  private async writeBeat(sample: Sample): Promise<void> {
+    try {
+      await this.deps.store.put(KEYS.beat(this.deps.config.nodeName), { version: 1, boot: this.boot, seq: sample.seq });
+      this.beatWritten = { boot: this.boot, seq: sample.seq };
+    } catch (error) {
+      this.deps.log.warn({ err: describeError(error) }, 'beat not written; the heartbeat carries this sample');
+    }
   }
 
   /** The messages the worker holds, as the heartbeat names them. */
@@ -249,7 +292,7 @@ export class Agent {
   /** Stops every loop and the server; safe to call twice. */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      await Promise.allSettled([this.sampleLoop.stop(), this.leaseLoop.stop(), this.syncLoop.stop()]);
+      await Promise.allSettled([this.sampleLoop.stop(), this.leaseLoop.stop(), this.syncLoop.stop(), this.observing]);
       await new Promise<void>((resolve) => (this.server === undefined ? resolve() : this.server.close(() => resolve())));
     })();
     return this.closing;

@@ -1,19 +1,18 @@
-import { isProven } from '../lib/core/fleet/liveness';
+import { isProven, UNREADY_SAMPLES, workerFault } from '../lib/core/fleet/liveness';
 import { judgeSample } from '../lib/core/fleet/stall';
 import type { Heartbeat, Leader, Sample } from '../lib/core/schemas';
 
 /**
- * When the agent rewrites its heartbeat object (`nodes/<node>/heartbeat.json`). A standby writes
- * one every sample: its samples are what says it is ready to take over. The primary writes only
- * when it has news, because its lease renewals (every `leaseRenewSeconds`, paid for anyway)
- * carry its newest sample's number (`leader.beat`), and that is what the watchdog judges its
- * liveness by. A healthy idle primary then writes one object per keep-alive instead of one per
- * sample: 8,640 PUTs a month instead of 172,800, and as many fewer S3 notifications and
- * watchdog runs (README "Cost").
+ * When the agent rewrites its heartbeat object (`nodes/<node>/heartbeat.json`): only when it has
+ * news. Every sample's number reaches the watchdog another way, paid for once: the primary's
+ * lease renewals (every `leaseRenewSeconds`, needed anyway) carry it (`leader.beat`), and a
+ * standby writes it to its beat item in the control table (`nodes/<node>/beat`, under 1 KB: a
+ * write unit, $0.625 a million, against an S3 PUT's $5 and the watchdog run its notification
+ * calls). A healthy idle node then writes one object per keep-alive instead of one per sample:
+ * 8,640 PUTs a month instead of 172,800, and as many fewer S3 notifications and watchdog runs
+ * (README "Cost").
  */
 export type WriteReason =
-  /** Not the primary: every sample is written. */
-  | 'not-primary'
   /** Nothing written yet by this agent process. */
   | 'first'
   /** The last write failed, or the last one that landed said some had (cleared by the next). */
@@ -23,14 +22,18 @@ export type WriteReason =
   /** The messages the worker holds changed (a new primary takes them up from here). */
   | 'held'
   /**
-   * A sample of the last `recoverySamples` + 1 failed the stall rule or came from a new worker
-   * process: the watchdog judges every sample of a stall and the healthy ones that close it.
+   * The primary: a sample of the last `recoverySamples` + 1 failed the stall rule or came from
+   * a new worker process: the watchdog judges every sample of a stall and the healthy ones that
+   * close it. A standby: a sample of the last UNREADY_SAMPLES + 1 found its worker not ready.
    */
   | 'failing'
   /** What the newest sample reports changed (worker, backlog, tasks, completions, epoch, proof). */
   | 'news'
-  /** The lease has not carried the previous sample (a renewal failed or is late). */
-  | 'lease'
+  /**
+   * The primary's lease has not carried the previous sample (a renewal failed or is late), or
+   * the standby's beat item not this one (its write failed).
+   */
+  | 'carried'
   /** `heartbeatKeepAliveSeconds` since the last write. */
   | 'keep-alive';
 
@@ -52,7 +55,7 @@ export interface DueInput {
   /** The samples the heartbeat carries, newest last. */
   samples: readonly Sample[];
   held: NonNullable<Heartbeat['held']>;
-  /** The sample the last successful lease write carried. */
+  /** The sample the last successful lease write (the primary) or beat write (a standby) carried. */
   carried: Leader['beat'] | null;
   last: Written | null;
   unsent: number;
@@ -102,18 +105,23 @@ const unsettled = (samples: readonly Sample[], n: number): boolean => {
   return false;
 };
 
-/** Why this sample's heartbeat must be written, or null when the lease says all there is to say. */
+/** Samples of a standby's worker that the watchdog judges in a row (liveness.ts UNREADY_SAMPLES), and the one that ends them. */
+const UNREADY_WINDOW = UNREADY_SAMPLES + 1;
+
+/** Why this sample's heartbeat must be written, or null when the lease or the beat says all there is to say. */
 export const heartbeatDue = (i: DueInput): WriteReason | null => {
   const newest = i.samples.at(-1);
-  if (i.role.role !== 'primary') return 'not-primary';
+  const primary = i.role.role === 'primary';
   if (i.last === null || newest === undefined) return 'first';
   if (i.unsent > 0 || i.last.unsent > 0) return 'unsent';
   if (i.last.role !== i.role.role || i.last.epoch !== i.role.epoch) return 'role';
   if (i.last.held !== heldKey(i.held)) return 'held';
   // The failing samples and the healthy ones after them, until the watchdog can close the incident.
-  if (unsettled(i.samples, i.recoverySamples + 1)) return 'failing';
+  if (primary ? unsettled(i.samples, i.recoverySamples + 1) : i.samples.slice(-UNREADY_WINDOW).some((s) => workerFault(s, i.sampleMs) !== null)) return 'failing';
   if (i.last.news !== newsOf(newest, i.sampleMs)) return 'news';
-  if (i.carried === null || i.carried === undefined || i.carried.boot !== i.boot || i.carried.seq < newest.seq - 1) return 'lease';
+  // A renewal carries the sample taken up to a renewal period before it; a beat, this sample.
+  const lag = primary ? 1 : 0;
+  if (i.carried === null || i.carried === undefined || i.carried.boot !== i.boot || i.carried.seq < newest.seq - lag) return 'carried';
   if (i.now - i.last.at >= i.keepAliveMs) return 'keep-alive';
   return null;
 };

@@ -42,6 +42,8 @@ export interface LeaseKeeperDeps {
   beat?: () => LeaderBeat | undefined;
   /** Told when a write that carried a sample failed: the agent writes its heartbeat at once instead. */
   onUncarried?: () => void;
+  /** The other nodes' newest samples and quiet times, carried by each renewal (`leader.peers`). */
+  peers?: () => Leader['peers'];
 }
 
 export type LeaderBeat = NonNullable<Leader['beat']>;
@@ -64,6 +66,8 @@ export class LeaseKeeper {
   private damaged: string | null = null;
   /** The sample the last successful write of the record carried, if any. */
   private carriedBeat: LeaderBeat | null = null;
+  /** What the last successful write said of the other nodes (`leader.peers`), if anything. */
+  private carriedPeerReport: NonNullable<Leader['peers']> | null = null;
 
   constructor(private readonly deps: LeaseKeeperDeps) {
     this.clock = deps.clock ?? mono;
@@ -79,6 +83,11 @@ export class LeaseKeeper {
   /** The newest sample a write of the record carried (what the watchdog knows of this node by the lease). */
   get carried(): LeaderBeat | null {
     return this.carriedBeat;
+  }
+
+  /** What the last successful write of the record said of the other nodes' quiet (the agent pokes the watchdog by it). */
+  get carriedPeers(): NonNullable<Leader['peers']> | null {
+    return this.carriedPeerReport;
   }
 
   /** Position among the standbys by priority: the best standby tries first. */
@@ -121,17 +130,21 @@ export class LeaseKeeper {
   private async write(planned: Exclude<LeaseIntent, { kind: 'none' }>): Promise<'raced' | 'done'> {
     const sentAt = this.clock();
     const beat = this.deps.beat?.();
-    const intent = { ...planned, next: { ...planned.next, beat } };
+    const peers = this.deps.peers?.();
+    const intent = { ...planned, next: { ...planned.next, beat, peers } };
     if (beat === undefined) delete intent.next.beat;
+    if (peers === undefined) delete intent.next.peers;
     try {
       const etag = intent.etag === null ? await this.deps.store.create(KEYS.leader, intent.next) : await this.deps.store.replace(KEYS.leader, intent.next, intent.etag);
       this.state = applyWrite(this.deps.config.nodeName, this.state, intent, true, etag, sentAt, this.clock());
       this.carriedBeat = beat ?? null;
+      this.carriedPeerReport = peers ?? null;
       if (intent.kind === 'promote') this.deps.log.warn({ epoch: intent.next.epoch }, intent.next.reason);
     } catch (error) {
       // Whatever this write carried may not have landed: the agent writes its heartbeat instead,
       // now rather than at its next sample (a sample's liveness would reach the watchdog 30 s late).
       this.carriedBeat = null;
+      this.carriedPeerReport = null;
       if (beat !== undefined) this.deps.onUncarried?.();
       if (lostRace(error)) {
         this.deps.onRaced?.();

@@ -5,8 +5,12 @@ import { sdk } from './sdk';
 /** Why a node pokes the watchdog. */
 export interface TriggerReason {
   node: string;
-  /** `failing-sample`: the primary's newest sample failed; `role`: this node's role changed; `leader-damaged`: it read a damaged leader.json. */
-  reason: 'failing-sample' | 'role' | 'leader-damaged';
+  /**
+   * `failing-sample`: the primary's newest sample failed; `role`: this node's role changed;
+   * `leader-damaged`: it read a damaged leader.json; `peer-quiet`: the primary read no new
+   * sample of `node` for two sample intervals.
+   */
+  reason: 'failing-sample' | 'role' | 'leader-damaged' | 'peer-quiet';
   detail: string;
 }
 

@@ -9,6 +9,8 @@ export const KEYS = {
   archive: (day: string, bucket: number): string => `archive/${day}/${bucket}.json`,
   watchdogState: 'watchdog/state.json',
   heartbeat: (node: string): string => `nodes/${node}/heartbeat.json`,
+  /** A standby's newest sample (boot and sequence number), written every sample: in the control table. */
+  beat: (node: string): string => `nodes/${node}/beat`,
   done: (taskId: string): string => `tasks/${taskId}/done.json`,
   checkpoint: (taskId: string): string => `tasks/${taskId}/checkpoint.json`,
   output: (taskId: string, stage: string): string => `outputs/${taskId}/${stage}.json`,
@@ -26,6 +28,7 @@ export const PREFIXES = {
 } as const;
 
 const HEARTBEAT_RE = /^nodes\/([^/]+)\/heartbeat\.json$/;
+const BEAT_RE = /^nodes\/([^/]+)\/beat$/;
 const DONE_RE = /^tasks\/([^/]+)\/done\.json$/;
 const CHECKPOINT_RE = /^tasks\/([^/]+)\/checkpoint\.json$/;
 const SHARD_RE = /^manifest\/(\d{1,3})\.json$/;
@@ -38,6 +41,9 @@ export const underPrefix = (prefix: string, fullKey: string): string | null => (
 
 /** The node named by a heartbeat key, or null when the key is not a heartbeat. */
 export const nodeOfHeartbeatKey = (key: string): string | null => group(HEARTBEAT_RE, key);
+
+/** The node named by a beat key, or null when the key is not a beat. */
+export const nodeOfBeatKey = (key: string): string | null => group(BEAT_RE, key);
 
 /** The task whose `done.json` the key is, or null. */
 export const taskOfDoneKey = (key: string): string | null => group(DONE_RE, key);

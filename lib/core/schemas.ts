@@ -142,8 +142,19 @@ export const leaderSchema = z.object({
    * object is rewritten only when it has news. Records written by hand or by the watchdog have none.
    */
   beat: z.object({ boot: z.string().min(1).max(64), seq: z.number().int().min(0) }).optional(),
+  /**
+   * The other nodes' newest samples as the primary read them from their beat items just before
+   * this renewal (`nodes/<node>/beat`), each with how long it had not changed by the primary's own
+   * monotonic clock (`quietMs`): a duration on one machine, never a comparison of two clocks. The
+   * watchdog runs about once a minute; this tells it within a renewal that a standby went quiet.
+   */
+  peers: z.record(nodeName, z.object({ boot: z.string().min(1).max(64), seq: z.number().int().min(0), quietMs: z.number().int().min(0) })).optional(),
 });
 export type Leader = z.output<typeof leaderSchema>;
+
+/** `nodes/<node>/beat` (control table): a node's newest sample, written by it every sample while it is not the primary. */
+export const beatSchema = z.object({ version: storedVersion(1), boot: z.string().min(1).max(64), seq: z.number().int().min(0) });
+export type Beat = z.output<typeof beatSchema>;
 
 /** `tasks/<taskId>/done.json`: created once with If-None-Match: *, by the first finisher. */
 export const doneSchema = z.object({

@@ -1,8 +1,9 @@
 /**
  * One IAM role per node, generated from the service's `nodes` and `enrollingNodes` parameters
- * (resources/node-roles.cjs hands them in): each role may write that node's own heartbeat and
- * nothing else of its own; what all nodes share is the `NodePolicy` and `NodeSsmAgentPolicy`
- * managed policies (resources/node-iam.yml), attached to every role.
+ * (resources/node-roles.cjs hands them in): each role may write that node's own heartbeat (S3)
+ * and its own beat item (the control table), and nothing else of its own; what all nodes share
+ * is the `NodePolicy` and `NodeSsmAgentPolicy` managed policies (resources/node-iam.yml),
+ * attached to every role.
  *
  * Why roles and not one role with a policy variable: a hybrid activation hands its managed
  * instances the one role named by `CreateActivation`'s `IamRole`, and `UpdateManagedInstanceRole`
@@ -102,12 +103,27 @@ export const nodeRolesFragment = (inputs: NodeRoleInputs): NodeRolesFragment => 
         ManagedPolicyArns: [{ Ref: 'NodePolicy' }, { Ref: 'NodeSsmAgentPolicy' }],
         Policies: [
           {
+            // The name stays what it was before the beat: a deploy then replaces this document
+            // in place (one PutRolePolicy) rather than adding one policy and removing another.
             PolicyName: 'own-heartbeat',
             PolicyDocument: {
               Version: '2012-10-17',
-              // Plain PUT, this key only: the heartbeat has one writer, and its writes are what
-              // call the watchdog (the bucket's notification). Every other node key is refused.
-              Statement: [{ Sid: 'OwnHeartbeat', Effect: 'Allow', Action: 's3:PutObject', Resource: { 'Fn::Sub': `arn:\${AWS::Partition}:s3:::${inputs.bucket}/${STATE_PREFIX}nodes/${node}/heartbeat.json` } }],
+              Statement: [
+                // Plain PUT, this key only: the heartbeat has one writer, and its writes are what
+                // call the watchdog (the bucket's notification). Every other node key is refused.
+                { Sid: 'OwnHeartbeat', Effect: 'Allow', Action: 's3:PutObject', Resource: { 'Fn::Sub': `arn:\${AWS::Partition}:s3:::${inputs.bucket}/${STATE_PREFIX}nodes/${node}/heartbeat.json` } },
+                // The beat, a standby's newest sample, written every sample (UpdateItem, as the
+                // TableStore writes every item), this item only: one writer per beat, as per
+                // heartbeat, so no node can speak for another's liveness. Table items have no
+                // prefix (as leader.json). Reading every node's beat is the shared NodePolicy's.
+                {
+                  Sid: 'OwnBeat',
+                  Effect: 'Allow',
+                  Action: 'dynamodb:UpdateItem',
+                  Resource: { 'Fn::GetAtt': ['ControlTable', 'Arn'] },
+                  Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [`nodes/${node}/beat`] } },
+                },
+              ],
             },
           },
         ],

@@ -118,7 +118,7 @@ export const manualFailover = async (deps: OpsDeps, req: FailoverRequest): Promi
   ]);
   // Freshness compares S3's Last-Modified with S3's clock (invariant 4), not with this machine's.
   const now = serverNow ?? deps.now();
-  const plan = planManualFailover({ to: req.to, force: req.force, nodes: config.nodes, leader, heartbeats, watchdog, now, sampleMs: config.sampleIntervalSeconds * 1000, nonce: randomBytes(4).toString('hex') });
+  const plan = planManualFailover({ to: req.to, force: req.force, nodes: config.nodes, leader, heartbeats, watchdog, now, sampleMs: config.sampleIntervalSeconds * 1000, keepAliveMs: config.heartbeatKeepAliveSeconds * 1000, nonce: randomBytes(4).toString('hex') });
   if (plan.kind === 'unknown-node') throw new ValidationError(plan.message, '--to');
   const result: FailoverResult = { ok: false, refused: null, from: null, to: req.to, reason: req.reason, fromEpoch: null, newEpoch: null, handover: null, incidentId: null, forced: req.force, overridden: [], steps: [] };
   const step: StepLog = (s, status, detail) => void result.steps.push({ step: s, status, detail });

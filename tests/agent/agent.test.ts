@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Agent } from '../../agent/agent';
 import { readProc } from '../../agent/proc';
-import { workerPidPath, writeJsonAtomic } from '../../agent/registry';
+import { proofPath, workerPidPath, writeJsonAtomic } from '../../agent/registry';
+import { bootId } from '../../agent/runtime/boot';
+import { mono } from '../../agent/runtime/clock';
 import type { TriggerReason, WatchdogTrigger } from '../../lib/aws/trigger';
 import { inTable, StateStore } from '../../lib/aws/state-store';
 import { KEYS } from '../../lib/core/keys';
@@ -116,6 +118,47 @@ describe('Agent', () => {
       expect(beat()).toBeUndefined();
     } finally {
       await agent.close();
+    }
+  });
+
+  it("as a standby, writes each sample's number to its beat item and its heartbeat only with news; the primary carries how long it has been quiet, and pokes the watchdog once it is", async () => {
+    const config = (node: string) => ({ ...fastConfig(node, 0.05), leaseExpirySeconds: 0.6, sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, heartbeatKeepAliveSeconds: 60 });
+    const c1 = config('node-1');
+    const c2 = config('node-2');
+    const me = await readProc(process.pid);
+    // This test process stands in for both workers, and the standby's keeps passing its self-test.
+    for (const c of [c1, c2]) await writeJsonAtomic(workerPidPath(c.dataDir), { pid: process.pid, startTicks: me!.startTicks });
+    const prove = async (): Promise<void> => writeJsonAtomic(proofPath(c2.dataDir), { boot: bootId(), at: mono(), ok: true, worker: `${process.pid}:${me!.startTicks}` });
+    await prove();
+    const proving = setInterval(() => void prove(), 100);
+    const table = new MemoryRecords();
+    table.items.set(KEYS.leader, { text: JSON.stringify({ version: 1, primary: 'node-1', epoch: 1, renewals: 0, reason: 't', changedBy: 't', previous: null, handover: 'immediate' }), version: 1 });
+    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20, requestRetry: { attempts: 1, baseMs: 1, capMs: 1 }, records: { owns: inTable, store: table } });
+    const pokes: TriggerReason[] = [];
+    const trigger = { invoke: (why: TriggerReason) => Promise.resolve(void pokes.push(why)) } as unknown as WatchdogTrigger;
+    const primary = new Agent({ config: c1, store, queue: null, log: memoryLogger().log, now: Date.now, alerts: null, trigger });
+    const standby = new Agent({ config: c2, store, queue: null, log: memoryLogger().log, now: Date.now, alerts: null, trigger: null });
+    const peers = (): Record<string, { seq: number; quietMs: number }> | undefined => (JSON.parse(table.items.get(KEYS.leader)?.text ?? '{}') as { peers?: Record<string, { seq: number; quietMs: number }> }).peers;
+    const beatSeq = (): number => (JSON.parse(table.items.get(KEYS.beat('node-2'))?.text ?? '{}') as { seq?: number }).seq ?? -1;
+    try {
+      await primary.start();
+      await standby.start();
+      await new Promise((r) => setTimeout(r, 2_000));
+      // About 10 samples in 2 s: each in the beat item, the heartbeat only the first (and one a late self-test may cost).
+      expect(beatSeq()).toBeGreaterThanOrEqual(7);
+      expect(s3.puts.filter((p) => p.key === 'peer-sync/nodes/node-2/heartbeat.json').length).toBeLessThanOrEqual(3);
+      expect(peers()?.['node-2']?.seq).toBeGreaterThanOrEqual(beatSeq() - 1);
+      expect(peers()?.['node-2']?.quietMs).toBeLessThan(400);
+      const quietPokes = (): TriggerReason[] => pokes.filter((p) => p.reason === 'peer-quiet');
+      expect(quietPokes()).toEqual([]);
+      // The standby's agent stops: within a few renewals after two sample intervals, the lease says so and the watchdog is called once.
+      await standby.close();
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(peers()?.['node-2']?.quietMs).toBeGreaterThanOrEqual(400);
+      expect(quietPokes()).toEqual([{ node: 'node-2', reason: 'peer-quiet', detail: expect.any(String) }]);
+    } finally {
+      clearInterval(proving);
+      await Promise.all([primary.close(), standby.close()]);
     }
   });
 

@@ -33,7 +33,6 @@ describe('heartbeatDue', () => {
   });
 
   it.each<[string, Partial<DueInput>, string]>([
-    ['a standby', { role: { role: 'standby', epoch: 1 } }, 'not-primary'],
     ['nothing written yet', { last: null }, 'first'],
     ['a write that failed', { unsent: 1 }, 'unsent'],
     ['a heartbeat that reported failed writes (the next one clears it)', { last: { ...base().last!, unsent: 2 } }, 'unsent'],
@@ -43,12 +42,33 @@ describe('heartbeatDue', () => {
     ['a failing sample', { samples: [sample(0), sample(1)] }, 'failing'],
     ['a sample after a failing one', { samples: [sample(0), sample(1), sample(2, { completedTotal: 1, backlog: 0 })] }, 'failing'],
     ['a completion', { samples: [sample(0, { backlog: 0 }), sample(1, { backlog: 0, completedTotal: 1 })] }, 'news'],
-    ['a renewal that did not carry the previous sample', { carried: { boot: 'b', seq: 0 }, samples: [sample(0, { backlog: 0 }), sample(1, { backlog: 0 }), sample(2, { backlog: 0 })] }, 'lease'],
-    ["another boot's renewal", { carried: { boot: 'old', seq: 5 } }, 'lease'],
-    ['no renewal at all', { carried: null }, 'lease'],
+    ['a renewal that did not carry the previous sample', { carried: { boot: 'b', seq: 0 }, samples: [sample(0, { backlog: 0 }), sample(1, { backlog: 0 }), sample(2, { backlog: 0 })] }, 'carried'],
+    ["another boot's renewal", { carried: { boot: 'old', seq: 5 } }, 'carried'],
+    ['no renewal at all', { carried: null }, 'carried'],
     ['the keep-alive', { now: KEEP_ALIVE_MS }, 'keep-alive'],
   ])('writes for %s', (_, over, reason) => {
     expect(heartbeatDue(base(over))).toBe(reason);
+  });
+
+  const standby = (over: Partial<DueInput> = {}): DueInput => {
+    const samples = [sample(0, { backlog: null }), sample(1, { backlog: null })];
+    return base({ role: { role: 'standby', epoch: 1 }, samples, carried: { boot: 'b', seq: 1 }, last: { role: 'standby', epoch: 1, held: '', news: newsOf(samples[1], SAMPLE_MS), unsent: 0, at: 0 }, ...over });
+  };
+
+  it('leaves a ready standby whose beat carried this sample to its beats', () => {
+    expect(heartbeatDue(standby())).toBeNull();
+  });
+
+  it.each<[string, Partial<DueInput>, string]>([
+    ['a beat that did not carry this sample (its write failed)', { carried: { boot: 'b', seq: 0 } }, 'carried'],
+    ['no beat written yet', { carried: null }, 'carried'],
+    ['a worker gone', { samples: [sample(0, { backlog: null }), sample(1, { backlog: null, workerProcesses: 0, worker: null })] }, 'failing'],
+    ['a worker not proven lately', { samples: [sample(0, { backlog: null }), sample(1, { backlog: null, proofAgeMs: 10 * SAMPLE_MS })] }, 'failing'],
+    ['a ready sample after an unready one', { samples: [sample(0, { backlog: null, workerProcesses: 0, worker: null }), sample(1, { backlog: null })] }, 'failing'],
+    ['a new epoch seen', { samples: [sample(0, { backlog: null }), sample(1, { backlog: null, epochSeen: 9 })] }, 'news'],
+    ['the keep-alive', { now: KEEP_ALIVE_MS }, 'keep-alive'],
+  ])('writes for a standby with %s', (_, over, reason) => {
+    expect(heartbeatDue(standby(over))).toBe(reason);
   });
 
   it("does not count a sample's time, CPU, memory, task progress or lease left as news", () => {
@@ -166,6 +186,67 @@ describe('a primary that writes its heartbeat only with news (property)', () => 
 
   it('writes an idle primary once per keep-alive', () => {
     const rows = simulate(Array.from({ length: 200 }, () => ({ kind: 'idle' as const, leaseOk: true, writeOk: true })));
+    expect(rows.filter((r) => r.landed).length).toBe(1 + Math.floor((199 * SAMPLE_MS) / KEEP_ALIVE_MS));
+  });
+});
+
+/** What a standby's worker is at a sample, whether its beat write and its heartbeat write land. */
+type StandbyStep = { ready: 'ready' | 'no-worker' | 'unproven'; beatOk: boolean; writeOk: boolean };
+
+/** A standby's run: which samples the policy writes, and the newest sample known by beat or heartbeat. */
+const simulateStandby = (steps: readonly StandbyStep[]) => {
+  const window: Sample[] = [];
+  let last: Written | null = null;
+  let unsent = 0;
+  let carried: Leader['beat'] | null = null;
+  let writtenSeq = -1;
+  return steps.map((step, seq) => {
+    const s = sample(seq, { backlog: null, workerProcesses: step.ready === 'no-worker' ? 0 : 1, worker: step.ready === 'no-worker' ? null : 'w', proofAgeMs: step.ready === 'unproven' ? 10 * SAMPLE_MS : 1_000 });
+    window.push(s);
+    if (window.length > WINDOW) window.shift();
+    // The agent writes the beat before it decides on the heartbeat.
+    if (step.beatOk) carried = { boot: 'b', seq };
+    const due = heartbeatDue({ role: { role: 'standby', epoch: 1 }, boot: 'b', samples: window, held: [], carried, last, unsent, now: seq * SAMPLE_MS, keepAliveMs: KEEP_ALIVE_MS, recoverySamples: RECOVERY, sampleMs: SAMPLE_MS });
+    const landed = due !== null && step.writeOk;
+    if (landed) {
+      writtenSeq = seq;
+      last = { role: 'standby', epoch: 1, held: '', news: newsOf(s, SAMPLE_MS), unsent, at: seq * SAMPLE_MS };
+      unsent = 0;
+    } else if (due !== null) unsent++;
+    return { due: due !== null, landed, known: Math.max(writtenSeq, carried?.seq ?? -1), unready: window.slice(-4).some((x) => x.workerProcesses === 0 || (x.proofAgeMs ?? 0) > 4 * SAMPLE_MS) };
+  });
+};
+
+const standbySteps = fc.array(
+  fc.record({ ready: fc.constantFrom<StandbyStep['ready']>('ready', 'ready', 'no-worker', 'unproven'), beatOk: fc.constantFrom(true, true, true, false), writeOk: fc.constantFrom(true, true, true, false) }),
+  { minLength: 1, maxLength: 80 },
+);
+
+describe('a standby that writes its heartbeat only with news (property)', () => {
+  it('writes every sample that finds its worker not ready, and the ones after it that the watchdog judges', () => {
+    fc.assert(
+      fc.property(standbySteps, (run) => {
+        simulateStandby(run).forEach((row) => {
+          if (row.unready) expect(row.due).toBe(true);
+        });
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('keeps every sample known, by its beat or else by its heartbeat, whenever either write lands', () => {
+    fc.assert(
+      fc.property(standbySteps, (run) => {
+        simulateStandby(run).forEach((row, seq) => {
+          if (run[seq].beatOk || run[seq].writeOk) expect(row.known).toBe(seq);
+        });
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('writes a ready standby once per keep-alive', () => {
+    const rows = simulateStandby(Array.from({ length: 200 }, () => ({ ready: 'ready' as const, beatOk: true, writeOk: true })));
     expect(rows.filter((r) => r.landed).length).toBe(1 + Math.floor((199 * SAMPLE_MS) / KEEP_ALIVE_MS));
   });
 });

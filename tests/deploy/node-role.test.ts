@@ -27,6 +27,10 @@ const put = (key: string, condition: Condition = null): Request => ({
   context: condition === 'if-match' ? { 's3:if-match': '"0a1b"' } : condition === 'if-none-match' ? { 's3:if-none-match': '*' } : {},
 });
 const judge = (role: string, request: Request): Decision => decide(t.statements(role), request);
+/** A request on one item of the control table, naming its key as DynamoDB puts it in the request context. */
+const item = (action: string, key: string): Request => ({ action, resource: TABLE, context: { 'dynamodb:LeadingKeys': key } });
+/** The nodes NODE_ROLES are for, in the same order. */
+const NODES = ['node-1', 'node-2', 'node-3'];
 /** The decision for each condition, in CONDITIONS' order: plain, If-Match, If-None-Match. */
 const byCondition = (role: string, key: string): Decision[] => CONDITIONS.map((c) => judge(role, put(key, c)));
 
@@ -96,22 +100,66 @@ describe('node roles', () => {
     }
   });
 
-  it('lets nodes read and update the lease item of the control table, and no other item, nor anything else of it', () => {
-    const item = (action: string, key: string): Request => ({ action, resource: TABLE, context: { 'dynamodb:LeadingKeys': key } });
+  it('lets nodes read and update the lease item of the control table, and no other item but the beats, nor anything else of it', () => {
     for (const role of NODE_ROLES) {
       expect(judge(role, item('dynamodb:GetItem', KEYS.leader))).toBe('allow');
       expect(judge(role, item('dynamodb:UpdateItem', KEYS.leader))).toBe('allow');
       for (const action of ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:Scan', 'dynamodb:DeleteTable', 'dynamodb:UpdateTable']) expect(judge(role, item(action, KEYS.leader))).toBe('implicit-deny');
-      for (const key of [KEYS.watchdogState, 'other', KEYS.heartbeat('node-1')]) expect(judge(role, item('dynamodb:UpdateItem', key))).toBe('implicit-deny');
+      for (const key of [KEYS.watchdogState, 'other', KEYS.heartbeat('node-1')]) {
+        expect(judge(role, item('dynamodb:UpdateItem', key))).toBe('implicit-deny');
+        expect(judge(role, item('dynamodb:GetItem', key))).toBe('implicit-deny');
+      }
     }
+  });
+
+  it("lets a node update its own beat item, and no other node's; read every node's; and nothing else of a beat", () => {
+    const grid = NODE_ROLES.map((role) => NODES.map((node) => judge(role, item('dynamodb:UpdateItem', KEYS.beat(node)))));
+    expect(grid).toEqual([
+      ['allow', 'implicit-deny', 'implicit-deny'],
+      ['implicit-deny', 'allow', 'implicit-deny'],
+      ['implicit-deny', 'implicit-deny', 'allow'],
+    ]);
+    for (const role of NODE_ROLES) {
+      for (const node of NODES) expect(judge(role, item('dynamodb:GetItem', KEYS.beat(node)))).toBe('allow');
+      for (const action of ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:Query', 'dynamodb:Scan']) {
+        for (const node of NODES) expect(judge(role, item(action, KEYS.beat(node)))).toBe('implicit-deny');
+      }
+      // Exactly the key: not below it, not beside it, not under the bucket's prefix.
+      for (const key of [`${KEYS.beat('node-1')}/x`, `${KEYS.beat('node-1')}s`, `peer-sync/${KEYS.beat('node-1')}`, 'nodes/node-1/heartbeat.json', 'nodes/beat']) {
+        expect(judge(role, item('dynamodb:UpdateItem', key))).toBe('implicit-deny');
+      }
+    }
+  });
+
+  it('grants the beat write by the role\'s OwnBeat alone, for its own item only, and the shared NodePolicy reads of beats and no write', () => {
+    NODE_ROLES.forEach((role, i) => {
+      const own = NODES[i] ?? '';
+      const ownBeat = t.statements(role).filter((s) => s.Sid === 'OwnBeat');
+      expect(ownBeat).toHaveLength(1);
+      expect(ownBeat[0]?.Resource).toEqual({ 'Fn::GetAtt': ['ControlTable', 'Arn'] });
+      expect(decide(ownBeat, item('dynamodb:UpdateItem', KEYS.beat(own)))).toBe('allow');
+      // Through this statement: not another node's beat, not the lease, not the watchdog's state, no read.
+      for (const other of NODES.filter((n) => n !== own)) expect(decide(ownBeat, item('dynamodb:UpdateItem', KEYS.beat(other)))).toBe('implicit-deny');
+      for (const key of [KEYS.leader, KEYS.watchdogState]) expect(decide(ownBeat, item('dynamodb:UpdateItem', key))).toBe('implicit-deny');
+      expect(decide(ownBeat, item('dynamodb:GetItem', KEYS.beat(own)))).toBe('implicit-deny');
+    });
+    const shared = (t.props('NodePolicy').PolicyDocument as { Statement: Statement[] }).Statement;
+    for (const node of NODES) {
+      expect(decide(shared, item('dynamodb:GetItem', KEYS.beat(node)))).toBe('allow');
+      for (const action of ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem']) expect(decide(shared, item(action, KEYS.beat(node)))).toBe('implicit-deny');
+    }
+    expect(shared.filter((s) => s.Sid === 'PeerBeats')).toEqual([
+      { Sid: 'PeerBeats', Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: { 'Fn::GetAtt': ['ControlTable', 'Arn'] }, Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['nodes/*/beat'] } } },
+    ]);
   });
 
   it('allows every write the node code makes, each one conditional but the heartbeat', async () => {
     const { s3: writes, table } = await nodeWrites();
-    // The lease is the table's one item, and written only by condition.
+    // The table's items a node writes: the lease, only by condition, and its own beat (one
+    // writer, so written plainly) while it is not the primary.
     expect(table.length).toBeGreaterThan(1);
-    expect(table.filter((w) => w.key !== KEYS.leader || w.condition === null)).toEqual([]);
-    expect(table.filter((w) => judge('NodeRoleNode1', { action: 'dynamodb:UpdateItem', resource: TABLE, context: { 'dynamodb:LeadingKeys': w.key } }) !== 'allow')).toEqual([]);
+    expect(table.filter((w) => (w.key === KEYS.leader ? w.condition === null : w.key !== KEYS.beat('node-1')))).toEqual([]);
+    expect(table.filter((w) => judge('NodeRoleNode1', item('dynamodb:UpdateItem', w.key)) !== 'allow')).toEqual([]);
     // The stretch must reach every kind of key a node writes, or this test proves little.
     const kindOf = (key: string): string =>
       key
@@ -155,7 +203,9 @@ describe('node roles', () => {
       expect(granted).toEqual([...agent, ...code].sort());
       const on = (action: string): string[] => allowed.filter((s) => asList(s.Action).includes(action)).map((s) => arnOf(s.Resource));
       expect(on('lambda:InvokeFunction')).toEqual(['ref:WatchdogLambdaFunction.Arn']);
-      expect(on('dynamodb:UpdateItem')).toEqual([TABLE]);
+      // The lease (NodePolicy's Lease) and the node's own beat (its role's OwnBeat); reads of the lease and every beat.
+      expect(on('dynamodb:UpdateItem')).toEqual([TABLE, TABLE]);
+      expect(on('dynamodb:GetItem')).toEqual([TABLE, TABLE]);
       expect(on('sns:Publish')).toEqual(['ref:AlertTopic']);
       expect(on('sqs:ReceiveMessage')).toEqual(['ref:TaskQueue.Arn']);
       // A failed task goes back as a new message; one that failed maxTaskFailures times, to the dead-letter queue.

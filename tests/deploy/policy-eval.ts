@@ -65,6 +65,8 @@ const conditionsHold = (condition: Statement['Condition'], context: Record<strin
         // as IAM has it, when the key is absent (IAM user guide, "Multivalued context keys").
         case 'ForAllValues:StringEquals':
           return present === undefined || values(expected).includes(present);
+        case 'ForAllValues:StringLike':
+          return present === undefined || values(expected).some((e) => like(e, present));
         case 'StringLike':
         case 'ArnLike':
           return present !== undefined && values(expected).some((e) => like(e, present));

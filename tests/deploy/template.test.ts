@@ -10,6 +10,7 @@ import { unpackZip } from '../../lib/deploy/zip';
 import { checkTemplate } from '../../lib/deploy/check';
 import { createSpecLookup } from '../../lib/deploy/spec';
 import { asList, CI_PARAMS, NODE_ROLES, packageTemplate, reader, sub, type Statement, type Template } from './packaged';
+import { decide, type Decision, type Request } from './policy-eval';
 
 /**
  * The packaged CloudFormation, as `sls package` writes it offline, with every optional
@@ -135,13 +136,23 @@ describe('least privilege', () => {
     }
   });
 
-  it('lets the functions read and write the control table\'s two records, the lease and the watchdog\'s state, and no other item', () => {
+  it('lets the functions read and write the control table\'s two records, the lease and the watchdog\'s state, read the nodes\' beats, and no other item', () => {
+    const item = (action: string, key: string): Request => ({ action, resource: 'ref:ControlTable.Arn', context: { 'dynamodb:LeadingKeys': key } });
     for (const role of ['WatchdogRole', 'ReplayRole']) {
       const table = statements(role).filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')));
-      expect(table).toHaveLength(1);
+      expect(table.map((s) => s.Sid)).toEqual(['ControlRecords', 'NodeBeats']);
       expect(asList(table[0]?.Action).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
       expect(table[0]?.Resource).toEqual({ 'Fn::GetAtt': ['ControlTable', 'Arn'] });
       expect(table[0]?.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [KEYS.leader, KEYS.watchdogState] } });
+      // The beats: read, never written (each is its own node's alone).
+      expect(table[1]).toEqual({ Sid: 'NodeBeats', Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: { 'Fn::GetAtt': ['ControlTable', 'Arn'] }, Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['nodes/*/beat'] } } });
+      const judge = (request: Request): Decision => decide(statements(role), request);
+      for (const node of ['node-1', 'node-2', 'node-3']) {
+        expect(judge(item('dynamodb:GetItem', KEYS.beat(node)))).toBe('allow');
+        for (const action of ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem']) expect(judge(item(action, KEYS.beat(node)))).toBe('implicit-deny');
+      }
+      for (const key of [KEYS.leader, KEYS.watchdogState]) for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem']) expect(judge(item(action, key))).toBe('allow');
+      for (const key of ['other', KEYS.heartbeat('node-1'), 'nodes/node-1/other']) for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem']) expect(judge(item(action, key))).toBe('implicit-deny');
     }
     expect(statements('NotifierRole').filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')))).toEqual([]);
   });

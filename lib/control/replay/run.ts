@@ -3,7 +3,7 @@ import { eventKeyParts } from '../../core/views/event-query';
 import { eventKey, fleetEventSchema, type FleetEvent } from '../../core/events';
 import { KEYS, PREFIXES } from '../../core/keys';
 import { claimStaleMs } from '../../core/fleet/ladder';
-import { beatOf, readyStandbys, updateSeen } from '../../core/fleet/liveness';
+import { evidenceOf, readyStandbys, updateSeen } from '../../core/fleet/liveness';
 import { planReplay, type ReplayAction, type ReplayPlan } from '../../core/views/replay';
 import type { ReplayRef, ReplayRequest } from '../../core/views/replay-input';
 import { advance } from '../../core/fleet/incident';
@@ -14,7 +14,7 @@ import { sendCommand, verify } from '../watchdog/actions';
 import { withLogFields } from '../../log';
 import type { WatchdogDeps } from '../watchdog/deps';
 import { failover } from '../watchdog/failover';
-import { readHeartbeats, readLeader } from '../watchdog/run';
+import { readBeats, readHeartbeats, readLeader } from '../watchdog/run';
 
 export interface ReplayResult {
   mode: 'dry-run' | 'execute';
@@ -37,15 +37,16 @@ const resolveEvent = async (deps: WatchdogDeps, ref: ReplayRef): Promise<FleetEv
 
 /** Reads everything the plan needs; only reads. */
 const gather = async (deps: WatchdogDeps, event: FleetEvent): Promise<ReplayPlan> => {
-  const [leader, heartbeats, state, keys] = await Promise.all([
+  const [leader, heartbeats, beats, state, keys] = await Promise.all([
     readLeader(deps),
     readHeartbeats(deps, []),
+    readBeats(deps),
     deps.store.read(KEYS.watchdogState, watchdogStateSchema).then((s) => s?.value ?? emptyWatchdogState()),
     deps.store.list(PREFIXES.incidentEvents(event.incidentId)),
   ]);
   const now = deps.now();
   const watches: Record<string, NodeWatch> = {};
-  for (const [name, watch] of Object.entries(state.nodes)) watches[name] = updateSeen(watch, heartbeats.get(name), now, beatOf(leader, name));
+  for (const [name, watch] of Object.entries(state.nodes)) watches[name] = updateSeen(watch, heartbeats.get(name), now, evidenceOf(leader, name, beats));
   const written = new Set(keys.flatMap((k) => eventKeyParts(k)?.kind ?? []));
   const ready = leader === null ? [] : readyStandbys(deps.config.nodes, watches, heartbeats, leader, now, deps.config.sampleIntervalSeconds * 1000).map((n) => n.name);
   return planReplay({

@@ -1,7 +1,7 @@
 import { CorruptObjectError, describeError, FleetError } from '../../core/errors';
 import { eventOfKey, KEYS, PREFIXES } from '../../core/keys';
-import { beatOf, isSilent, suspectWaitMs, updateSeen, type Confirmation } from '../../core/fleet/liveness';
-import { heartbeatSchema, type Heartbeat, type Leader } from '../../core/schemas';
+import { evidenceOf, isSilent, suspectWaitMs, updateSeen, type Beats, type Confirmation } from '../../core/fleet/liveness';
+import { beatSchema, heartbeatSchema, type Heartbeat, type Leader } from '../../core/schemas';
 import { decide, withAdmission, type WatchdogAction } from '../../core/fleet/watchdog';
 import { emfDocuments } from '../../core/metrics/emf';
 import { watchdogMetricValues } from '../../core/metrics/watchdog-metrics';
@@ -48,6 +48,28 @@ export const readHeartbeats = async ({ store, config, log }: WatchdogDeps, rejec
         if (!(error instanceof CorruptObjectError)) throw error;
         rejected.push(`${spec.name}: ${describeError(error)}`);
         log.warn({ node: spec.name, err: describeError(error) }, 'heartbeat rejected');
+      }
+    }),
+  );
+  return found;
+};
+
+/**
+ * Reads every configured node's beat item (control table, one read unit each): a node writes
+ * one every sample while it is not the primary, and its heartbeat object only with news. A
+ * damaged one is skipped (the heartbeat and the lease still speak for the node); one that
+ * cannot be read throws, as a heartbeat does.
+ */
+export const readBeats = async ({ store, config, log }: WatchdogDeps): Promise<Beats> => {
+  const found = new Map<string, { boot: string; seq: number }>();
+  await Promise.all(
+    config.nodes.map(async (spec) => {
+      try {
+        const got = await store.read(KEYS.beat(spec.name), beatSchema);
+        if (got !== null) found.set(spec.name, { boot: got.value.boot, seq: got.value.seq });
+      } catch (error) {
+        if (!(error instanceof CorruptObjectError)) throw error;
+        log.warn({ node: spec.name, err: describeError(error) }, 'beat rejected');
       }
     }),
   );
@@ -113,25 +135,25 @@ const describeAction = (action: WatchdogAction): string => {
 };
 
 /** Asks Lightsail and SSM about nodes that went silent; nobody else costs a request. */
-const confirmSilent = async (deps: WatchdogDeps, state: WatchdogState, heartbeats: ReadonlyMap<string, Heartbeat>, leader: Leader | null, now: number): Promise<Map<string, Confirmation>> => {
+const confirmSilent = async (deps: WatchdogDeps, state: WatchdogState, heartbeats: ReadonlyMap<string, Heartbeat>, leader: Leader | null, beats: Beats, now: number): Promise<Map<string, Confirmation>> => {
   const sampleMs = deps.config.sampleIntervalSeconds * 1000;
   const silent = deps.config.nodes.filter((spec) => {
     const watch = state.nodes[spec.name];
-    return watch !== undefined && isSilent(updateSeen(watch, heartbeats.get(spec.name), now, beatOf(leader, spec.name)), now, sampleMs);
+    return watch !== undefined && isSilent(updateSeen(watch, heartbeats.get(spec.name), now, evidenceOf(leader, spec.name, beats)), now, sampleMs);
   });
   const found = await Promise.all(silent.map(async (spec) => [spec.name, await deps.probe.confirm(spec)] as const));
   return new Map(found);
 };
 
-/** The leader record and every heartbeat, and when this look started if its reads needed retries. */
+/** The leader record, every heartbeat and beat, and when this look started if its reads needed retries. */
 const look = async (deps: WatchdogDeps, rejected: string[]) => {
   const from = deps.now();
   const troubledBefore = deps.store.counts.troubledReads;
-  const [record, heartbeats] = await Promise.all([readLeaderRecord(deps), readHeartbeats(deps, rejected)]).catch((error: unknown) => {
+  const [record, heartbeats, beats] = await Promise.all([readLeaderRecord(deps), readHeartbeats(deps, rejected), readBeats(deps)]).catch((error: unknown) => {
     deps.sight.failing = true;
     throw error;
   });
-  return { ...record, heartbeats, troubledSince: deps.store.counts.troubledReads > troubledBefore ? from : null };
+  return { ...record, heartbeats, beats, troubledSince: deps.store.counts.troubledReads > troubledBefore ? from : null };
 };
 
 /** The incident an action is a step of, if any. */
@@ -169,8 +191,8 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
       const state = current ?? rebuilt ?? seededState([]);
       const settings = { ...deps.config, routed: deps.dns !== null };
       if (seen === undefined) throw new Error('the watchdog judged before it looked');
-      const { leader, damage, heartbeats, troubledSince } = seen;
-      const judged = decide(state, leader, heartbeats, now, settings, confirmations, { failing: deps.sight.failing, troubledSince });
+      const { leader, damage, heartbeats, beats, troubledSince } = seen;
+      const judged = decide(state, leader, heartbeats, now, settings, confirmations, { failing: deps.sight.failing, troubledSince, beats });
       const admitted = deps.intake === null ? judged : withAdmission(judged, depths, leader, heartbeats, now, settings);
       const verdict = withLeaderRepair(withDeadLetters(admitted, depths?.deadLetters, leader, now), damage, heartbeats, now, settings);
       judgedStates = { before: state, after: verdict.state };
@@ -186,7 +208,7 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
       now = deps.now();
       // A node one heartbeat late: wait (once, at most an interval) until its silence is
       // conclusive rather than until the next trigger, then look again.
-      const wait = waited ? null : suspectWaitMs(state.nodes, seen.heartbeats, now, deps.config.sampleIntervalSeconds * 1000, seen.leader, deps.config.leaseRenewSeconds * 1000);
+      const wait = waited ? null : suspectWaitMs(state.nodes, seen.heartbeats, now, deps.config.sampleIntervalSeconds * 1000, seen.leader, deps.config.leaseRenewSeconds * 1000, seen.beats);
       if (wait !== null) {
         waited = true;
         await deps.sleep(wait);
@@ -194,7 +216,7 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
         now = deps.now();
       }
       // Confirmations are I/O, so they are gathered before the pure decision.
-      confirmations = await confirmSilent(deps, state, seen.heartbeats, seen.leader, now);
+      confirmations = await confirmSilent(deps, state, seen.heartbeats, seen.leader, seen.beats, now);
       // Queue depths that cannot be read leave admission as it is this run (nothing admitted).
       depths = intake === null ? null : await intake.depths().catch((error: unknown) => {
         deps.log.warn({ err: describeError(error) }, 'queue depths unreadable: nothing admitted this run');
@@ -229,7 +251,7 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
   }
   const states = judgedStates as { before: WatchdogState; after: WatchdogState } | null;
   if (deps.config.metrics !== 'off' && states !== null && seen !== undefined) {
-    const values = watchdogMetricValues({ ...states, leader: seen.leader, heartbeats: seen.heartbeats, now, nodes: deps.config.nodes, sampleMs: deps.config.sampleIntervalSeconds * 1000, done: carried, gauges: options.admit !== false });
+    const values = watchdogMetricValues({ ...states, leader: seen.leader, heartbeats: seen.heartbeats, beats: seen.beats, now, nodes: deps.config.nodes, sampleMs: deps.config.sampleIntervalSeconds * 1000, done: carried, gauges: options.admit !== false });
     for (const doc of emfDocuments(deps.config.metrics, deps.config.bucket, deps.now(), values)) deps.metrics(JSON.stringify(doc));
   }
   return { nodes: deps.config.nodes.length, heartbeats: seen?.heartbeats.size ?? 0, rejected, actions: done };

@@ -13,7 +13,7 @@ export type Purpose = 'lease' | 'heartbeat' | 'watchdog' | 'sync' | 'task' | 'in
 
 const S3_PURPOSES: readonly [RegExp, Purpose][] = [
   [/(^|\/)leader\.json$/, 'lease'],
-  [/(^|\/)nodes\/[^/]+\/heartbeat\.json$/, 'heartbeat'],
+  [/(^|\/)nodes\/[^/]+\/(heartbeat\.json|beat)$/, 'heartbeat'],
   [/(^|\/)watchdog\/state\.json$/, 'watchdog'],
   [/(^|\/)(manifest\.json|manifest\/|archive\/)/, 'sync'],
   [/(^|\/)(tasks|outputs)\//, 'task'],

@@ -29,6 +29,8 @@ export type WatchdogSettings = Pick<
 > & {
   /** An origin record is configured: the watchdog keeps it on the primary. */
   routed?: boolean;
+  /** The schedule's period (`watchdogScheduleSeconds`, 60 when absent): how far apart runs may be. */
+  watchdogScheduleSeconds?: number;
 };
 
 /** Everything one judgement reads, and where it puts its actions. */

@@ -16,30 +16,66 @@ export interface Confirmation {
  */
 export type Silence = 'none' | 'silent' | 'dead';
 
+/** A node's agent boot and the sequence number of one of its samples. */
+export interface SampleRef {
+  boot: string;
+  seq: number;
+}
+
+/** The beat items read this run (`nodes/<node>/beat`, written by each node while it is not the primary), by node. */
+export type Beats = ReadonlyMap<string, SampleRef>;
+
+/**
+ * What says a node is alive besides its heartbeat object: the sample the lease's last renewal
+ * carried when it holds the lease (`leader.beat`), its beat item, and the primary's word on how
+ * long that node's beat has not changed (`leader.peers`).
+ */
+export interface Evidence {
+  beats: readonly SampleRef[];
+  quiet?: SampleRef & { quietMs: number };
+}
+
+export const NO_EVIDENCE: Evidence = { beats: [] };
+
 /** The sample the lease's last renewal carried, when `node` holds the lease (`leader.beat`). */
 export const beatOf = (leader: Leader | null | undefined, node: string): Leader['beat'] => (leader?.primary === node ? leader.beat : undefined);
 
+/** Everything this run read that speaks for `node`'s liveness, besides its heartbeat. */
+export const evidenceOf = (leader: Leader | null | undefined, node: string, beats?: Beats): Evidence => {
+  const found = [beatOf(leader, node), beats?.get(node)].filter((b): b is SampleRef => b !== undefined);
+  const quiet = leader?.primary === node ? undefined : leader?.peers?.[node];
+  return quiet === undefined ? { beats: found } : { beats: found, quiet };
+};
+
 /**
- * The newest sample a node is known to have taken: its heartbeat's newest, or, for the primary,
- * the one its last lease renewal carried (`beatOf`) when that is newer and of the same agent
- * boot, the heartbeat's or, when the heartbeat cannot be read (damaged), the one last seen. The
- * primary rewrites its heartbeat only when it has news; its renewals say it is alive.
+ * The newest sample a node is known to have taken: its heartbeat's newest, or a newer one of the
+ * same agent boot that a beat says it took (the lease's for the primary, the beat item's for a
+ * standby); the boot is the heartbeat's or, when the heartbeat cannot be read (damaged), the one
+ * last seen. Nodes rewrite their heartbeats only when they have news; their beats say they are alive.
  */
-export const newestSample = (hb: Heartbeat | undefined, beat?: Leader['beat'], knownBoot?: string): { boot: string; seq: number } | null => {
+export const newestSample = (hb: Heartbeat | undefined, beats: readonly SampleRef[] = [], knownBoot?: string): SampleRef | null => {
   const boot = hb?.boot ?? knownBoot;
   if (boot === undefined) return null;
-  const newest = hb?.samples.reduce((m, s) => Math.max(m, s.seq), -1) ?? -1;
-  const seq = Math.max(newest, beat?.boot === boot ? beat.seq : -1);
+  const seq = beats.reduce((m, b) => (b.boot === boot ? Math.max(m, b.seq) : m), hb?.samples.reduce((m, s) => Math.max(m, s.seq), -1) ?? -1);
   return seq < 0 ? null : { boot, seq };
 };
 
-/** Records the newest sample known of the node (newestSample), timed by the watchdog's own clock. */
-export const updateSeen = (watch: NodeWatch, hb: Heartbeat | undefined, now: number, beat?: Leader['beat']): NodeWatch => {
-  const newest = newestSample(hb, beat, watch.seen?.boot);
+/**
+ * Records the newest sample known of the node (newestSample), timed by the watchdog's own clock;
+ * when the primary says that very sample has been the node's newest for `quietMs` (its own
+ * monotonic clock, between two of its reads: a duration on one machine, not a time compared
+ * across two), it was heard that long ago at the latest. The watchdog runs about once a
+ * minute, the primary reads beats every renewal: this is how a lost standby is judged in time.
+ */
+export const updateSeen = (watch: NodeWatch, hb: Heartbeat | undefined, now: number, evidence: Evidence = NO_EVIDENCE): NodeWatch => {
+  const newest = newestSample(hb, evidence.beats, watch.seen?.boot);
   if (newest === null) return watch;
   const seen = watch.seen;
-  if (seen !== null && seen.boot === newest.boot && seen.seq >= newest.seq) return watch;
-  return { ...watch, seen: { ...newest, at: now } };
+  const fresh = seen !== null && seen.boot === newest.boot && seen.seq >= newest.seq ? seen : { ...newest, at: now };
+  const q = evidence.quiet;
+  const quietSince = q !== undefined && q.boot === fresh.boot && q.seq === fresh.seq ? now - q.quietMs : Infinity;
+  if (quietSince < fresh.at) return { ...watch, seen: { ...fresh, at: quietSince } };
+  return fresh === seen ? watch : { ...watch, seen: fresh };
 };
 
 /** Silent: no new sample for two sample intervals by the watchdog's clock. Never seen is not silent. */
@@ -53,14 +89,21 @@ export const isSilent = (watch: NodeWatch, now: number, sampleMs: number): boole
  * carries the sample taken up to `renewMs` before it, so a live one's samples arrive up to that
  * much apart beyond the interval, and waiting for them would bill a sleep in many runs.
  */
-export const suspectWaitMs = (watches: Readonly<Record<string, NodeWatch>>, heartbeats: ReadonlyMap<string, Heartbeat>, now: number, sampleMs: number, leader?: Leader | null, renewMs = 0): number | null => {
+export const suspectWaitMs = (
+  watches: Readonly<Record<string, NodeWatch>>,
+  heartbeats: ReadonlyMap<string, Heartbeat>,
+  now: number,
+  sampleMs: number,
+  leader?: Leader | null,
+  renewMs = 0,
+  beats?: Beats,
+): number | null => {
   let soonest: number | null = null;
   for (const [name, stored] of Object.entries(watches)) {
-    const beat = beatOf(leader, name);
-    const watch = updateSeen(stored, heartbeats.get(name), now, beat);
+    const watch = updateSeen(stored, heartbeats.get(name), now, evidenceOf(leader, name, beats));
     if (watch.seen === null) continue;
     const silentFor = now - watch.seen.at;
-    const lateAfter = beat === undefined ? sampleMs : Math.min(sampleMs + renewMs, 2 * sampleMs);
+    const lateAfter = beatOf(leader, name) === undefined ? sampleMs : Math.min(sampleMs + renewMs, 2 * sampleMs);
     if (silentFor < lateAfter || silentFor >= 2 * sampleMs) continue;
     const wait = 2 * sampleMs - silentFor;
     soonest = soonest === null ? wait : Math.min(soonest, wait);
@@ -85,6 +128,8 @@ export const classifySilence = (silent: boolean, confirmation: Confirmation | un
 export interface Sight {
   failing: boolean;
   troubledSince: number | null;
+  /** The beat items this run read (absent: none were read). */
+  beats?: Beats;
 }
 
 export const CLEAR_SIGHT: Sight = { failing: false, troubledSince: null };

@@ -1,6 +1,6 @@
 import type { FleetEvent } from '../events';
 import { judgeNode, type LadderContext, type WatchdogAction, type WatchdogSettings } from './ladder';
-import { beatOf, CLEAR_SIGHT, readyStandbys, regainSight, updateSeen, type Confirmation, type Sight } from './liveness';
+import { CLEAR_SIGHT, evidenceOf, readyStandbys, regainSight, updateSeen, type Confirmation, type Sight } from './liveness';
 import { decideAdmission, emptyAdmission, failoverUnderWay, type AdmissionSettings } from './admission';
 import type { Heartbeat, Leader } from '../schemas';
 import { advanceCounter, emptyCounter } from './stall';
@@ -36,8 +36,14 @@ const material = (state: Pick<WatchdogState, 'nodes' | 'origin' | 'judgedAt'>, s
   ),
 });
 
-/** Intervals between the stored judgement's and now's that mean two whole ones passed unjudged. */
-const UNSEEN_INTERVALS = 3;
+/**
+ * Sample intervals between the stored judgement's and now's that mean no run got through when
+ * one should have: three (two whole ones unjudged), or more when the schedule's runs are that far
+ * apart. EventBridge fires a rate schedule somewhere within each period, so two runs can be
+ * almost two periods apart (docs/aws-behaviour.md, eventBridgeSchedule); nodes invoke the
+ * watchdog only with news, so in a quiet fleet the schedule's are most of its runs.
+ */
+export const unseenIntervals = (sampleMs: number, scheduleMs: number): number => Math.max(3, Math.ceil((2 * scheduleMs) / sampleMs) + 1);
 
 /** Failed heartbeat writes in a row that show S3 refusing the node: two sample intervals of it. */
 const UNSENT_IS_OUTAGE = 2;
@@ -73,19 +79,19 @@ export const decide = (
 ): Decision => {
   const sampleMs = settings.sampleIntervalSeconds * 1000;
   // Silence the watchdog did not see happen proves nothing. After its own runs failed, when a
-  // node says S3 refused its heartbeats, or when no judgement was stored in two whole sample
-  // intervals (no run got through: S3 down for everyone, or the watchdog not invoked; this
-  // container may be a fresh one that saw no failure), it was blind for an unknown time: every
-  // node's silence counts again from now. A judgement is stored at least once per interval
-  // while any run gets through, so the stored time is compared by interval. When only this
+  // node says S3 refused its heartbeats, or when no judgement was stored for longer than the
+  // schedule explains (unseenIntervals: no run got through, S3 down for everyone, or the
+  // watchdog not invoked; this container may be a fresh one that saw no failure), it was blind
+  // for an unknown time: every node's silence counts again from now. A judgement is stored at
+  // least once per interval while runs get through, so the stored time is compared by interval. When only this
   // run's look was troubled, S3 answered in the end: only that look's time is not counted (a
   // node refused in it misses one heartbeat, which the two-interval threshold allows).
-  const unseen = state.judgedAt !== null && Math.floor(now / sampleMs) - Math.floor(state.judgedAt / sampleMs) >= UNSEEN_INTERVALS;
+  const unseen = state.judgedAt !== null && Math.floor(now / sampleMs) - Math.floor(state.judgedAt / sampleMs) >= unseenIntervals(sampleMs, (settings.watchdogScheduleSeconds ?? 60) * 1000);
   const blindFrom = sight.failing || s3WasDown(heartbeats, state.nodes) || unseen ? -Infinity : sight.troubledSince;
   const nodes: Record<string, NodeWatch> = blindFrom === null ? { ...state.nodes } : regainSight(state.nodes, blindFrom, now);
   // First every node's freshness, so choosing a standby sees this round's heartbeats.
   for (const spec of settings.nodes) {
-    let watch = updateSeen(nodes[spec.name] ?? emptyWatch(), heartbeats.get(spec.name), now, beatOf(leader, spec.name));
+    let watch = updateSeen(nodes[spec.name] ?? emptyWatch(), heartbeats.get(spec.name), now, evidenceOf(leader, spec.name, sight.beats));
     const hb = heartbeats.get(spec.name);
     if (leader !== null && leader.primary === spec.name) {
       if (hb !== undefined) watch = { ...watch, counter: advanceCounter(watch.counter, hb.boot, hb.samples) };

@@ -1,5 +1,5 @@
 import type { NodeSpec } from '../config';
-import { beatOf, newestSample, readyStandbys } from '../fleet/liveness';
+import { evidenceOf, newestSample, readyStandbys , type Beats} from '../fleet/liveness';
 import type { WatchdogAction } from '../fleet/watchdog';
 import type { WatchdogState } from '../fleet/watchdog-state';
 import type { Heartbeat, Leader } from '../schemas';
@@ -12,6 +12,8 @@ export interface RunView {
   after: WatchdogState;
   leader: Leader | null;
   heartbeats: ReadonlyMap<string, Heartbeat>;
+  /** The beat items the run read (none: only the lease and heartbeats speak). */
+  beats?: Beats;
   now: number;
   nodes: readonly NodeSpec[];
   sampleMs: number;
@@ -77,7 +79,7 @@ export const watchdogMetricValues = (v: RunView): MetricValues => {
       // What moves every sample without being news (agent/heartbeat-policy.ts) only from the newest
       // sample known: a quiet primary's heartbeat may be a keep-alive old, and its old CPU is no figure.
       const hb = v.heartbeats.get(spec.name);
-      if (newestSample(hb, beatOf(v.leader, spec.name))?.seq === last.seq) {
+      if (newestSample(hb, evidenceOf(v.leader, spec.name, v.beats).beats)?.seq === last.seq) {
         values.WorkerCpu = last.cpuPercent;
         values.WorkerMemory = last.memoryBytes;
         if (last.syncMs !== undefined) values.PeerSyncSeconds = last.syncMs / 1000;

@@ -14,6 +14,8 @@ export interface ManualFailoverInput {
   watchdog: Observed<WatchdogState>;
   now: number;
   sampleMs: number;
+  /** The heartbeat keep-alive in ms (`heartbeatKeepAliveSeconds`): how long a quiet node's heartbeat stays fresh. */
+  keepAliveMs?: number;
   /**
    * Random characters that make the incident id unique: `now` may come from S3's Date header,
    * which has whole seconds, and two failovers in one second must not share an id.
@@ -63,7 +65,7 @@ export const planManualFailover = (input: ManualFailoverInput): ManualFailoverPl
   if (leader.state === 'corrupt') return { kind: 'refuse', message: `leader.json is corrupt (${leader.error}): repair it before moving the role` };
   const current = leader.value;
   if (current.primary === to) return { kind: 'refuse', message: `${to} is already the primary (epoch ${current.epoch})` };
-  const ready = readiness(to, { nodes: input.nodes, leader: current, heartbeats: input.heartbeats, watchdog: input.watchdog, now: input.now, sampleMs: input.sampleMs });
+  const ready = readiness(to, { nodes: input.nodes, leader: current, heartbeats: input.heartbeats, watchdog: input.watchdog, now: input.now, sampleMs: input.sampleMs, ...(input.keepAliveMs === undefined ? {} : { keepAliveMs: input.keepAliveMs }) });
   const busy = watchdogBusy(input.watchdog, current.primary);
   const objections = [...ready.reasons, ...(busy === null ? [] : [busy])];
   if (objections.length > 0 && !input.force) return { kind: 'refuse', message: `${ready.ready ? `${to} is ready, but` : `${to} is not ready:`} ${objections.join('; ')}. Use --force to go ahead anyway.` };

@@ -11,30 +11,44 @@ import { emptyWatch, type NodeWatch, type WatchdogState } from '../fleet/watchdo
  * one-shot command has no observation history of its own, and the node's clock (the samples'
  * `at`) must not decide anything; `now` is S3's clock too (the Date of the same listing).
  */
-export const operatorWatch = (stored: NodeWatch | undefined, obs: HeartbeatObservation | undefined): NodeWatch => {
+export const operatorWatch = (stored: NodeWatch | undefined, obs: HeartbeatObservation | undefined, t?: FreshTiming): NodeWatch => {
   const hb = valueOf(obs?.heartbeat);
   const newest = hb?.samples.at(-1);
   const writtenAt = obs?.writtenAt ?? null;
-  const seen = hb === null || newest === undefined || writtenAt === null ? null : { boot: hb.boot, seq: newest.seq, at: writtenAt };
+  // A heartbeat rewritten only with news is heard from for as long as it stays fresh (freshForMs),
+  // not two sample intervals: the silence rule applied to `seen` then says what isFresh says.
+  const credit = t === undefined ? 0 : freshForMs(hb, t) - 2 * t.sampleMs;
+  const seen = hb === null || newest === undefined || writtenAt === null ? null : { boot: hb.boot, seq: newest.seq, at: writtenAt + credit };
   return { ...(stored ?? emptyWatch()), seen };
 };
 
-/** The sample interval and the primary's heartbeat keep-alive, in ms, and who holds the lease (null: unknown, the record unreadable). */
+/**
+ * The sample interval and the heartbeat keep-alive, in ms, who holds the lease (null: unknown,
+ * the record unreadable), and what its last renewal said of the other nodes (`leader.peers`).
+ */
 export interface FreshTiming {
   sampleMs: number;
   keepAliveMs: number;
   holder: string | null;
+  peers?: Leader['peers'];
 }
 
 /**
- * How long a heartbeat object stays fresh: two sample intervals (the watchdog's silence rule),
- * or for the heartbeat of the lease's holder that says it is primary, which it rewrites only when
- * it has news (its lease renewals carry its liveness, and a one-shot command cannot time those),
- * its keep-alive and two sample intervals. An old primary's last heartbeat goes stale as any;
- * with the lease unreadable, any heartbeat that says primary is given the keep-alive.
+ * How long a heartbeat object stays fresh. Nodes rewrite theirs only when they have news: the
+ * primary's lease renewals and the standbys' beat items carry their liveness, and a one-shot
+ * command cannot time those. So: the keep-alive and two sample intervals, for the heartbeat of
+ * the lease's holder that says it is primary, and for a standby's unless the lease's last renewal
+ * says it has been quiet for two sample intervals (`leader.peers`); two sample intervals (the
+ * watchdog's silence rule) for the rest, as an old primary's last heartbeat. With the lease
+ * unreadable, any heartbeat that says primary is given the keep-alive.
  */
-export const freshForMs = (hb: Heartbeat | null, t: FreshTiming): number =>
-  hb?.role === 'primary' && (t.holder === null || hb.node === t.holder) ? t.keepAliveMs + 2 * t.sampleMs : 2 * t.sampleMs;
+export const freshForMs = (hb: Heartbeat | null, t: FreshTiming): number => {
+  const kept = t.keepAliveMs + 2 * t.sampleMs;
+  if (hb === null) return 2 * t.sampleMs;
+  if (hb.role === 'primary') return t.holder === null || hb.node === t.holder ? kept : 2 * t.sampleMs;
+  const quiet = t.peers?.[hb.node];
+  return quiet !== undefined && quiet.boot === hb.boot && quiet.quietMs >= 2 * t.sampleMs ? 2 * t.sampleMs : kept;
+};
 
 /** Fresh: the heartbeat object was written within freshForMs by S3's clock. */
 export const isFresh = (obs: HeartbeatObservation | undefined, now: number, t: FreshTiming): boolean => {
@@ -50,6 +64,8 @@ export interface ReadinessInput {
   watchdog: Observed<WatchdogState>;
   now: number;
   sampleMs: number;
+  /** The heartbeat keep-alive (`heartbeatKeepAliveSeconds`) in ms; without it a heartbeat is fresh for two sample intervals. */
+  keepAliveMs?: number;
 }
 
 export interface Readiness {
@@ -72,7 +88,10 @@ const reasonsAgainst = (name: string, watch: NodeWatch, input: ReadinessInput): 
   else {
     const last = hb.value.samples.at(-1);
     if (watch.seen === null) reasons.push('the age of its heartbeat is unknown');
-    else if (isSilent(watch, now, sampleMs)) reasons.push(`its heartbeat was last written ${seconds(now - watch.seen.at)} s ago (fresh is under ${seconds(2 * sampleMs)} s)`);
+    else if (isSilent(watch, now, sampleMs)) {
+      const writtenAt = input.heartbeats.get(name)?.writtenAt ?? watch.seen.at;
+      reasons.push(`its heartbeat was last written ${seconds(now - writtenAt)} s ago (fresh is under ${seconds(freshForMs(hb.value, timingOf(input)))} s)`);
+    }
     if (hb.value.role !== 'standby' && hb.value.role !== 'fenced') reasons.push(`it reports role ${hb.value.role}`);
     if (last !== undefined && last.workerProcesses === 0) reasons.push('it has no live worker process');
     else if (last !== undefined && !isProven(last, sampleMs)) reasons.push(last.proofAgeMs === undefined ? 'its agent reports no self-test (an older agent)' : last.proofAgeMs === null ? 'its worker has not passed a self-test' : `its worker last passed a self-test ${seconds(last.proofAgeMs)} s ago (within ${seconds(PROOF_INTERVALS * sampleMs)} s is ready)`);
@@ -87,13 +106,15 @@ const reasonsAgainst = (name: string, watch: NodeWatch, input: ReadinessInput): 
  * to the current epoch, no open incident), applied to what an operator can observe; the
  * reasons only put a refusal into words.
  */
+const timingOf = (input: ReadinessInput): FreshTiming => ({ sampleMs: input.sampleMs, keepAliveMs: input.keepAliveMs ?? 0, holder: input.leader.primary, peers: input.leader.peers });
+
 export const readiness = (name: string, input: ReadinessInput): Readiness => {
   const stored = input.watchdog.state === 'ok' ? input.watchdog.value.nodes : {};
   const watches: Record<string, NodeWatch> = {};
   const heartbeats = new Map<string, Heartbeat>();
   for (const spec of input.nodes) {
     const obs = input.heartbeats.get(spec.name);
-    watches[spec.name] = operatorWatch(stored[spec.name], obs);
+    watches[spec.name] = operatorWatch(stored[spec.name], obs, timingOf(input));
     const hb = valueOf(obs?.heartbeat);
     if (hb !== null) heartbeats.set(spec.name, hb);
   }

@@ -146,7 +146,7 @@ const heartbeatStatus = (obs: HeartbeatObservation | undefined, input: StatusInp
     state: 'ok',
     ageSeconds: newest === undefined ? null : tenths(input.now - newest.at),
     writtenSecondsAgo: writtenAt === null ? null : tenths(input.now - writtenAt),
-    fresh: isFresh(obs, input.now, { sampleMs: input.sampleIntervalSeconds * 1000, keepAliveMs: input.heartbeatKeepAliveSeconds * 1000, holder: valueOf(input.leader)?.primary ?? null }),
+    fresh: isFresh(obs, input.now, { sampleMs: input.sampleIntervalSeconds * 1000, keepAliveMs: input.heartbeatKeepAliveSeconds * 1000, holder: valueOf(input.leader)?.primary ?? null, peers: valueOf(input.leader)?.peers }),
     agentVersion: hb.value.agentVersion,
   };
 };

@@ -1,6 +1,6 @@
 import { NODE_COMMANDS } from '../../aws/run-command';
 import { fleetEventSchema } from '../../core/events';
-import { eventOfKey, KEYS, nodeOfHeartbeatKey, taskOfCheckpointKey, taskOfDoneKey, underPrefix } from '../../core/keys';
+import { eventOfKey, KEYS, nodeOfBeatKey, nodeOfHeartbeatKey, taskOfCheckpointKey, taskOfDoneKey, underPrefix } from '../../core/keys';
 import { checkpointSchema, doneSchema, heartbeatSchema, leaderSchema, STAGES, type Heartbeat } from '../../core/schemas';
 import { workerFault } from '../../core/fleet/liveness';
 import { advanceCounter, emptyCounter, type StallCounter } from '../../core/fleet/stall';
@@ -125,8 +125,14 @@ export class Recorder {
         this.noteHeartbeat(body);
         return;
       }
+      const beating = nodeOfBeatKey(key);
+      if (beating !== null) {
+        this.noteAlive(beating);
+        return;
+      }
       if (key === KEYS.leader) {
         const leader = leaderSchema.safeParse(json(body));
+        if (leader.success && leader.data.beat !== undefined) this.noteAlive(leader.data.primary);
         if (leader.success && !this.leaders.some((l) => l.epoch === leader.data.epoch)) {
           this.leaders.push({ t: this.t(), epoch: leader.data.epoch, primary: leader.data.primary });
           this.note(leader.data.primary, 'role', `primary, epoch ${leader.data.epoch} (${leader.data.handover}, by ${leader.data.changedBy})`);
@@ -214,6 +220,18 @@ export class Recorder {
   }
 
   /**
+   * A sign of a node's life: its heartbeat, its beat item, or a lease renewal that carried its
+   * sample. The gaps between them are where the node went quiet (`heartbeatGaps`).
+   */
+  private noteAlive(node: string): void {
+    if (!this.started || this.finished) return;
+    const now = this.t();
+    const last = this.lastBeat.get(node);
+    if (last !== undefined) this.heartbeatGaps[node] = Math.round(Math.max(this.heartbeatGaps[node] ?? 0, now - last) * 10) / 10;
+    this.lastBeat.set(node, now);
+  }
+
+  /**
    * A node's heartbeat: its own word on its role (shows fencing and handovers), and its samples
    * judged by the stall rule, so the report knows when a primary's window of failing samples
    * closed (the moment a verdict is due).
@@ -222,12 +240,7 @@ export class Recorder {
     const hb = heartbeatSchema.safeParse(json(body));
     if (!hb.success) return;
     const { node, role } = hb.data;
-    if (this.started && !this.finished) {
-      const now = this.t();
-      const last = this.lastBeat.get(node);
-      if (last !== undefined) this.heartbeatGaps[node] = Math.round(Math.max(this.heartbeatGaps[node] ?? 0, now - last) * 10) / 10;
-      this.lastBeat.set(node, now);
-    }
+    this.noteAlive(node);
     this.lastHeld.set(node, (hb.data.held ?? []).map((h) => h.taskId));
     const before = this.roles.get(node);
     this.roles.set(node, role);

@@ -13,14 +13,15 @@ const inputs = (over: Partial<NodeRoleInputs> = {}): NodeRoleInputs => ({
 });
 
 describe('nodeRolesFragment', () => {
-  it('makes one role per configured node and per enrolling one, each writing only its own heartbeat', () => {
+  it('makes one role per configured node and per enrolling one, each writing only its own heartbeat and its own beat', () => {
     const { Resources, Outputs } = nodeRolesFragment(inputs({ enrollingNodes: '["node-3"]' }));
     expect(Object.keys(Resources)).toEqual(['NodeRoleNode1', 'NodeRoleNode2', 'NodeRoleNode3']);
     expect(Outputs.NodeRoleNode3Name).toEqual({ Description: 'node-3: pass to aws ssm create-activation --iam-role', Value: { Ref: 'NodeRoleNode3' } });
-    const role = Resources.NodeRoleNode2 as { Properties: { RoleName: string; Policies: { PolicyDocument: { Statement: { Resource: unknown }[] } }[] } };
+    const role = Resources.NodeRoleNode2 as { Properties: { RoleName: string; Policies: { PolicyDocument: { Statement: { Resource: unknown; Condition?: unknown }[] } }[] } };
     expect(role.Properties.RoleName).toBe('queens-fleet-node-prod-us-west-2-node-2');
-    expect(role.Properties.Policies.flatMap((p) => p.PolicyDocument.Statement.map((s) => s.Resource))).toEqual([
-      { 'Fn::Sub': 'arn:${AWS::Partition}:s3:::acme-state/peer-sync/nodes/node-2/heartbeat.json' },
+    expect(role.Properties.Policies.flatMap((p) => p.PolicyDocument.Statement.map((s) => [s.Resource, s.Condition]))).toEqual([
+      [{ 'Fn::Sub': 'arn:${AWS::Partition}:s3:::acme-state/peer-sync/nodes/node-2/heartbeat.json' }, undefined],
+      [{ 'Fn::GetAtt': ['ControlTable', 'Arn'] }, { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['nodes/node-2/beat'] } }],
     ]);
   });
 

@@ -1,6 +1,6 @@
 import { readyStandbys, type Confirmation } from '../../../../lib/core/fleet/liveness';
 import type { Heartbeat, Leader } from '../../../../lib/core/schemas';
-import { decide, markFailover, markRestartResult, markRestartSent, withAdmission, type WatchdogAction, type WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
+import { decide, markFailover, unseenIntervals, markRestartResult, markRestartSent, withAdmission, type WatchdogAction, type WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
 import { emptyWatchdogState, type WatchdogState } from '../../../../lib/core/fleet/watchdog-state';
 import { frozen, heartbeat, sample, working } from '../../../helpers/fixtures';
 
@@ -164,17 +164,26 @@ describe('failover ladder', () => {
     expect(seenKinds).toEqual(['REDUNDANCY_LOST']);
   });
 
-  it('judges no silence across two whole intervals in which no judgement was stored, whichever container runs next', () => {
+  it('judges no silence across a gap between judgements longer than the schedule explains, whichever container runs next', () => {
     const { state } = rounds([{ at: 0, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5)] }]);
     const online = new Map([['node-2', { instance: 'running' as const, ssm: 'online' as const }]]);
-    // S3 was down for everyone for 45 s and no watchdog run fell inside it (so none failed);
+    // Two scheduled runs can be almost two periods apart (120 s): the gap that says no run got
+    // through (S3 down for everyone, and no run fell inside it, so none failed) is longer.
+    expect(unseenIntervals(15_000, 60_000)).toBe(9);
     // node-1's first heartbeat after it carries no failed write, and node-2's is not in yet.
-    const back = decide(state, leader, beats(heartbeat('node-1', working(0, 8)), standbyBeat('node-2', 5)), T0 + 47_500, settings, online);
+    const back = decide(state, leader, beats(heartbeat('node-1', working(0, 8)), standbyBeat('node-2', 5)), T0 + 137_500, settings, online);
     expect(back.actions).toEqual([]);
     // From then on the watchdog looks again: node-2's silence counts from that run.
-    const still = decide(back.state, leader, beats(heartbeat('node-1', working(0, 9)), standbyBeat('node-2', 5)), T0 + 62_000, settings, online);
+    const still = decide(back.state, leader, beats(heartbeat('node-1', working(0, 9)), standbyBeat('node-2', 5)), T0 + 152_000, settings, online);
     expect(published(still.actions)).toEqual([]);
-    expect(published(decide(still.state, leader, beats(heartbeat('node-1', working(0, 10)), standbyBeat('node-2', 5)), T0 + 78_000, settings, online).actions)).toEqual(['REDUNDANCY_LOST']);
+    expect(published(decide(still.state, leader, beats(heartbeat('node-1', working(0, 10)), standbyBeat('node-2', 5)), T0 + 168_000, settings, online).actions)).toEqual(['REDUNDANCY_LOST']);
+  });
+
+  it('judges silence across a gap the schedule explains: runs a period apart see a lost standby', () => {
+    const { state } = rounds([{ at: 0, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5)] }]);
+    const online = new Map([['node-2', { instance: 'running' as const, ssm: 'online' as const }]]);
+    const next = decide(state, { ...leader, beat: { boot: 'boot-1', seq: 12 } }, beats(heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5)), T0 + 110_000, settings, online);
+    expect(published(next.actions)).toEqual(['REDUNDANCY_LOST']);
   });
 
   it('points the origin record at whoever leader.json names, once per epoch', () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { NodeSpec } from '../../../../lib/core/config';
-import { beatOf, newestSample, PROOF_INTERVALS, suspectWaitMs, readyStandbys, regainSight, updateSeen } from '../../../../lib/core/fleet/liveness';
+import { evidenceOf, newestSample, PROOF_INTERVALS, suspectWaitMs, readyStandbys, regainSight, updateSeen } from '../../../../lib/core/fleet/liveness';
 import { emptyWatch, type NodeWatch } from '../../../../lib/core/fleet/watchdog-state';
 import type { Heartbeat, Leader } from '../../../../lib/core/schemas';
 import { heartbeat, sample } from '../../../helpers/fixtures';
@@ -79,10 +79,10 @@ describe('regainSight', () => {
 
 describe("the primary's liveness by its lease renewals", () => {
   const hb = heartbeat('node-1', [sample(3), sample(4)], 'boot-1');
-  const seen = (l: Leader | null, watch: NodeWatch = emptyWatch()) => updateSeen(watch, hb, NOW, beatOf(l, 'node-1')).seen;
+  const seen = (l: Leader | null, watch: NodeWatch = emptyWatch()) => updateSeen(watch, hb, NOW, evidenceOf(l, 'node-1')).seen;
 
   it('counts the sample a renewal carried when it is newer than the heartbeat, of the same agent boot', () => {
-    expect(newestSample(hb, beatOf({ ...leader, beat: { boot: 'boot-1', seq: 9 } }, 'node-1'))).toEqual({ boot: 'boot-1', seq: 9 });
+    expect(newestSample(hb, evidenceOf({ ...leader, beat: { boot: 'boot-1', seq: 9 } }, 'node-1').beats)).toEqual({ boot: 'boot-1', seq: 9 });
     expect(seen({ ...leader, beat: { boot: 'boot-1', seq: 9 } })).toEqual({ boot: 'boot-1', seq: 9, at: NOW });
     // Seen at seq 9 before: a later look at the same renewal is no news, and the silence runs on.
     const before: NodeWatch = { ...emptyWatch(), seen: { boot: 'boot-1', seq: 9, at: NOW - 40_000 } };
@@ -91,9 +91,9 @@ describe("the primary's liveness by its lease renewals", () => {
 
   it('counts it while the heartbeat cannot be read (damaged: rewritten only with news), by the boot last seen', () => {
     const before: NodeWatch = { ...emptyWatch(), seen: { boot: 'boot-1', seq: 4, at: NOW - 20_000 } };
-    expect(updateSeen(before, undefined, NOW, { boot: 'boot-1', seq: 6 }).seen).toEqual({ boot: 'boot-1', seq: 6, at: NOW });
-    expect(updateSeen(before, undefined, NOW, { boot: 'boot-2', seq: 60 }).seen).toEqual(before.seen);
-    expect(updateSeen(emptyWatch(), undefined, NOW, { boot: 'boot-1', seq: 6 }).seen).toBeNull();
+    expect(updateSeen(before, undefined, NOW, { beats: [{ boot: 'boot-1', seq: 6 }] }).seen).toEqual({ boot: 'boot-1', seq: 6, at: NOW });
+    expect(updateSeen(before, undefined, NOW, { beats: [{ boot: 'boot-2', seq: 60 }] }).seen).toEqual(before.seen);
+    expect(updateSeen(emptyWatch(), undefined, NOW, { beats: [{ boot: 'boot-1', seq: 6 }] }).seen).toBeNull();
   });
 
   it.each<[string, Leader | null]>([
@@ -103,7 +103,52 @@ describe("the primary's liveness by its lease renewals", () => {
     ["another primary's record", { ...leader, primary: 'node-2', beat: { boot: 'boot-1', seq: 90 } }],
     ['an older sample than the heartbeat', { ...leader, beat: { boot: 'boot-1', seq: 2 } }],
   ])('goes by the heartbeat alone for %s', (_, l) => {
-    expect(newestSample(hb, beatOf(l, 'node-1'))).toEqual({ boot: 'boot-1', seq: 4 });
+    expect(newestSample(hb, evidenceOf(l, 'node-1').beats)).toEqual({ boot: 'boot-1', seq: 4 });
+  });
+});
+
+describe("a standby's liveness by its beat item and the primary's word", () => {
+  const hb = heartbeat('node-2', [sample(3), sample(4)], 'boot-2');
+  const beats = new Map([['node-2', { boot: 'boot-2', seq: 9 }]]);
+  const claim = (seq: number, quietMs: number, boot = 'boot-2'): Leader => ({ ...leader, peers: { 'node-2': { boot, seq, quietMs } } });
+
+  it('counts the beat item when it is newer than the heartbeat, of the same boot', () => {
+    expect(updateSeen(emptyWatch(), hb, NOW, evidenceOf(leader, 'node-2', beats)).seen).toEqual({ boot: 'boot-2', seq: 9, at: NOW });
+    expect(updateSeen(emptyWatch(), hb, NOW, evidenceOf(leader, 'node-2', new Map([['node-2', { boot: 'boot-9', seq: 90 }]]))).seen).toEqual({ boot: 'boot-2', seq: 4, at: NOW });
+  });
+
+  it('takes the newest sample of the lease and the beat item for a node that holds the lease', () => {
+    const both = evidenceOf({ ...leader, primary: 'node-2', beat: { boot: 'boot-2', seq: 12 } }, 'node-2', beats);
+    expect(newestSample(hb, both.beats)).toEqual({ boot: 'boot-2', seq: 12 });
+  });
+
+  it("dates the newest sample back by the primary's quiet time when the primary names that very sample", () => {
+    expect(updateSeen(emptyWatch(), hb, NOW, evidenceOf(claim(9, 35_000), 'node-2', beats)).seen).toEqual({ boot: 'boot-2', seq: 9, at: NOW - 35_000 });
+    // Seen longer ago by the watchdog itself: the earlier time stands.
+    const before: NodeWatch = { ...emptyWatch(), seen: { boot: 'boot-2', seq: 9, at: NOW - 50_000 } };
+    expect(updateSeen(before, hb, NOW, evidenceOf(claim(9, 35_000), 'node-2', beats)).seen).toEqual(before.seen);
+  });
+
+  it.each<[string, Leader]>([
+    ['an older sample than the beat item read now', claim(8, 60_000)],
+    ['another boot', claim(9, 60_000, 'boot-1')],
+    ['the lease holder itself', { ...claim(9, 60_000), primary: 'node-2' }],
+  ])("ignores the primary's word about %s", (_, l) => {
+    expect(updateSeen(emptyWatch(), hb, NOW, evidenceOf(l, 'node-2', beats)).seen?.at).toBe(NOW);
+  });
+
+  it('property: the word of the primary only ever moves the time of the newest sample back, never forward, and never changes the sample', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 12 }), fc.integer({ min: 0, max: 600_000 }), fc.integer({ min: 0, max: 600_000 }), fc.integer({ min: 0, max: 12 }), (seenSeq, seenAgo, quietMs, claimSeq) => {
+        const before: NodeWatch = { ...emptyWatch(), seen: { boot: 'boot-2', seq: seenSeq, at: NOW - seenAgo } };
+        const without = updateSeen(before, hb, NOW, evidenceOf(leader, 'node-2', beats)).seen;
+        const withWord = updateSeen(before, hb, NOW, evidenceOf(claim(claimSeq, quietMs), 'node-2', beats)).seen;
+        expect(withWord?.seq).toBe(without?.seq);
+        expect(withWord?.at).toBeLessThanOrEqual(without?.at ?? Infinity);
+        if (claimSeq !== without?.seq) expect(withWord).toEqual(without);
+        else expect(withWord?.at).toBe(Math.min(without.at, NOW - quietMs));
+      }),
+    );
   });
 });
 

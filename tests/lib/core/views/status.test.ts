@@ -115,11 +115,21 @@ describe('buildStatus', () => {
   });
 
   it.each([
-    [NOW - 29_999, true],
-    [NOW - 30_000, false],
+    [NOW - 329_999, true],
+    [NOW - 330_000, false],
     [null, false],
-  ])('judges a heartbeat written at %p fresh: %p (under two sample intervals by S3 time)', (writtenAt, fresh) => {
+  ])("judges a standby's heartbeat written at %p fresh: %p (rewritten only with news: under its keep-alive and two sample intervals by S3 time)", (writtenAt, fresh) => {
     const view = buildStatus(input({ heartbeats: new Map([['node-2', seen(hbOf('node-2'), writtenAt)]]) }));
+    expect(view.nodes[1]?.heartbeat).toMatchObject({ state: 'ok', fresh });
+  });
+
+  it.each([
+    [29_999, NOW - 30_000, true],
+    [30_000, NOW - 29_999, true],
+    [30_000, NOW - 30_000, false],
+  ])("judges a standby the lease's last renewal says was quiet for %p ms by two sample intervals: written at %p, fresh: %p", (quietMs, writtenAt, fresh) => {
+    const hb = hbOf('node-2');
+    const view = buildStatus(input({ leader: ok({ ...leader, peers: { 'node-2': { boot: hb.boot, seq: 3, quietMs } } }), heartbeats: new Map([['node-2', seen(hb, writtenAt)]]) }));
     expect(view.nodes[1]?.heartbeat).toMatchObject({ state: 'ok', fresh });
   });
 
