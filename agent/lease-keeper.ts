@@ -43,10 +43,11 @@ export interface LeaseKeeperDeps {
   /** Told when a write that carried a sample failed: the agent writes its heartbeat at once instead. */
   onUncarried?: () => void;
   /** The other nodes' newest samples and quiet times, carried by each renewal (`leader.peers`). */
-  peers?: () => Leader['peers'];
+  peers?: () => PeerReport | undefined;
 }
 
 export type LeaderBeat = NonNullable<Leader['beat']>;
+export type PeerReport = NonNullable<Leader['peers']>;
 
 /**
  * The agent's side of the lease (lib/core/fleet/lease.ts does the deciding), on its own loop every
@@ -67,7 +68,7 @@ export class LeaseKeeper {
   /** The sample the last successful write of the record carried, if any. */
   private carriedBeat: LeaderBeat | null = null;
   /** What the last successful write said of the other nodes (`leader.peers`), if anything. */
-  private carriedPeerReport: NonNullable<Leader['peers']> | null = null;
+  private carriedPeerReport: PeerReport | null = null;
 
   constructor(private readonly deps: LeaseKeeperDeps) {
     this.clock = deps.clock ?? mono;
@@ -86,7 +87,7 @@ export class LeaseKeeper {
   }
 
   /** What the last successful write of the record said of the other nodes' quiet (the agent pokes the watchdog by it). */
-  get carriedPeers(): NonNullable<Leader['peers']> | null {
+  get carriedPeers(): PeerReport | null {
     return this.carriedPeerReport;
   }
 

@@ -1,12 +1,11 @@
 import type { Config } from '../lib/core/config';
 import { describeError } from '../lib/core/errors';
 import { KEYS } from '../lib/core/keys';
-import { beatSchema, type Leader } from '../lib/core/schemas';
+import { beatSchema } from '../lib/core/schemas';
 import type { StateStore } from '../lib/aws/state-store';
 import type { Logger } from '../lib/log';
+import type { PeerReport } from './lease-keeper';
 import { mono } from './runtime/clock';
-
-export type PeerReport = NonNullable<Leader['peers']>;
 
 interface Known {
   boot: string;
@@ -25,7 +24,7 @@ export interface PeerWatchDeps {
 }
 
 /**
- * The primary's watch on the other nodes: before each lease renewal it reads their beat items
+ * The primary's watch on the other nodes: between its lease renewals it reads their beat items
  * (`nodes/<node>/beat`, one read unit each), and the renewal carries what it found (`leader.peers`):
  * each node's newest sample and how long it has not changed by this machine's monotonic clock.
  * The watchdog runs about once a minute; with this it learns within two renewal periods that a

@@ -52,7 +52,7 @@ export interface Observations {
   lambdaInvocations: number;
   /** How often the local cloud's unkind behaviours struck (lost responses, 409s, SlowDowns, …). */
   cloud: Record<string, number>;
-  /** The longest gap between two heartbeats of each node, scenario seconds. */
+  /** The longest gap between two signs of each node's life (a heartbeat, a beat, a renewal that carried its sample), scenario seconds. */
   heartbeatGaps: Record<string, number>;
   /** The task queue's and the intake queue's depths (visible and in flight), sampled every sample interval. */
   depths: { t: number; backlog: number; intake: number }[];
@@ -125,7 +125,7 @@ export interface Report {
   requests: RequestFigures;
   /** What the faithful local cloud did to the run: how often each unkind behaviour struck. */
   cloud: Record<string, number>;
-  /** The longest gap between two heartbeats of each node (scenario s), faults included: where a node hiccuped. */
+  /** The longest gap between two signs of each node's life (heartbeat, beat, renewal carrying its sample; scenario s), faults included: where a node hiccuped. */
   heartbeatGaps: Record<string, number>;
   /** Backpressure: how often input was held and resumed, and the deepest each queue got. */
   input: { holds: number; resumes: number; maxBacklog: number; maxIntake: number };

@@ -1,5 +1,5 @@
 import type { NodeSpec } from '../config';
-import { evidenceOf, newestSample, readyStandbys , type Beats} from '../fleet/liveness';
+import { evidenceOf, newestSample, readyStandbys, type Beats } from '../fleet/liveness';
 import type { WatchdogAction } from '../fleet/watchdog';
 import type { WatchdogState } from '../fleet/watchdog-state';
 import type { Heartbeat, Leader } from '../schemas';
