@@ -37,7 +37,10 @@ const main = async (): Promise<void> => {
   const runs: RequestFigures[] = [];
   for (const seed of seeds) {
     const report = await runDrill(scenario, { timeScale: TIME_SCALE, seed, announce: false });
-    if (!report.ok) throw new Error(`steady-no-fault failed at seed ${seed}: its counts measure nothing`);
+    if (!report.ok) {
+      const failed = [...report.expectations.filter((e) => !e.ok).map((e) => `${e.name}: expected ${JSON.stringify(e.expected)}, actual ${JSON.stringify(e.actual)}`), ...Object.entries(report.invariants).filter(([, ok]) => !ok).map(([name]) => `invariant ${name}`)];
+      throw new Error(`steady-no-fault failed at seed ${seed} (${failed.join('; ')}): its counts measure nothing`);
+    }
     runs.push(report.requests);
     console.log(`seed ${seed}: ${report.tasks.completed} tasks in ${Math.round(report.wallSeconds * TIME_SCALE)} scenario s`);
   }

@@ -2,7 +2,10 @@
  * What the fleet costs on AWS beyond its instances, measured on the local cloud: runs an idle
  * and a busy 2-node drill at default settings (time-scaled), counts every request by caller,
  * and prices at us-west-2 list prices (1) the control loop of an idle fleet per month and (2)
- * what each 1,000 tasks add on top. Run: npx tsx bench/watchdog-cost.ts [time-scale]
+ * what each 1,000 tasks add on top. A month is a fleet's steady state, not its start: the idle
+ * rate is what one run did in IDLE_SECONDS after WARM_SECONDS (its counters at the end less
+ * those at the end of the warm-up), so the first writes of a node that just started (its
+ * heartbeats, its role's trigger) do not weigh in it. Run: npx tsx bench/watchdog-cost.ts [time-scale]
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,7 +14,8 @@ import { configSchema } from '../lib/core/config';
 import { parseScenario } from '../lib/core/drill/scenario';
 import { alarmsMonthlyUsd, metricAlarms } from '../lib/core/metrics/alarms';
 import { monthlyUsd, seriesAt } from '../lib/core/metrics/catalogue';
-import { runDrill } from '../lib/harness/drill/run';
+import { runDrill, type DrillStats } from '../lib/harness/drill/run';
+import type { LocalCloud } from '../lib/harness/localcloud/cloud';
 
 // As in bin/fleet.js: the SDK's notice about Node 20 is for long-lived installs, not a bench run.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -42,6 +46,7 @@ interface Measured {
   seconds: number;
   callers: Map<string, Counts>;
   invocations: number;
+  byTrigger: Record<string, number>;
   p95Ms: number;
   /** What a run slept (for a late node, an SSM result, a DNS change), on average, at real time (the drill's × its time scale). */
   sleepMs: number;
@@ -67,33 +72,63 @@ const combine = (f: (field: (typeof FIELDS)[number]) => number): Counts => Objec
 const scaled = (c: Counts, k: number): Counts => combine((f) => c[f] * k);
 const row = (c: Counts): number[] => FIELDS.map((f) => Math.round(c[f]));
 
-const measure = async (tasks: number, timeScale: number): Promise<Measured> => {
-  const scenario = parseScenario({ name: `cost: 2-node fleet, ${tasks} tasks`, nodes: 2, seconds: 900, workload: { tasks, meanTaskSeconds: 90, arrivalSeconds: 900 }, expect: { restarts: 0, failovers: 0 } });
-  let m: Omit<Measured, 'ok'> = { seconds: 0, callers: new Map(), invocations: 0, p95Ms: 0, sleepMs: 0 };
+/** The idle fleet's warm-up, left out of its monthly rate, and the steady span measured after it. */
+const WARM_SECONDS = 300;
+const IDLE_SECONDS = 1800;
+
+const measured = (cloud: LocalCloud, stats: DrillStats, timeScale: number): Omit<Measured, 'ok'> => {
+  const sorted = [...stats.invocationMs].sort((a, b) => a - b);
+  return {
+    seconds: stats.wallSeconds * timeScale,
+    callers: new Map([...cloud.callers.entries()].filter(([name]) => name !== 'drill' && name !== 'anonymous').map(([name, c]) => [name, countsOf(c)])),
+    invocations: stats.invocations,
+    byTrigger: { ...stats.byTrigger },
+    p95Ms: sorted[Math.floor(sorted.length * 0.95)] ?? 0,
+    sleepMs: stats.invocations === 0 ? 0 : (stats.sleptMs * timeScale) / stats.invocations,
+  };
+};
+
+/** A 2-node fleet at default settings from cold; with `warmSeconds`, also what it had done by then. */
+const measure = async (tasks: number, timeScale: number, seconds = 900, warmSeconds?: number): Promise<{ run: Measured; warm: Measured | null }> => {
+  const scenario = parseScenario({ name: `cost: 2-node fleet, ${tasks} tasks`, nodes: 2, seconds, workload: { tasks, meanTaskSeconds: 90, arrivalSeconds: Math.min(900, seconds) }, expect: { restarts: 0, failovers: 0 } });
+  let m: Omit<Measured, 'ok'> = { seconds: 0, callers: new Map(), invocations: 0, byTrigger: {}, p95Ms: 0, sleepMs: 0 };
+  let warm: Omit<Measured, 'ok'> | null = null;
   const report = await runDrill(scenario, {
     timeScale,
     seed: 1,
     announce: false,
-    inspect: (cloud, stats) => {
-      const sorted = [...stats.invocationMs].sort((a, b) => a - b);
-      m = {
-        seconds: stats.wallSeconds * timeScale,
-        callers: new Map([...cloud.callers.entries()].filter(([name]) => name !== 'drill' && name !== 'anonymous').map(([name, c]) => [name, countsOf(c)])),
-        invocations: stats.invocations,
-        p95Ms: sorted[Math.floor(sorted.length * 0.95)] ?? 0,
-        sleepMs: stats.invocations === 0 ? 0 : (stats.sleptMs * timeScale) / stats.invocations,
-      };
-    },
+    ...(warmSeconds === undefined ? {} : { snapshot: { at: warmSeconds, take: (cloud: LocalCloud, stats: DrillStats) => (warm = measured(cloud, stats, timeScale)) } }),
+    inspect: (cloud, stats) => (m = measured(cloud, stats, timeScale)),
   });
-  return { ok: report.ok, ...m };
+  const taken = warm as Omit<Measured, 'ok'> | null;
+  return { run: { ok: report.ok, ...m }, warm: taken === null ? null : { ok: report.ok, ...taken } };
+};
+
+/** The steady idle rate: the run's end less its warm-up, request by request and run by run. */
+const steady = (short: Measured, long: Measured): Measured => {
+  const callers = new Map<string, Counts>();
+  for (const [caller, c] of long.callers) {
+    const before = short.callers.get(caller) ?? countsOf({});
+    callers.set(caller, combine((f) => c[f] - before[f]));
+  }
+  const byTrigger = Object.fromEntries(Object.entries(long.byTrigger).map(([kind, n]) => [kind, n - (short.byTrigger[kind] ?? 0)]));
+  return { ok: short.ok && long.ok, seconds: long.seconds - short.seconds, callers, invocations: long.invocations - short.invocations, byTrigger, p95Ms: long.p95Ms, sleepMs: long.sleepMs };
 };
 
 const main = async (): Promise<void> => {
   const timeScale = Number(process.argv[2] ?? '20');
-  const idle = await measure(0, timeScale);
+  const { run: idleRun, warm } = await measure(0, timeScale, WARM_SECONDS + IDLE_SECONDS, WARM_SECONDS);
+  if (warm === null) throw new Error('the idle run took no snapshot at the end of its warm-up');
+  const idle = steady(warm, idleRun);
+  /** What the idle fleet's caller does in `seconds` from cold: its warm-up, then its steady rate. */
+  const idleFor = (caller: string, seconds: number): Counts => {
+    const before = warm.callers.get(caller) ?? countsOf({});
+    const rate = idle.callers.get(caller) ?? countsOf({});
+    return combine((f) => before[f] + rate[f] * ((seconds - warm.seconds) / idle.seconds));
+  };
   // 24 tasks of about 90 s in 15 minutes keep the primary's two slots busy throughout.
   const tasks = 24;
-  const busy = await measure(tasks, timeScale);
+  const { run: busy } = await measure(tasks, timeScale);
   const head = ['caller', 'S3 GET', 'S3 PUT', 'SQS', 'DynamoDB RRU', 'DynamoDB WRU', 'SNS', 'SSM', 'USD'];
   const style = { head: [], border: [] };
 
@@ -116,17 +151,20 @@ const main = async (): Promise<void> => {
   const work = new Table({ head, style });
   let workTotal = 0;
   for (const [caller, c] of [...busy.callers.entries()].sort()) {
-    const base = idle.callers.get(caller) ?? countsOf({});
-    const extra = scaled(combine((f) => c[f] - base[f] * (busy.seconds / idle.seconds)), perThousand);
+    // The busy run starts cold too: its base is what the idle fleet did in as long from cold,
+    // its warm-up and then its steady rate.
+    const base = idleFor(caller, busy.seconds);
+    const extra = scaled(combine((f) => c[f] - base[f]), perThousand);
     const usd = usdOf(extra);
     workTotal += usd;
     work.push([caller, ...row(extra), usd.toFixed(2)]);
   }
-  const extraRuns = (busy.invocations - idle.invocations * (busy.seconds / idle.seconds)) * perThousand;
+  const extraRuns = (busy.invocations - (warm.invocations + idle.invocations * ((busy.seconds - warm.seconds) / idle.seconds))) * perThousand;
   workTotal += lambdaUsd(Math.max(0, extraRuns), busy);
   work.push(['watchdog Lambda', '', '', '', '', '', '', `${Math.round(extraRuns)} runs`, lambdaUsd(Math.max(0, extraRuns), busy).toFixed(2)]);
 
-  console.log(`idle fleet: ${idle.seconds.toFixed(0)} s at ×${timeScale}, ok=${idle.ok}, ${idle.invocations} watchdog runs, p95 ${idle.p95Ms.toFixed(1)} ms, ${(idle.sleepMs / 1000).toFixed(2)} s asleep a run on average at real time (a late node, an SSM result, a DNS change); per month:`);
+  const triggers = Object.entries(idle.byTrigger).filter(([, n]) => n > 0).map(([kind, n]) => `${kind} ${Math.round(n * perMonth)}`).join(', ');
+  console.log(`idle fleet: ${idle.seconds.toFixed(0)} s at ×${timeScale} after ${WARM_SECONDS} s of warm-up, ok=${idle.ok}, ${idle.invocations} watchdog runs (a month: ${triggers}), p95 ${idle.p95Ms.toFixed(1)} ms, ${(idle.sleepMs / 1000).toFixed(2)} s asleep a run on average at real time (a late node, an SSM result, a DNS change); per month:`);
   console.log(month.toString());
   console.log(`control loop ≈ $${total.toFixed(2)} per month for 2 nodes (before the free tier; Lambda's and the agents' logs not counted)`);
   console.log(`busy fleet: ${tasks} tasks in ${busy.seconds.toFixed(0)} s at ×${timeScale}, ok=${busy.ok}; what 1,000 tasks add:`);

@@ -1,5 +1,6 @@
 import { stageHangSeconds, wholeSeconds } from '../../lib/core/config';
 import { describeError, FencedError, isRetryable } from '../../lib/core/errors';
+import { nextRenewalAt } from '../../lib/core/fleet/lease';
 import { STAGES, taskMessageSchema } from '../../lib/core/schemas';
 import type { AlertTopic } from '../../lib/aws/alerts';
 import { parseJsonText, parseWith } from '../../lib/core/validate';
@@ -177,6 +178,16 @@ export class Worker {
       // A long poll must end before the lease does: no message is handed out after it. SQS
       // waits whole seconds (whole seconds of the drill's time when it runs faster).
       const cap = role === null ? -1 : wholeSeconds((role.validUntil - mono()) / 1000 - c.leaseRenewSeconds / 10, c.timeScale);
+      // A poll cut short by the lease's end is one more request a renewal period (a 10 s poll
+      // where 20 s were allowed): when the next renewal is due within a quarter period, wait for
+      // it (the role file then says so) and ask for the whole wait. A renewal late by more than
+      // that is not waited for.
+      const renewMs = c.leaseRenewSeconds * 1000;
+      const renewalIn = role === null ? null : nextRenewalAt(role.validUntil, { renewMs, expiryMs: c.leaseExpirySeconds * 1000 }) - mono();
+      if (role !== null && free > 0 && cap < c.receiveWaitSeconds && renewalIn !== null && renewalIn <= renewMs / 4 && renewalIn > -renewMs / 4) {
+        await sleep(Math.max(0, renewalIn) + renewMs / 20, this.stopping.signal);
+        continue;
+      }
       if (role === null || free <= 0 || cap < 1 / c.timeScale) {
         await new Promise<void>((resolve) => {
           this.wake = resolve;

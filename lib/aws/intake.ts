@@ -4,6 +4,14 @@ import { callSqs, TaskQueue } from './queue';
 /** How long a message the watchdog took from intake stays invisible while it moves it. */
 const MOVE_VISIBILITY_SECONDS = 30;
 
+/** The depths one admitting watchdog run reads (GetQueueAttributes, one request per queue). */
+export interface QueueDepths {
+  backlog: number;
+  intake: number;
+  deadLetters?: number;
+  notifierFailures?: number;
+}
+
 /**
  * The intake queue producers send to, and the watchdog's admission from it to the task queue:
  * receive (no wait), send the bodies on as a batch, delete from intake only what the task queue
@@ -18,18 +26,21 @@ export class IntakeQueue {
     readonly taskQueueUrl: string,
     /** The task queue's dead-letter queue: its depth is read with the others, so every arrival is alerted. */
     readonly deadLetterUrl: string | null = null,
+    /** The Slack notifier's failure queue, read the same way. */
+    readonly notifierFailureUrl: string | null = null,
   ) {}
 
   private readonly call = callSqs;
 
   /**
    * What admission decides on: the task queue's backlog (visible and in flight) and what waits
-   * in intake; and what the dead-letter queue holds, when it is known.
+   * in intake; and what the dead-letter and notifier-failure queues hold, when they are known.
    */
-  async depths(): Promise<{ backlog: number; intake: number; deadLetters?: number }> {
+  async depths(): Promise<QueueDepths> {
     const queue = (url: string) => new TaskQueue(this.sqs, url).backlog();
-    const [tasks, intake, dead] = await Promise.all([queue(this.taskQueueUrl), queue(this.intakeUrl), this.deadLetterUrl === null ? null : queue(this.deadLetterUrl)]);
-    return { backlog: tasks.visible + tasks.inFlight, intake: intake.visible, ...(dead === null ? {} : { deadLetters: dead.visible + dead.inFlight }) };
+    const optional = async (url: string | null) => (url === null ? null : queue(url).then((d) => d.visible + d.inFlight));
+    const [tasks, intake, dead, failed] = await Promise.all([queue(this.taskQueueUrl), queue(this.intakeUrl), optional(this.deadLetterUrl), optional(this.notifierFailureUrl)]);
+    return { backlog: tasks.visible + tasks.inFlight, intake: intake.visible, ...(dead === null ? {} : { deadLetters: dead }), ...(failed === null ? {} : { notifierFailures: failed }) };
   }
 
   /** Moves up to `count` messages from intake to the task queue, ten at a time; returns how many moved. */

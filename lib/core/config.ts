@@ -39,6 +39,8 @@ export const configSchema = z
     intakeQueueUrl: z.url().optional(),
     /** The task queue's dead-letter queue: the worker moves a task there once it failed `maxTaskFailures` times. Unset: SQS's redrive alone decides. */
     deadLetterQueueUrl: z.url().optional(),
+    /** Where the Slack notifier's undelivered alerts land: the watchdog alerts each rise of its depth (NOTIFIER_FAILED). Unset: not watched. */
+    notifierFailureQueueUrl: z.url().optional(),
     topicArn: z.string().regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$/, 'must be an SNS topic ARN').optional(),
     nodes: z.array(nodeSpecSchema).default([]),
 
@@ -49,11 +51,14 @@ export const configSchema = z
     recoverySamples: z.number().int().min(1).max(100).default(2),
     heartbeatSamples: z.number().int().min(2).max(200).default(16),
     /**
-     * The primary rewrites its heartbeat object only when it has news (a failing sample, a role,
-     * the messages it holds, what its samples report) and at least this often; its lease renewals
-     * carry each sample's sequence number, which is what its liveness is judged by.
+     * A node rewrites its heartbeat object only when it has news (a failing or unready sample, a
+     * role, the messages it holds, what its samples report) and at least this often; its lease
+     * renewals (the primary) or its beat item (a standby) carry each sample's sequence number,
+     * which is what its liveness is judged by. Each write is an S3 PUT and its notification a
+     * watchdog run (README "Cost"); what it alone carries (CPU, memory, lease left) reaches the
+     * views and metrics at most this old in an idle fleet.
      */
-    heartbeatKeepAliveSeconds: seconds.default(300),
+    heartbeatKeepAliveSeconds: seconds.default(900),
     /** The primary renews its lease, and each standby reads it, this often (its own loop). */
     leaseRenewSeconds: seconds.default(10),
     /** A standby takes an expired lease after this long without a change; the primary fences one renewal earlier. */
@@ -74,7 +79,8 @@ export const configSchema = z
     recordType: z.enum(['A', 'CNAME']).default('A'),
     recordTtl: z.number().int().min(0).max(86_400).default(60),
     restartVerifySeconds: seconds.default(60),
-    watchdogScheduleSeconds: seconds.default(60),
+    /** The watchdog's dead-man schedule (EventBridge `rate(2 minutes)`, serverless.yml; a local scheduler in drills): README "Cost". */
+    watchdogScheduleSeconds: seconds.default(120),
     /**
      * The watchdog function (name or ARN) the agent invokes asynchronously when a sample of the
      * primary fails or the role changes, so a verdict never waits for S3's notifications.
@@ -91,6 +97,8 @@ export const configSchema = z
     admissionHighMark: z.number().int().min(1).max(100_000).default(50),
     /** Held input resumes once the task queue is down to this many. */
     admissionLowMark: z.number().int().min(0).max(100_000).default(10),
+    /** Input that has waited in the intake queue at every read for this long is alerted once (INPUT_WAITING, lib/core/fleet/intake-wait.ts). */
+    intakeWaitAlertSeconds: seconds.default(3600),
     /**
      * A command per stage (argv, no shell; TASK_ID, STAGE and OUTPUT_FILE in its environment).
      * Without it each stage is the built-in synthetic module.
@@ -189,6 +197,7 @@ export const DURATION_KEYS = [
   'commandWaitSeconds',
   'taskRetentionSeconds',
   'watchdogScheduleSeconds',
+  'intakeWaitAlertSeconds',
   'visibilityTimeoutSeconds',
   'receiveWaitSeconds',
   'workerStopTimeoutSeconds',

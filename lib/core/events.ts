@@ -24,11 +24,13 @@ export const EVENT_KINDS = [
   'FAILOVER_FAILED',
   'POISON_TASK',
   'DEAD_LETTERED',
+  'NOTIFIER_FAILED',
   'MANIFEST_DAMAGED',
   'LEADER_DAMAGED',
   'STATE_DAMAGED',
   'INPUT_HELD',
   'INPUT_RESUMED',
+  'INPUT_WAITING',
   'RECOVERED',
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];

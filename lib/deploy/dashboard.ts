@@ -31,7 +31,7 @@ const subValue = (v: DimensionValue, bucket: string): string => {
       if (v.node === null) throw new Error('the CloudWatch dashboard names every node');
       return v.node;
     case 'queue':
-      return { tasks: '${TaskQueue.QueueName}', intake: '${IntakeQueue.QueueName}', 'dead-letter': '${DeadLetterQueue.QueueName}' }[v.queue];
+      return { tasks: '${TaskQueue.QueueName}', intake: '${IntakeQueue.QueueName}', 'dead-letter': '${DeadLetterQueue.QueueName}', 'notifier-failures': '${NotifierFailureQueue.QueueName}' }[v.queue];
     case 'watchdog':
       return '${WatchdogLambdaFunction}';
   }

@@ -1,5 +1,5 @@
 import { configSchema } from '../core/config';
-import { dashboardPanels, type DimensionValue, type Panel } from '../core/metrics/panels';
+import { dashboardPanels, type DimensionValue, type Panel, type QueueKind } from '../core/metrics/panels';
 
 /**
  * The Grafana dashboard and its CloudWatch data source, from the same panels as the stack's
@@ -14,12 +14,13 @@ const DEFAULTS = configSchema.parse({});
 /** The data source's uid, shared by the provisioning file and the dashboard's default. */
 export const DATASOURCE_UID = 'queens-fleet-cloudwatch';
 
-const VARIABLES: Record<Exclude<DimensionValue['of'], 'node'> | 'tasks' | 'intake' | 'dead-letter', string> = {
+const VARIABLES: Record<Exclude<DimensionValue['of'], 'node'> | QueueKind, string> = {
   fleet: 'fleet',
   queue: 'tasks_queue',
   tasks: 'tasks_queue',
   intake: 'intake_queue',
   'dead-letter': 'dead_letter_queue',
+  'notifier-failures': 'notifier_failure_queue',
   watchdog: 'watchdog_function',
 };
 
@@ -98,6 +99,7 @@ export const grafanaDashboard = (): Record<string, unknown> => ({
       textbox(VARIABLES.tasks, 'Task queue', 'The task queue\'s name (the last part of the stack output TaskQueueUrl).'),
       textbox(VARIABLES.intake, 'Intake queue', 'The intake queue\'s name (the last part of the stack output IntakeQueueUrl).'),
       textbox(VARIABLES['dead-letter'], 'Dead-letter queue', 'The dead-letter queue\'s name.'),
+      textbox(VARIABLES['notifier-failures'], 'Notifier failure queue', 'The name of the queue undelivered Slack alerts land in (queens-fleet-notifier-failures-<stage>).'),
       textbox(VARIABLES.watchdog, 'Watchdog function', 'The stack output WatchdogFunctionName.'),
     ],
   },

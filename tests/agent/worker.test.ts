@@ -248,7 +248,7 @@ describe('Worker', () => {
 
   describe('long polls', () => {
     /** Starts a worker whose lease is valid for `validMs` more, and records each receive's wait. */
-    const polling = async (validMs: number, overrides: Record<string, number>, timeScale = 1, answerMs = 0) => {
+    const polling = async (validMs: number, overrides: Record<string, number>, timeScale = 1, answerMs: number | 'the wait' = 0) => {
       const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
       const base = buildConfig({}, overrides);
       const config = { ...(timeScale === 1 ? base : scaleConfig(base, timeScale)), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
@@ -257,7 +257,8 @@ describe('Worker', () => {
       const queue = {
         receive: async (_max: number, waitSeconds: number) => {
           waits.push(waitSeconds);
-          await new Promise((r) => setTimeout(r, answerMs));
+          // An empty queue's long poll answers at the end of its wait.
+          await new Promise((r) => setTimeout(r, answerMs === 'the wait' ? waitSeconds * 1000 : answerMs));
           return [];
         },
         setVisibility: () => Promise.resolve(),
@@ -265,7 +266,9 @@ describe('Worker', () => {
       const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
       const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
       await worker.start();
-      return { waits, close: () => worker.close() };
+      // The agent's renewal as the worker sees it: the role file, good for fenceAfter from now.
+      const renew = () => writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 1, validUntil: mono() + (config.leaseExpirySeconds - config.leaseRenewSeconds) * 1000, boot: bootId() });
+      return { waits, renew, close: () => worker.close() };
     };
     const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -294,6 +297,26 @@ describe('Worker', () => {
       expect(steps).toBeCloseTo(Math.round(steps), 6);
       expect(steps).toBeGreaterThanOrEqual(15);
       expect(steps).toBeLessThanOrEqual(17);
+    });
+
+    it('waits for a renewal due within a quarter period rather than ask for a poll the lease cuts short: one long poll per two renewals, not one per renewal', async () => {
+      // ×20: renewals every 0.5 s, the lease good for 1 s after each (fenceAfter), polls of up to
+      // 1 s (20 scenario seconds). Each poll ran to 0.05 s before the lease known at its start
+      // ended, so the renewal during it found the next one cut to half its length (issue 13: an
+      // idle primary polled every 10 s where 20 s were allowed).
+      const p = await polling(1_000, {}, 20, 'the wait');
+      const renewals = setInterval(() => void p.renew(), 500);
+      try {
+        await settle(4_200);
+      } finally {
+        clearInterval(renewals);
+        await p.close();
+      }
+      // About 4 polls of nearly a second each (the first may be cut short: it started between
+      // renewals); cut short by every renewal they would be 8 of half a second.
+      expect(p.waits.length).toBeGreaterThanOrEqual(3);
+      expect(p.waits.length).toBeLessThanOrEqual(6);
+      expect(p.waits.slice(1).every((w) => w * 20 >= 17)).toBe(true);
     });
 
     it('paces short polls of an empty queue to one per quarter renewal period', async () => {

@@ -3,6 +3,7 @@ import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SDK_PACKAGES } from '../../lib/aws/sdk';
 import { KEYS } from '../../lib/core/keys';
+import { buildConfig } from '../../lib/core/config';
 import { METRICS_NAMESPACE, publishedAt } from '../../lib/core/metrics/catalogue';
 import { dashboardFragment } from '../../lib/deploy/dashboard';
 import { lambdaLikeDir } from '../../lib/deploy/lambda-dir';
@@ -162,7 +163,7 @@ describe('least privilege', () => {
     expect(dashboard.DashboardName).toBe('queens-fleet-ci');
     const text = sub(dashboard.DashboardBody);
     const refs = new Set([...text.matchAll(/\$\{([^}]+)\}/g)].map((m) => m[1]));
-    expect([...refs].sort()).toEqual(['AWS::Region', 'DeadLetterQueue.QueueName', 'IntakeQueue.QueueName', 'TaskQueue.QueueName', 'WatchdogLambdaFunction']);
+    expect([...refs].sort()).toEqual(['AWS::Region', 'DeadLetterQueue.QueueName', 'IntakeQueue.QueueName', 'NotifierFailureQueue.QueueName', 'TaskQueue.QueueName', 'WatchdogLambdaFunction']);
     const body = JSON.parse(text) as { widgets: { type: string; width: number; properties: { title: string; metrics: unknown[][] } }[] };
     const lines = body.widgets.flatMap((w) => w.properties.metrics);
     const ours = lines.filter((l) => l[0] === METRICS_NAMESPACE);
@@ -220,7 +221,7 @@ describe('storage and delivery', () => {
     expect(props('TaskQueue').SqsManagedSseEnabled).toBe(true);
   });
 
-  it('takes producers\' work in an intake queue with no redrive (held input never mixes with poison), which the watchdog alone admits from, and alarms on its oldest message', () => {
+  it('takes producers\' work in an intake queue with no redrive (held input never mixes with poison), which the watchdog alone admits from and watches', () => {
     expect(props('IntakeQueue')).toMatchObject({ MessageRetentionPeriod: 1209600, SqsManagedSseEnabled: true });
     expect(props('IntakeQueue').RedrivePolicy).toBeUndefined();
     const watchdog = statements('WatchdogRole');
@@ -228,27 +229,48 @@ describe('storage and delivery', () => {
     expect(on('sqs:ReceiveMessage')).toEqual([{ 'Fn::GetAtt': ['IntakeQueue', 'Arn'] }]);
     expect(on('sqs:DeleteMessage')).toEqual([{ 'Fn::GetAtt': ['IntakeQueue', 'Arn'] }]);
     expect(on('sqs:SendMessage')).toEqual([{ 'Fn::GetAtt': ['TaskQueue', 'Arn'] }]);
-    // The dead-letter queue's depth too: the watchdog alerts every rise (DEAD_LETTERED).
-    expect(on('sqs:GetQueueAttributes')).toEqual([{ 'Fn::GetAtt': ['TaskQueue', 'Arn'] }, { 'Fn::GetAtt': ['IntakeQueue', 'Arn'] }, { 'Fn::GetAtt': ['DeadLetterQueue', 'Arn'] }]);
+    // The dead-letter and notifier-failure queues' depths too: the watchdog alerts every rise (DEAD_LETTERED, NOTIFIER_FAILED).
+    expect(on('sqs:GetQueueAttributes')).toEqual([
+      { 'Fn::GetAtt': ['TaskQueue', 'Arn'] },
+      { 'Fn::GetAtt': ['IntakeQueue', 'Arn'] },
+      { 'Fn::GetAtt': ['DeadLetterQueue', 'Arn'] },
+      { 'Fn::GetAtt': ['NotifierFailureQueue', 'Arn'] },
+    ]);
     // Nodes never touch intake; producers may only send to it.
     for (const role of NODE_ROLES) expect(JSON.stringify(statements(role))).not.toContain('IntakeQueue');
     const producer = (props('ProducerPolicy').PolicyDocument as { Statement: Statement[] }).Statement;
     expect(producer).toEqual([{ Effect: 'Allow', Action: ['sqs:SendMessage', 'sqs:GetQueueUrl'], Resource: { 'Fn::GetAtt': ['IntakeQueue', 'Arn'] } }]);
-    // No alarm repeats the watchdog's DEAD_LETTERED: nothing in the stack watches the dead-letter queue's depth but the watchdog.
-    expect(resources('AWS::CloudWatch::Alarm').filter(([, r]) => JSON.stringify(r).includes('DeadLetterQueue'))).toEqual([]);
-    expect(props('IntakeAgeAlarm')).toMatchObject({
-      Namespace: 'AWS/SQS',
-      MetricName: 'ApproximateAgeOfOldestMessage',
-      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': ['IntakeQueue', 'QueueName'] } }],
-      Threshold: 3600,
-      AlarmActions: [{ Ref: 'AlertTopic' }],
-    });
+    // No alarm repeats the watchdog's DEAD_LETTERED, NOTIFIER_FAILED or INPUT_WAITING: nothing in the stack watches those queues but the watchdog.
+    expect(resources('AWS::CloudWatch::Alarm').filter(([, r]) => /DeadLetterQueue|IntakeQueue|NotifierLambdaFunction|AWS\/SQS/.test(JSON.stringify(r)))).toEqual([]);
     const env = (props('WatchdogLambdaFunction').Environment as { Variables: Record<string, unknown> }).Variables;
-    expect(env).toMatchObject({ FLEET_INTAKE_QUEUE_URL: { Ref: 'IntakeQueue' }, FLEET_ADMISSION_HIGH_MARK: '50', FLEET_ADMISSION_LOW_MARK: '10' });
+    expect(env).toMatchObject({
+      FLEET_INTAKE_QUEUE_URL: { Ref: 'IntakeQueue' },
+      FLEET_ADMISSION_HIGH_MARK: '50',
+      FLEET_ADMISSION_LOW_MARK: '10',
+      FLEET_NOTIFIER_FAILURE_QUEUE_URL: { Ref: 'NotifierFailureQueue' },
+      FLEET_INTAKE_WAIT_ALERT_SECONDS: '3600',
+    });
   });
 
-  it('alarms on watchdog errors and on a watchdog that stopped running', () => {
+  it('keeps the watchdog\'s word that Slack failed out of Slack (it goes to email), so a broken webhook cannot feed a loop', () => {
+    const subscriptions = resources('AWS::SNS::Subscription').map(([, r]) => r.Properties);
+    const toNotifier = subscriptions.filter((p) => JSON.stringify(p.Endpoint).includes('NotifierLambdaFunction'));
+    expect(toNotifier).toHaveLength(1);
+    expect(toNotifier[0]?.FilterPolicy).toEqual({ kind: [{ 'anything-but': ['NOTIFIER_FAILED'] }] });
+  });
+
+  it('runs the watchdog on a schedule whose period its function is told (how far apart runs may be: unseenIntervals)', () => {
+    const rules = resources('AWS::Events::Rule').map(([, r]) => r.Properties);
+    expect(rules.map((r) => r.ScheduleExpression)).toEqual(['rate(2 minutes)']);
+    const minutes = Number(/^rate\((\d+) minutes?\)$/.exec(String(rules[0]?.ScheduleExpression))?.[1]);
+    const env = (props('WatchdogLambdaFunction').Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(Number(env.FLEET_WATCHDOG_SCHEDULE_SECONDS)).toBe(minutes * 60);
+    expect(buildConfig({}, {}).watchdogScheduleSeconds).toBe(minutes * 60);
+  });
+
+  it('alarms on watchdog errors and on a watchdog that stopped running, and on nothing else the watchdog could watch', () => {
     const alarms = Object.fromEntries(resources('AWS::CloudWatch::Alarm').map(([id, r]) => [id, r.Properties]));
+    expect(Object.keys(alarms).filter((id) => !id.startsWith('MetricAlarm')).sort()).toEqual(['WatchdogErrorsAlarm', 'WatchdogMissingRunAlarm']);
     expect(alarms.WatchdogErrorsAlarm).toMatchObject({ MetricName: 'Errors', ComparisonOperator: 'GreaterThanOrEqualToThreshold', Threshold: 1, AlarmActions: [{ Ref: 'AlertTopic' }] });
     expect(alarms.WatchdogMissingRunAlarm).toMatchObject({ MetricName: 'Invocations', ComparisonOperator: 'LessThanThreshold', Threshold: 1, TreatMissingData: 'breaching', AlarmActions: [{ Ref: 'AlertTopic' }] });
   });

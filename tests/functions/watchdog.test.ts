@@ -299,4 +299,37 @@ describe('watchdog handler', () => {
       for (const k of ['FLEET_QUEUE_URL', 'FLEET_INTAKE_QUEUE_URL', 'FLEET_ADMISSION_HIGH_MARK', 'FLEET_ADMISSION_LOW_MARK']) delete process.env[k];
     }
   });
+
+  it('reads the queues only failures reach on its schedule and alerts what the alarms on them did: a rise of the notifier\'s failures, input waiting at every read', async () => {
+    sqs.reset();
+    const FAILURES = 'https://sqs.us-west-2.amazonaws.com/123456789012/notifier-failures';
+    Object.assign(process.env, { FLEET_QUEUE_URL: TASKS, FLEET_INTAKE_QUEUE_URL: INTAKE, FLEET_NOTIFIER_FAILURE_QUEUE_URL: FAILURES, FLEET_INTAKE_WAIT_ALERT_SECONDS: '0.05' });
+    resetForTests();
+    try {
+      // Input held (no standby ready at the high mark): the intake queue never empties.
+      sqs.on(GetQueueAttributesCommand, { QueueUrl: TASKS }).resolves({ Attributes: { ApproximateNumberOfMessages: '50', ApproximateNumberOfMessagesNotVisible: '2' } });
+      sqs.on(GetQueueAttributesCommand, { QueueUrl: INTAKE }).resolves({ Attributes: { ApproximateNumberOfMessages: '7' } });
+      sqs.on(GetQueueAttributesCommand, { QueueUrl: FAILURES }).resolves({ Attributes: { ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' } });
+      s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', working(0, 9)));
+      s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9)));
+
+      await handler(scheduled);
+      expect(kinds().filter((k) => k !== 'INPUT_HELD')).toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, 80));
+      sqs.on(GetQueueAttributesCommand, { QueueUrl: FAILURES }).resolves({ Attributes: { ApproximateNumberOfMessages: '2', ApproximateNumberOfMessagesNotVisible: '0' } });
+      await handler(scheduled);
+      await handler(scheduled);
+      const alerts = published().filter((e) => e.kind === 'NOTIFIER_FAILED' || e.kind === 'INPUT_WAITING');
+      expect(alerts.map((e) => [e.kind, e.id]).sort()).toEqual([
+        ['INPUT_WAITING', 'input-wait-1.INPUT_WAITING'],
+        ['NOTIFIER_FAILED', 'notifier-failure-1.NOTIFIER_FAILED'],
+      ]);
+      // The Slack subscription filters this kind out by the message attribute (serverless.yml).
+      const attributes = sns.commandCalls(PublishCommand).map((c) => c.args[0].input).find((i) => i.MessageAttributes?.kind?.StringValue === 'NOTIFIER_FAILED');
+      expect(attributes).toBeDefined();
+      expect(sqs).toHaveReceivedCommandWith(GetQueueAttributesCommand, { QueueUrl: FAILURES });
+    } finally {
+      for (const k of ['FLEET_QUEUE_URL', 'FLEET_INTAKE_QUEUE_URL', 'FLEET_NOTIFIER_FAILURE_QUEUE_URL', 'FLEET_INTAKE_WAIT_ALERT_SECONDS']) delete process.env[k];
+    }
+  });
 });

@@ -46,6 +46,7 @@ export const operatorFleet = (cloud: LocalCloudInfo, dir: string): OperatorFleet
     table: cloud.table,
     queueUrl: cloud.queueUrl,
     intakeQueueUrl: cloud.intakeUrl,
+    notifierFailureQueueUrl: cloud.notifierFailuresUrl,
     topicArn: cloud.topicArn,
     nodes: OPERATOR_NODES,
     hostedZoneId: ZONE.id,

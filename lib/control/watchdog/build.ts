@@ -27,7 +27,7 @@ export const buildWatchdogDeps = (config: Config, clients: ClientFactory, log: L
   commands: new RunCommand(clients.ssm()),
   probe: new InstanceProbe(clients.lightsail(), clients.ssm(), (call, error) => log.warn({ err: describeError(error) }, `${call} failed: that opinion counts as unknown`)),
   dns: originRecordFor(config, clients.route53()),
-  intake: config.intakeQueueUrl === undefined || config.queueUrl === undefined ? null : new IntakeQueue(clients.sqs(), config.intakeQueueUrl, config.queueUrl, config.deadLetterQueueUrl ?? null),
+  intake: config.intakeQueueUrl === undefined || config.queueUrl === undefined ? null : new IntakeQueue(clients.sqs(), config.intakeQueueUrl, config.queueUrl, config.deadLetterQueueUrl ?? null, config.notifierFailureQueueUrl ?? null),
   log,
   now: Date.now,
   sleep,

@@ -6,7 +6,9 @@ import { decide, withAdmission, type WatchdogAction } from '../../core/fleet/wat
 import { emfDocuments } from '../../core/metrics/emf';
 import { watchdogMetricValues } from '../../core/metrics/watchdog-metrics';
 import { stateDamageEvent, withLeaderRepair } from '../../core/fleet/repair';
-import { withDeadLetters } from '../../core/fleet/dead-letters';
+import { withDeadLetters, withRise } from '../../core/fleet/dead-letters';
+import { withIntakeWait } from '../../core/fleet/intake-wait';
+import type { QueueDepths } from '../../aws/intake';
 import { seededState, watchdogStateSchema, type WatchdogState } from '../../core/fleet/watchdog-state';
 import { emit, findRestart, sendCommand, verify } from './actions';
 import { withLogFields } from '../../log';
@@ -179,7 +181,7 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
   let confirmations = new Map<string, Confirmation>();
   // Admission (backpressure) on the schedule and the nodes' own triggers, not on every heartbeat's notification.
   const intake = options.admit === false ? null : deps.intake;
-  let depths: { backlog: number; intake: number; deadLetters?: number } | null = null;
+  let depths: QueueDepths | null = null;
   let damaged: CorruptObjectError | null = null;
   let rebuilt: WatchdogState | null = null;
   // The state the stored verdict started from and the one it stored (the last attempt's): the metrics'.
@@ -194,7 +196,10 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
       const { leader, damage, heartbeats, beats, troubledSince } = seen;
       const judged = decide(state, leader, heartbeats, now, settings, confirmations, { failing: deps.sight.failing, troubledSince, beats });
       const admitted = deps.intake === null ? judged : withAdmission(judged, depths, leader, heartbeats, now, settings);
-      const verdict = withLeaderRepair(withDeadLetters(admitted, depths?.deadLetters, leader, now), damage, heartbeats, now, settings);
+      // What the queues only failures reach, and input waiting too long, say (no alarm of their own).
+      const risen = withRise('notifierFailures', withDeadLetters(admitted, depths?.deadLetters, leader, now), depths?.notifierFailures, leader, now);
+      const watched = withIntakeWait(risen, depths?.intake, leader, now, deps.config.intakeWaitAlertSeconds * 1000);
+      const verdict = withLeaderRepair(watched, damage, heartbeats, now, settings);
       judgedStates = { before: state, after: verdict.state };
       return { value: verdict.changed ? verdict.state : null, result: verdict.actions };
     },

@@ -20,6 +20,9 @@ export interface LeaseTiming {
 /** How long a primary may consume after sending its last successful renewal. */
 export const fenceAfterMs = (t: LeaseTiming): number => t.expiryMs - t.renewMs;
 
+/** When the primary sends its next renewal, by the clock of `validUntil` (roleOf's). */
+export const nextRenewalAt = (validUntil: number, t: LeaseTiming): number => validUntil - fenceAfterMs(t) + t.renewMs;
+
 /** What one node knows of the record, timed by its own monotonic clock. */
 export interface LeaseState {
   leader: Leader | null;

@@ -25,10 +25,12 @@ const NEXT_STEP: Record<EventKind, string> = {
   POISON_TASK: 'SQS moves the message to the dead-letter queue; inspect it there (docs/runbook.md).',
   MANIFEST_DAMAGED: 'The damaged object was copied to quarantine/ and rebuilt from the fleet; nothing to do unless it recurs.',
   DEAD_LETTERED: 'Read the messages (`aws sqs receive-message` on the dead-letter queue) and the POISON_TASK alerts; fix the cause, then redrive them (docs/runbook.md).',
+  NOTIFIER_FAILED: "Check the Slack webhook parameter; the missed alerts wait 14 days in the notifier's failure queue (docs/runbook.md).",
   LEADER_DAMAGED: 'The damaged record was copied to quarantine/ and rebuilt from the highest epoch the fleet knows; check `fleet status`, and find what wrote it (docs/security.md).',
   STATE_DAMAGED: "The watchdog's state was copied to quarantine/ and rebuilt from the next samples; incident numbers carry on from the events written. Find what wrote it (docs/security.md).",
   INPUT_HELD: 'Producers keep sending to the intake queue; nothing is admitted to the task queue until the fleet can take it (docs/runbook.md). `fleet admission --open` overrides.',
   INPUT_RESUMED: 'The watchdog admits from the intake queue again, up to the high mark.',
+  INPUT_WAITING: '`fleet admission` says whether input is held and why: make a standby ready, or add capacity (docs/runbook.md).',
   RECOVERED: 'Nothing to do.',
 };
 

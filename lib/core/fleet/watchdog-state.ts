@@ -4,7 +4,8 @@ import { incidentSchema } from './incident';
 import { upgradeV1, watchdogStateV1Schema } from './watchdog-state-v1';
 import { emptyCounter, stallCounterSchema } from './stall';
 import { admissionSchema, emptyAdmission } from './admission';
-import { deadLettersSchema } from './dead-letters';
+import { deadLettersSchema, RISE_WATCHES, type RiseWatch } from './dead-letters';
+import { INTAKE_WAIT_PREFIX, intakeWaitSchema } from './intake-wait';
 
 const nodeStateSchema = z.object({
   counter: stallCounterSchema,
@@ -40,6 +41,10 @@ const watchdogStateV2Schema = z.object({
   admission: admissionSchema.optional(),
   /** The dead-letter queue's depth at the last read, and the alerts of its rises (lib/core/fleet/dead-letters.ts). */
   deadLetters: deadLettersSchema.optional(),
+  /** The Slack notifier's failure queue, watched the same way (NOTIFIER_FAILED). */
+  notifierFailures: deadLettersSchema.optional(),
+  /** A spell of input waiting in the intake queue, and its alert (lib/core/fleet/intake-wait.ts). */
+  intakeWait: intakeWaitSchema.optional(),
 });
 export type WatchdogState = z.output<typeof watchdogStateV2Schema>;
 
@@ -56,8 +61,8 @@ export const emptyWatchdogState = (): WatchdogState => ({ version: 2, revision: 
 export const emptyWatch = (): NodeWatch => ({ counter: emptyCounter(), incident: null, restartTimes: [], rejoinTimes: [], incidents: 0, seen: null });
 
 const INCIDENT_ID = /^(.+)-e\d+-i(\d+)$/;
-const ADMISSION_ID = /^admission-(\d+)$/;
-const DEAD_LETTER_ID = /^dead-letter-(\d+)$/;
+/** `<prefix>-<n>`: the n of an id a counter of the state names events by. */
+const counted = (prefix: string, id: string): number => Number(new RegExp(`^${prefix}-(\\d+)$`).exec(id)?.[1]);
 
 /**
  * The state a rebuild starts from (none stored, or a damaged one copied aside): empty, but with
@@ -67,7 +72,8 @@ const DEAD_LETTER_ID = /^dead-letter-(\d+)$/;
 export const seededState = (incidentIds: readonly string[]): WatchdogState => {
   const state = emptyWatchdogState();
   let admissions = 0;
-  let deadLetterAlerts = 0;
+  const rises: Record<RiseWatch, number> = { deadLetters: 0, notifierFailures: 0 };
+  let intakeWaits = 0;
   for (const id of incidentIds) {
     const incident = INCIDENT_ID.exec(id);
     const node = incident?.[1];
@@ -77,15 +83,21 @@ export const seededState = (incidentIds: readonly string[]): WatchdogState => {
       const watch = state.nodes[node] ?? emptyWatch();
       state.nodes[node] = { ...watch, incidents: Math.max(watch.incidents, count) };
     }
-    const admission = Number(ADMISSION_ID.exec(id)?.[1]);
+    const admission = counted('admission', id);
     if (Number.isSafeInteger(admission)) admissions = Math.max(admissions, admission);
-    const dead = Number(DEAD_LETTER_ID.exec(id)?.[1]);
-    if (Number.isSafeInteger(dead)) deadLetterAlerts = Math.max(deadLetterAlerts, dead);
+    for (const which of Object.keys(rises) as RiseWatch[]) {
+      const n = counted(RISE_WATCHES[which].idPrefix, id);
+      if (Number.isSafeInteger(n)) rises[which] = Math.max(rises[which], n);
+    }
+    const wait = counted(INTAKE_WAIT_PREFIX, id);
+    if (Number.isSafeInteger(wait)) intakeWaits = Math.max(intakeWaits, wait);
   }
   // The depth last seen is not known: the next read alerts what the queue holds, once.
   return {
     ...state,
     ...(admissions === 0 ? {} : { admission: { ...emptyAdmission(), changes: admissions } }),
-    ...(deadLetterAlerts === 0 ? {} : { deadLetters: { seen: 0, alerts: deadLetterAlerts } }),
+    ...(rises.deadLetters === 0 ? {} : { deadLetters: { seen: 0, alerts: rises.deadLetters } }),
+    ...(rises.notifierFailures === 0 ? {} : { notifierFailures: { seen: 0, alerts: rises.notifierFailures } }),
+    ...(intakeWaits === 0 ? {} : { intakeWait: { since: null, alerts: intakeWaits, alerted: false } }),
   };
 };

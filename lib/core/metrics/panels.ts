@@ -8,7 +8,9 @@ import { CATALOGUE, METRICS_NAMESPACE, publishedAt, type MetricLevel, type Metri
  */
 
 /** A dimension's value, resolved by each renderer: the fleet (its bucket), a node, a queue, the watchdog function. */
-export type DimensionValue = { of: 'fleet' } | { of: 'node'; node: string | null } | { of: 'queue'; queue: 'tasks' | 'intake' | 'dead-letter' } | { of: 'watchdog' };
+/** The stack's queues a panel reads SQS's own metrics of. */
+export type QueueKind = 'tasks' | 'intake' | 'dead-letter' | 'notifier-failures';
+export type DimensionValue = { of: 'fleet' } | { of: 'node'; node: string | null } | { of: 'queue'; queue: QueueKind } | { of: 'watchdog' };
 
 export interface PanelSeries {
   namespace: string;
@@ -41,7 +43,7 @@ const fleetSeries = (name: string, nodes: readonly (string | null)[]): PanelSeri
   return nodes.map((node) => ({ namespace: METRICS_NAMESPACE, metric: name, dimensions: { Fleet: { of: 'fleet' }, Node: { of: 'node', node } }, stat: m.statistic, label: node === null ? `${name} {{Node}}` : `${name} ${node}` }));
 };
 
-const sqs = (metric: string, queue: 'tasks' | 'intake' | 'dead-letter', stat: PanelSeries['stat'], label: string): PanelSeries => ({ namespace: 'AWS/SQS', metric, dimensions: { QueueName: { of: 'queue', queue } }, stat, label });
+const sqs = (metric: string, queue: QueueKind, stat: PanelSeries['stat'], label: string): PanelSeries => ({ namespace: 'AWS/SQS', metric, dimensions: { QueueName: { of: 'queue', queue } }, stat, label });
 const lambda = (metric: string, stat: PanelSeries['stat']): PanelSeries => ({ namespace: 'AWS/Lambda', metric, dimensions: { FunctionName: { of: 'watchdog' } }, stat, label: `watchdog ${metric}` });
 
 /**
@@ -81,7 +83,7 @@ export const dashboardPanels = (level: MetricLevel, nodes: readonly (string | nu
     },
     {
       title: 'Backlog',
-      description: "The task queue's depth (visible and in flight) and the intake queue's, from SQS's own metrics (never a node's clock), and whether input is held: INPUT_HELD, INPUT_RESUMED, the intake-age alarm.",
+      description: "The task queue's depth (visible and in flight) and the intake queue's, from SQS's own metrics (never a node's clock), and whether input is held: INPUT_HELD, INPUT_RESUMED, INPUT_WAITING.",
       unit: 'Count',
       series: [
         sqs('ApproximateNumberOfMessagesVisible', 'tasks', 'Maximum', 'tasks visible'),
@@ -92,9 +94,9 @@ export const dashboardPanels = (level: MetricLevel, nodes: readonly (string | nu
     },
     {
       title: 'Oldest message',
-      description: 'How long the oldest message of each queue has waited (seconds): the intake-age alarm, DEAD_LETTERED, POISON_TASK.',
+      description: "How long the oldest message of each queue has waited (seconds), and what waits in the dead-letter queue and the notifier's failure queue: INPUT_WAITING, DEAD_LETTERED, POISON_TASK, NOTIFIER_FAILED.",
       unit: 'Seconds',
-      series: [sqs('ApproximateAgeOfOldestMessage', 'tasks', 'Maximum', 'tasks'), sqs('ApproximateAgeOfOldestMessage', 'intake', 'Maximum', 'intake'), sqs('ApproximateNumberOfMessagesVisible', 'dead-letter', 'Maximum', 'dead-lettered')],
+      series: [sqs('ApproximateAgeOfOldestMessage', 'tasks', 'Maximum', 'tasks'), sqs('ApproximateAgeOfOldestMessage', 'intake', 'Maximum', 'intake'), sqs('ApproximateNumberOfMessagesVisible', 'dead-letter', 'Maximum', 'dead-lettered'), sqs('ApproximateNumberOfMessagesVisible', 'notifier-failures', 'Maximum', 'alerts Slack missed')],
     },
     {
       title: 'Work',

@@ -92,9 +92,11 @@ const SEVERITY: Record<EventKind, Severity> = {
   MANIFEST_DAMAGED: 'warning',
   LEADER_DAMAGED: 'critical',
   DEAD_LETTERED: 'warning',
+  NOTIFIER_FAILED: 'warning',
   STATE_DAMAGED: 'warning',
   INPUT_HELD: 'warning',
   INPUT_RESUMED: 'resolved',
+  INPUT_WAITING: 'warning',
   RECOVERED: 'resolved',
 };
 

@@ -51,7 +51,21 @@ export interface DrillOptions {
    * one's wall time, and the wall time all of them slept (`sleptMs`: for a late node, an SSM
    * result, a DNS change; at the drill's time scale, so a cost bench bills it that many times over).
    */
-  inspect?: (cloud: LocalCloud, stats: { invocations: number; byTrigger: Record<TriggerKind, number>; invocationMs: number[]; sleptMs: number; wallSeconds: number }) => void;
+  inspect?: (cloud: LocalCloud, stats: DrillStats) => void;
+  /**
+   * Called once at scenario second `at` with what `inspect` gets, so far (the counters are live:
+   * copy what you keep). A bench takes a fleet's steady rate as the difference from the end.
+   */
+  snapshot?: { at: number; take: (cloud: LocalCloud, stats: DrillStats) => void };
+}
+
+/** The watchdog's runs so far: how many, by trigger, each one's wall time, what they slept, and the drill's wall time. */
+export interface DrillStats {
+  invocations: number;
+  byTrigger: Record<TriggerKind, number>;
+  invocationMs: number[];
+  sleptMs: number;
+  wallSeconds: number;
 }
 
 /** The stage command drills run with `workload.stages: "command"`. */
@@ -78,6 +92,7 @@ const drillConfig = (scenario: Scenario, cloud: LocalCloud): Config =>
     table: cloud.table,
     queueUrl: cloud.queueUrl,
     intakeQueueUrl: cloud.intakeUrl,
+    notifierFailureQueueUrl: cloud.notifierFailuresUrl,
     deadLetterQueueUrl: cloud.dlqUrl,
     topicArn: cloud.topicArn,
     nodes: Array.from({ length: scenario.nodes }, (_, i) => ({
@@ -222,8 +237,12 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
       timers.push(setTimeout(fn, wall(afterScenarioSeconds)));
     };
     for (const fault of scenario.faults) later(fault.at, () => injector.inject(fault, later));
-    const depths = cloud;
-    depthEvery = setInterval(() => recorder.depth(depths.depth('tasks'), depths.depth('intake')), wall(sampleIntervalSeconds));
+    const snapshot = options.snapshot;
+    const counted = cloud;
+    if (snapshot !== undefined) {
+      later(snapshot.at, () => snapshot.take(counted, { invocations: sched.invocations, byTrigger: { ...sched.byTrigger }, invocationMs: [...invocationMs], sleptMs, wallSeconds: recorder.t() / timeScale }));
+    }
+    depthEvery = setInterval(() => recorder.depth(counted.depth('tasks'), counted.depth('intake')), wall(sampleIntervalSeconds));
     await sleep(wall(scenario.seconds), signal);
     phase('draining');
     recorder.note('drill', 'drain', 'faults cleared; waiting for every task to complete');

@@ -24,6 +24,7 @@ export const LOCAL = {
   dlq: 'queen-fleet-tasks-dlq',
   /** Where producers send; the watchdog admits from it to the task queue. */
   intake: 'queen-fleet-intake',
+  notifierFailures: 'queen-fleet-notifier-failures',
   topic: 'fleet-events',
   maxReceiveCount: 10,
   /** The DynamoDB table of the control records (the lease). */
@@ -71,6 +72,8 @@ export interface CloudEndpoints {
   queueUrl: string;
   dlqUrl: string;
   intakeUrl: string;
+  /** Where the Slack notifier's undelivered alerts land (resources/alarms.yml); the watchdog reads its depth. */
+  notifierFailuresUrl: string;
   topicArn: string;
 }
 
@@ -262,9 +265,10 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
     Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: LOCAL.maxReceiveCount }) },
   });
   const intake = await inject('AmazonSQS.CreateQueue', { QueueName: LOCAL.intake });
+  const notifierFailures = await inject('AmazonSQS.CreateQueue', { QueueName: LOCAL.notifierFailures });
   const topic = await app.inject({ method: 'POST', url: '/', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `Action=CreateTopic&Name=${LOCAL.topic}` });
   const topicArn = /<TopicArn>([^<]+)<\/TopicArn>/.exec(topic.body)?.[1];
-  if (typeof queue.QueueUrl !== 'string' || typeof dlq.QueueUrl !== 'string' || typeof intake.QueueUrl !== 'string' || topicArn === undefined) throw new Error('local cloud: resources were not created');
+  if (typeof queue.QueueUrl !== 'string' || typeof dlq.QueueUrl !== 'string' || typeof intake.QueueUrl !== 'string' || typeof notifierFailures.QueueUrl !== 'string' || topicArn === undefined) throw new Error('local cloud: resources were not created');
 
   let stopping: Promise<void> | undefined;
   Object.assign(cloud, {
@@ -275,6 +279,7 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
     queueUrl: queue.QueueUrl,
     dlqUrl: dlq.QueueUrl,
     intakeUrl: intake.QueueUrl,
+    notifierFailuresUrl: notifierFailures.QueueUrl,
     topicArn,
     depth: (which: 'tasks' | 'intake'): number => {
       const q = sqsStore.getQueueByName(which === 'tasks' ? LOCAL.queue : LOCAL.intake);

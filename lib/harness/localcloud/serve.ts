@@ -23,8 +23,8 @@ const main = async (): Promise<void> => {
   const node = container >= 0 ? parseWith(containerNodeSchema, JSON.parse(args[container + 1] ?? '{}') as unknown, '--container') : null;
   const cloud = await startLocalCloud({ behaviour, timeScale });
   if (node !== null) cloud.fakes.attach(new ContainerMachine(node));
-  const { endpoint, region, bucket, table, queueUrl, dlqUrl, intakeUrl, topicArn } = cloud;
-  console.log(JSON.stringify({ endpoint, region, bucket, table, queueUrl, dlqUrl, intakeUrl, topicArn, startMs: Date.now() - started }));
+  const { endpoint, region, bucket, table, queueUrl, dlqUrl, intakeUrl, notifierFailuresUrl, topicArn } = cloud;
+  console.log(JSON.stringify({ endpoint, region, bucket, table, queueUrl, dlqUrl, intakeUrl, notifierFailuresUrl, topicArn, startMs: Date.now() - started }));
   const stop = (): void => {
     void cloud.stop().then(() => process.exit(0));
   };

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { withDeadLetters } from '../../../../lib/core/fleet/dead-letters';
+import { RISE_WATCHES, withDeadLetters, withRise, type RiseWatch } from '../../../../lib/core/fleet/dead-letters';
 import type { Decision } from '../../../../lib/core/fleet/watchdog';
 import { emptyWatchdogState, seededState } from '../../../../lib/core/fleet/watchdog-state';
 import type { Leader } from '../../../../lib/core/schemas';
@@ -27,7 +27,19 @@ describe('withDeadLetters', () => {
     expect(withDeadLetters(idle(), undefined, leader, T0)).toEqual(idle());
   });
 
-  it('alerts exactly the rises of any series of depths, each under an id never used before, also across a rebuilt state (property)', () => {
+  it('watches the notifier\'s failure queue the same way, under ids and a kind of its own', () => {
+    const dead = withDeadLetters(idle(), 1, leader, T0);
+    const both = withRise('notifierFailures', dead, 3, leader, T0);
+    expect(alerts(both).map((e) => [e.kind, e.id])).toEqual([
+      ['DEAD_LETTERED', 'dead-letter-1.DEAD_LETTERED'],
+      ['NOTIFIER_FAILED', 'notifier-failure-1.NOTIFIER_FAILED'],
+    ]);
+    expect(both.state).toMatchObject({ deadLetters: { seen: 1, alerts: 1 }, notifierFailures: { seen: 3, alerts: 1 } });
+    expect(alerts(both)[1]?.summary).toMatch(/^3 alert\(s\) Slack did not take/);
+  });
+
+  it.each(Object.keys(RISE_WATCHES) as RiseWatch[])('%s: alerts exactly the rises of any series of depths, each under an id never used before, also across a rebuilt state (property)', (which) => {
+    const kind = RISE_WATCHES[which].kind;
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 0, max: 20 }), { maxLength: 40 }), fc.integer({ min: 0, max: 39 }), (depths, rebuildAt) => {
         let state = emptyWatchdogState();
@@ -37,13 +49,14 @@ describe('withDeadLetters', () => {
         depths.forEach((depth, i) => {
           // A rebuilt state starts from the ids written so far (seededState), not from zero.
           if (i === rebuildAt) {
-            state = seededState(ids.map((id) => id.replace(/\.DEAD_LETTERED$/, '')));
+            state = seededState(ids.map((id) => id.replace(`.${kind}`, '')));
             last = 0;
           }
-          const out = withDeadLetters(idle(state), depth, leader, T0 + i);
+          const out = withRise(which, idle(state), depth, leader, T0 + i);
           if (depth > last) rises++;
           last = depth;
           ids.push(...alerts(out).map((e) => e.id));
+          expect(alerts(out).every((e) => e.kind === kind)).toBe(true);
           state = out.state;
         });
         return ids.length === rises && new Set(ids).size === ids.length;
