@@ -34,7 +34,14 @@ const PRICE = {
   alarm: 0.1,
   lambdaGbSecond: 0.0000166667,
 };
-const LAMBDA_GB = 0.128;
+/** The watchdog's memory as the stack deploys it (its `memorySize` in serverless.yml), in GB. */
+const LAMBDA_GB = ((): number => {
+  const text = readFileSync(join(__dirname, '..', 'serverless.yml'), 'utf8');
+  const watchdog = text.slice(text.indexOf('\n  watchdog:\n'), text.indexOf('\n  notifier:\n'));
+  const mb = Number(/\n {4}memorySize: (\d+)/.exec(watchdog)?.[1] ?? /\n {2}memorySize: (\d+)/.exec(text)?.[1]);
+  if (!Number.isFinite(mb)) throw new Error('serverless.yml: no memorySize for the watchdog');
+  return mb / 1024;
+})();
 /** The stack's CloudWatch alarms (resources/alarms.yml), each billed whether it fires or not. */
 const ALARMS = (readFileSync(join(__dirname, '..', 'resources', 'alarms.yml'), 'utf8').match(/Type: AWS::CloudWatch::Alarm\b/g) ?? []).length;
 const MONTH_SECONDS = 720 * 3600;
@@ -63,7 +70,7 @@ const countsOf = (c: Record<string, number>): Counts => ({
 });
 const usdOf = (c: Counts): number => c.get * PRICE.s3Get + c.put * PRICE.s3Put + c.sqs * PRICE.sqs + c.rru * PRICE.ddbRead + c.wru * PRICE.ddbWrite + c.sns * PRICE.sns;
 /**
- * Billed duration at the p95 rounded up to 1 ms, 128 MB, a generous bound for the real Lambda,
+ * Billed duration at the p95 rounded up to 1 ms, at the deployed memory, a generous bound for the real Lambda,
  * plus the average sleep (for a late node, an SSM result, a DNS change) at real time: the drill
  * runs it `timeScale` times faster, and Lambda bills a sleeping run all the same.
  */
@@ -142,7 +149,7 @@ const main = async (): Promise<void> => {
   }
   const runs = idle.invocations * perMonth;
   total += lambdaUsd(runs, idle);
-  month.push(['watchdog Lambda', '', '', '', '', '', '', `${Math.round(runs)} runs`, lambdaUsd(runs, idle).toFixed(2)]);
+  month.push(['watchdog Lambda', '', '', '', '', '', '', `${Math.round(runs)} runs, ${Math.round(LAMBDA_GB * 1024)} MB`, lambdaUsd(runs, idle).toFixed(2)]);
   total += ALARMS * PRICE.alarm;
   month.push(['CloudWatch alarms', '', '', '', '', '', '', `${ALARMS} alarms`, (ALARMS * PRICE.alarm).toFixed(2)]);
 

@@ -34,11 +34,12 @@ export class IntakeQueue {
 
   /**
    * What admission decides on: the task queue's backlog (visible and in flight) and what waits
-   * in intake; and what the dead-letter and notifier-failure queues hold, when they are known.
+   * in intake; and what the dead-letter and notifier-failure queues hold, when they are known
+   * and `failureQueues` is not false.
    */
-  async depths(): Promise<QueueDepths> {
+  async depths(options: { failureQueues?: boolean } = {}): Promise<QueueDepths> {
     const queue = (url: string) => new TaskQueue(this.sqs, url).backlog();
-    const optional = async (url: string | null) => (url === null ? null : queue(url).then((d) => d.visible + d.inFlight));
+    const optional = async (url: string | null) => (url === null || options.failureQueues === false ? null : queue(url).then((d) => d.visible + d.inFlight));
     const [tasks, intake, dead, failed] = await Promise.all([queue(this.taskQueueUrl), queue(this.intakeUrl), optional(this.deadLetterUrl), optional(this.notifierFailureUrl)]);
     return { backlog: tasks.visible + tasks.inFlight, intake: intake.visible, ...(dead === null ? {} : { deadLetters: dead }), ...(failed === null ? {} : { notifierFailures: failed }) };
   }

@@ -58,7 +58,7 @@ export const configSchema = z
      * watchdog run (README "Cost"); what it alone carries (CPU, memory, lease left) reaches the
      * views and metrics at most this old in an idle fleet.
      */
-    heartbeatKeepAliveSeconds: seconds.default(900),
+    heartbeatKeepAliveSeconds: seconds.default(1800),
     /** The primary renews its lease, and each standby reads it, this often (its own loop). */
     leaseRenewSeconds: seconds.default(10),
     /** A standby takes an expired lease after this long without a change; the primary fences one renewal earlier. */
@@ -79,8 +79,8 @@ export const configSchema = z
     recordType: z.enum(['A', 'CNAME']).default('A'),
     recordTtl: z.number().int().min(0).max(86_400).default(60),
     restartVerifySeconds: seconds.default(60),
-    /** The watchdog's dead-man schedule (EventBridge `rate(2 minutes)`, serverless.yml; a local scheduler in drills): README "Cost". */
-    watchdogScheduleSeconds: seconds.default(120),
+    /** The watchdog's dead-man schedule (EventBridge `rate(1 minute)`, serverless.yml; a local scheduler in drills): README "Cost". */
+    watchdogScheduleSeconds: seconds.default(60),
     /**
      * The watchdog function (name or ARN) the agent invokes asynchronously when a sample of the
      * primary fails or the role changes, so a verdict never waits for S3's notifications.

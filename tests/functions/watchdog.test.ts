@@ -300,11 +300,14 @@ describe('watchdog handler', () => {
     }
   });
 
-  it('reads the queues only failures reach on its schedule and alerts what the alarms on them did: a rise of the notifier\'s failures, input waiting at every read', async () => {
+  it('reads the queues only failures reach one schedule period in five, and alerts what the alarms on them did: a rise of the notifier\'s failures, input waiting at every read', async () => {
     sqs.reset();
     const FAILURES = 'https://sqs.us-west-2.amazonaws.com/123456789012/notifier-failures';
-    Object.assign(process.env, { FLEET_QUEUE_URL: TASKS, FLEET_INTAKE_QUEUE_URL: INTAKE, FLEET_NOTIFIER_FAILURE_QUEUE_URL: FAILURES, FLEET_INTAKE_WAIT_ALERT_SECONDS: '0.05' });
+    Object.assign(process.env, { FLEET_QUEUE_URL: TASKS, FLEET_INTAKE_QUEUE_URL: INTAKE, FLEET_NOTIFIER_FAILURE_QUEUE_URL: FAILURES, FLEET_INTAKE_WAIT_ALERT_SECONDS: '60' });
     resetForTests();
+    // The watchdog's clock: the first minute of a 5-minute block (a period whose index is 0 mod 5).
+    let now = 1_800_000_000_000;
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
     try {
       // Input held (no standby ready at the high mark): the intake queue never empties.
       sqs.on(GetQueueAttributesCommand, { QueueUrl: TASKS }).resolves({ Attributes: { ApproximateNumberOfMessages: '50', ApproximateNumberOfMessagesNotVisible: '2' } });
@@ -315,8 +318,16 @@ describe('watchdog handler', () => {
 
       await handler(scheduled);
       expect(kinds().filter((k) => k !== 'INPUT_HELD')).toEqual([]);
-      await new Promise((resolve) => setTimeout(resolve, 80));
+      expect(sqs.commandCalls(GetQueueAttributesCommand).filter((c) => c.args[0].input.QueueUrl === FAILURES)).toHaveLength(1);
       sqs.on(GetQueueAttributesCommand, { QueueUrl: FAILURES }).resolves({ Attributes: { ApproximateNumberOfMessages: '2', ApproximateNumberOfMessagesNotVisible: '0' } });
+      // The next minute (and the three after): the failure queue is not read, the intake is.
+      now += 61_000;
+      sqs.resetHistory();
+      await handler(scheduled);
+      expect(sqs.commandCalls(GetQueueAttributesCommand).map((c) => c.args[0].input.QueueUrl).sort()).toEqual([INTAKE, TASKS].sort());
+      expect(published().filter((e) => e.kind === 'NOTIFIER_FAILED')).toEqual([]);
+      // Five minutes on: read again, the rise alerted; and the intake has waited past its minute.
+      now += 4 * 60_000;
       await handler(scheduled);
       await handler(scheduled);
       const alerts = published().filter((e) => e.kind === 'NOTIFIER_FAILED' || e.kind === 'INPUT_WAITING');
@@ -327,8 +338,8 @@ describe('watchdog handler', () => {
       // The Slack subscription filters this kind out by the message attribute (serverless.yml).
       const attributes = sns.commandCalls(PublishCommand).map((c) => c.args[0].input).find((i) => i.MessageAttributes?.kind?.StringValue === 'NOTIFIER_FAILED');
       expect(attributes).toBeDefined();
-      expect(sqs).toHaveReceivedCommandWith(GetQueueAttributesCommand, { QueueUrl: FAILURES });
     } finally {
+      clock.mockRestore();
       for (const k of ['FLEET_QUEUE_URL', 'FLEET_INTAKE_QUEUE_URL', 'FLEET_NOTIFIER_FAILURE_QUEUE_URL', 'FLEET_INTAKE_WAIT_ALERT_SECONDS']) delete process.env[k];
     }
   });

@@ -6,7 +6,7 @@ import { decide, withAdmission, type WatchdogAction } from '../../core/fleet/wat
 import { emfDocuments } from '../../core/metrics/emf';
 import { watchdogMetricValues } from '../../core/metrics/watchdog-metrics';
 import { stateDamageEvent, withLeaderRepair } from '../../core/fleet/repair';
-import { withDeadLetters, withRise } from '../../core/fleet/dead-letters';
+import { readsFailureQueues, withDeadLetters, withRise } from '../../core/fleet/dead-letters';
 import { withIntakeWait } from '../../core/fleet/intake-wait';
 import type { QueueDepths } from '../../aws/intake';
 import { seededState, watchdogStateSchema, type WatchdogState } from '../../core/fleet/watchdog-state';
@@ -223,7 +223,8 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
       // Confirmations are I/O, so they are gathered before the pure decision.
       confirmations = await confirmSilent(deps, state, seen.heartbeats, seen.leader, seen.beats, now);
       // Queue depths that cannot be read leave admission as it is this run (nothing admitted).
-      depths = intake === null ? null : await intake.depths().catch((error: unknown) => {
+      const failureQueues = readsFailureQueues(now, deps.config.watchdogScheduleSeconds * 1000);
+      depths = intake === null ? null : await intake.depths({ failureQueues }).catch((error: unknown) => {
         deps.log.warn({ err: describeError(error) }, 'queue depths unreadable: nothing admitted this run');
         return null;
       });

@@ -29,7 +29,7 @@ export type WatchdogSettings = Pick<
 > & {
   /** An origin record is configured: the watchdog keeps it on the primary. */
   routed?: boolean;
-  /** The schedule's period (`watchdogScheduleSeconds`, its default of 120 when absent): how far apart runs may be. */
+  /** The schedule's period (`watchdogScheduleSeconds`, its default of 60 when absent): how far apart runs may be. */
   watchdogScheduleSeconds?: number;
 };
 

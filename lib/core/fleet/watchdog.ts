@@ -86,7 +86,7 @@ export const decide = (
   // least once per interval while runs get through, so the stored time is compared by interval. When only this
   // run's look was troubled, S3 answered in the end: only that look's time is not counted (a
   // node refused in it misses one heartbeat, which the two-interval threshold allows).
-  const unseen = state.judgedAt !== null && Math.floor(now / sampleMs) - Math.floor(state.judgedAt / sampleMs) >= unseenIntervals(sampleMs, (settings.watchdogScheduleSeconds ?? 120) * 1000);
+  const unseen = state.judgedAt !== null && Math.floor(now / sampleMs) - Math.floor(state.judgedAt / sampleMs) >= unseenIntervals(sampleMs, (settings.watchdogScheduleSeconds ?? 60) * 1000);
   const blindFrom = sight.failing || s3WasDown(heartbeats, state.nodes) || unseen ? -Infinity : sight.troubledSince;
   const nodes: Record<string, NodeWatch> = blindFrom === null ? { ...state.nodes } : regainSight(state.nodes, blindFrom, now);
   // First every node's freshness, so choosing a standby sees this round's heartbeats.

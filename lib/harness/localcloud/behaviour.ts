@@ -144,7 +144,7 @@ export const BEHAVIOUR_DOCS: Readonly<Record<BehaviourName, BehaviourDoc>> = {
         quote: 'Your scheduled rule runs within that minute, but not on the precise 0th second. … there can be a delay of several seconds between the time the scheduled rule is triggered and the time the target service runs the target resource.',
       },
     ],
-    defaults: 'Uniform within the period, plus 0–10 s ("several seconds"). The documentation names the minute a run is due in; for a rate of more than a minute (the fleet\'s is 2 minutes) the run is spread over the whole period, the less kind reading.',
+    defaults: 'Uniform within the period, plus 0–10 s ("several seconds"). The documentation names the minute a run is due in; for a rate of more than a minute the run is spread over the whole period, the less kind reading.',
   },
   ssmRunCommand: {
     service: 'SSM Run Command',
