@@ -184,7 +184,7 @@ export class Worker {
       // that is not waited for.
       const renewMs = c.leaseRenewSeconds * 1000;
       const renewalIn = role === null ? null : nextRenewalAt(role.validUntil, { renewMs, expiryMs: c.leaseExpirySeconds * 1000 }) - mono();
-      if (role !== null && free > 0 && cap < c.receiveWaitSeconds && renewalIn !== null && renewalIn <= renewMs / 4 && renewalIn > -renewMs / 4) {
+      if (renewalIn !== null && free > 0 && cap < c.receiveWaitSeconds && renewalIn <= renewMs / 4 && renewalIn > -renewMs / 4) {
         await sleep(Math.max(0, renewalIn) + renewMs / 20, this.stopping.signal);
         continue;
       }

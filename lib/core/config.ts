@@ -59,7 +59,7 @@ export const configSchema = z
      * views and metrics at most this old in an idle fleet.
      */
     heartbeatKeepAliveSeconds: seconds.default(1800),
-    /** The primary renews its lease, and each standby reads it, this often (its own loop). */
+    /** The primary renews its lease this often, and each standby reads it every three quarters of this (agent/lease-keeper.ts nextDelayMs). */
     leaseRenewSeconds: seconds.default(10),
     /** A standby takes an expired lease after this long without a change; the primary fences one renewal earlier. */
     leaseExpirySeconds: seconds.default(30),

@@ -55,7 +55,7 @@ export const RISE_WATCHES: Readonly<Record<RiseWatch, RiseSpec>> = {
  * Their alerts then come within five periods, as the alarms' 5-minute periods did, for two SQS
  * requests every five minutes instead of every minute ($0.03 a month less, README "Cost").
  */
-export const FAILURE_QUEUES_EVERY = 5;
+const FAILURE_QUEUES_EVERY = 5;
 export const readsFailureQueues = (now: number, scheduleMs: number): boolean => Math.floor(now / scheduleMs) % FAILURE_QUEUES_EVERY === 0;
 
 /** The round's watch of one such queue: an alert for a rise, the depth stored with the verdict. */
