@@ -6,8 +6,9 @@
  *   --package DIR  read the zips there instead of packaging again (.tmp/package-ci after CI)
  *   --node PATH    the Node binary to load the bundles with (the Lambda runs Node 22)
  *   --no-drill     the functions only
- *   --node-args S  Node options for the agents and workers of the drill (V8 flags to weigh),
- *                  e.g. "--max-semi-space-size=1"; the drill runs them on this bench's Node
+ *   --node-args S  Node options for the agents and workers of the drill (V8 flags to weigh);
+ *                  by default the units' own (DAEMON_NODE_FLAGS), "" for none; the drill runs
+ *                  them on this bench's Node
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -16,6 +17,7 @@ import Table from 'cli-table3';
 import { Command } from 'commander';
 import { parseScenario } from '../lib/core/drill/scenario';
 import { runDrill } from '../lib/harness/drill/run';
+import { DAEMON_NODE_FLAGS } from '../lib/harness/localcloud/bundle';
 import { processesWithMark, UNIT_MARK } from '../lib/harness/localcloud/processes';
 import { lambdaLikeDir } from '../lib/deploy/lambda-dir';
 import { unpackZip, zipEntries } from '../lib/deploy/zip';
@@ -98,7 +100,7 @@ const main = async (): Promise<void> => {
     .option('--runs <n>', 'cold starts per function', '7')
     .option('--time-scale <k>', 'drill time scale for the RSS run', '10')
     .option('--no-drill', 'functions only: no drill, no RSS of the node processes')
-    .option('--node-args <flags>', 'Node options for the drill\'s agents and workers', '')
+    .option('--node-args <flags>', 'Node options for the drill\'s agents and workers ("" for none)', DAEMON_NODE_FLAGS.join(' '))
     .parse()
     .opts<{ package?: string; node: string; runs: string; timeScale: string; drill: boolean; nodeArgs: string }>();
 
@@ -146,7 +148,7 @@ const main = async (): Promise<void> => {
     const judged = key.endsWith('agent') || idle ? mark(Math.max(...mbs) <= target) : '(busy: reported)';
     procs.push([key, mbs.length, median(mbs).toFixed(1), Math.max(...mbs).toFixed(1), judged]);
   }
-  console.log(`drill ok=${report.ok}; RSS on ${process.version}${nodeArgs.length === 0 ? '' : ` with ${nodeArgs.join(' ')}`} (targets: agent ≤ ${TARGETS.agentRssMb} MiB, idle worker ≤ ${TARGETS.idleWorkerRssMb} MiB):`);
+  console.log(`drill ok=${report.ok}; RSS on ${process.version}${nodeArgs.length === 0 ? ' with no Node options' : ` with ${nodeArgs.join(' ')}`} (targets: agent ≤ ${TARGETS.agentRssMb} MiB, idle worker ≤ ${TARGETS.idleWorkerRssMb} MiB):`);
   console.log(procs.toString());
 };
 

@@ -114,12 +114,29 @@ export class Custody {
    * and handed back otherwise. Their tasks resume from their checkpoints now rather than after
    * their visibility timeout. Tasks this worker runs itself (carried on from its own previous
    * worker) are left alone: an older receipt of them must not touch them. A receipt SQS no
-   * longer honours (completed, or expired) fails harmlessly. Returns how many were taken up.
+   * longer honours (completed, or expired) fails harmlessly. Reads the heartbeats of `from`
+   * (by default every other node); returns how many were taken up, and the nodes whose
+   * heartbeat could not be read (S3 failed past the store's retries): the caller asks again
+   * for those, or their messages wait out their visibility timeout.
    */
-  async takeOverFenced(epoch: number, running: ReadonlySet<string>, free: number, begin: (message: QueueMessage, epoch: number, sentAt: number) => void): Promise<number> {
+  async takeOverFenced(
+    epoch: number,
+    running: ReadonlySet<string>,
+    free: number,
+    begin: (message: QueueMessage, epoch: number, sentAt: number) => void,
+    from: readonly string[] = this.deps.config.nodes.map((n) => n.name).filter((n) => n !== this.deps.config.nodeName),
+  ): Promise<{ carried: number; unread: string[] }> {
     const { config, store, queue, log } = this.deps;
-    const others = config.nodes.filter((n) => n.name !== config.nodeName);
-    const beats = await Promise.all(others.map((n) => store.read(KEYS.heartbeat(n.name), heartbeatSchema).catch(() => null)));
+    const unread: string[] = [];
+    const beats = await Promise.all(
+      from.map((node) =>
+        store.read(KEYS.heartbeat(node), heartbeatSchema).catch((error: unknown) => {
+          unread.push(node);
+          log.warn({ node, err: describeError(error) }, "a fenced node's heartbeat could not be read: its messages are taken up later");
+          return null;
+        }),
+      ),
+    );
     // Each task once (two fenced nodes may both list it), and none this worker runs.
     const byTask = new Map<string, NonNullable<Heartbeat['held']>[number] & { node: string }>();
     for (const hb of beats) for (const h of hb?.value.held ?? []) if (!running.has(h.taskId) && !byTask.has(h.taskId)) byTask.set(h.taskId, { ...h, node: hb?.value.node ?? '?' });
@@ -140,7 +157,7 @@ export class Custody {
     );
     const carried = outcome.filter((o) => o === 'carried').length;
     if (held.length > 0) log.info({ epoch, carried, handedBack: outcome.filter((o) => o === 'handed').length, tasks: held.map((h) => `${h.node}:${h.taskId}`) }, 'took up the messages fenced nodes held');
-    return carried;
+    return { carried, unread };
   }
 
   /**

@@ -60,6 +60,13 @@ export class Worker {
   private identity: string | undefined;
   /** The epoch whose fenced nodes' messages were taken up (once, on taking the role). */
   private tookOverFor: number | null = null;
+  /**
+   * Fenced nodes whose heartbeat could not be read when the role was taken, asked again before
+   * each receive of the same epoch until read, or until their receipts have run out anyway
+   * (`until`, a visibility timeout after the role was taken): a failed read must not leave their
+   * tasks waiting out their visibility timeout (300 s) when a retry seconds later finds them.
+   */
+  private fencedUnread: { epoch: number; nodes: string[]; until: number } | null = null;
   /** The agent's last word on the role, re-read every watch tick and before every receive. */
   private readonly lease: LeaseView;
 
@@ -157,6 +164,28 @@ export class Worker {
     return this.book.flush([...this.running.values()].map((r) => r.task));
   }
 
+  /**
+   * Takes up what the fenced nodes held under `epoch`: every other node's, on taking the role, or
+   * again for the nodes `retry` names whose heartbeat could not be read before (until their
+   * receipts have run out). Remembers whose heartbeat still could not be read.
+   */
+  private async takeOverFenced(epoch: number, retry?: { epoch: number; nodes: string[]; until: number }): Promise<void> {
+    const c = this.deps.config;
+    if (retry !== undefined && (retry.epoch !== epoch || mono() >= retry.until)) {
+      this.fencedUnread = null;
+      return;
+    }
+    const others = retry?.nodes ?? c.nodes.map((n) => n.name).filter((n) => n !== c.nodeName);
+    const until = retry?.until ?? mono() + c.visibilityTimeoutSeconds * 1000;
+    try {
+      const { unread } = await this.custody.takeOverFenced(epoch, new Set(this.running.keys()), c.concurrency - this.running.size, (message, e, sentAt) => this.begin(message, e, sentAt), others);
+      this.fencedUnread = unread.length === 0 ? null : { epoch, nodes: unread, until };
+    } catch (error) {
+      this.deps.log.warn({ err: describeError(error) }, "fenced nodes' messages not taken up; asked again before the next receive");
+      this.fencedUnread = { epoch, nodes: others, until };
+    }
+  }
+
   private async poll(): Promise<void> {
     const c = this.deps.config;
     const idleMs = (c.leaseRenewSeconds * 1000) / 4;
@@ -170,11 +199,11 @@ export class Worker {
         // This node's own messages of this epoch first (a role that came after this worker's
         // start), then what the fenced nodes' heartbeats name.
         await this.custody.takeUp(this.custody.heldUnder(role.epoch, new Set(this.running.keys())), role, (message, e, sentAt) => this.begin(message, e, sentAt));
-        await this.custody
-          .takeOverFenced(role.epoch, new Set(this.running.keys()), c.concurrency - this.running.size, (message, e, sentAt) => this.begin(message, e, sentAt))
-          .catch((error: unknown) => this.deps.log.warn({ err: describeError(error) }, "fenced nodes' messages not taken up; they return after their visibility timeout"));
+        this.fencedUnread = null;
+        await this.takeOverFenced(role.epoch);
         continue;
       }
+      if (role !== null && this.fencedUnread !== null) await this.takeOverFenced(role.epoch, this.fencedUnread);
       // A long poll must end before the lease does: no message is handed out after it. SQS
       // waits whole seconds (whole seconds of the drill's time when it runs faster).
       const cap = role === null ? -1 : wholeSeconds((role.validUntil - mono()) / 1000 - c.leaseRenewSeconds / 10, c.timeScale);

@@ -203,7 +203,7 @@ describe('Custody › takeUp', () => {
     const heartbeat = { node: 'node-1', held: await heldReceipts(dir1, 30_000) };
     const node3 = custodyOf('node-3', mkdtempSync(join(tmpdir(), 'qf-custody-')), (key) => Promise.resolve(key.includes('node-1') ? { value: heartbeat } : null));
     const carried: string[] = [];
-    await expect(node3.takeOverFenced(4, new Set(), 2, (m) => void carried.push(m.receiptHandle))).resolves.toBe(1);
+    await expect(node3.takeOverFenced(4, new Set(), 2, (m) => void carried.push(m.receiptHandle))).resolves.toEqual({ carried: 1, unread: [] });
     // node-1 rejoins: its next worker starts as a standby; a later one as primary of a later epoch.
     const rejoined = custodyOf('node-1', dir1);
     await rejoined.takeUp(await rejoined.leftovers(), null, () => undefined);

@@ -1,6 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildConfig } from '../../lib/core/config';
+import { DAEMON_NODE_FLAGS } from '../../lib/harness/localcloud/bundle';
 import { INSTALL_DIR, parseUnit, SAMPLE_CONFIG, snapshot, UNITS, useInstallRoot } from '../helpers/install';
 
 describe('agent/install/install.sh', () => {
@@ -26,7 +27,7 @@ describe('agent/install/install.sh', () => {
     expect(mode('etc/queen-fleet/config.json')).toBe('0640');
     expect(mode('etc/queen-fleet/fleet.env')).toBe('0640');
     const envLines = readFileSync(at('etc/queen-fleet/fleet.env'), 'utf8').split('\n').filter((l) => l !== '' && !l.startsWith('#'));
-    expect(envLines).toEqual(['FLEET_CONFIG_FILE=/etc/queen-fleet/config.json', 'FLEET_NODE_NAME=node-1', 'NODE_OPTIONS=--enable-source-maps']);
+    expect(envLines).toEqual(['FLEET_CONFIG_FILE=/etc/queen-fleet/config.json', 'FLEET_NODE_NAME=node-1']);
     // The daemons reject unknown FLEET_* variables: what the env file sets must load.
     const fromEnvFile = Object.fromEntries(envLines.map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
     expect(buildConfig(fromEnvFile, SAMPLE_CONFIG).nodeName).toBe('node-1');
@@ -127,6 +128,6 @@ describe('agent/install/install.sh', () => {
 
     expect(run.status).toBe(status);
     expect(run.stderr).toMatch(message);
-    if (status === 0) expect(parseUnit(readFileSync(at('etc/systemd/system/queen-fleet-worker.service'), 'utf8')).Service?.ExecStart).toEqual([`${fake} /opt/queen-fleet/worker.js`]);
+    if (status === 0) expect(parseUnit(readFileSync(at('etc/systemd/system/queen-fleet-worker.service'), 'utf8')).Service?.ExecStart).toEqual([`${fake} ${DAEMON_NODE_FLAGS.join(' ')} /opt/queen-fleet/worker.js`]);
   });
 });

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DAEMON_NODE_FLAGS } from '../../lib/harness/localcloud/bundle';
 import { INSTALL_DIR, readUnit, UNITS, useInstallRoot } from '../helpers/install';
 
 describe('agent/install units', () => {
@@ -12,7 +13,7 @@ describe('agent/install units', () => {
     ['queen-fleet-worker.service', '/opt/queen-fleet/worker.js'],
   ])('%s runs its bundle with /usr/bin/node, the env file and the SSM agent credentials file', (name, bundlePath) => {
     const service = readUnit(name).Service ?? {};
-    expect(service.ExecStart).toEqual([`/usr/bin/node ${bundlePath}`]);
+    expect(service.ExecStart).toEqual([`/usr/bin/node ${DAEMON_NODE_FLAGS.join(' ')} ${bundlePath}`]);
     expect(service.EnvironmentFile).toEqual(['/etc/queen-fleet/fleet.env']);
     expect(service.Environment).toContain('AWS_SHARED_CREDENTIALS_FILE=/root/.aws/credentials');
   });

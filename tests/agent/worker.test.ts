@@ -10,6 +10,7 @@ import { StateStore } from '../../lib/aws/state-store';
 import { bootId } from '../../agent/runtime/boot';
 import { mono } from '../../agent/runtime/clock';
 import { buildConfig, scaleConfig } from '../../lib/core/config';
+import { TransientError } from '../../lib/core/errors';
 import { memoryLogger } from '../helpers/memory-logger';
 import { heartbeat, sample } from '../helpers/fixtures';
 import { MemoryS3 } from '../helpers/memory-s3';
@@ -97,6 +98,58 @@ describe('Worker', () => {
     expect(s3.json('peer-sync/tasks/t7/done.json')).toMatchObject({ node: 'node-1', epoch: 3 });
     // Once per epoch: nothing of theirs is touched again.
     expect(calls.slice(first).filter((c) => c !== 'receive' && !c.endsWith('=0'))).toEqual([]);
+  });
+
+  describe("a fenced node's heartbeat S3 fails to give on taking the role", () => {
+    /** node-1 of two, primary of epoch 3, its store failing every read of node-2's heartbeat while `refuse` says so. */
+    const primaryOfTwo = async (refuse: (attempt: number) => boolean, over: Record<string, unknown> = {}) => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
+      const nodes = [
+        { name: 'node-1', instanceId: 'mi-00000000000000001' },
+        { name: 'node-2', instanceId: 'mi-00000000000000002' },
+      ];
+      const config = { ...buildConfig({}, { sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, leaseRenewSeconds: 0.4, leaseExpirySeconds: 1.2, receiveWaitSeconds: 0, nodes, ...over }), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
+      await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });
+      const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
+      const asked: number[] = [];
+      const read = store.read.bind(store);
+      store.read = ((key: string, schema: never) => {
+        if (!key.includes('node-2/heartbeat')) return read(key, schema);
+        asked.push(mono());
+        return refuse(asked.length) ? Promise.reject(new TransientError('GET heartbeat: 503')) : read(key, schema);
+      });
+      return { config, store, asked };
+    };
+
+    it('asks again and carries on with what it held (not after its visibility timeout)', async () => {
+      const { config, store, asked } = await primaryOfTwo((attempt) => attempt === 1);
+      s3.set('peer-sync/nodes/node-2/heartbeat.json', { ...heartbeat('node-2', [sample(1)]), held: [{ taskId: 't7', receipt: 'r-t7', id: 'm-t7', receiveCount: 1, body: JSON.stringify({ taskId: 't7', workSeconds: 0.1 }) }] });
+      const deleted: string[] = [];
+      const visibility: string[] = [];
+      const queue = {
+        ...scriptedQueue([]).queue,
+        delete: (handle: string) => (deleted.push(handle), Promise.resolve()),
+        setVisibility: (handle: string, seconds: number) => (visibility.push(`${handle}=${seconds}`), Promise.resolve()),
+      } as unknown as TaskQueue;
+      const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
+      await worker.start();
+      for (let i = 0; i < 200 && deleted.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      await worker.close();
+      expect(asked.length).toBeGreaterThanOrEqual(2);
+      expect(visibility[0]).toBe('r-t7=300');
+      expect(deleted).toEqual(['r-t7']);
+      expect(s3.json('peer-sync/tasks/t7/done.json')).toMatchObject({ node: 'node-1', epoch: 3 });
+    });
+
+    it('stops asking once the receipts it could name have run out (a visibility timeout after taking the role)', async () => {
+      const { config, store, asked } = await primaryOfTwo(() => true, { visibilityTimeoutSeconds: 0.3 });
+      const worker = new Worker({ config, store, queue: scriptedQueue([]).queue, log: memoryLogger().log, now: Date.now, alerts: null });
+      await worker.start();
+      await new Promise((r) => setTimeout(r, 1000));
+      await worker.close();
+      expect(asked.length).toBeGreaterThanOrEqual(2);
+      expect((asked.at(-1) ?? 0) - (asked[0] ?? 0)).toBeLessThan(300 + 100);
+    });
   });
 
   describe('after a worker died holding a task', () => {

@@ -43,7 +43,7 @@ export interface DrillOptions {
   announce?: boolean;
   /** Awaited after the report is built, before teardown: `--hold` keeps the fleet up for a look. */
   hold?: (report: Report) => Promise<void>;
-  /** Node's own options for the agent and the worker (V8 flags a bench weighs); none by default, as the units run them. */
+  /** Node's own options for the agent and the worker (V8 flags a bench weighs); by default the units' (DAEMON_NODE_FLAGS). */
   nodeArgs?: readonly string[];
   /** Called once the run is over, before teardown: benches read the cloud's counters here. */
   /**

@@ -23,16 +23,25 @@ export const DAEMON_ENTRIES: Readonly<Record<'agent' | 'worker', string>> = {
   worker: join(ROOT, 'agent/worker/main.ts'),
 };
 
+/**
+ * Node's options for both daemons, as their units' ExecStart gives them (agent/install/*.service;
+ * tests/agent/units.test.ts holds the two together) and as the drills run them. Semi-spaces of
+ * 1 MiB instead of V8's 16: the young generation of a daemon that allocates little then never
+ * grows to tens of MiB, and the agents' peaks fall by about 10 MiB (`npx tsx bench/footprint.ts
+ * --node-args ""` runs a drill without them) at no CPU a peer-sync round shows
+ * (bench/peer-sync-cost.ts, the same within its noise).
+ */
+export const DAEMON_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=1'];
+
 /** What may differ between the local fleet's bundles and the ones shipped to a node. */
 export interface BundleOptions {
   /**
-   * Minify whitespace and syntax, keeping names (errors are named after their class).
-   * Identifiers are not renamed: renamed, the same code takes about 16 MiB more memory once the
-   * S3 and SQS clients are loaded (`npx tsx bench/bundle-rss.ts`), which on a node matters more
-   * than the bundle's size on disk.
+   * Minify whitespace and syntax, keeping names (errors are named after their class, stack
+   * frames name their functions). Renaming identifiers too saves no memory on Node 22, the
+   * nodes' Node: 4 MiB more with the S3 and SQS clients loaded (`npx tsx bench/bundle-rss.ts`).
    */
   minify?: boolean;
-  /** Write `<name>.js.map` beside each bundle (run node with --enable-source-maps). */
+  /** Write `<name>.js.map` beside each bundle (loaded only under --enable-source-maps, which the units leave off). */
   sourcemap?: boolean;
 }
 

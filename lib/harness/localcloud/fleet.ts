@@ -4,7 +4,7 @@ import { mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventEmitter } from 'node:events';
 import type { Config } from '../../core/config';
-import type { Bundles } from './bundle';
+import { DAEMON_NODE_FLAGS, type Bundles } from './bundle';
 import type { LocalCloud } from './cloud';
 import { lightsailView, type LightsailState, type MachineView, type Machines } from './fakes';
 import type { HostEvent, HostRequest } from './host-protocol';
@@ -33,8 +33,8 @@ export class LocalFleet extends EventEmitter implements Machines {
     private readonly bundles: Bundles,
     private readonly runDir: string,
     private readonly configFile: string,
-    /** Node's own options for the agent and the worker (a bench's V8 flags). */
-    private readonly nodeArgs: readonly string[] = [],
+    /** Node's own options for the agent and the worker: by default the units', a bench may weigh others. */
+    private readonly nodeArgs: readonly string[] = DAEMON_NODE_FLAGS,
   ) {
     super();
   }

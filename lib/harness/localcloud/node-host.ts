@@ -13,7 +13,7 @@ import { signalMarked, UNIT_MARK } from './processes';
  */
 const env = process.env;
 const bundles = { agent: env.QF_AGENT_BUNDLE ?? '', worker: env.QF_WORKER_BUNDLE ?? '' };
-/** Node's own options for both units (a bench's V8 flags); none by default, as the units run them. */
+/** Node's own options for both units (the units' ExecStart flags, from the fleet that starts it). */
 const nodeArgs = JSON.parse(env.QF_NODE_ARGS ?? '[]') as string[];
 const dataDir = env.FLEET_DATA_DIR ?? '.';
 const restartMs = Number(env.QF_RESTART_MS ?? '1000');
