@@ -91,6 +91,7 @@ export class Agent {
       // two minutes apart) or a heartbeat's notification turned a CI run's damage into a failover.
       onDamaged: (detail) => this.poke({ node: c.nodeName, reason: 'leader-damaged', detail: detail.slice(0, 300) }),
       onRaced: () => this.figures.raced(),
+      onTookOver: (lapsed) => this.peers.seed(lapsed),
       // The renewal carries the newest sample, unless S3 refused the last heartbeat or has taken
       // nothing of this agent for a sync and a sample interval (a quiet primary may have written
       // no heartbeat since): the watchdog then judges by the heartbeat alone, and hears nothing.

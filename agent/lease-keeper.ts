@@ -5,12 +5,14 @@ import {
   applyWrite,
   expiresAt,
   initialLease,
+  lapsedBeat,
   observeLeader,
   observeFailure,
   planSync,
   release,
   releaseAt,
   roleOf,
+  type LapsedBeat,
   type LeaseIntent,
   type LeaseState,
   type LeaseTiming,
@@ -44,6 +46,8 @@ export interface LeaseKeeperDeps {
   onUncarried?: () => void;
   /** The other nodes' newest samples and quiet times, carried by each renewal (`leader.peers`). */
   peers?: () => PeerReport | undefined;
+  /** Told when this node took over a lapsed lease whose last renewal carried a sample (the agent's peer watch goes on from it). */
+  onTookOver?: (lapsed: LapsedBeat) => void;
 }
 
 export type LeaderBeat = NonNullable<Leader['beat']>;
@@ -131,7 +135,10 @@ export class LeaseKeeper {
   private async write(planned: Exclude<LeaseIntent, { kind: 'none' }>): Promise<'raced' | 'done'> {
     const sentAt = this.clock();
     const beat = this.deps.beat?.();
-    const peers = this.deps.peers?.();
+    // A takeover carries how long the old primary's last renewal went unchanged (lapsedBeat).
+    const lapsed = planned.kind === 'promote' ? lapsedBeat(this.state, sentAt) : null;
+    const report = this.deps.peers?.();
+    const peers = lapsed === null ? report : { ...report, [lapsed.node]: { boot: lapsed.boot, seq: lapsed.seq, quietMs: lapsed.quietMs } };
     const intent = { ...planned, next: { ...planned.next, beat, peers } };
     if (beat === undefined) delete intent.next.beat;
     if (peers === undefined) delete intent.next.peers;
@@ -141,6 +148,7 @@ export class LeaseKeeper {
       this.carriedBeat = beat ?? null;
       this.carriedPeerReport = peers ?? null;
       if (intent.kind === 'promote') this.deps.log.warn({ epoch: intent.next.epoch }, intent.next.reason);
+      if (lapsed !== null) this.deps.onTookOver?.(lapsed);
     } catch (error) {
       // Whatever this write carried may not have landed: the agent writes its heartbeat instead,
       // now rather than at its next sample (a sample's liveness would reach the watchdog 30 s late).

@@ -4,6 +4,7 @@ import { KEYS } from '../lib/core/keys';
 import { beatSchema } from '../lib/core/schemas';
 import type { StateStore } from '../lib/aws/state-store';
 import type { Logger } from '../lib/log';
+import type { LapsedBeat } from '../lib/core/fleet/lease';
 import type { PeerReport } from './lease-keeper';
 import { mono } from './runtime/clock';
 
@@ -14,6 +15,8 @@ interface Known {
   changedAt: number;
   /** When the last read that returned it was sent (its start: the sample was still the newest then). */
   readAt: number;
+  /** Known from the lapsed lease this node took over (`seed`), not from the node's beat item. */
+  lapsed?: boolean;
 }
 
 export interface PeerWatchDeps {
@@ -58,7 +61,9 @@ export class PeerWatch {
           const got = await this.deps.store.read(KEYS.beat(name), beatSchema);
           const at = this.clock();
           const known = this.known.get(name);
-          if (got === null) this.known.delete(name);
+          const older = known?.lapsed === true && (got === null || (got.value.boot === known.boot && got.value.seq <= known.seq));
+          if (older) known.readAt = sentAt;
+          else if (got === null) this.known.delete(name);
           else if (known === undefined || known.boot !== got.value.boot || known.seq !== got.value.seq) this.known.set(name, { boot: got.value.boot, seq: got.value.seq, changedAt: at, readAt: at });
           else known.readAt = sentAt;
         } catch (error) {
@@ -66,6 +71,18 @@ export class PeerWatch {
         }
       }),
     );
+  }
+
+  /**
+   * Goes on from what this node's takeover of a lapsed lease said of the old primary (its last
+   * renewal's sample, quiet for `quietMs`): a primary writes no beat item, so its item is absent
+   * or older, and until it holds a newer sample of that boot (or another boot's) the sample stays
+   * its newest and its quiet time grows. Each renewal then carries it, whichever one the
+   * watchdog reads first.
+   */
+  seed(lapsed: LapsedBeat): void {
+    const now = this.clock();
+    this.known.set(lapsed.node, { boot: lapsed.boot, seq: lapsed.seq, changedAt: now - lapsed.quietMs, readAt: now, lapsed: true });
   }
 
   private static quietMs(k: Known): number {

@@ -72,6 +72,7 @@ export class Sampler {
     return {
       seq: this.seq++,
       at: now,
+      mono: mono(),
       workerProcesses: procs.count,
       cpuPercent: Math.round(cpuPercent * 10) / 10,
       memoryBytes: procs.rssBytes,

@@ -42,6 +42,12 @@ export const sampleSchema = z.object({
   seq: z.number().int().min(0),
   /** The node's wall clock in ms: informational only, never compared across machines. */
   at: z.number(),
+  /**
+   * This machine's monotonic clock at the sample (ms): only the difference between two samples
+   * of one boot is used, a duration on one machine (how long after a sample the lease carried
+   * its agent took a newer one, lib/core/fleet/liveness.ts). Older agents leave it out.
+   */
+  mono: z.number().min(0).optional(),
   workerProcesses: z.number().int().min(0),
   cpuPercent: z.number().min(0),
   memoryBytes: z.number().int().min(0),

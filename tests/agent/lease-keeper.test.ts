@@ -2,10 +2,13 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
-import { LeaseKeeper } from '../../agent/lease-keeper';
+import { LeaseKeeper, type LeaseKeeperDeps } from '../../agent/lease-keeper';
 import { StateStore } from '../../lib/aws/state-store';
 import { buildConfig } from '../../lib/core/config';
-import type { Leader } from '../../lib/core/schemas';
+import { decide, type WatchdogSettings } from '../../lib/core/fleet/watchdog';
+import { emptyWatchdogState } from '../../lib/core/fleet/watchdog-state';
+import type { Heartbeat, Leader } from '../../lib/core/schemas';
+import { heartbeat, working } from '../helpers/fixtures';
 import { memoryLogger } from '../helpers/memory-logger';
 import { MemoryS3 } from '../helpers/memory-s3';
 
@@ -14,6 +17,7 @@ const NODES = [
   { name: 'node-2', instanceId: 'mi-00000000000000002', priority: 2 },
   { name: 'node-3', instanceId: 'mi-00000000000000003', priority: 3 },
 ];
+const SETTINGS: WatchdogSettings = { nodes: NODES, stallSamples: 8, recoverySamples: 2, restartBudgetPerHour: 3, restartVerifySeconds: 60, sampleIntervalSeconds: 15, failoverCooldownSeconds: 300, commandWaitSeconds: 10 };
 const LEADER: Leader = { version: 1, primary: 'node-1', epoch: 1, renewals: 0, reason: 't', changedBy: 't', previous: null, handover: 'immediate' };
 
 /**
@@ -30,10 +34,10 @@ describe('LeaseKeeper', () => {
   });
   afterAll(() => s3.restore());
 
-  const keeper = (nodeName: string, beat?: () => Leader['beat'], onUncarried?: () => void) => {
+  const keeper = (nodeName: string, beat?: () => Leader['beat'], onUncarried?: () => void, onTookOver?: LeaseKeeperDeps['onTookOver']) => {
     const config = { ...buildConfig({}, { nodes: NODES }), nodeName, dataDir: mkdtempSync(join(tmpdir(), 'qf-lease-')) };
     const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20, requestRetry: { attempts: 1, baseMs: 1, capMs: 1 } });
-    return new LeaseKeeper({ config, store, log: memoryLogger().log, ready: () => true, clock: () => t, beat, onUncarried });
+    return new LeaseKeeper({ config, store, log: memoryLogger().log, ready: () => true, clock: () => t, beat, onUncarried, onTookOver });
   };
   const leader = (): Leader => s3.json('peer-sync/leader.json') as Leader;
 
@@ -112,6 +116,42 @@ describe('LeaseKeeper', () => {
     expect(leader()).not.toHaveProperty('beat');
     expect(leader().renewals).toBe(3);
     expect(uncarried).toHaveBeenCalledTimes(1);
+  });
+
+  it("says in its takeover how long the old primary's last renewal went unchanged, so the watchdog run it triggers judges that node silent at once", async () => {
+    s3.set('peer-sync/leader.json', { ...LEADER, renewals: 6, beat: { boot: 'b1', seq: 12 } });
+    const lapsed = jest.fn();
+    const written: Leader[] = [];
+    const standby = keeper('node-2', undefined, undefined, (l) => {
+      lapsed(l);
+      written.push(leader());
+    });
+    await standby.round();
+    const start = t;
+    await runUntil(standby, start + 40_000);
+    // The takeover record (its renewals carry what the agent's peer watch goes on to say).
+    expect(written).toHaveLength(1);
+    const [record] = written as [Leader];
+    expect(record).toMatchObject({ primary: 'node-2', epoch: 2, previous: 'node-1' });
+    const quiet = record.peers?.['node-1'];
+    expect(quiet).toMatchObject({ boot: 'b1', seq: 12 });
+    // A full expiry of unchanged reads, never more than this node watched.
+    expect(quiet!.quietMs).toBeGreaterThanOrEqual(30_000);
+    expect(quiet!.quietMs).toBeLessThanOrEqual(40_000);
+    expect(lapsed).toHaveBeenCalledWith({ node: 'node-1', ...quiet });
+    // The watchdog saw sample 12 first only 5 s before the takeover (by its own clock); the
+    // takeover's word makes node-1 silent in the run it triggers, not a schedule period later.
+    const W0 = 1_800_000_000_000;
+    // node-1's heartbeat object is older (a primary rewrites it only with news); node-2's is fresh.
+    const hb = (): Map<string, Heartbeat> =>
+      new Map([
+        ['node-1', heartbeat('node-1', working(0, 11), 'b1')],
+        ['node-2', { ...heartbeat('node-2', working(0, 6), 'b2'), role: 'primary' }],
+      ]);
+    const watch = decide(emptyWatchdogState(), { ...LEADER, renewals: 6, beat: { boot: 'b1', seq: 12 } }, hb(), W0, SETTINGS);
+    expect(watch.state.nodes['node-1']?.seen).toMatchObject({ boot: 'b1', seq: 12, at: W0 });
+    const run = decide(watch.state, record, hb(), W0 + 5_000, SETTINGS);
+    expect(run.actions.flatMap((a) => (a.kind === 'publish' ? [`${a.event.kind} ${a.event.node}`] : []))).toContain('REDUNDANCY_LOST node-1');
   });
 
   it('renews in the same round over a record the watchdog rebuilt for it (same epoch, a new version), so a fenced primary resumes a renewal sooner', async () => {

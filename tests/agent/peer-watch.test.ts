@@ -77,6 +77,29 @@ describe('PeerWatch', () => {
     expect((await spell()).flat()).toEqual(['node-2']);
   });
 
+  it('goes on from a lapsed lease it took over: the old primary stays quiet while its beat item is absent or older, until it is heard', async () => {
+    const w = watch();
+    w.seed({ node: 'node-2', boot: 'b2', seq: 9, quietMs: 31_000 });
+    expect(w.report()).toEqual({ 'node-2': { boot: 'b2', seq: 9, quietMs: 31_000 } });
+    // No beat item (a primary writes none), then one from before it became primary: still quiet, and longer.
+    t += 10_000;
+    await w.observe();
+    expect(w.report()?.['node-2']?.quietMs).toBeGreaterThanOrEqual(40_000);
+    s3.set(BEAT('node-2'), { version: 1, boot: 'b2', seq: 4 });
+    t += 10_000;
+    await w.observe();
+    expect(w.report()?.['node-2']?.quietMs).toBeGreaterThanOrEqual(50_000);
+    // A newer sample, or another boot's (its agent restarted): heard, quiet from now.
+    s3.set(BEAT('node-2'), { version: 1, boot: 'b2-new', seq: 0 });
+    t += 10_000;
+    await w.observe();
+    expect(w.report()).toEqual({ 'node-2': { boot: 'b2-new', seq: 0, quietMs: 0 } });
+    // Once heard, an absent item leaves it out again, as for any standby.
+    s3.values.delete(BEAT('node-2'));
+    await w.observe();
+    expect(w.report()).toBeUndefined();
+  });
+
   it("adds nothing to a standby's quiet time for reads that fail, and leaves out one it never read", async () => {
     const w = watch();
     s3.set(BEAT('node-2'), { version: 1, boot: 'b2', seq: 7 });

@@ -1,6 +1,6 @@
 import { CorruptObjectError, describeError, FleetError } from '../../core/errors';
 import { eventOfKey, KEYS, PREFIXES } from '../../core/keys';
-import { evidenceOf, isSilent, suspectWaitMs, updateSeen, type Beats, type Confirmation } from '../../core/fleet/liveness';
+import { isSilent, seenBy, suspectWaitMs, type Beats, type Confirmation, type Sight } from '../../core/fleet/liveness';
 import { beatSchema, heartbeatSchema, type Heartbeat, type Leader } from '../../core/schemas';
 import { decide, withAdmission, type WatchdogAction } from '../../core/fleet/watchdog';
 import { emfDocuments } from '../../core/metrics/emf';
@@ -137,11 +137,11 @@ const describeAction = (action: WatchdogAction): string => {
 };
 
 /** Asks Lightsail and SSM about nodes that went silent; nobody else costs a request. */
-const confirmSilent = async (deps: WatchdogDeps, state: WatchdogState, heartbeats: ReadonlyMap<string, Heartbeat>, leader: Leader | null, beats: Beats, now: number): Promise<Map<string, Confirmation>> => {
+const confirmSilent = async (deps: WatchdogDeps, state: WatchdogState, heartbeats: ReadonlyMap<string, Heartbeat>, leader: Leader | null, sight: Pick<Sight, 'beats' | 'earlier'>, now: number): Promise<Map<string, Confirmation>> => {
   const sampleMs = deps.config.sampleIntervalSeconds * 1000;
   const silent = deps.config.nodes.filter((spec) => {
     const watch = state.nodes[spec.name];
-    return watch !== undefined && isSilent(updateSeen(watch, heartbeats.get(spec.name), now, evidenceOf(leader, spec.name, beats)), now, sampleMs);
+    return watch !== undefined && isSilent(seenBy(watch, heartbeats.get(spec.name), now, spec.name, leader, sight), now, sampleMs);
   });
   const found = await Promise.all(silent.map(async (spec) => [spec.name, await deps.probe.confirm(spec)] as const));
   return new Map(found);
@@ -178,6 +178,8 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
   let seen: Awaited<ReturnType<typeof look>> | undefined;
   let now = deps.now();
   let waited = false;
+  /** The leader record this attempt read before it waited, and when. */
+  let earlier: Sight['earlier'];
   let confirmations = new Map<string, Confirmation>();
   // Admission (backpressure) on the schedule and the nodes' own triggers, not on every heartbeat's notification.
   const intake = options.admit === false ? null : deps.intake;
@@ -194,7 +196,7 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
       const settings = { ...deps.config, routed: deps.dns !== null };
       if (seen === undefined) throw new Error('the watchdog judged before it looked');
       const { leader, damage, heartbeats, beats, troubledSince } = seen;
-      const judged = decide(state, leader, heartbeats, now, settings, confirmations, { failing: deps.sight.failing, troubledSince, beats });
+      const judged = decide(state, leader, heartbeats, now, settings, confirmations, { failing: deps.sight.failing, troubledSince, beats, ...(earlier === undefined ? {} : { earlier }) });
       const admitted = deps.intake === null ? judged : withAdmission(judged, depths, leader, heartbeats, now, settings);
       // What the queues only failures reach, and input waiting too long, say (no alarm of their own).
       const risen = withRise('notifierFailures', withDeadLetters(admitted, depths?.deadLetters, leader, now), depths?.notifierFailures, leader, now);
@@ -211,17 +213,21 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
       // Rejected heartbeats are reported once, from the first look.
       seen = await look(deps, seen === undefined ? rejected : []);
       now = deps.now();
-      // A node one heartbeat late: wait (once, at most an interval) until its silence is
-      // conclusive rather than until the next trigger, then look again.
+      // A node one heartbeat late: wait (once, at most an interval, or an interval and a renewal
+      // period for a node the primary reports quiet) until its silence is conclusive rather than
+      // until the next trigger, then look again.
+      earlier = undefined;
       const wait = waited ? null : suspectWaitMs(state.nodes, seen.heartbeats, now, deps.config.sampleIntervalSeconds * 1000, seen.leader, deps.config.leaseRenewSeconds * 1000, seen.beats);
       if (wait !== null) {
         waited = true;
         await deps.sleep(wait);
+        // What the record said of the nodes' quiet held before the wait: the wait counts on top of it.
+        earlier = { leader: seen.leader, at: now };
         seen = await look(deps, []);
         now = deps.now();
       }
       // Confirmations are I/O, so they are gathered before the pure decision.
-      confirmations = await confirmSilent(deps, state, seen.heartbeats, seen.leader, seen.beats, now);
+      confirmations = await confirmSilent(deps, state, seen.heartbeats, seen.leader, { beats: seen.beats, ...(earlier === undefined ? {} : { earlier }) }, now);
       // Queue depths that cannot be read leave admission as it is this run (nothing admitted).
       const failureQueues = readsFailureQueues(now, deps.config.watchdogScheduleSeconds * 1000);
       depths = intake === null ? null : await intake.depths({ failureQueues }).catch((error: unknown) => {

@@ -127,6 +127,25 @@ export const planSync = (me: string, s: LeaseState, now: number, ctx: SyncContex
   return { kind: 'none' };
 };
 
+/** What a standby that takes over a lapsed lease can say of the node that held it. */
+export interface LapsedBeat {
+  node: string;
+  boot: string;
+  seq: number;
+  quietMs: number;
+}
+
+/**
+ * The old primary's newest sample as its last renewal carried it (`leader.beat`), and how long
+ * every read of this node showed that version unchanged (from `quietSince`, its own monotonic
+ * clock): the takeover record says so in `peers`, so the watchdog run it triggers judges that
+ * node silent at once instead of a schedule period later (a CI run's verdict on a dead agent
+ * came 64.2 s after the kill: the run the takeover triggered had seen that sample only seconds
+ * before, by its own clock). Never overstated: the version may have been the newest for longer.
+ */
+export const lapsedBeat = (s: LeaseState, now: number): LapsedBeat | null =>
+  s.leader?.beat === undefined ? null : { node: s.leader.primary, boot: s.leader.beat.boot, seq: s.leader.beat.seq, quietMs: Math.max(0, Math.round(now - s.quietSince)) };
+
 /** Folds the outcome of a write the node attempted at `sentAt` (send time, its own clock). */
 export const applyWrite = (me: string, s: LeaseState, intent: LeaseIntent, ok: boolean, newEtag: string | null, sentAt: number, now: number): LeaseState => {
   if (intent.kind === 'none' || !ok) return s;

@@ -33,6 +33,12 @@ export type Beats = ReadonlyMap<string, SampleRef>;
 export interface Evidence {
   beats: readonly SampleRef[];
   quiet?: SampleRef & { quietMs: number };
+  /**
+   * When this run first read the record that says `quiet` (the watchdog's clock; now if absent):
+   * the quiet held by then, so a run that waited and reads the same record again counts the
+   * wait on top of it, not from its second look.
+   */
+  at?: number;
 }
 
 export const NO_EVIDENCE: Evidence = { beats: [] };
@@ -41,10 +47,11 @@ export const NO_EVIDENCE: Evidence = { beats: [] };
 export const beatOf = (leader: Leader | null | undefined, node: string): Leader['beat'] => (leader?.primary === node ? leader.beat : undefined);
 
 /** Everything this run read that speaks for `node`'s liveness, besides its heartbeat. */
-export const evidenceOf = (leader: Leader | null | undefined, node: string, beats?: Beats): Evidence => {
+export const evidenceOf = (leader: Leader | null | undefined, node: string, beats?: Beats, readAt?: number): Evidence => {
   const found = [beatOf(leader, node), beats?.get(node)].filter((b): b is SampleRef => b !== undefined);
   const quiet = leader?.primary === node ? undefined : leader?.peers?.[node];
-  return quiet === undefined ? { beats: found } : { beats: found, quiet };
+  if (quiet === undefined) return { beats: found };
+  return readAt === undefined ? { beats: found, quiet } : { beats: found, quiet, at: readAt };
 };
 
 /**
@@ -64,27 +71,62 @@ export const newestSample = (hb: Heartbeat | undefined, beats: readonly SampleRe
  * Records the newest sample known of the node (newestSample), timed by the watchdog's own clock;
  * when the primary says that very sample has been the node's newest for `quietMs` (its own
  * monotonic clock, between two of its reads: a duration on one machine, not a time compared
- * across two), it was heard that long ago at the latest. The watchdog runs about once a
- * minute, the primary reads beats every renewal: this is how a lost standby is judged in time.
+ * across two), it was heard that long before this run first read that word, at the latest
+ * (for a newer sample of its heartbeat, see quietOf). The watchdog runs about once a minute,
+ * the primary reads beats every renewal: this is how a lost standby is judged in time.
  */
 export const updateSeen = (watch: NodeWatch, hb: Heartbeat | undefined, now: number, evidence: Evidence = NO_EVIDENCE): NodeWatch => {
   const newest = newestSample(hb, evidence.beats, watch.seen?.boot);
   if (newest === null) return watch;
   const seen = watch.seen;
   const fresh = seen !== null && seen.boot === newest.boot && seen.seq >= newest.seq ? seen : { ...newest, at: now };
-  const q = evidence.quiet;
-  const quietSince = q !== undefined && q.boot === fresh.boot && q.seq === fresh.seq ? now - q.quietMs : Infinity;
+  const quiet = quietOf(fresh, hb, evidence.quiet);
+  const quietSince = quiet === null ? Infinity : Math.min(now, evidence.at ?? now) - quiet;
   if (quietSince < fresh.at) return { ...watch, seen: { ...fresh, at: quietSince } };
   return fresh === seen ? watch : { ...watch, seen: fresh };
+};
+
+/**
+ * How long ago `fresh` was taken at the latest, by the quiet a primary reported (null: it says
+ * nothing). Of the very sample it reported, its quiet time. Of a newer one of the same boot
+ * (the node's heartbeat object has a sample its beat never carried: a primary that wrote its
+ * heartbeat after its last renewal, then died), that quiet time less how long after the
+ * reported sample the node took it, both samples in its heartbeat by its own monotonic clock:
+ * durations each on one machine, never a comparison of two clocks. A node whose loop was held
+ * up (frozen) took the newer sample that much later, so it is credited that much less.
+ */
+const quietOf = (fresh: SampleRef, hb: Heartbeat | undefined, q: Evidence['quiet']): number | null => {
+  if (q === undefined || q.boot !== fresh.boot || q.seq > fresh.seq) return null;
+  if (q.seq === fresh.seq) return q.quietMs;
+  if (hb?.boot !== fresh.boot) return null;
+  const reported = hb.samples.find((s) => s.seq === q.seq)?.mono;
+  const newer = hb.samples.find((s) => s.seq === fresh.seq)?.mono;
+  if (reported === undefined || newer === undefined || newer < reported) return null;
+  const quiet = q.quietMs - (newer - reported);
+  return quiet > 0 ? quiet : null;
 };
 
 /** Silent: no new sample for two sample intervals by the watchdog's clock. Never seen is not silent. */
 export const isSilent = (watch: NodeWatch, now: number, sampleMs: number): boolean => watch.seen !== null && now - watch.seen.at >= 2 * sampleMs;
 
 /**
+ * True when the primary says `node` has been quiet for two sample intervals (`leader.peers`):
+ * the node whose lapsed lease it took over, or a standby it no longer hears. When the node's
+ * heartbeat holds a sample newer than the one reported (credited less, quietOf), its silence
+ * is not conclusive yet, and the run waits for it once, from a renewal period short of an
+ * interval: the run a takeover triggers finds the dead primary's newer sample about an interval
+ * old, and otherwise left the verdict to a later trigger (a CI run's came 64.2 s after the kill).
+ */
+const quietByPrimary = (leader: Leader | null | undefined, node: string, sampleMs: number): boolean => {
+  const quiet = leader?.primary === node ? undefined : leader?.peers?.[node];
+  return quiet !== undefined && quiet.quietMs >= 2 * sampleMs;
+};
+
+/**
  * How long to wait for a node that has missed one heartbeat to reach the silence threshold,
  * or null. Without it, the verdict on a dead node waits for the next trigger (up to a sample
- * interval later); with it, one invocation sleeps at most one interval, only in that case.
+ * interval later); with it, one invocation sleeps at most one interval (an interval and a
+ * renewal period for a node the primary reports quiet: quietByPrimary), only in that case.
  * A primary whose renewals carry its samples is late only a renewal period later: a renewal
  * carries the sample taken up to `renewMs` before it, so a live one's samples arrive up to that
  * much apart beyond the interval, and waiting for them would bill a sleep in many runs.
@@ -103,7 +145,7 @@ export const suspectWaitMs = (
     const watch = updateSeen(stored, heartbeats.get(name), now, evidenceOf(leader, name, beats));
     if (watch.seen === null) continue;
     const silentFor = now - watch.seen.at;
-    const lateAfter = beatOf(leader, name) === undefined ? sampleMs : Math.min(sampleMs + renewMs, 2 * sampleMs);
+    const lateAfter = quietByPrimary(leader, name, sampleMs) ? Math.max(0, sampleMs - renewMs) : beatOf(leader, name) === undefined ? sampleMs : Math.min(sampleMs + renewMs, 2 * sampleMs);
     if (silentFor < lateAfter || silentFor >= 2 * sampleMs) continue;
     const wait = 2 * sampleMs - silentFor;
     soonest = soonest === null ? wait : Math.min(soonest, wait);
@@ -130,7 +172,23 @@ export interface Sight {
   troubledSince: number | null;
   /** The beat items this run read (absent: none were read). */
   beats?: Beats;
+  /**
+   * The leader record this run read before it waited for a late node, and when: what it said of
+   * the nodes' quiet held by then, so the wait counts on top of it (`seenBy`).
+   */
+  earlier?: { leader: Leader | null; at: number };
 }
+
+/**
+ * updateSeen by everything the run read: the record it read before a wait (its word dated from
+ * that read) and the one it judges by. A run that waited for a dead primary's last sample and
+ * dated that sample by the word again from its second look found it exactly as far from
+ * silent as before its wait.
+ */
+export const seenBy = (watch: NodeWatch, hb: Heartbeat | undefined, now: number, node: string, leader: Leader | null, sight: Pick<Sight, 'beats' | 'earlier'>): NodeWatch => {
+  const before = sight.earlier === undefined ? watch : updateSeen(watch, hb, now, evidenceOf(sight.earlier.leader, node, sight.beats, sight.earlier.at));
+  return updateSeen(before, hb, now, evidenceOf(leader, node, sight.beats));
+};
 
 export const CLEAR_SIGHT: Sight = { failing: false, troubledSince: null };
 

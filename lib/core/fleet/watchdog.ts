@@ -1,6 +1,6 @@
 import type { FleetEvent } from '../events';
 import { judgeNode, type LadderContext, type WatchdogAction, type WatchdogSettings } from './ladder';
-import { CLEAR_SIGHT, evidenceOf, readyStandbys, regainSight, updateSeen, type Confirmation, type Sight } from './liveness';
+import { CLEAR_SIGHT, readyStandbys, regainSight, seenBy, type Confirmation, type Sight } from './liveness';
 import { decideAdmission, emptyAdmission, failoverUnderWay, type AdmissionSettings } from './admission';
 import type { Heartbeat, Leader } from '../schemas';
 import { advanceCounter, emptyCounter } from './stall';
@@ -91,7 +91,7 @@ export const decide = (
   const nodes: Record<string, NodeWatch> = blindFrom === null ? { ...state.nodes } : regainSight(state.nodes, blindFrom, now);
   // First every node's freshness, so choosing a standby sees this round's heartbeats.
   for (const spec of settings.nodes) {
-    let watch = updateSeen(nodes[spec.name] ?? emptyWatch(), heartbeats.get(spec.name), now, evidenceOf(leader, spec.name, sight.beats));
+    let watch = seenBy(nodes[spec.name] ?? emptyWatch(), heartbeats.get(spec.name), now, spec.name, leader, sight);
     const hb = heartbeats.get(spec.name);
     if (leader !== null && leader.primary === spec.name) {
       if (hb !== undefined) watch = { ...watch, counter: advanceCounter(watch.counter, hb.boot, hb.samples) };

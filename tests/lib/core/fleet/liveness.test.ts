@@ -129,6 +129,17 @@ describe("a standby's liveness by its beat item and the primary's word", () => {
     expect(updateSeen(before, hb, NOW, evidenceOf(claim(9, 35_000), 'node-2', beats)).seen).toEqual(before.seen);
   });
 
+  it("dates a newer sample in the heartbeat back by the primary's word on an older one, less how long after it the node took the newer one", () => {
+    // The beat said sample 8 (31 s quiet); the heartbeat holds sample 9, taken 15.5 s after 8 by the node's own monotonic clock.
+    const later = (afterMs: number) => heartbeat('node-2', [{ ...sample(8), mono: 100_000 }, { ...sample(9), mono: 100_000 + afterMs }], 'boot-2');
+    const word = evidenceOf(claim(8, 31_000), 'node-2', new Map([['node-2', { boot: 'boot-2', seq: 8 }]]));
+    expect(updateSeen(emptyWatch(), later(15_500), NOW, word).seen).toEqual({ boot: 'boot-2', seq: 9, at: NOW - 15_500 });
+    // Taken 40 s after it (the node was frozen in between, and heard since): no credit at all.
+    expect(updateSeen(emptyWatch(), later(40_000), NOW, word).seen).toEqual({ boot: 'boot-2', seq: 9, at: NOW });
+    // Without the node's own times (an older agent), nothing to go by either.
+    expect(updateSeen(emptyWatch(), heartbeat('node-2', [sample(8), sample(9)], 'boot-2'), NOW, word).seen).toEqual({ boot: 'boot-2', seq: 9, at: NOW });
+  });
+
   it.each<[string, Leader]>([
     ['an older sample than the beat item read now', claim(8, 60_000)],
     ['another boot', claim(9, 60_000, 'boot-1')],
@@ -159,6 +170,13 @@ describe('suspectWaitMs', () => {
 
   it('waits for a node one sample late until its silence is conclusive', () => {
     expect(suspectWaitMs({ 'node-2': watch(NOW - 20_000) }, hbs, NOW, 15_000, carrying, 10_000)).toBe(10_000);
+  });
+
+  it('waits a renewal period longer for a node the primary reports quiet for two intervals (the one whose lapsed lease it took over)', () => {
+    const taken: Leader = { ...leader, primary: 'node-2', epoch: 2, previous: 'node-1', peers: { 'node-1': { boot: 'boot-1', seq: 3, quietMs: 30_500 } } };
+    expect(suspectWaitMs({ 'node-1': watch(NOW - 12_000) }, hbs, NOW, 15_000, taken, 10_000)).toBe(18_000);
+    expect(suspectWaitMs({ 'node-1': watch(NOW - 12_000) }, hbs, NOW, 15_000, { ...taken, peers: { 'node-1': { boot: 'boot-1', seq: 3, quietMs: 20_000 } } }, 10_000)).toBeNull();
+    expect(suspectWaitMs({ 'node-1': watch(NOW - 4_000) }, hbs, NOW, 15_000, taken, 10_000)).toBeNull();
   });
 
   it("waits for a primary whose renewals carry its samples only a renewal period later: they come up to that much apart", () => {
