@@ -178,7 +178,7 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
   let seen: Awaited<ReturnType<typeof look>> | undefined;
   let now = deps.now();
   let waited = false;
-  /** The leader record this attempt read before it waited, and when. */
+  /** The leader record read before the wait, and when: its word stays true for a retried attempt too. */
   let earlier: Sight['earlier'];
   let confirmations = new Map<string, Confirmation>();
   // Admission (backpressure) on the schedule and the nodes' own triggers, not on every heartbeat's notification.
@@ -216,7 +216,6 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
       // A node one heartbeat late: wait (once, at most an interval, or an interval and a renewal
       // period for a node the primary reports quiet) until its silence is conclusive rather than
       // until the next trigger, then look again.
-      earlier = undefined;
       const wait = waited ? null : suspectWaitMs(state.nodes, seen.heartbeats, now, deps.config.sampleIntervalSeconds * 1000, seen.leader, deps.config.leaseRenewSeconds * 1000, seen.beats);
       if (wait !== null) {
         waited = true;

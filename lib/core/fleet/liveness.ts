@@ -110,23 +110,14 @@ const quietOf = (fresh: SampleRef, hb: Heartbeat | undefined, q: Evidence['quiet
 export const isSilent = (watch: NodeWatch, now: number, sampleMs: number): boolean => watch.seen !== null && now - watch.seen.at >= 2 * sampleMs;
 
 /**
- * True when the primary says `node` has been quiet for two sample intervals (`leader.peers`):
- * the node whose lapsed lease it took over, or a standby it no longer hears. When the node's
- * heartbeat holds a sample newer than the one reported (credited less, quietOf), its silence
- * is not conclusive yet, and the run waits for it once, from a renewal period short of an
- * interval: the run a takeover triggers finds the dead primary's newer sample about an interval
- * old, and otherwise left the verdict to a later trigger (a CI run's came 64.2 s after the kill).
- */
-const quietByPrimary = (leader: Leader | null | undefined, node: string, sampleMs: number): boolean => {
-  const quiet = leader?.primary === node ? undefined : leader?.peers?.[node];
-  return quiet !== undefined && quiet.quietMs >= 2 * sampleMs;
-};
-
-/**
  * How long to wait for a node that has missed one heartbeat to reach the silence threshold,
  * or null. Without it, the verdict on a dead node waits for the next trigger (up to a sample
- * interval later); with it, one invocation sleeps at most one interval (an interval and a
- * renewal period for a node the primary reports quiet: quietByPrimary), only in that case.
+ * interval later); with it, one invocation sleeps at most one interval, only in that case.
+ * A node the primary reports quiet for two intervals (`leader.peers`: the node whose lapsed
+ * lease it took over, or a standby it no longer hears) is waited for from a renewal period short
+ * of an interval: when its heartbeat holds a sample newer than the one reported (credited less,
+ * quietOf), the run a takeover triggers finds that sample about an interval old, and otherwise
+ * left the verdict to a later trigger (a CI run's came 64.2 s after the kill).
  * A primary whose renewals carry its samples is late only a renewal period later: a renewal
  * carries the sample taken up to `renewMs` before it, so a live one's samples arrive up to that
  * much apart beyond the interval, and waiting for them would bill a sleep in many runs.
@@ -142,10 +133,12 @@ export const suspectWaitMs = (
 ): number | null => {
   let soonest: number | null = null;
   for (const [name, stored] of Object.entries(watches)) {
-    const watch = updateSeen(stored, heartbeats.get(name), now, evidenceOf(leader, name, beats));
+    const evidence = evidenceOf(leader, name, beats);
+    const watch = updateSeen(stored, heartbeats.get(name), now, evidence);
     if (watch.seen === null) continue;
     const silentFor = now - watch.seen.at;
-    const lateAfter = quietByPrimary(leader, name, sampleMs) ? Math.max(0, sampleMs - renewMs) : beatOf(leader, name) === undefined ? sampleMs : Math.min(sampleMs + renewMs, 2 * sampleMs);
+    const reportedQuiet = (evidence.quiet?.quietMs ?? 0) >= 2 * sampleMs;
+    const lateAfter = reportedQuiet ? Math.max(0, sampleMs - renewMs) : beatOf(leader, name) === undefined ? sampleMs : Math.min(sampleMs + renewMs, 2 * sampleMs);
     if (silentFor < lateAfter || silentFor >= 2 * sampleMs) continue;
     const wait = 2 * sampleMs - silentFor;
     soonest = soonest === null ? wait : Math.min(soonest, wait);

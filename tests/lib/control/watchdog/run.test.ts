@@ -74,6 +74,21 @@ describe('runWatchdog: a run that waits for a node the primary reports quiet', (
     expect(published.map((e) => `${e.kind} ${e.node}`)).toContain('REDUNDANCY_LOST node-1');
   });
 
+  it('keeps what the record said before the wait when its state write loses a race and the run tries again', async () => {
+    const d = deps();
+    d.sleep = (ms: number) => {
+      slept.push(ms);
+      now += ms;
+      // Another run stores the same judgement meanwhile: this run's write loses its race.
+      const state = s3.json('peer-sync/watchdog/state.json') as { revision: number };
+      s3.set('peer-sync/watchdog/state.json', { ...state, revision: state.revision + 1 });
+      return Promise.resolve();
+    };
+    await runWatchdog(d);
+    expect(slept).toEqual([14_500]);
+    expect(published.map((e) => `${e.kind} ${e.node}`)).toContain('REDUNDANCY_LOST node-1');
+  });
+
   it('goes by both records when the primary renewed during the wait: the first one\'s word, dated from the first look, still counts', async () => {
     const d = deps();
     d.sleep = (ms: number) => {
