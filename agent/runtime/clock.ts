@@ -9,23 +9,42 @@ let wallOffsetMs = 0;
 export const mono = (): number => Number(process.hrtime.bigint() / 1_000_000n);
 export const wall = (): number => Date.now() + wallOffsetMs;
 
-/** Skews this process's wall clock (drills only, through the node host's IPC channel). */
+/** Skews `wall` alone (tests of this process). */
 export const setWallOffset = (ms: number): void => {
   wallOffsetMs = ms;
 };
 
-/** Under a local node host, accept clock-skew messages; a no-op in production. */
+/** Set by the local node host in its processes' environment: they may pass its gates. */
+export const HOST_GATE = 'QUEEN_FLEET_HOST_GATE';
+
+/** `Date.now` as the process started with it: the machine's own clock. */
+const systemNow = Date.now.bind(Date);
+
+/**
+ * Skews this whole process's clock as a machine's wrong clock would be: `Date.now` (so `wall`,
+ * and the time the AWS SDK signs requests with: `new Date(Date.now() + systemClockOffset)`), never
+ * `mono`. Only the local node host asks for it, through its IPC channel: drills only.
+ */
+export const skewProcessClock = (ms: number): void => {
+  wallOffsetMs = 0;
+  Date.now = ms === 0 ? systemNow : (): number => systemNow() + ms;
+};
+
+/**
+ * Under a local node host, accept its clock-skew messages: they skew the process's clock
+ * (`skewProcessClock`). A process with another parent (a test runner) skews only `wall`; in
+ * production there is no parent to send any.
+ */
 export const listenForClockSkew = (): void => {
   if (process.send === undefined) return;
   process.on('message', (m: { type?: string; offsetMs?: number }) => {
-    if (m.type === 'clock-offset' && typeof m.offsetMs === 'number') setWallOffset(m.offsetMs);
+    if (m.type !== 'clock-offset' || typeof m.offsetMs !== 'number') return;
+    if (process.env[HOST_GATE] === '1') skewProcessClock(m.offsetMs);
+    else setWallOffset(m.offsetMs);
   });
   // The channel must not keep the daemon alive on its own.
   process.channel?.unref();
 };
-
-/** Set by the local node host in its processes' environment: they may pass its gates. */
-export const HOST_GATE = 'QUEEN_FLEET_HOST_GATE';
 
 /**
  * Under a local node host (drills), tell it a step of this process's start is done and wait

@@ -3,9 +3,31 @@ import { ConcurrentWriteError, ConflictError, FleetError, NotFoundError, Throttl
 interface SdkErrorLike {
   name?: string;
   code?: string;
-  $metadata?: { httpStatusCode?: number };
+  message?: string;
+  $metadata?: { httpStatusCode?: number; clockSkewCorrected?: boolean };
   $retryable?: { throttling?: boolean };
 }
+
+/**
+ * A request refused for its signing time: signed too far from AWS's clock (S3 RequestTimeTooSkewed,
+ * "Signature expired" elsewhere). Nothing was applied. The SDK has set its clock offset from the
+ * answer's Date header, so sending it again, signed anew, gets through: retryable, never a task's failure.
+ */
+export class ClockSkewError extends TransientError {}
+
+/** Refused for the signing time, whatever the message (the SDK's own list: @smithy/service-error-classification). */
+const SKEW_NAMES = new Set(['RequestTimeTooSkewed', 'RequestExpired', 'RequestInTheFuture']);
+/** Refused for the signature, which the signing time explains only when the message says so. */
+const SIGNATURE_NAMES = new Set(['InvalidSignatureException', 'SignatureDoesNotMatch']);
+const SIGNING_TIME = /^Signature (expired|not yet current)/;
+
+/** True for a refusal of the request's signing time (a skewed clock), not of its signature or its rights. */
+export const isClockSkewError = (error: unknown): boolean => {
+  const e = error as SdkErrorLike;
+  const name = e.name ?? '';
+  if (SKEW_NAMES.has(name)) return true;
+  return SIGNATURE_NAMES.has(name) && (SIGNING_TIME.test(e.message ?? '') || e.$metadata?.clockSkewCorrected === true);
+};
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
 const THROTTLE_NAMES = new Set(['SlowDown', 'ProvisionedThroughputExceededException', 'ThrottlingException', 'Throttling', 'TooManyRequestsException', 'RequestLimitExceeded', 'RequestThrottled', 'ThrottledException', 'PriorRequestNotComplete']);
@@ -32,6 +54,9 @@ export const toFleetError = (error: unknown, what: string): FleetError => {
   const e = error as SdkErrorLike;
   const status = e.$metadata?.httpStatusCode;
   const name = e.name ?? 'Error';
+  if (isClockSkewError(error)) {
+    return new ClockSkewError(`${what}: signed too far from the service's clock (${name})`, { cause: error });
+  }
   if (name === 'ConditionalRequestConflict' || (status === 409 && name !== 'PreconditionFailed')) {
     return new ConcurrentWriteError(`${what}: a concurrent write to the key is in progress (${name})`, { cause: error });
   }

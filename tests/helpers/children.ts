@@ -73,6 +73,29 @@ export const startCloudProcess = async (args: string[] = []): Promise<LocalCloud
   return { ...(JSON.parse(line) as Omit<LocalCloudInfo, 'child'>), child };
 };
 
+/** A local cloud (every behaviour off) whose caller faults the test sets: tests/helpers/cloud-control.ts. */
+export interface ControlledCloud extends LocalCloudInfo {
+  /** Sends one command and resolves with its answer. */
+  control: (command: Record<string, unknown>) => Promise<Record<string, unknown>>;
+}
+
+export const startControlledCloud = async (): Promise<ControlledCloud> => {
+  const script = join(ROOT, 'tests/helpers/cloud-control.ts');
+  const child = track(process.execPath, ['--import', 'tsx', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const next = async (): Promise<Record<string, unknown>> => {
+    const line = await lines.next();
+    if (line.done === true) throw new Error(`the controlled cloud exited (${String(child.exitCode)})`);
+    return JSON.parse(line.value) as Record<string, unknown>;
+  };
+  const info = (await next()) as unknown as Omit<LocalCloudInfo, 'child'>;
+  const control = async (command: Record<string, unknown>): Promise<Record<string, unknown>> => {
+    child.stdin?.write(`${JSON.stringify(command)}\n`);
+    return next();
+  };
+  return { ...info, child, control };
+};
+
 /** Processes whose command line mentions `marker` (to prove nothing was left behind). */
 export const processesMatching = (marker: string): number[] =>
   readdirSync('/proc')

@@ -21,7 +21,11 @@ export const actual = (report: Report, name: string): number | null | undefined 
 
 /** Every expectation and invariant held; the failing ones are named when not. */
 export const passed = (report: Report): void => {
-  const failing = [...report.expectations.filter((e) => !e.ok).map((e) => `${e.name}: ${JSON.stringify(e.actual)}`), ...Object.entries(report.invariants).filter(([, ok]) => !ok).map(([name]) => name)];
+  const failing = [
+    ...report.expectations.filter((e) => !e.ok).map((e) => `${e.name}: ${JSON.stringify(e.actual)}`),
+    ...Object.entries(report.invariants).filter(([, ok]) => !ok).map(([name]) => name),
+    ...report.unfiredFaults.map((u) => u.reason),
+  ];
   expect(failing).toEqual([]);
   expect(report.ok).toBe(true);
 };

@@ -4,6 +4,7 @@ import { requestFigures } from '../../lib/core/drill/requests';
 /** A drill's observations with nothing seen, for report tests to fill in what they need. */
 export const blankObservations = (over: Partial<Observations> = {}): Observations => ({
   faults: [],
+  unfired: [],
   events: [],
   restarts: [],
   supervisorRestarts: [],

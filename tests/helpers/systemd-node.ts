@@ -10,6 +10,7 @@ import { LeaseKeeper } from '../../agent/lease-keeper';
 import { Loop } from '../../agent/runtime/loop';
 import { stateStoreFor, type StateStore } from '../../lib/aws/state-store';
 import { configSchema, type Config } from '../../lib/core/config';
+import type { Heartbeat } from '../../lib/core/schemas';
 import { bundleEntries } from '../../lib/harness/localcloud/bundle';
 import { HARNESS_PRINCIPAL } from '../../lib/harness/localcloud/cloud';
 import { sleep } from '../../lib/sleep';
@@ -120,13 +121,49 @@ export const startPeer = (cloud: LocalCloudInfo): { stop: () => Promise<void> } 
   return { stop: () => loop.stop().finally(() => rmSync(config.dataDir, { recursive: true, force: true })) };
 };
 
-/** Polls `probe` every `everyMs` until it returns a value other than undefined; throws `what` after `timeoutMs`. */
-export const waitFor = async <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined> | T | undefined, everyMs = 200): Promise<T> => {
+/**
+ * How much longer than on an idle machine every real-time wait of the container test is: it runs
+ * beside the drills on 2 cores, where a boot, a bundle's start or a unit's restart takes a
+ * multiple of its idle time (CI once waited 20 s for a heartbeat the idle machine has in 5).
+ */
+export const LOADED = 4;
+
+/** A real-time wait of `idleMs` on an idle machine, sized for a loaded one. */
+export const loaded = (idleMs: number): number => idleMs * LOADED;
+
+/** A heartbeat as a timeout message names it. */
+export const seen = (h: Heartbeat | undefined): string =>
+  h === undefined
+    ? 'no heartbeat of node-1'
+    : `a heartbeat of boot ${h.boot}: ${h.role}, ${h.samples.length} sample(s), ` +
+      `${h.samples.at(-1)?.workerProcesses ?? '?'} worker process(es)`;
+
+/** What a probe saw when it found no value yet; the last of it names a wait that timed out. */
+export type Saw = (what: string) => void;
+
+/**
+ * Polls `probe` every `everyMs` until it returns a value other than undefined, or throws after
+ * `timeoutMs` naming what it waited for and what it saw last: what the probe said it saw
+ * (`saw`), or the error it threw (a failed read is seen, and polled again).
+ */
+export const waitFor = async <T>(
+  what: string,
+  timeoutMs: number,
+  probe: (saw: Saw) => Promise<T | undefined> | T | undefined,
+  everyMs = 200,
+): Promise<T> => {
   const deadline = Date.now() + timeoutMs;
+  let last = 'nothing (the probe said nothing)';
   for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    try {
+      const value = await probe((seen) => (last = seen));
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = `an error: ${String(error)}`;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}; saw last ${last}`);
+    }
     await sleep(everyMs);
   }
 };

@@ -150,6 +150,13 @@ const checks = (r: Report): string => {
   const rows = [
     ...r.expectations.map((e) => ({ kind: 'expectation', name: e.name, expected: JSON.stringify(e.expected), actual: e.actual === null ? '—' : String(e.actual), ok: e.ok })),
     ...Object.entries(r.invariants).map(([name, ok]) => ({ kind: 'invariant', name, expected: 'holds', actual: ok ? 'holds' : 'broken', ok })),
+    ...r.unfiredFaults.map((u) => ({
+      kind: 'fault',
+      name: `faults.${u.fault} ${u.kind}`,
+      expected: 'fired',
+      actual: u.reason,
+      ok: false,
+    })),
   ];
   const body = rows.map((x) => `<tr class="${x.ok ? 'ok' : 'failed'}" data-check="${esc(x.name)}"><td>${x.kind}</td><td>${esc(x.name)}</td><td>${esc(x.expected)}</td><td>${esc(x.actual)}</td><td class="result">${x.ok ? 'ok' : 'FAILED'}</td></tr>`).join('');
   return `<table class="checks"><thead><tr><th></th><th>check</th><th>expected</th><th>actual</th><th>result</th></tr></thead><tbody>${body}</tbody></table>`;

@@ -1,5 +1,6 @@
 /** The drill report and what it is built from (DESIGN section 8), apart from how it is built (report.ts). */
 import type { RequestFigures } from './requests';
+import type { Unfired } from './trigger';
 
 /** One line of a drill's timeline, in scenario seconds. */
 export interface TimelineEntry {
@@ -18,6 +19,8 @@ export interface Observations {
    * fault, whose receipt never reached disk, can only wait out its visibility timeout.
    */
   faults: { at: number; kind: string; node: string; recorded?: readonly string[] }[];
+  /** Faults that waited for an event (`at: { after: … }`) that never came within the run: each fails the drill. */
+  unfired: readonly Unfired[];
   /** Incident steps written by the watchdog (events/ objects). */
   events: { t: number; kind: string; node: string; incidentId: string }[];
   /** Worker restarts the watchdog issued through SSM (t = when the command was sent), with the incident its comment names. */
@@ -119,6 +122,8 @@ export interface Report {
   tasks: { enqueued: number; completed: number; lost: number; duplicateCompletions: number; deadLettered: number; givenBack: number };
   epochs: { epoch: number; primary: string; from: number; to: number | null }[];
   invariants: { singlePrimaryPerEpoch: boolean; noStaleEpochWrites: boolean; noLostTasks: boolean; noDuplicateCompletions: boolean; noFalseFailovers: boolean };
+  /** Faults whose event never came (so they never struck), each with its reason: the drill fails. */
+  unfiredFaults: Unfired[];
   timeline: TimelineEntry[];
   aws: { s3: { GET: number; PUT: number; LIST: number; HEAD: number }; sqs: number; dynamodb: number; sns: number; ssm: number; lambdaInvocations: number };
   /** The fleet's requests (nodes and watchdog, not the drill's setup): the control loop per scenario hour, the work per completed task. */

@@ -20,17 +20,48 @@ const DETECTION: Readonly<Record<string, readonly string[]>> = {
   'freeze-node': SILENCE,
   'reboot-node': SILENCE,
   'partition-node': SILENCE,
+  'blackhole-node': SILENCE,
   'kill-agent': SILENCE,
 };
 
-/** Faults on a node that justify moving the primary role away from it. */
-const JUSTIFIES_FAILOVER = new Set(['stall-worker', 'kill-node', 'stop-node', 'freeze-node', 'reboot-node', 'partition-node', 'kill-agent']);
+/**
+ * Faults on a node that justify moving the primary role away from it: an s3-outage only when it
+ * was aimed at that node (a fleet-wide one is scoped `cloud`, and a failover cures nothing then).
+ */
+const JUSTIFIES_FAILOVER = new Set([
+  'stall-worker',
+  'kill-node',
+  'stop-node',
+  'freeze-node',
+  'reboot-node',
+  'partition-node',
+  'blackhole-node',
+  'kill-agent',
+  's3-outage',
+]);
+const NODE = /^node-\d+$/;
+const justifies = (f: { kind: string; node: string }): boolean => JUSTIFIES_FAILOVER.has(f.kind) && NODE.test(f.node);
 
-/** Faults that stop or cut off a worker: only their in-flight tasks have anything to resume from. */
-const INTERRUPTS = new Set([...JUSTIFIES_FAILOVER, 'crash-worker', 'hang-stage']);
+/**
+ * Faults that stop or cut off a worker: only their in-flight tasks have anything to resume from.
+ * Not an s3-outage: the worker goes on holding its tasks (SQS still answers it).
+ */
+const INTERRUPTS = new Set([...JUSTIFIES_FAILOVER, 'crash-worker', 'hang-stage'].filter((k) => k !== 's3-outage'));
 
 /** Faults no worker has to stop for: consumption must go on through them (their consumeGap). */
-const CARRIED_THROUGH = new Set(['corrupt-object', 'lost-response', 'clock-skew', 'duplicate-watchdog', 'watchdog-outage', 'notification-lag', 'slow-tasks', 'poison-task', 's3-throttle', 's3-latency']);
+const CARRIED_THROUGH = new Set([
+  'corrupt-object',
+  'lost-response',
+  'clock-skew',
+  'duplicate-watchdog',
+  'watchdog-outage',
+  'watchdog-crash',
+  'notification-lag',
+  'slow-tasks',
+  'poison-task',
+  's3-throttle',
+  's3-latency',
+]);
 
 /**
  * The longest time in [from, to) in which no worker did any work the wire shows, counted from the
@@ -77,8 +108,12 @@ const buildIncidents = (o: Observations, epochs: Report['epochs'], end: number):
     const recovered = detected === undefined ? undefined : firstAfter(o.events, detected.t, (e) => e.node === f.node && e.kind === 'RECOVERED' && !rejoins.has(e.incidentId));
     // The first change of primary away from the faulted node after the fault, unless a later
     // fault on the node came before it: that one caused it.
-    const moved = JUSTIFIES_FAILOVER.has(f.kind) ? epochs.find((e, i) => i > 0 && e.from >= f.at && epochs[i - 1]?.primary === f.node && e.primary !== f.node) : undefined;
-    const superseded = moved !== undefined && o.faults.some((g) => g !== f && g.node === f.node && JUSTIFIES_FAILOVER.has(g.kind) && g.at > f.at && g.at <= moved.from);
+    const away = (e: Report['epochs'][number], i: number): boolean =>
+      i > 0 && e.from >= f.at && epochs[i - 1]?.primary === f.node && e.primary !== f.node;
+    const moved = justifies(f) ? epochs.find(away) : undefined;
+    const later = (g: Observations['faults'][number]): boolean =>
+      g !== f && g.node === f.node && justifies(g) && g.at > f.at;
+    const superseded = moved !== undefined && o.faults.some((g) => later(g) && g.at <= moved.from);
     const failover = superseded ? undefined : moved;
     // Serving: its first receive under its epoch, or earlier, carrying on with a task the fenced primary held.
     const received = failover === undefined ? undefined : o.receives.find((r) => r.t >= failover.from && r.node === failover.primary && r.epoch === failover.epoch);
@@ -188,7 +223,7 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
   // A failover away from a node that no fault touched before it is a false one.
   const falseFailovers = failoverEpochs.filter((e, i) => {
     const from = epochs[i]?.primary ?? '';
-    return !o.faults.some((f) => f.node === from && f.at <= e.from && JUSTIFIES_FAILOVER.has(f.kind));
+    return !o.faults.some((f) => f.node === from && f.at <= e.from && justifies(f));
   }).length;
   const tasks = { enqueued: o.enqueued.length, completed, lost: o.enqueued.length - completed, duplicateCompletions: duplicates, deadLettered: o.deadLettered, givenBack: o.givenBack };
   const input = {
@@ -224,7 +259,8 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
     deadLettered: o.deadLettered,
     maxConsumeGapSeconds: Math.max(0, ...incidents.flatMap((i) => (i.consumeGapSeconds === null ? [] : [i.consumeGapSeconds]))),
   });
-  const ok = expectations.every((e) => e.ok) && Object.values(invariants).every(Boolean);
+  // A fault that never struck proves nothing: the drill fails, naming it.
+  const ok = expectations.every((e) => e.ok) && Object.values(invariants).every(Boolean) && o.unfired.length === 0;
   return {
     scenario: scenario.name,
     seed: meta.seed,
@@ -236,6 +272,7 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
     tasks,
     epochs,
     invariants,
+    unfiredFaults: [...o.unfired],
     timeline: o.timeline.map((e) => ({ ...e, t: round(e.t) ?? 0 })),
     aws: { ...o.aws, lambdaInvocations: o.lambdaInvocations },
     requests: o.requests,

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { ValidationError } from '../errors';
 import { parseWith } from '../validate';
+import { eventAtSchema, nodeTarget as target } from './trigger';
 
-const target = z.union([z.enum(['primary', 'standby']), z.string().regex(/^node-[1-9][0-9]?$/, 'must be primary, standby or node-N')]);
-const at = z.number().min(0);
+/** Scenario seconds, or an event the fault waits for (lib/core/drill/trigger.ts). */
+const at = z.union([z.number().min(0), eventAtSchema]);
 const forSeconds = z.number().positive().optional();
 const base = { at, target: target.default('primary'), for: forSeconds };
 
@@ -38,7 +39,12 @@ export const faultSchema = z.discriminatedUnion('kind', [
   z.strictObject({ ...base, kind: z.literal('slow-tasks'), factor: z.number().min(1).max(100) }),
   z.strictObject({ ...base, kind: z.literal('s3-throttle'), rate: z.number().min(0).max(1) }),
   z.strictObject({ ...base, kind: z.literal('s3-latency'), ms: z.number().int().min(0).max(60_000) }),
-  z.strictObject({ ...base, kind: z.literal('s3-outage') }),
+  /** Without a target every S3 request of every node and of the watchdog fails; with one, only that node's. */
+  z.strictObject({ ...base, target: target.optional(), kind: z.literal('s3-outage') }),
+  /** Every request of the node vanishes, neither answered nor reset, and is applied when the fault clears. */
+  z.strictObject({ ...base, kind: z.literal('blackhole-node') }),
+  /** The watchdog dies between claiming a restart and sending it: each run that gets there goes no further. */
+  z.strictObject({ ...base, kind: z.literal('watchdog-crash') }),
   /** Every DynamoDB request of every node and of the watchdog fails: the lease can be neither read nor renewed. */
   z.strictObject({ ...base, kind: z.literal('dynamodb-outage') }),
   z.strictObject({ ...base, kind: z.literal('notification-lag'), seconds: z.number().min(0).max(3_600) }),
@@ -78,6 +84,8 @@ export const SUPPORTED_FAULTS: ReadonlySet<FaultKind> = new Set([
   'poison-task',
   'lost-response',
   'corrupt-object',
+  'blackhole-node',
+  'watchdog-crash',
 ]);
 
 /** Faults that cannot be undone, and why a `for` means nothing for them. */
@@ -90,7 +98,20 @@ export const ONE_WAY_FAULTS: Readonly<Partial<Record<FaultKind, string>>> = {
 };
 
 /** Faults that act on the whole fleet or its control plane: `target` names nothing for them. */
-export const FLEET_WIDE_FAULTS: ReadonlySet<FaultKind> = new Set(['duplicate-watchdog', 'watchdog-outage', 'slow-tasks', 's3-outage', 'dynamodb-outage', 'notification-lag', 'poison-task']);
+export const FLEET_WIDE_FAULTS: ReadonlySet<FaultKind> = new Set([
+  'duplicate-watchdog',
+  'watchdog-outage',
+  'watchdog-crash',
+  'slow-tasks',
+  's3-outage',
+  'dynamodb-outage',
+  'notification-lag',
+  'poison-task',
+]);
+
+/** Whether this fault strikes the whole fleet: an s3-outage does unless it names a node. */
+export const isFleetWide = (fault: Fault): boolean =>
+  FLEET_WIDE_FAULTS.has(fault.kind) && !(fault.kind === 's3-outage' && fault.target !== undefined);
 
 const count = z.number().int().min(0);
 const range = z.union([count, z.strictObject({ min: count.optional(), max: count.optional() })]);
@@ -155,11 +176,21 @@ export const scenarioSchema = z
     behaviour: z.record(z.string(), z.unknown()).optional(),
   })
   .superRefine((s, ctx) => {
+    /** A node the scenario names must be one it has. */
+    const node = (name: string | undefined, path: (string | number)[]): void => {
+      const m = /^node-(\d+)$/.exec(name ?? '');
+      const beyond = `names a node the scenario does not have (${s.nodes} nodes)`;
+      if (m !== null && Number(m[1]) > s.nodes) ctx.addIssue({ code: 'custom', path, message: beyond });
+      const alone = 'a standby needs at least 2 nodes';
+      if (name === 'standby' && s.nodes < 2) ctx.addIssue({ code: 'custom', path, message: alone });
+    };
     s.faults.forEach((f, i) => {
-      if (f.at > s.seconds) ctx.addIssue({ code: 'custom', path: ['faults', i, 'at'], message: `is after the end of the run (${s.seconds} s)` });
-      const m = /^node-(\d+)$/.exec(f.target);
-      if (m !== null && Number(m[1]) > s.nodes) ctx.addIssue({ code: 'custom', path: ['faults', i, 'target'], message: `names a node the scenario does not have (${s.nodes} nodes)` });
-      if (f.target === 'standby' && s.nodes < 2) ctx.addIssue({ code: 'custom', path: ['faults', i, 'target'], message: 'a standby needs at least 2 nodes' });
+      const late = `is after the end of the run (${s.seconds} s)`;
+      if (typeof f.at === 'number' && f.at > s.seconds) {
+        ctx.addIssue({ code: 'custom', path: ['faults', i, 'at'], message: late });
+      }
+      if (typeof f.at !== 'number') node(f.at.node, ['faults', i, 'at', 'node']);
+      node(f.target, ['faults', i, 'target']);
       const oneWay = ONE_WAY_FAULTS[f.kind];
       if (oneWay !== undefined && f.for !== undefined) ctx.addIssue({ code: 'custom', path: ['faults', i, 'for'], message: `cannot be undone, so it takes no "for": ${oneWay}` });
       if (f.kind === 'hang-stage' && s.workload.stages !== 'command') ctx.addIssue({ code: 'custom', path: ['faults', i, 'kind'], message: 'hang-stage needs stages that run as processes: set workload.stages to "command"' });

@@ -2,12 +2,13 @@ import { readFile } from 'node:fs/promises';
 import { heldPath } from '../../../agent/worker/held';
 import type { Config } from '../../core/config';
 import type { Observations } from '../../core/drill/report';
-import { FLEET_WIDE_FAULTS, LOSABLE_KEYS, type Fault } from '../../core/drill/scenario';
+import { isFleetWide, LOSABLE_KEYS, type Fault } from '../../core/drill/scenario';
 import { KEYS } from '../../core/keys';
-import type { LocalCloud } from '../localcloud/cloud';
+import type { CallerFault, LocalCloud } from '../localcloud/cloud';
 import type { LocalFleet } from '../localcloud/fleet';
 import type { LocalScheduler } from '../localcloud/scheduler';
 import type { Recorder } from './recorder';
+import type { WatchdogCrash } from './watchdog-crash';
 
 /** Wall ms after a signal before the faulted worker's held.json is read: the signal has landed by then. */
 const RECORDED_AFTER_MS = 100;
@@ -26,6 +27,8 @@ export interface FaultTargets {
   enqueuePoison: () => void;
   /** Writes `text` over the object at `key` (below the state prefix), as the harness: never faulted itself. */
   writeRaw: (key: string, text: string) => Promise<void>;
+  /** The drill's watchdog dies mid-run while this is active (watchdog-crash). */
+  watchdogCrash: Pick<WatchdogCrash, 'active'>;
 }
 
 /** What a corrupt-object fault writes: a record cut off mid-write, then bytes that are not UTF-8. */
@@ -49,8 +52,9 @@ const corruptKey = (fault: Extract<Fault, { kind: 'corrupt-object' }>, node: str
 /** What a fault acts on, for the timeline: a node, or the part of the fleet a fleet-wide fault strikes. */
 const scopeOf = (fault: Fault, node: string): string => {
   if (fault.kind === 'corrupt-object') return fault.key === 'heartbeat' ? node : 'bucket';
-  if (!FLEET_WIDE_FAULTS.has(fault.kind)) return node;
+  if (!isFleetWide(fault)) return node;
   if (fault.kind === 'duplicate-watchdog' || fault.kind === 'watchdog-outage') return 'watchdog';
+  if (fault.kind === 'watchdog-crash') return 'watchdog';
   return fault.kind.startsWith('s3') || fault.kind === 'dynamodb-outage' || fault.kind === 'notification-lag' ? 'cloud' : 'queue';
 };
 
@@ -164,8 +168,25 @@ export class FaultInjector {
         cloud.faults.set(node, { ...cloud.faults.get(node), latencyMs: fault.ms / this.t.timeScale });
         return { detail: `+${fault.ms} ms on every request`, undo: () => this.clearFault(node, 'latencyMs') };
       case 's3-outage':
+        if (fault.target !== undefined) {
+          cloud.faults.set(node, { ...cloud.faults.get(node), s3Outage: true });
+          const detail = 'every S3 request of this node fails (503); its DynamoDB and SQS work';
+          return { detail, undo: () => this.clearFault(node, 's3Outage') };
+        }
         cloud.outage.s3 = true;
         return { detail: 'every S3 request of every node and of the watchdog fails (503)', undo: () => (cloud.outage.s3 = false) };
+      case 'blackhole-node':
+        cloud.blackholes.start(node);
+        return {
+          detail: 'its packets vanish: no answer, no reset; what it sends is applied when this clears',
+          undo: () => cloud.blackholes.end(node),
+        };
+      case 'watchdog-crash': {
+        const crash = this.t.watchdogCrash;
+        crash.active = true;
+        const detail = 'a run that sends a claimed restart dies after the claim, before the send';
+        return { detail, undo: () => (crash.active = false) };
+      }
       case 'dynamodb-outage':
         cloud.outage.dynamodb = true;
         return { detail: 'every DynamoDB request of every node and of the watchdog fails (503): the lease can be neither read nor renewed', undo: () => (cloud.outage.dynamodb = false) };
@@ -189,8 +210,9 @@ export class FaultInjector {
     }
   }
 
-  inject(fault: Fault, scheduleUndo: (afterScenarioSeconds: number, undo: () => void) => void): void {
-    const node = this.resolve(fault.target);
+  /** `cause`: what set it off, for a fault that waited for an event (`at: { after: … }`). */
+  inject(fault: Fault, scheduleUndo: (afterScenarioSeconds: number, undo: () => void) => void, cause?: string): void {
+    const node = this.resolve(fault.target ?? 'primary');
     const { detail, undo } = this.apply(fault, node);
     const scoped = scopeOf(fault, node);
     const { recorder } = this.t;
@@ -199,7 +221,8 @@ export class FaultInjector {
     this.noteRecorded(fault.kind, node, entry);
     // A reboot's `for` is its downtime, which the fleet times itself.
     const timed = fault.for !== undefined && fault.kind !== 'reboot-node';
-    recorder.note(scoped, 'fault', `${fault.kind}: ${detail}${timed ? ` for ${fault.for}s` : ''}`);
+    const after = cause === undefined ? '' : `, after ${cause}`;
+    recorder.note(scoped, 'fault', `${fault.kind}: ${detail}${timed ? ` for ${fault.for}s` : ''}${after}`);
     if (undo === null) return;
     this.undo.push(undo);
     if (timed && fault.for !== undefined) {
@@ -212,17 +235,9 @@ export class FaultInjector {
     }
   }
 
-  /**
-   * Which of the node's messages the fleet can still find when the fault strikes: for a fault of
-   * the worker alone (the next worker reads held.json, the agent's heartbeats carry it), what its
-   * held.json says once the signal landed; for a node gone whole, what its last heartbeat said.
-   */
+  /** Which messages the faulted node held when the fault struck: its held.json once the signal landed. */
   private noteRecorded(kind: Fault['kind'], node: string, entry: Observations['faults'][number]): void {
-    if (kind === 'kill-node' || kind === 'freeze-node') {
-      entry.recorded = [...(this.t.recorder.lastHeld.get(node) ?? [])];
-      return;
-    }
-    if (kind !== 'stall-worker' && kind !== 'crash-worker' && kind !== 'reboot-node') return;
+    if (!['stall-worker', 'crash-worker', 'reboot-node', 'kill-node', 'freeze-node'].includes(kind)) return;
     setTimeout(() => {
       readFile(heldPath(this.t.fleet.dataDir(node)), 'utf8').then(
         (text) => {
@@ -235,7 +250,7 @@ export class FaultInjector {
     }, RECORDED_AFTER_MS);
   }
 
-  private clearFault(node: string, field: 'throttleRate' | 'latencyMs' | 'partition' | 'loseResponses'): void {
+  private clearFault(node: string, field: keyof CallerFault): void {
     const current = { ...this.t.cloud.faults.get(node) };
     delete current[field];
     this.t.cloud.faults.set(node, current);

@@ -5,6 +5,7 @@ import { checkpointSchema, doneSchema, heartbeatSchema, leaderSchema, STAGES, ty
 import { workerFault } from '../../core/fleet/liveness';
 import { advanceCounter, emptyCounter, type StallCounter } from '../../core/fleet/stall';
 import type { MetricSeries, Observations, TimelineEntry } from '../../core/drill/report';
+import type { DrillEvent } from '../../core/drill/trigger';
 import { readEmf } from '../../core/metrics/emf';
 import type { CloudObserver, LocalCloud } from '../localcloud/cloud';
 import type { MachineEvent } from '../localcloud/fleet';
@@ -36,8 +37,6 @@ export class Recorder {
   readonly receives: Observations['receives'] = [];
   readonly extensions: Observations['extensions'] = [];
   readonly depths: Observations['depths'] = [];
-  /** The tasks each node's newest heartbeat said it held (their receipts, for a new primary to take up). */
-  readonly lastHeld = new Map<string, string[]>();
   readonly writes: Observations['writes'] = [];
   readonly windows: Observations['windows'] = [];
   readonly readiness: Observations['readiness'] = [];
@@ -53,6 +52,8 @@ export class Recorder {
   readonly heartbeatGaps: Record<string, number> = {};
   private readonly series = new Map<string, MetricSeries>();
   onEntry: ((entry: TimelineEntry) => void) | undefined;
+  /** Events a fault may wait for (lib/core/drill/trigger.ts), as they cross the wire during the run. */
+  onEvent: ((event: DrillEvent) => void) | undefined;
 
   constructor(
     private readonly prefix: string,
@@ -159,7 +160,10 @@ export class Recorder {
     snsPublish: (message) => {
       const event = fleetEventSchema.safeParse(json(Buffer.from(message)));
       // Watchdog steps are noted from their event objects; a node's own alerts only travel here.
-      if (event.success && (event.data.kind === 'POISON_TASK' || event.data.kind === 'MANIFEST_DAMAGED')) this.note(event.data.node, event.data.kind.toLowerCase(), event.data.summary);
+      if (!event.success) return;
+      const { kind, node, summary, incidentId } = event.data;
+      const fromNode = kind === 'POISON_TASK' || kind === 'MANIFEST_DAMAGED' || kind === 'OUTAGE' || (kind === 'RECOVERED' && incidentId.startsWith('outage-'));
+      if (fromNode) this.note(node, kind.toLowerCase(), summary);
     },
     sqsReceive: (count, principal, epoch, taskIds) => {
       if (this.started) this.receives.push({ t: this.t(), node: principal, count, epoch, taskIds });
@@ -198,11 +202,13 @@ export class Recorder {
     const from = cp.data.resumedFrom;
     if (from !== undefined && before !== undefined && this.started) {
       const stage = STAGES[from] ?? 'delivery';
-      this.note(cp.data.node, 'resumed', `${taskId} at stage ${stage} (${from} done on ${before.node})`);
+      // What the task had checkpointed, beside where it resumed: a resume that skipped or redid a stage shows.
+      this.note(cp.data.node, 'resumed', `${taskId} at stage ${stage} (${before.stages} done on ${before.node})`);
     } else if (from === undefined && before !== undefined && before.node !== cp.data.node && before.stages > 0 && before.stages < STAGES.length && this.started) {
       // Another node took the task up and started it over although stages were checkpointed: progress thrown away.
       this.note(cp.data.node, 'restarted', `${taskId} from the first stage (${before.stages} done on ${before.node})`);
     }
+    if (this.started && !this.finished) this.onEvent?.({ kind: 'checkpoint', node: principal, stages: cp.data.stages });
   }
 
   /**
@@ -241,7 +247,6 @@ export class Recorder {
     if (!hb.success) return;
     const { node, role } = hb.data;
     this.noteAlive(node);
-    this.lastHeld.set(node, (hb.data.held ?? []).map((h) => h.taskId));
     const before = this.roles.get(node);
     this.roles.set(node, role);
     if (before !== undefined && before !== role && this.started) this.note(node, 'agent-role', `${before} → ${role} (epoch ${hb.data.samples.at(-1)?.epochSeen ?? '?'})`);

@@ -63,5 +63,6 @@ export const formatSummary = (r: Report): string => {
   if (gaps.length > 0) lines.push(`  gaps      longest time between heartbeats: ${gaps.join(', ')}`);
   for (const [name, ok] of Object.entries(r.invariants)) lines.push(`  ${mark(ok)} invariant ${name}`);
   for (const e of r.expectations) lines.push(`  ${mark(e.ok)} expect ${e.name}: expected ${JSON.stringify(e.expected)}, actual ${e.actual === null ? 'none' : e.actual}`);
+  for (const u of r.unfiredFaults) lines.push(`  ${mark(false)} ${u.reason}`);
   return lines.join('\n');
 };

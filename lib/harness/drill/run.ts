@@ -1,31 +1,34 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { ClientFactory } from '../../aws/clients';
+import type { ClientFactory } from '../../aws/clients';
 import { originRecordFor } from '../../aws/dns';
 import { TaskQueue } from '../../aws/queue';
 import { inTable, stateStoreFor } from '../../aws/state-store';
 import { requestFigures } from '../../core/drill/requests';
-import { buildConfig, scaleConfig, type Config } from '../../core/config';
-import { STAGES } from '../../core/schemas';
+import { buildConfig, scaleConfig } from '../../core/config';
 import { describeError } from '../../core/errors';
 import { KEYS, nodeOfHeartbeatKey, underPrefix } from '../../core/keys';
 import { buildReport, type Report, type TimelineEntry } from '../../core/drill/report';
 import type { Scenario } from '../../core/drill/scenario';
+import { describeEvent } from '../../core/drill/trigger';
 import { nextEpoch } from '../../core/fleet/lease';
 import type { Leader } from '../../core/schemas';
 import { planWorkload } from '../../core/drill/workload';
 import { buildBundles } from '../localcloud/bundle';
 import { resolveBehaviour } from '../localcloud/behaviour';
-import { HARNESS_PRINCIPAL, LOCAL, LOCAL_ZONE, startLocalCloud, type LocalCloud } from '../localcloud/cloud';
-import { LocalFleet, localInstanceId, type MachineEvent } from '../localcloud/fleet';
+import { HARNESS_PRINCIPAL, LOCAL, startLocalCloud, type LocalCloud } from '../localcloud/cloud';
+import { LocalFleet, type MachineEvent } from '../localcloud/fleet';
 import { LocalScheduler, type TriggerKind } from '../localcloud/scheduler';
 import { buildWatchdogDeps } from '../../control/watchdog/build';
 import { createWatchdogHandler } from '../../control/watchdog/handler';
 import { createLogger } from '../../log';
 import { FaultInjector } from './faults';
 import { Recorder } from './recorder';
+import { drillConfig, localClients, waitFor, WATCHDOG_TIMEOUT_SECONDS } from './setup';
+import { EventTriggers } from './triggers';
+import { WatchdogCrash } from './watchdog-crash';
 import { sleep } from '../../sleep';
 import { announceLocal, withdrawLocal } from '../../ops/target';
 
@@ -67,52 +70,6 @@ export interface DrillStats {
   sleptMs: number;
   wallSeconds: number;
 }
-
-/** The stage command drills run with `workload.stages: "command"`. */
-const STAGE_SCRIPT = resolve(__dirname, 'stage.sh');
-
-
-const waitFor = async (cond: () => boolean, timeoutMs: number, signal?: AbortSignal): Promise<boolean> => {
-  const until = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > until || signal?.aborted === true) return false;
-    await sleep(50, signal);
-  }
-  return true;
-};
-
-/** The drill's configuration: the scenario's overrides, the local cloud's resources, the fleet. */
-const drillConfig = (scenario: Scenario, cloud: LocalCloud): Config =>
-  buildConfig({}, {
-    // Every metric of the catalogue: a drill's report shows the series that explain it.
-    metrics: 'detailed',
-    ...scenario.config,
-    region: cloud.region,
-    bucket: cloud.bucket,
-    table: cloud.table,
-    queueUrl: cloud.queueUrl,
-    intakeQueueUrl: cloud.intakeUrl,
-    notifierFailureQueueUrl: cloud.notifierFailuresUrl,
-    deadLetterQueueUrl: cloud.dlqUrl,
-    topicArn: cloud.topicArn,
-    nodes: Array.from({ length: scenario.nodes }, (_, i) => ({
-      name: `node-${i + 1}`,
-      instanceId: localInstanceId(i + 1),
-      lightsailName: `queen-fleet-node-${i + 1}`,
-      priority: i + 1,
-      // Documentation addresses (RFC 5737): they only ever appear in the fake DNS record.
-      address: `192.0.2.${i + 1}`,
-    })),
-    hostedZoneId: LOCAL_ZONE.id,
-    recordName: LOCAL_ZONE.record,
-    watchdogFunction: LOCAL.watchdogFunction,
-    ...(scenario.workload.stages === 'command' ? { stageCommands: Object.fromEntries(STAGES.map((stage) => [stage, ['/bin/sh', STAGE_SCRIPT]])) } : {}),
-    ...(scenario.workload.concurrency === undefined ? {} : { concurrency: scenario.workload.concurrency }),
-  });
-
-/** Clients of the local cloud, under one principal's key; nothing is read from this process's environment. */
-const localClients = (cloud: LocalCloud, principal: string): ClientFactory =>
-  new ClientFactory({ region: cloud.region, endpoint: cloud.endpoint, credentials: { accessKeyId: principal, secretAccessKey: 'local' } }, {});
 
 /**
  * Runs one scenario on a fresh local cloud and local fleet, then reports. Everything it
@@ -175,8 +132,17 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     watchdogClients = localClients(cloud, 'watchdog');
     const watchdogDeps = buildWatchdogDeps(config, watchdogClients, createLogger('watchdog', {}, process.env.LOG_LEVEL ?? 'warn'), (line) => recorder.metric(line));
     let sleptMs = 0;
+    // A run struck by watchdog-crash dies in the scheduler's hands, which ends it at its timeout.
+    const crash = new WatchdogCrash(
+      () => sched.hang(),
+      (id, command, comment) => {
+        const what = `${command} of ${nodeOf.get(id) ?? id} (${comment})`;
+        recorder.note('watchdog', 'fault-struck', `watchdog-crash: a run died after claiming ${what}, before its send`);
+      },
+    );
     const watchdog = createWatchdogHandler({
       ...watchdogDeps,
+      commands: crash.wrap(watchdogDeps.commands),
       sleep: (ms) => {
         sleptMs += ms;
         return watchdogDeps.sleep(ms);
@@ -191,7 +157,15 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         invocationMs.push(performance.now() - started);
       }
     };
-    const sched = new LocalScheduler(timedHandler, config.watchdogScheduleSeconds * 1000, (error) => recorder.note('watchdog', 'error', describeError(error)), cloud.behaviour, cloud.chance);
+    const sched = new LocalScheduler(
+      timedHandler,
+      config.watchdogScheduleSeconds * 1000,
+      (error) => recorder.note('watchdog', 'error', describeError(error)),
+      cloud.behaviour,
+      cloud.chance,
+      4,
+      (WATCHDOG_TIMEOUT_SECONDS * 1000) / timeScale,
+    );
     scheduler = sched;
     // The deployed triggers: the bucket's notification of heartbeat writes, and the agents' direct invokes.
     cloud.notifications.subscribe((key) => nodeOfHeartbeatKey(underPrefix(config.prefix, key) ?? '') !== null, (bucket, key) => sched.notification(bucket, key));
@@ -228,6 +202,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         if (inTable(key)) return cloud?.dynamo.damage(config.table, key, text);
         await harnessS3.send(new PutObjectCommand({ Bucket: config.bucket, Key: `${config.prefix}${key}`, Body: text, ContentType: 'application/json' }));
       },
+      watchdogCrash: crash,
       enqueuePoison: () => {
         // Valid JSON, invalid task: every receive fails its schema until SQS dead-letters it.
         void queue.send(JSON.stringify({ taskId: `poison-${++poisons}`, workSeconds: -1 })).catch(() => undefined);
@@ -236,7 +211,17 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     const later = (afterScenarioSeconds: number, fn: () => void): void => {
       timers.push(setTimeout(fn, wall(afterScenarioSeconds)));
     };
-    for (const fault of scenario.faults) later(fault.at, () => injector.inject(fault, later));
+    const triggers = new EventTriggers((i, error) => {
+      recorder.note('drill', 'error', `faults.${i}: not injected: ${describeError(error)}`);
+    });
+    recorder.onEvent = (event) => triggers.saw(event);
+    scenario.faults.forEach((fault, i) => {
+      const at = fault.at;
+      if (typeof at === 'number') return later(at, () => injector.inject(fault, later));
+      // Resolved now: `primary` is the bootstrap's node-1.
+      const node = injector.resolve(at.node);
+      triggers.add(i, fault.kind, at, node, () => injector.inject(fault, later, describeEvent(at, node)));
+    });
     const snapshot = options.snapshot;
     const counted = cloud;
     if (snapshot !== undefined) {
@@ -244,6 +229,8 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     }
     depthEvery = setInterval(() => recorder.depth(counted.depth('tasks'), counted.depth('intake')), wall(sampleIntervalSeconds));
     await sleep(wall(scenario.seconds), signal);
+    const unfired = triggers.close(scenario.seconds);
+    for (const u of unfired) recorder.note('drill', 'error', u.reason);
     phase('draining');
     recorder.note('drill', 'drain', 'faults cleared; waiting for every task to complete');
     for (const t of timers.splice(0)) clearTimeout(t);
@@ -261,6 +248,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
       scenario,
       {
         faults: recorder.faults,
+        unfired,
         events: recorder.events,
         restarts: recorder.restarts(cloud, (id) => nodeOf.get(id) ?? id),
         supervisorRestarts: recorder.supervisorRestarts,

@@ -27,6 +27,7 @@ export const behaviourSchema = z.strictObject({
   dynamoThrottleBursts: z.strictObject({ on, meanGapMs: ms.min(1), burstMs: ms, rate: share }),
   dynamoLostResponse: z.strictObject({ on, rate: share, resetShare: share }),
   dynamoStaleReads: z.strictObject({ on, lagMs: ms }),
+  signatureTime: z.strictObject({ on, s3SkewMs: ms, skewMs: ms }),
 });
 export type Behaviour = z.output<typeof behaviourSchema>;
 export type BehaviourName = keyof Behaviour;
@@ -47,6 +48,7 @@ export const FAITHFUL: Behaviour = {
   dynamoThrottleBursts: { on: true, meanGapMs: 300_000, burstMs: 3_000, rate: 0.5 },
   dynamoLostResponse: { on: true, rate: 0.01, resetShare: 0.5 },
   dynamoStaleReads: { on: true, lagMs: 1_000 },
+  signatureTime: { on: true, s3SkewMs: 900_000, skewMs: 300_000 },
 };
 
 /** Every behaviour off: the instant, always-answering cloud (unit tests that need one outcome). */
@@ -119,12 +121,20 @@ export const BEHAVIOUR_DOCS: Readonly<Record<BehaviourName, BehaviourDoc>> = {
   },
   lambdaAsync: {
     service: 'Lambda',
-    what: 'Asynchronous invocations (S3 notifications, the agents\' direct invokes) wait in a queue for `queueMinMs`–`queueMaxMs`; an invocation that throws is retried after each of `retryDelaysMs`; a share is delivered twice even without an error.',
+    what:
+      "Asynchronous invocations (S3 notifications, the agents' direct invokes) wait in a queue for " +
+      '`queueMinMs`–`queueMaxMs`; an invocation that throws is retried after each of `retryDelaysMs`; a share is ' +
+      "delivered twice even without an error. An invocation that can go no further (a drill's `watchdog-crash`) is " +
+      "ended at the function's timeout (serverless.yml) and retried like one that threw.",
     source: [
       {
         title: 'Lambda: error handling for asynchronous invocation',
         url: 'https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html',
-        quote: 'If the function returns an error, by default Lambda attempts to run it two more times, with a one-minute wait between the first two attempts, and two minutes between the second and third attempts.',
+        quote:
+          'If the function returns an error, by default Lambda attempts to run it two more times, with a one-minute ' +
+          'wait between the first two attempts, and two minutes between the second and third attempts. Function ' +
+          "errors include errors returned by the function's code and errors returned by the function's runtime, " +
+          'such as timeouts.',
       },
       {
         title: 'Lambda: error handling for asynchronous invocation',
@@ -224,5 +234,64 @@ export const BEHAVIOUR_DOCS: Readonly<Record<BehaviourName, BehaviourDoc>> = {
       { title: 'DynamoDB read consistency', url: 'https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html', quote: 'the responses may not reflect the results of a recently completed write operation. If you repeat your read request after a short time, the response should eventually return the more recent item.' },
     ],
     defaults: 'AWS gives no lag ("a short time"): 1 s, and every such read inside it is stale (the less kind end).',
+  },
+  signatureTime: {
+    service: 'every service (SigV4)',
+    what:
+      "Each signed request's signing time (its `x-amz-date`, or else the day of its credential scope) is checked " +
+      "against the cloud's own clock. S3 refuses one more than `s3SkewMs` off with 403 RequestTimeTooSkewed " +
+      '(RequestTime and ServerTime in the body); SQS, DynamoDB, SSM, Lightsail and Lambda refuse one more than ' +
+      '`skewMs` off with 400 InvalidSignatureException, "Signature expired: … is now earlier than …" or "Signature ' +
+      'not yet current: … is still later than …"; SNS and Route 53 with 403 SignatureDoesNotMatch and the same ' +
+      "words. Every such answer carries a `Date` header of the cloud's time: the AWS SDK sets its clock offset " +
+      '(`systemClockOffset`) from it and signs the next attempt with the corrected time. A request a blackhole held ' +
+      'is checked when it finally arrives.',
+    source: [
+      {
+        title: 'S3: Authenticating Requests (AWS Signature Version 4)',
+        url: 'https://docs.aws.amazon.com/AmazonS3/latest/API/sig-v4-authenticating-requests.html',
+        quote:
+          'The signed portions (using AWS Signatures) of requests are valid within 15 minutes of the timestamp in ' +
+          'the request.',
+      },
+      {
+        title: 'S3: error responses',
+        url: 'https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html',
+        quote:
+          "RequestTimeTooSkewed | The difference between the request time and the server's time is too large. | " +
+          '403 Forbidden',
+      },
+      {
+        title: 'IAM: AWS Signature Version 4 for API requests',
+        url: 'https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_sigv.html',
+        quote: 'In most cases, a request must reach AWS within five minutes of the time stamp in the request',
+      },
+      {
+        title: 'boto/botocore#149 (the words AWS answers with)',
+        url: 'https://github.com/boto/botocore/issues/149',
+        quote: 'Signature expired: 20131008T001036Z is now earlier than 20131008T001112Z (20131008T001612Z - 5 min.)',
+      },
+      {
+        title: 'crazy-max/ddns-route53#40 (Route 53)',
+        url: 'https://github.com/crazy-max/ddns-route53/issues/40',
+        quote: 'SignatureDoesNotMatch: Signature expired: … (20191218T103249Z - 5 min.) … status code: 403',
+      },
+      {
+        title: 'aws/aws-sdk-js#265 (SNS)',
+        url: 'https://github.com/aws/aws-sdk-js/issues/265',
+        quote: 'SignatureDoesNotMatch: Signature expired: … is now earlier than … (20140428T174328Z - 15 min.)',
+      },
+      {
+        title: 'aws-sdk-js-v3: AwsSdkSigV4Signer (how the SDK corrects its clock)',
+        url:
+          'https://github.com/aws/aws-sdk-js-v3/blob/main/packages/core/src/submodules/httpAuthSchemes/aws_sdk/' +
+          'AwsSdkSigV4Signer.ts',
+        quote: 'const serverTime = errorException.ServerTime ?? getDateHeader(errorException.$response);',
+      },
+    ],
+    defaults:
+      "AWS's own windows: 15 minutes for S3, 5 minutes elsewhere (\"in most cases\"; SNS was seen allowing 15, " +
+      'the less kind 5 is kept). Both are scenario time like every duration. Signing times and the `Date` header ' +
+      'have whole seconds, so a client that corrected its clock may still be 2 s off: 2 s more are allowed either way.',
   },
 };

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { NODE_COMMANDS } from '../../aws/run-command';
-import { HARNESS_PRINCIPAL, principalOf, s3Error, s3Path } from './aws-wire';
+import { HARNESS_PRINCIPAL, principalOf, s3Path } from './aws-wire';
 import { FAITHFUL, scaleBehaviour, type Behaviour } from './behaviour';
 import { Chance } from './chance';
 import { LocalDynamo } from './dynamo';
@@ -12,7 +12,8 @@ import { Route53Fake } from './route53-fake';
 import { S3Behaviour, type LostResponse } from './s3-behaviour';
 import { SqsRedelivery } from './sqs-behaviour';
 import { SqsWatch, type SqsObserver } from './sqs-observer';
-import { billCapacity, conditionalPut, countRequest, requestKind } from './front-door';
+import { admit, billCapacity, conditionalPut } from './front-door';
+import { Blackholes, drop, holdAnswers } from './blackhole';
 
 
 /** Names of the resources every local cloud starts with. */
@@ -48,6 +49,8 @@ export interface CallerFault {
   throttleRate?: number;
   /** PUTs whose key matches are applied and their response lost (a `lost-response` fault). */
   loseResponses?: RegExp;
+  /** Every S3 request fails with 503 (an `s3-outage` aimed at this caller); its other services work. */
+  s3Outage?: boolean;
 }
 
 /** Callbacks the drill uses to watch the wire. */
@@ -89,6 +92,8 @@ export interface LocalCloud extends CloudEndpoints {
   faults: Map<string, CallerFault>;
   /** Every S3 (DynamoDB) request of every caller but the harness fails (the s3-outage and dynamodb-outage faults). */
   outage: { s3: boolean; dynamodb: boolean };
+  /** Callers whose requests vanish unanswered until their fault clears (blackhole-node). */
+  blackholes: Blackholes;
   /** The behaviours in force, already divided by the time scale. */
   behaviour: Behaviour;
   chance: Chance;
@@ -112,8 +117,6 @@ export interface CloudOptions {
   timeScale?: number;
   seed?: number;
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Requests whose applied write loses its response, decided before fauxqs applies it. */
 const losing = new WeakMap<FastifyRequest, LostResponse>();
@@ -141,6 +144,7 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
   const notifications = new NotificationBus(behaviour.s3Notifications, chance);
   const s3b = new S3Behaviour(behaviour, chance);
   const faults = new Map<string, CallerFault>();
+  const blackholes = new Blackholes();
   const struck: Record<string, number> = {};
   const strike = (what: string): void => {
     struck[what] = (struck[what] ?? 0) + 1;
@@ -159,6 +163,7 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
     lambda,
     notifications,
     faults,
+    blackholes,
     outage: { s3: false, dynamodb: false },
     behaviour,
     chance,
@@ -168,31 +173,27 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
     counts: { s3: { GET: 0, PUT: 0, LIST: 0, HEAD: 0 }, sqs: 0, sns: 0, ssm: 0, dynamodb: 0 },
   } as unknown as LocalCloud;
 
+  const door = { s3b, chance, strike };
+  /** Requests of a slow caller: read whole, then held for its latency before the door. */
+  const slow = new WeakSet<FastifyRequest>();
   app.addHook('onRequest', async (request, reply) => {
     const principal = principalOf(request);
-    const fault = faults.get(principal);
-    if (fault?.partition === true) {
-      request.raw.socket.destroy();
-      return reply.hijack();
-    }
-    if (fault?.latencyMs !== undefined) await sleep(fault.latencyMs);
-    const isS3 = requestKind(request)?.startsWith('s3.') === true && principal !== HARNESS_PRINCIPAL;
-    if (cloud.outage.dynamodb && principal !== HARNESS_PRINCIPAL && requestKind(request) === 'dynamodb') {
-      // "ServiceUnavailable (HTTP 503): DynamoDB is currently unavailable" (Error handling with DynamoDB).
-      void reply.status(503).header('content-type', 'application/x-amz-json-1.0').send(JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#ServiceUnavailable', message: 'DynamoDB is currently unavailable. (This should be a temporary state.)' }));
-      return reply;
-    }
-    if (isS3 && cloud.outage.s3) {
-      s3Error(reply, 503, 'ServiceUnavailable', 'Service is unable to handle request.');
-      return reply;
-    }
-    if (isS3 && ((fault?.throttleRate !== undefined && chance.chance(fault.throttleRate)) || s3b.slowDown())) {
-      strike('slowDown');
-      s3Error(reply, 503, 'SlowDown', 'Please reduce your request rate.');
-      return reply;
-    }
-    countRequest(cloud, request);
+    // A blackholed caller's request has not arrived yet: it meets the door when it does.
+    if (blackholes.has(principal)) return void blackholes.hold(request);
+    if (faults.get(principal)?.latencyMs === undefined) return admit(cloud, door, request, reply);
+    slow.add(request);
     return undefined;
+  });
+  app.addHook('preHandler', async (request, reply) => {
+    // A slow path delays the request itself: it is applied when it arrives, even if its caller
+    // gave up meanwhile, as a request already on its way to AWS is (the less kind case).
+    if (slow.has(request)) {
+      await new Promise((r) => setTimeout(r, faults.get(principalOf(request))?.latencyMs ?? 0));
+      return admit(cloud, door, request, reply);
+    }
+    const arrival = blackholes.arrival(request);
+    if (arrival === null) return undefined;
+    return (await arrival) === 'drop' ? drop(request, reply) : admit(cloud, door, request, reply);
   });
   const redelivery = new SqsRedelivery(behaviour.sqsRedelivery, chance, strike);
   app.addHook('preHandler', (request, reply, done) => {
@@ -242,6 +243,7 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
     } else if (where !== null && (reply.statusCode === 412 || reply.statusCode === 409)) observer.s3Conflict?.(where.key, principal);
     done(null, payload);
   });
+  holdAnswers(app, blackholes);
   app.addHook('onResponse', (request, reply, done) => {
     const form = request.body as Record<string, string> | undefined;
     if (reply.statusCode === 200 && form?.Action === 'Publish' && form.Message !== undefined) observer.snsPublish?.(form.Message, principalOf(request));
@@ -289,6 +291,7 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
       (stopping ??= (async () => {
         fakes.stop();
         notifications.stop();
+        blackholes.stop();
         await app.close();
         await dynamo.stop();
       })()),

@@ -111,9 +111,9 @@ export class LocalFleet extends EventEmitter implements Machines {
     return [...this.nodes.values()].find((n) => n.instanceId === instanceId);
   }
 
-  /** A node cut off from the cloud by a partition fault. */
+  /** A node cut off from the cloud: a partition, or a blackhole (its SSM Agent's pings vanish too). */
   private cut(name: string): boolean {
-    return this.cloud.faults.get(name)?.partition === true;
+    return this.cloud.faults.get(name)?.partition === true || this.cloud.blackholes.has(name);
   }
 
   list(): MachineView[] {

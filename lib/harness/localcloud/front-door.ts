@@ -1,9 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HARNESS_PRINCIPAL, principalOf, s3Error, s3Path } from './aws-wire';
 import { purposeOfKey, purposeOfSqsAction, type Purpose } from '../../core/drill/requests';
+import { drop } from './blackhole';
+import type { Chance } from './chance';
 import type { LocalCloud } from './cloud';
 import type { S3StoreLike } from './fauxqs';
 import type { S3Behaviour } from './s3-behaviour';
+import { refuseSkewed } from './signing-time';
 
 /** The local cloud's front door: what a request is, how it is counted, and S3's conditional writes. */
 const PRECONDITION = 'At least one of the pre-conditions you specified did not hold';
@@ -93,4 +96,55 @@ export const billCapacity = (cloud: Pick<LocalCloud, 'callers' | 'purposes'>, pr
   if (principal === HARNESS_PRINCIPAL || principal === 'anonymous') return;
   const label = `${kind}:${purposeOfKey(key)}`;
   cloud.purposes[label] = (cloud.purposes[label] ?? 0) + units;
+};
+
+/** What the front door's refusals need besides the cloud. */
+export interface Door {
+  s3b: S3Behaviour;
+  chance: Chance;
+  strike: (what: string) => void;
+}
+
+/**
+ * The front door, in the order a request that arrives meets it: a caller cut off loses the
+ * connection, a signature too far from the cloud's clock is refused, then the
+ * outages and SlowDowns; what passes is counted. Returns the reply when it answered or dropped it.
+ */
+export const admit = async (
+  cloud: Pick<LocalCloud, 'faults' | 'outage' | 'behaviour' | 'counts' | 'callers' | 'purposes'>,
+  door: Door,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply | undefined> => {
+  const principal = principalOf(request);
+  const fault = cloud.faults.get(principal);
+  if (fault?.partition === true) return drop(request, reply);
+  const kind = requestKind(request);
+  if (refuseSkewed(cloud.behaviour.signatureTime, kind, request, reply)) {
+    door.strike('clockSkew');
+    return reply;
+  }
+  const fleet = principal !== HARNESS_PRINCIPAL;
+  const isS3 = kind?.startsWith('s3.') === true && fleet;
+  if (cloud.outage.dynamodb && fleet && kind === 'dynamodb') {
+    // "ServiceUnavailable (HTTP 503): DynamoDB is currently unavailable" (Error handling with DynamoDB).
+    const body = {
+      __type: 'com.amazonaws.dynamodb.v20120810#ServiceUnavailable',
+      message: 'DynamoDB is currently unavailable. (This should be a temporary state.)',
+    };
+    void reply.status(503).header('content-type', 'application/x-amz-json-1.0').send(JSON.stringify(body));
+    return reply;
+  }
+  // A targeted s3-outage answers as the fleet-wide one, to that caller alone.
+  if (isS3 && (cloud.outage.s3 || fault?.s3Outage === true)) {
+    s3Error(reply, 503, 'ServiceUnavailable', 'Service is unable to handle request.');
+    return reply;
+  }
+  if (isS3 && ((fault?.throttleRate !== undefined && door.chance.chance(fault.throttleRate)) || door.s3b.slowDown())) {
+    door.strike('slowDown');
+    s3Error(reply, 503, 'SlowDown', 'Please reduce your request rate.');
+    return reply;
+  }
+  countRequest(cloud, request);
+  return undefined;
 };

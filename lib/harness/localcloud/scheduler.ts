@@ -1,5 +1,9 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Behaviour } from './behaviour';
 import type { Chance } from './chance';
+
+/** How `stop` ends a dead invocation without reporting it: the drill is over. */
+const STOPPED = new Error('the local scheduler stopped');
 
 /** Why an invocation happened, for counting. */
 export type TriggerKind = 'schedule' | 's3' | 'direct' | 'retry';
@@ -14,6 +18,10 @@ export type TriggerKind = 'schedule' | 's3' | 'direct' | 'retry';
 export class LocalScheduler {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly inFlight = new Set<Promise<void>>();
+  /** The invocation whose code is running, so that `hang` knows which one died. */
+  private readonly current = new AsyncLocalStorage<{ died: () => void }>();
+  /** Ends, now, each invocation that died and is waiting out its timeout (`stop` calls them). */
+  private readonly dead = new Set<() => void>();
   private stopped = false;
   invocations = 0;
   readonly byTrigger: Record<TriggerKind, number> = { schedule: 0, s3: 0, direct: 0, retry: 0 };
@@ -29,7 +37,42 @@ export class LocalScheduler {
     private readonly chance: Chance,
     /** Invocations allowed at once; more wait in the queue (Lambda retries throttled events). */
     private readonly maxConcurrent = 4,
+    /** The function's timeout (wall ms): Lambda ends an invocation that outlives it. */
+    private readonly timeoutMs = Infinity,
   ) {}
+
+  /**
+   * Called from inside an invocation that can go no further (a drill's watchdog-crash): never
+   * settles, so no later line of it runs, and the invocation is ended at the function's timeout
+   * and retried like one that threw. Only such a one is ended: a run that is merely slow here
+   * cannot be stopped, and retrying it beside itself would be a duplicate Lambda never makes.
+   */
+  hang(): Promise<never> {
+    this.current.getStore()?.died();
+    return new Promise<never>(() => undefined);
+  }
+
+  /** What ends an invocation: its own settling, or its timeout once it died (`hang`). */
+  private ending(startedAt: number): { ended: Promise<never>; died: () => void; clear: () => void } {
+    let timer: NodeJS.Timeout | undefined;
+    let end: (error: Error) => void = () => undefined;
+    const ended = new Promise<never>((_, reject) => (end = reject));
+    // Never unhandled: the invocation's own settling may have won the race.
+    ended.catch(() => undefined);
+    const timedOut = (): void => end(new Error('Task timed out: the invocation outlived the function timeout'));
+    const clear = (): void => {
+      clearTimeout(timer);
+      this.dead.delete(stopped);
+    };
+    const stopped = (): void => end(STOPPED);
+    const died = (): void => {
+      if (this.dead.has(stopped)) return;
+      this.dead.add(stopped);
+      const left = startedAt + this.timeoutMs - Date.now();
+      if (left !== Infinity) timer = setTimeout(timedOut, Math.max(0, left));
+    };
+    return { ended, died, clear };
+  }
 
   private later(ms: number, fn: () => void): void {
     if (this.stopped) return;
@@ -49,17 +92,22 @@ export class LocalScheduler {
     }
     this.invocations++;
     this.byTrigger[attempt > 0 ? 'retry' : kind]++;
-    const run = this.invoke(event)
+    const { ended, died, clear } = this.ending(Date.now());
+    const run = Promise.race([this.current.run({ died }, () => this.invoke(event)), ended])
       .then(
         () => undefined,
         (error: unknown) => {
+          if (error === STOPPED) return;
           this.onError(error);
           const retries = this.behaviour.lambdaAsync.on ? this.behaviour.lambdaAsync.retryDelaysMs : [];
           const delay = retries[attempt];
           if (delay !== undefined) this.later(delay, () => this.run(event, kind, attempt + 1));
         },
       )
-      .finally(() => this.inFlight.delete(run));
+      .finally(() => {
+        clear();
+        this.inFlight.delete(run);
+      });
     this.inFlight.add(run);
   }
 
@@ -102,6 +150,8 @@ export class LocalScheduler {
     this.stopped = true;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
+    // A dead invocation would otherwise keep the drill waiting for its timeout.
+    for (const end of [...this.dead]) end();
     await Promise.allSettled([...this.inFlight]);
   }
 }

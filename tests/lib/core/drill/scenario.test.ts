@@ -1,5 +1,5 @@
 import { ValidationError } from '../../../../lib/core/errors';
-import { parseScenario } from '../../../../lib/core/drill/scenario';
+import { isFleetWide, parseScenario } from '../../../../lib/core/drill/scenario';
 import { planWorkload } from '../../../../lib/core/drill/workload';
 
 const valid = {
@@ -10,6 +10,9 @@ const valid = {
   faults: [{ at: 120, kind: 'stall-worker', target: 'primary', until: 'restart' }],
   expect: { restarts: { min: 1, max: 1 }, failovers: 0, maxDetectSeconds: 170 },
 };
+
+/** The valid scenario with this one fault (and `nodes` nodes). */
+const only = (fault: object, nodes = 2): object => ({ ...valid, nodes, faults: [fault] });
 
 const fieldOf = (input: unknown): string => {
   try {
@@ -43,8 +46,21 @@ describe('parseScenario', () => {
     ['a reboot without its downtime', { ...valid, faults: [{ at: 1, kind: 'reboot-node' }] }, 'faults.0.for'],
     ['a hung stage without command stages', { ...valid, faults: [{ at: 1, kind: 'hang-stage' }] }, 'faults.0.kind'],
     ['a notification lag without its seconds', { ...valid, faults: [{ at: 1, kind: 'notification-lag' }] }, 'faults.0.seconds'],
+    ['an s3-outage of node-9', only({ at: 1, kind: 's3-outage', target: 'node-9' }), 'faults.0.target'],
+    ['no standby', only({ at: 1, kind: 'blackhole-node', target: 'standby' }, 1), 'faults.0.target'],
   ])('rejects %s, naming the field', (_name, input, field) => {
     expect(fieldOf(input)).toBe(field);
+  });
+
+  const waitingFor = (at: unknown): unknown => ({ ...valid, faults: [{ at, kind: 'kill-node' }] });
+  it.each([
+    ['a node beyond the fleet', { after: 'checkpoint', node: 'node-3' }, 'faults.0.at.node'],
+    ['a kind nobody can wait for', { after: 'lunch', node: 'primary' }, 'faults.0.at.after'],
+    ['more stages than a task has', { after: 'checkpoint', node: 'primary', stages: 5 }, 'faults.0.at.stages'],
+    ['a zeroth count', { after: 'checkpoint', node: 'primary', count: 0 }, 'faults.0.at.count'],
+    ['an unknown key', { after: 'checkpoint', node: 'primary', when: 1 }, 'faults.0.at.when'],
+  ])('rejects an event of %s, naming the field', (_name, at, field) => {
+    expect(fieldOf(waitingFor(at))).toBe(field);
   });
 });
 
@@ -63,6 +79,32 @@ it('accepts every fault kind real fleets meet, with "for" where the fault can be
     ],
   });
   expect(s.faults.map((f) => f.kind)).toEqual(['stop-node', 'freeze-node', 'reboot-node', 'hang-stage', 's3-outage', 'notification-lag', 'kill-agent']);
+});
+
+describe('faults of this release', () => {
+  it('keeps an s3-outage without a target fleet-wide, as the scenario files have it, and aims one with one', () => {
+    const faults = [
+      { at: 150, kind: 's3-outage', for: 45 },
+      { at: 200, kind: 's3-outage', target: 'primary', for: 60 },
+    ];
+    const s = parseScenario({ ...valid, faults });
+    expect(s.faults[0]).not.toHaveProperty('target');
+    expect(s.faults.map(isFleetWide)).toEqual([true, false]);
+  });
+
+  it('accepts a blackhole, a watchdog crash and a fault that waits for a checkpoint, whenever it comes', () => {
+    const s = parseScenario({
+      ...valid,
+      seconds: 100,
+      faults: [
+        { at: 1, kind: 'blackhole-node', target: 'primary', for: 120 },
+        { at: 2, kind: 'watchdog-crash', for: 60 },
+        { at: { after: 'checkpoint', node: 'primary', stages: 1 }, kind: 'kill-node', target: 'primary' },
+      ],
+    });
+    expect(s.faults[2]?.at).toEqual({ after: 'checkpoint', node: 'primary', stages: 1, count: 1 });
+    expect(s.faults.map(isFleetWide)).toEqual([false, true, false]);
+  });
 });
 
 describe('planWorkload', () => {

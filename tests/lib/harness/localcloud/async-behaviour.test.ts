@@ -110,4 +110,45 @@ describe('LocalScheduler (lambdaAsync, eventBridgeSchedule)', () => {
     expect(calls.filter((c) => c === 'aws.events')).toHaveLength(1);
     await sched.stop();
   });
+
+  it('ends a run that died at the function timeout, retries it as one that threw, and frees its place', async () => {
+    const calls: number[] = [];
+    const errors: string[] = [];
+    const start = Date.now();
+    let after = 0;
+    const sched: LocalScheduler = new LocalScheduler(
+      async () => {
+        calls.push(Date.now() - start);
+        await sched.hang();
+        after++;
+      },
+      60_000,
+      (error) => errors.push(String(error)),
+      FAITHFUL,
+      pinned(false),
+      1,
+      60_000,
+    );
+    sched.enqueue({}, 'direct');
+    const q = FAITHFUL.lambdaAsync.queueMaxMs;
+    for (let i = 0; i < 400; i++) {
+      jest.advanceTimersByTime(1_000);
+      await Promise.resolve();
+      await Promise.resolve();
+      await Promise.resolve();
+    }
+    // Ended at 60 s each time (the only slot frees), retried a minute and then two minutes later.
+    expect(calls).toEqual([q, q + 120_000, q + 300_000]);
+    expect(errors).toHaveLength(3);
+    expect(errors[0]).toMatch(/Task timed out/);
+    expect(after).toBe(0);
+    // A second event is not kept waiting behind the dead ones.
+    sched.enqueue({}, 'direct');
+    jest.advanceTimersByTime(q);
+    expect(calls).toHaveLength(4);
+    // Stopping ends the one still hung at once (no timer runs here), without reporting it.
+    await sched.stop();
+    expect(errors).toHaveLength(3);
+  });
 });
+
