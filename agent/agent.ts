@@ -5,7 +5,8 @@ import { describeError } from '../lib/core/errors';
 import { KEYS } from '../lib/core/keys';
 import { mayConsume } from '../lib/core/fleet/lease';
 import { judgeSample } from '../lib/core/fleet/stall';
-import type { Heartbeat, Sample } from '../lib/core/schemas';
+import type { Beat, Heartbeat, Sample } from '../lib/core/schemas';
+import { Reach } from '../lib/aws/reach';
 import { mono } from './runtime/clock';
 import type { AlertTopic } from '../lib/aws/alerts';
 import type { TaskQueue } from '../lib/aws/queue';
@@ -20,8 +21,10 @@ import { NodeFigures } from './node-figures';
 import { PeerSync, type RoundStats } from './peer-sync';
 import { localTaskFeed } from './task-journal';
 import { Sampler } from './sampler';
-import { heldReceipts } from './worker/held';
-import { heartbeatDue, heldKey, newsOf, type Written } from './heartbeat-policy';
+import { StepDown } from './step-down';
+import { heartbeatDue, newsOf, type Written } from './heartbeat-policy';
+
+const STANDBY_SQS_PROBE_SYNCS = 4;
 
 export const AGENT_VERSION = '0.1.0';
 
@@ -37,6 +40,8 @@ export interface AgentDeps {
   alerts: AlertTopic | null;
   /** The watchdog, invoked directly on a failing sample or a role change; null when not configured. */
   trigger: WatchdogTrigger | null;
+  /** Which stores this node reaches, by the outcome of this process's requests (absent: always). */
+  reach?: Reach;
 }
 
 /**
@@ -49,6 +54,7 @@ export interface AgentDeps {
 export class Agent {
   private readonly boot = randomUUID();
   private readonly samples: Sample[] = [];
+  private probedAt = -Infinity;
   private readonly lease: LeaseKeeper;
   private readonly peers: PeerWatch;
   /** The sample this standby's last successful beat write carried (`nodes/<node>/beat`). */
@@ -56,6 +62,9 @@ export class Agent {
   /** The primary's reads of the standbys' beats under way, if any. */
   private observing: Promise<void> | null = null;
   private readonly peerSync: PeerSync;
+  private readonly reach: Reach;
+  /** Whether to give up the role for want of S3 (step-down.ts). */
+  private readonly stepDown: StepDown;
   private lastRound: RoundStats | null = null;
   private readonly figures: NodeFigures;
   /** Heartbeat writes that failed in a row (told to the watchdog with the next one that lands). */
@@ -75,6 +84,8 @@ export class Agent {
 
   constructor(private readonly deps: AgentDeps) {
     const c = deps.config;
+    this.reach = deps.reach ?? new Reach(mono);
+    this.stepDown = new StepDown({ config: c, store: deps.store, reach: this.reach, log: deps.log, alerts: deps.alerts, now: deps.now });
     this.figures = new NodeFigures(c.completionWindowSeconds * 1000);
     this.peers = new PeerWatch({ config: c, store: deps.store, log: deps.log });
     this.lease = new LeaseKeeper({
@@ -82,6 +93,8 @@ export class Agent {
       store: deps.store,
       log: deps.log,
       ready: () => (this.samples.at(-1)?.workerProcesses ?? 0) > 0,
+      // A node that cannot reach the stores its work needs takes a lapsed lease only after every node that can.
+      reachable: () => !(this.samples.at(-1)?.unreachable ?? []).some((s) => s === 's3' || s === 'sqs'),
       // A node that became primary pokes the watchdog, so traffic follows the lease at once.
       onRoleChange: (role) => {
         if (role.role === 'primary') this.poke({ node: c.nodeName, reason: 'role', detail: `primary of epoch ${role.epoch}` });
@@ -123,12 +136,17 @@ export class Agent {
       now: deps.now,
       epoch: () => this.lease.current.epoch,
       mayConsume: () => mayConsume(this.lease.current, mono()),
+      unreachable: () => this.reach.unreachable(),
       backlog: async () => {
-        // Only the consuming node's backlog feeds the stall rule; a standby saves the request.
-        if (deps.queue === null || this.lease.current.role !== 'primary') return null;
+        // Only the consuming node's backlog feeds the stall rule. A standby reads it every four sync
+        // intervals (2 min) only to know it reaches SQS (its readiness), and reports none.
+        const primary = this.lease.current.role === 'primary';
+        const probe = mono() - this.probedAt >= STANDBY_SQS_PROBE_SYNCS * c.syncIntervalSeconds * 1000;
+        if (deps.queue === null || (!primary && !probe)) return null;
+        this.probedAt = mono();
         try {
           const b = await deps.queue.backlog();
-          return b.visible + b.inFlight;
+          return primary ? b.visible + b.inFlight : null;
         } catch (error) {
           deps.log.warn({ err: describeError(error) }, 'queue backlog unavailable for this sample');
           return null;
@@ -154,6 +172,7 @@ export class Agent {
       this.peers.reset();
       return;
     }
+    await this.stepDown.judge(role.epoch, () => this.lease.resign());
     for (const node of this.peers.newlyQuiet(this.lease.carriedPeers, 2 * c.sampleIntervalSeconds * 1000)) this.poke({ node, reason: 'peer-quiet', detail: `no new sample of ${node} for two sample intervals` });
     // The reads for the next renewal, in the background: a slow read (DynamoDB throttling its
     // retries) never holds up a renewal, which carries what the reads before it found.
@@ -191,10 +210,9 @@ export class Agent {
     const role = this.lease.current;
     if (role.role !== 'primary') await this.writeBeat(sample);
     await this.serially(async () => {
-      const held = await this.held();
       const carried = role.role === 'primary' ? this.lease.carried : this.beatWritten;
-      const due = heartbeatDue({ role, boot: this.boot, samples: this.samples, held, carried, last: this.written, unsent: this.unsent, now: mono(), keepAliveMs: c.heartbeatKeepAliveSeconds * 1000, recoverySamples: c.recoverySamples, sampleMs: c.sampleIntervalSeconds * 1000 });
-      if (due !== null) await this.publishHeartbeat(held);
+      const due = heartbeatDue({ role, boot: this.boot, samples: this.samples, carried, last: this.written, unsent: this.unsent, now: mono(), keepAliveMs: c.heartbeatKeepAliveSeconds * 1000, recoverySamples: c.recoverySamples, sampleMs: c.sampleIntervalSeconds * 1000 });
+      if (due !== null) await this.publishHeartbeat();
     });
     // The stall rule's own judgement of this sample: a failing one of the consuming node gets
     // the watchdog now, not when S3's notification of the heartbeat arrives.
@@ -210,16 +228,12 @@ export class Agent {
    */
   private async writeBeat(sample: Sample): Promise<void> {
     try {
-      await this.deps.store.put(KEYS.beat(this.deps.config.nodeName), { version: 1, boot: this.boot, seq: sample.seq });
+      const beat: Beat = { version: 1, boot: this.boot, seq: sample.seq, ...(sample.unreachable === undefined ? {} : { unreachable: sample.unreachable }) };
+      await this.deps.store.put(KEYS.beat(this.deps.config.nodeName), beat);
       this.beatWritten = { boot: this.boot, seq: sample.seq };
     } catch (error) {
       this.deps.log.warn({ err: describeError(error) }, 'beat not written; the heartbeat carries this sample');
     }
-  }
-
-  /** The messages the worker holds, as the heartbeat names them. */
-  private async held(): Promise<NonNullable<Heartbeat['held']>> {
-    return (await heldReceipts(this.deps.config.dataDir, this.deps.config.syncIntervalSeconds * 1000)).slice(0, 256);
   }
 
   /** Runs heartbeat writes one after another, in the order asked. */
@@ -231,15 +245,15 @@ export class Agent {
 
   /** Writes the heartbeat now, whatever the policy says (a renewal that carried the newest sample failed). */
   private heartbeatNow(): Promise<void> {
-    return this.serially(async () => this.publishHeartbeat(await this.held()));
+    return this.serially(async () => this.publishHeartbeat());
   }
 
-  /** Writes the heartbeat with the most recent samples and what the worker holds. */
-  private async publishHeartbeat(held: NonNullable<Heartbeat['held']>): Promise<void> {
+  /** Writes the heartbeat with the most recent samples. */
+  private async publishHeartbeat(): Promise<void> {
     const role = this.lease.current;
     const newest = this.samples.at(-1);
     if (newest === undefined) return;
-    const written = { role: role.role, epoch: role.epoch, held: heldKey(held), news: newsOf(newest, this.deps.config.sampleIntervalSeconds * 1000) };
+    const written = { role: role.role, epoch: role.epoch, news: newsOf(newest, this.deps.config.sampleIntervalSeconds * 1000) };
     const heartbeat: Heartbeat = {
       version: 1,
       node: this.deps.config.nodeName,
@@ -247,7 +261,6 @@ export class Agent {
       agentVersion: AGENT_VERSION,
       role: written.role,
       samples: [...this.samples],
-      ...(held.length === 0 ? {} : { held }),
       ...(this.deps.instanceId === undefined ? {} : { instanceId: this.deps.instanceId }),
       ...(this.unsent === 0 ? {} : { unsent: this.unsent }),
     };

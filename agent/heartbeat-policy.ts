@@ -19,8 +19,6 @@ export type WriteReason =
   | 'unsent'
   /** The role or the epoch changed since the last write. */
   | 'role'
-  /** The messages the worker holds changed (a new primary takes them up from here). */
-  | 'held'
   /**
    * The primary: a sample of the last `recoverySamples` + 1 failed the stall rule or came from
    * a new worker process: the watchdog judges every sample of a stall and the healthy ones that
@@ -41,7 +39,6 @@ export type WriteReason =
 export interface Written {
   role: Heartbeat['role'];
   epoch: number;
-  held: string;
   news: string;
   /** The failed writes before it that the heartbeat reported (`unsent`). */
   unsent: number;
@@ -54,7 +51,6 @@ export interface DueInput {
   boot: string;
   /** The samples the heartbeat carries, newest last. */
   samples: readonly Sample[];
-  held: NonNullable<Heartbeat['held']>;
   /** The sample the last successful lease write (the primary) or beat write (a standby) carried. */
   carried: Leader['beat'] | null;
   last: Written | null;
@@ -64,9 +60,6 @@ export interface DueInput {
   recoverySamples: number;
   sampleMs: number;
 }
-
-/** The messages held, as the heartbeat names them: a change of receipt is a change. */
-export const heldKey = (held: DueInput['held']): string => held.map((h) => `${h.taskId}:${h.receipt}`).join('\n');
 
 /**
  * What a sample reports that anyone reads: the worker, what it consumes under, the queue, the
@@ -86,6 +79,7 @@ export const newsOf = (s: Sample, sampleMs: number): string =>
     s.completionsInWindow,
     s.inFlight.map((t) => [t.taskId, t.stage ?? null]),
     s.casConflicts ?? 0,
+    s.unreachable ?? [],
     isProven(s, sampleMs),
   ]);
 
@@ -115,7 +109,6 @@ export const heartbeatDue = (i: DueInput): WriteReason | null => {
   if (i.last === null || newest === undefined) return 'first';
   if (i.unsent > 0 || i.last.unsent > 0) return 'unsent';
   if (i.last.role !== i.role.role || i.last.epoch !== i.role.epoch) return 'role';
-  if (i.last.held !== heldKey(i.held)) return 'held';
   // The failing samples and the healthy ones after them, until the watchdog can close the incident.
   if (primary ? unsettled(i.samples, i.recoverySamples + 1) : i.samples.slice(-UNREADY_WINDOW).some((s) => workerFault(s, i.sampleMs) !== null)) return 'failing';
   if (i.last.news !== newsOf(newest, i.sampleMs)) return 'news';

@@ -11,6 +11,8 @@ import {
   planSync,
   release,
   releaseAt,
+  renewalDueAt,
+  resign,
   roleOf,
   type LapsedBeat,
   type LeaseIntent,
@@ -30,6 +32,8 @@ export interface LeaseKeeperDeps {
   log: Logger;
   /** Is this node's worker alive (may it take the role)? */
   ready: () => boolean;
+  /** Can it reach the stores its work needs? One that cannot takes a lapsed lease only after every node that can. */
+  reachable?: () => boolean;
   clock?: () => number;
   /** Told when this node's role changes (the agent pokes the watchdog when it becomes primary). */
   onRoleChange?: (role: RoleFile, before: RoleFile) => void;
@@ -67,6 +71,8 @@ export class LeaseKeeper {
   private readonly clock: () => number;
   /** When the last successful read of the record came back (this node's clock). */
   private lastLook: number | null = null;
+  /** Send time of this node's last write of the record, landed or not. */
+  private lastSentAt: number | null = null;
   /** The ETag of the damaged version last reported (each is reported once). */
   private damaged: string | null = null;
   /** The sample the last successful write of the record carried, if any. */
@@ -95,15 +101,25 @@ export class LeaseKeeper {
     return this.carriedPeerReport;
   }
 
-  /** Position among the standbys by priority: the best standby tries first. */
+  /** Position among the standbys by priority: the best standby tries first, and one that cannot reach its stores after all. */
   private rank(): number {
     const { nodes, nodeName } = this.deps.config;
     const others = nodes.filter((n) => n.name !== this.state.leader?.primary).sort((a, b) => a.priority - b.priority || a.name.localeCompare(b.name));
-    return Math.max(0, others.findIndex((n) => n.name === nodeName));
+    // One that gave the role up, or cannot reach its stores, comes after every node that can work.
+    const behind = this.deps.reachable?.() === false || this.state.resigned ? nodes.length : 0;
+    return Math.max(0, others.findIndex((n) => n.name === nodeName)) + behind;
   }
 
   private isPrimary(): boolean {
-    return this.state.leader?.primary === this.deps.config.nodeName && this.state.etag !== null;
+    return this.state.leader?.primary === this.deps.config.nodeName && this.state.etag !== null && !this.state.resigned;
+  }
+
+  /** Gives the role up: fenced at once, no more renewals; the lease lapses to a standby (lease.ts `resign`). */
+  async resign(): Promise<RoleFile> {
+    if (!this.isPrimary()) return this.role;
+    this.state = resign(this.state);
+    this.deps.log.warn({ epoch: this.state.leader?.epoch }, 'stepping down: the lease is left to lapse');
+    return this.publish();
   }
 
   /** Reads the record (If-None-Match: a 304 when it did not change) and folds what it found. */
@@ -134,6 +150,7 @@ export class LeaseKeeper {
   /** Writes a renewal or a takeover by CAS; a lost race re-reads (and says so), other failures only wait. */
   private async write(planned: Exclude<LeaseIntent, { kind: 'none' }>): Promise<'raced' | 'done'> {
     const sentAt = this.clock();
+    this.lastSentAt = sentAt;
     const beat = this.deps.beat?.();
     // A takeover carries how long the old primary's last renewal went unchanged (lapsedBeat).
     const lapsed = planned.kind === 'promote' ? lapsedBeat(this.state, sentAt) : null;
@@ -188,7 +205,8 @@ export class LeaseKeeper {
   }
 
   /**
-   * Milliseconds until the next round is due: the primary renews every renewal period; a standby
+   * Milliseconds until the next round is due: the primary renews a renewal period after its last
+   * good renewal was sent (renewalDueAt), so slow answers never push its lease toward lapsing; a standby
    * reads every three quarters of one (it sees the last renewal of a primary that died within
    * that, which bounds a takeover at expiry plus three quarters of a period: 37.5 s at the
    * defaults, the backup path's, when the watchdog is down; a read is a read unit, and reading
@@ -197,7 +215,7 @@ export class LeaseKeeper {
    */
   nextDelayMs(): number {
     const now = this.clock();
-    const due = [this.isPrimary() ? this.timing.renewMs : (this.timing.renewMs * 3) / 4];
+    const due = [this.isPrimary() ? renewalDueAt(this.state.renewOkAt, this.lastSentAt, this.timing) - now : (this.timing.renewMs * 3) / 4];
     const releasing = releaseAt(this.state, this.timing);
     if (releasing !== null && this.state.leader?.primary === this.deps.config.nodeName) due.push(releasing - now);
     if (!this.isPrimary() && this.deps.ready()) due.push(expiresAt(this.state, { timing: this.timing, rank: this.rank() }) - now);

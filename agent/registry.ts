@@ -3,7 +3,7 @@ import { copyFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { taskEntrySchema } from '../lib/core/sync/manifest';
-import { inFlightTaskSchema, taskIdSchema } from '../lib/core/schemas';
+import { inFlightTaskSchema, STORE_NAMES, taskIdSchema } from '../lib/core/schemas';
 import { parseJsonText, parseWith } from '../lib/core/validate';
 
 /**
@@ -19,6 +19,8 @@ export const registrySchema = z.strictObject({
   inFlight: z.array(inFlightTaskSchema).max(256),
   /** The epoch the worker consumes under right now, or null. */
   consumingEpoch: z.number().int().min(0).nullable().default(null),
+  /** The stores the worker's tasks wait for (their last attempt could not reach them); empty when none waits. */
+  unreachable: z.array(z.enum(STORE_NAMES)).max(3).default([]),
   /**
    * The generation of the task snapshot and journal (agent/task-journal.ts) that holds what this
    * node knows of each task; peer-sync reads the journal's new lines each round.
@@ -33,7 +35,7 @@ export type Registry = z.output<typeof registrySchema>;
 export const pidFileSchema = z.strictObject({ pid: z.number().int().positive(), startTicks: z.number().int().min(0) });
 export type PidFile = z.output<typeof pidFileSchema>;
 
-export const emptyRegistry = (): Registry => ({ version: 1, completedTotal: 0, recentCompletions: [], inFlight: [], consumingEpoch: null, tasksGeneration: 0 });
+export const emptyRegistry = (): Registry => ({ version: 1, completedTotal: 0, recentCompletions: [], inFlight: [], consumingEpoch: null, unreachable: [], tasksGeneration: 0 });
 
 export const registryPath = (dataDir: string): string => `${dataDir}/registry.json`;
 export const workerPidPath = (dataDir: string): string => `${dataDir}/worker.pid.json`;

@@ -1,4 +1,4 @@
-import type { Sample } from '../lib/core/schemas';
+import { STORE_NAMES, type Sample, type StoreName } from '../lib/core/schemas';
 import { processTree } from './proc';
 import { bootId } from './runtime/boot';
 import { mono } from './runtime/clock';
@@ -14,6 +14,8 @@ export interface SamplerDeps {
   epoch: () => number;
   /** Does the agent's lease let this node consume now? */
   mayConsume: () => boolean;
+  /** The stores the agent's own requests found unreachable (the worker's are in its registry). */
+  unreachable: () => readonly StoreName[];
   procRoot?: string;
 }
 
@@ -69,6 +71,7 @@ export class Sampler {
     }
     this.lastCpu = { cpuMs: procs.cpuMs, at: now };
     const since = now - this.deps.completionWindowMs;
+    const unreachable = STORE_NAMES.filter((n) => this.deps.unreachable().includes(n) || registry.unreachable.includes(n));
     return {
       seq: this.seq++,
       at: now,
@@ -83,6 +86,7 @@ export class Sampler {
       epochSeen: this.deps.epoch(),
       consumingEpoch: registry.consumingEpoch,
       mayConsume: this.deps.mayConsume(),
+      ...(unreachable.length === 0 ? {} : { unreachable }),
       proofAgeMs: await this.proofAge(procs.id),
       worker: procs.id,
     };

@@ -1,9 +1,10 @@
 import { loadConfig } from '../../lib/config';
 import { ClientFactory } from '../../lib/aws/clients';
+import { Reach } from '../../lib/aws/reach';
 import { stateStoreFor, type StateStore } from '../../lib/aws/state-store';
-import type { Config } from '../../lib/core/config';
+import { clientTimeouts, type Config } from '../../lib/core/config';
 import { describeError } from '../../lib/core/errors';
-import { listenForClockSkew } from './clock';
+import { listenForClockSkew, mono } from './clock';
 import { createLogger, type Logger } from '../../lib/log';
 
 /** What a node daemon gets: its validated config (with its node name), clients, store, logger. */
@@ -11,6 +12,8 @@ export interface DaemonContext {
   config: Config & { nodeName: string };
   clients: ClientFactory;
   store: StateStore;
+  /** Which stores this process reaches, by the outcome of its clients' requests. */
+  reach: Reach;
   log: Logger;
 }
 
@@ -40,9 +43,10 @@ export const runDaemon = async (name: string, start: (ctx: DaemonContext) => Pro
     log.fatal({ missing }, `the ${name} needs ${missing.join(', ')} in its configuration`);
     process.exit(2);
   }
-  const clients = new ClientFactory({ region: config.region });
+  const reach = new Reach(mono);
+  const clients = new ClientFactory({ region: config.region, timeouts: clientTimeouts(config), reach });
   const store = stateStoreFor(config, clients);
-  const daemon = await start({ config: { ...config, nodeName }, clients, store, log: log.child({ node: nodeName }) });
+  const daemon = await start({ config: { ...config, nodeName }, clients, store, reach, log: log.child({ node: nodeName }) });
   const stop = (): void => {
     setTimeout(() => process.exit(1), config.workerStopTimeoutSeconds * 1000).unref();
     void daemon.close().finally(() => {

@@ -2,22 +2,19 @@ import { describeError } from '../../lib/core/errors';
 import type { AlertTopic } from '../../lib/aws/alerts';
 import type { QueueMessage, TaskQueue } from '../../lib/aws/queue';
 import type { Config } from '../../lib/core/config';
-import type { StateStore } from '../../lib/aws/state-store';
-import { KEYS } from '../../lib/core/keys';
-import { heartbeatSchema, taskMessageSchema, type Heartbeat, type TaskMessage } from '../../lib/core/schemas';
+import { taskMessageSchema, type TaskMessage } from '../../lib/core/schemas';
 import { parseJsonText, parseWith } from '../../lib/core/validate';
 import type { Logger } from '../../lib/log';
 import { alertFromNode } from '../runtime/node-alerts';
 import { mono } from '../runtime/clock';
 import type { RoleFile } from '../registry';
-import { HeldMessages, type Leftovers } from './held';
+import { extendEveryMs, HeldMessages, type Leftovers } from './held';
 
 export interface CustodyDeps {
   config: Config & { nodeName: string };
   queue: Pick<TaskQueue, 'setVisibility' | 'send' | 'delete'>;
   /** Where a task that keeps failing goes (the task queue's dead-letter queue); null: SQS's redrive decides alone. */
   deadLetters?: Pick<TaskQueue, 'send'> | null;
-  store: Pick<StateStore, 'read'>;
   log: Logger;
   now: () => number;
   alerts: AlertTopic | null;
@@ -46,13 +43,18 @@ export class Custody {
     this.held = new HeldMessages(deps.config.dataDir, deps.config.visibilityTimeoutSeconds * 1000, deps.log);
   }
 
+  /** Held receipts closer than this to running out are left to run out: they may be gone before SQS hears of them. */
+  private get marginMs(): number {
+    return extendEveryMs(this.deps.config);
+  }
+
   /**
    * What a worker of this node that died (SIGKILL, a crash, a reboot) still held and SQS still
-   * keeps invisible, by a margin of a sync interval (it also covers a wall clock stepped across
-   * a reboot). Each stays in `held.json` until `takeUp` decides it.
+   * keeps invisible, by a margin (it also covers a wall clock stepped across a reboot). Each
+   * stays in `held.json` until `takeUp` decides it.
    */
   leftovers(): Promise<Leftovers> {
-    return this.held.leftovers(this.deps.config.syncIntervalSeconds * 1000);
+    return this.held.leftovers(this.marginMs);
   }
 
   /**
@@ -60,13 +62,9 @@ export class Custody {
    * epoch they were held under: no other node can have taken them up, since a new primary is a
    * new epoch. Within the same boot the worker carries on with each under its receipt (extended
    * first, so only a receipt SQS still honours is kept; `begin` runs it); across a reboot each
-   * goes back to the queue at once. Otherwise they are left alone and stay in `held.json`: a
-   * node fenced since may have had its receipts taken up by the new primary (`takeOverFenced`,
-   * from this node's heartbeat, which keeps naming them until their visibility runs out), and a
-   * second hand on a receipt would hand a running task back to the queue, or fail the new
-   * primary's take-up and send the task to the queue's end (a soak drill in CI: a rejoining
-   * standby handed back two tasks and they waited behind eight others, 330.2 s after the stall).
-   * Resolves once `held.json` says what it decided.
+   * goes back to the queue at once. Otherwise they are left alone to run out (within a
+   * visibility timeout): a node fenced since may no longer hand them back, since the new primary
+   * may hold them under a later receive. Resolves once `held.json` says what it decided.
    */
   async takeUp(left: Leftovers, role: RoleFile | null, begin: (message: QueueMessage, epoch: number, sentAt: number) => void): Promise<void> {
     const { queue, log, config } = this.deps;
@@ -103,61 +101,7 @@ export class Custody {
 
   /** What this node still holds under `epoch` and does not run: taken up once the worker consumes under it (`takeUp`). */
   heldUnder(epoch: number, running: ReadonlySet<string>): Leftovers {
-    return this.held.heldUnder(epoch, running, this.deps.config.syncIntervalSeconds * 1000);
-  }
-
-  /**
-   * On taking the role, before its first receive: every other node is fenced now (the lease
-   * lapsed, or its worker was confirmed stopped), so the messages their heartbeats say they held
-   * are taken up at once, as `takeUp` does with this node's own: carried on with under their
-   * receipts (extended first, so only a receipt SQS still honours is kept) while slots are free,
-   * and handed back otherwise. Their tasks resume from their checkpoints now rather than after
-   * their visibility timeout. Tasks this worker runs itself (carried on from its own previous
-   * worker) are left alone: an older receipt of them must not touch them. A receipt SQS no
-   * longer honours (completed, or expired) fails harmlessly. Reads the heartbeats of `from`
-   * (by default every other node); returns how many were taken up, and the nodes whose
-   * heartbeat could not be read (S3 failed past the store's retries): the caller asks again
-   * for those, or their messages wait out their visibility timeout.
-   */
-  async takeOverFenced(
-    epoch: number,
-    running: ReadonlySet<string>,
-    free: number,
-    begin: (message: QueueMessage, epoch: number, sentAt: number) => void,
-    from: readonly string[] = this.deps.config.nodes.map((n) => n.name).filter((n) => n !== this.deps.config.nodeName),
-  ): Promise<{ carried: number; unread: string[] }> {
-    const { config, store, queue, log } = this.deps;
-    const unread: string[] = [];
-    const beats = await Promise.all(
-      from.map((node) =>
-        store.read(KEYS.heartbeat(node), heartbeatSchema).catch((error: unknown) => {
-          unread.push(node);
-          log.warn({ node, err: describeError(error) }, "a fenced node's heartbeat could not be read: its messages are taken up later");
-          return null;
-        }),
-      ),
-    );
-    // Each task once (two fenced nodes may both list it), and none this worker runs.
-    const byTask = new Map<string, NonNullable<Heartbeat['held']>[number] & { node: string }>();
-    for (const hb of beats) for (const h of hb?.value.held ?? []) if (!running.has(h.taskId) && !byTask.has(h.taskId)) byTask.set(h.taskId, { ...h, node: hb?.value.node ?? '?' });
-    const held = [...byTask.values()];
-    let slots = free;
-    const outcome = await Promise.all(
-      held.map(async (h): Promise<'carried' | 'handed' | 'failed'> => {
-        const message: QueueMessage | null = h.body === undefined ? null : { id: h.id, receiptHandle: h.receipt, body: h.body, receiveCount: h.receiveCount };
-        if (message === null || slots <= 0) return queue.setVisibility(h.receipt, 0).then(() => 'handed' as const, () => 'failed' as const);
-        slots--;
-        const sentAt = mono();
-        // Slots are handed out in order before any answer: a failed extension frees none for a later message.
-        const extended = await queue.setVisibility(h.receipt, config.visibilityTimeoutSeconds).then(() => true, () => false);
-        if (!extended) return 'failed';
-        begin(message, epoch, sentAt);
-        return 'carried';
-      }),
-    );
-    const carried = outcome.filter((o) => o === 'carried').length;
-    if (held.length > 0) log.info({ epoch, carried, handedBack: outcome.filter((o) => o === 'handed').length, tasks: held.map((h) => `${h.node}:${h.taskId}`) }, 'took up the messages fenced nodes held');
-    return { carried, unread };
+    return this.held.heldUnder(epoch, running, this.marginMs);
   }
 
   /**
@@ -197,15 +141,8 @@ export class Custody {
    * `done.json`. Without a dead-letter queue configured, it is handed back and the redrive
    * decides, alerted on its last allowed receive.
    */
-  async fail(message: QueueMessage, reason: string, epoch: number, receivedAt: number, transient = false): Promise<void> {
+  async fail(message: QueueMessage, reason: string, epoch: number, receivedAt: number): Promise<void> {
     const { config, queue, deadLetters, log } = this.deps;
-    // The fleet could not reach AWS (S3 or SQS throttled, down, unreachable): not the task's
-    // failure, so not counted; it comes back after a sync interval instead of spinning (CI run 19:
-    // a 45 s S3 outage dead-lettered four healthy tasks).
-    if (transient) {
-      if (mono() - receivedAt < config.visibilityTimeoutSeconds * 1000) await queue.setVisibility(message.receiptHandle, config.syncIntervalSeconds).catch(() => undefined);
-      return;
-    }
     if (deadLetters === undefined || deadLetters === null) {
       await this.handBack(message, receivedAt);
       if (message.receiveCount < config.maxReceiveCount) return;

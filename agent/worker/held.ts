@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { describeError } from '../../lib/core/errors';
-import { HELD_BODY_MAX, taskIdSchema, type Heartbeat } from '../../lib/core/schemas';
+import type { Config } from '../../lib/core/config';
+import { taskIdSchema } from '../../lib/core/schemas';
 import type { QueueMessage } from '../../lib/aws/queue';
 import type { Logger } from '../../lib/log';
 import { bootId } from '../runtime/boot';
@@ -11,9 +12,8 @@ import { readJsonFile, writeJsonAtomic } from '../registry';
  * The messages this worker holds, each with its receipt and until when SQS keeps it invisible:
  * `held.json` in the data directory, written whenever the set changes. A worker that died
  * (SIGKILL, a crash, a reboot) cannot hand its messages back; the next worker on the node
- * reads this file at start and carries on with those still invisible (Custody.takeUp), and the
- * heartbeat names them for a new primary, so their tasks resume at once instead of after their
- * visibility timeout.
+ * reads this file at start and carries on with those still invisible (Custody.takeUp), so their
+ * tasks resume at once instead of after their visibility timeout.
  */
 const heldSchema = z.object({
   version: z.literal(1),
@@ -51,20 +51,10 @@ export const heldPath = (dataDir: string): string => `${dataDir}/held.json`;
 const asMessage = (m: HeldMessage): QueueMessage => ({ id: m.id, receiptHandle: m.receipt, body: m.body, receiveCount: m.receiveCount });
 
 /**
- * The messages the worker holds now, with their receipts, for the heartbeat (a new primary carries
- * on with them, or hands them back, once this node is fenced). Only this boot's file, and only
- * those SQS still keeps invisible by this boot's monotonic clock with `marginMs` to spare (a new
- * primary reads the heartbeat a little later): a receipt whose visibility ran out may belong to a
- * later receive. Empty when there is no readable file.
+ * How often a held message's visibility is extended: a third of the visibility timeout, so two
+ * extensions in a row may fail before SQS hands the message out again.
  */
-export const heldReceipts = async (dataDir: string, marginMs: number): Promise<NonNullable<Heartbeat['held']>> => {
-  const file = await readJsonFile(heldPath(dataDir), heldSchema).catch(() => null);
-  if (file === null || file.boot !== bootId()) return [];
-  const now = { mono: mono(), wall: wall() };
-  return Object.entries(file.messages)
-    .filter(([, m]) => stillInvisible(m, true, now, marginMs))
-    .map(([taskId, m]) => ({ taskId, receipt: m.receipt, id: m.id, receiveCount: m.receiveCount, ...(m.body.length <= HELD_BODY_MAX ? { body: m.body } : {}) }));
-};
+export const extendEveryMs = (c: Pick<Config, 'visibilityTimeoutSeconds'>): number => (c.visibilityTimeoutSeconds * 1000) / 3;
 
 /**
  * Which leftovers of a previous worker may be handed back: only those whose visibility has not

@@ -17,6 +17,8 @@ export class LeaseView {
   constructor(
     private readonly dataDir: string,
     private readonly nodeName: string,
+    /** How long past its end a request sent under the lease may still take: less than the lease's margin. */
+    private readonly graceMs = 0,
   ) {}
 
   /** May this worker act now? The agent's word, from this machine's boot, still valid by the monotonic clock. */
@@ -38,6 +40,15 @@ export class LeaseView {
       this.role = NO_ROLE;
     }
     if (!this.mayAct()) throw new FencedError(`${this.nodeName}: no valid lease (role ${this.role.role}, epoch ${this.role.epoch}): not acting`);
+  }
+
+  /**
+   * Aborts a grace after the lease this worker acts under ends: a request sent under it, and the
+   * SDK's retries of it, are answered or abandoned before another node can take the role over
+   * (a renewal period after the fence). A slow path's answer may still come within the grace.
+   */
+  deadline(): AbortSignal {
+    return AbortSignal.timeout(this.mayAct() ? Math.max(0, Math.ceil(this.role.validUntil + this.graceMs - mono())) : 0);
   }
 
   /** Re-reads the file: the role this worker may consume under now, or null. */

@@ -2,7 +2,6 @@ import { STAGES, type InFlightTask } from '../../lib/core/schemas';
 import type { QueueMessage } from '../../lib/aws/queue';
 import type { Logger } from '../../lib/log';
 import { mono } from '../runtime/clock';
-import type { HeldMessages } from './held';
 import type { TaskBook } from './task-book';
 import type { TaskEvents } from './task-runner';
 
@@ -11,31 +10,41 @@ export interface Running {
   task: InFlightTask;
   message: QueueMessage;
   abort: AbortController;
-  /** Monotonic ms: when the message was received (its visibility runs from here) and when the task last did work. */
+  /** Monotonic ms: when the message was received or last extended (its visibility runs from here). */
   receivedAt: number;
+  /** Monotonic ms: when the task last did work. */
   lastProgress: number;
+  /** The epoch it was received or carried on under. */
+  epoch: number;
+  /** The synthetic stage's work, from the message. */
+  workSeconds: number;
+  /**
+   * Set while the task waits out an outage: its last attempt failed for want of AWS, so its
+   * message stays held (and extended) and it is tried again at `until` (monotonic ms).
+   */
+  parked: { until: number; tries: number } | null;
 }
 
 /** What a running task's reports go to. */
 export interface TaskEventsContext {
   book: TaskBook;
-  held: HeldMessages;
   log: Logger;
   now: () => number;
   completionWindowMs: number;
-  /** This run is still the one the worker keeps for its task (SQS may have handed the message out again). */
-  current: () => boolean;
 }
 
-/** How a running task reports back: registry entries, progress for the agent's samples, the receipt held. */
+/** How a running task reports back: registry entries and progress for the agent's samples. */
 export const taskEvents = (run: Running, epoch: number, c: TaskEventsContext): TaskEvents => {
   const { taskId } = run.task;
   return {
+    // S3 answered and a stage runs: a task that waited out an outage is no longer waiting.
     resumed: (from) => {
+      run.parked = null;
       c.log.info({ taskId, from: STAGES[from] }, 'resuming from checkpoint');
       c.book.record(taskId, { stages: from });
     },
     progress: (stage, cpu) => {
+      run.parked = null;
       run.lastProgress = mono();
       run.task.progress++;
       run.task.stage = STAGES[stage];
@@ -45,12 +54,6 @@ export const taskEvents = (run: Running, epoch: number, c: TaskEventsContext): T
     checkpointed: (stages) => {
       run.lastProgress = mono();
       c.book.record(taskId, { status: 'checkpointed', stages, epoch });
-    },
-    extended: (sentAt) => {
-      // Only the receipt still in use counts: an extension of one SQS replaced changes nothing.
-      if (!c.current()) return;
-      run.receivedAt = Math.max(run.receivedAt, sentAt);
-      c.held.hold(taskId, run.message, run.receivedAt, epoch);
     },
     done: (winner, first) => {
       c.book.record(taskId, { status: 'done', stages: STAGES.length, done: { node: winner.node, epoch: winner.epoch, at: winner.finishedAt } });

@@ -1,7 +1,7 @@
 import { appendFile } from 'node:fs/promises';
 import { describeError } from '../../lib/core/errors';
 import { mergeEntry, mergeTasks, splitByAge, type TaskEntry } from '../../lib/core/sync/manifest';
-import type { InFlightTask } from '../../lib/core/schemas';
+import type { InFlightTask, StoreName } from '../../lib/core/schemas';
 import type { Logger } from '../../lib/log';
 import { emptyRegistry, loadRegistry, registryPath, writeJsonAtomic, type Registry } from '../registry';
 import { journalLine, journalPath, readGeneration, removeOlderGenerations, writeGeneration } from '../task-journal';
@@ -56,6 +56,13 @@ export class TaskBook {
   set consumingEpoch(epoch: number | null) {
     if (this.registry.consumingEpoch === epoch) return;
     this.registry.consumingEpoch = epoch;
+    this.dirty = true;
+  }
+
+  /** The stores the worker's parked tasks wait for, for the agent's samples. */
+  set unreachable(stores: readonly StoreName[]) {
+    if (this.registry.unreachable.join() === stores.join()) return;
+    this.registry.unreachable = [...stores];
     this.dirty = true;
   }
 

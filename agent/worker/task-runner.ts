@@ -6,7 +6,6 @@ import { checkpointSchema, doneSchema, STAGES, stageOutputSchema, type Checkpoin
 import type { QueueMessage, TaskQueue } from '../../lib/aws/queue';
 import type { StateStore } from '../../lib/aws/state-store';
 import type { Logger } from '../../lib/log';
-import { mono } from '../runtime/clock';
 import { stageRunnerFor } from './stages';
 
 /** A write refused because a newer epoch already wrote: this worker is a zombie for the task. */
@@ -23,6 +22,8 @@ export interface TaskRunnerDeps {
    * every write and acknowledgement, so a worker that was frozen past its lease sends nothing.
    */
   guard: () => void;
+  /** Aborts when the lease this worker acts under ends (LeaseView.deadline). */
+  deadline: () => AbortSignal;
 }
 
 /** What the worker learns as a task advances (it keeps the registry). */
@@ -31,8 +32,6 @@ export interface TaskEvents {
   progress(stage: number, stageCpuMs?: number): void;
   checkpointed(stages: number): void;
   done(winner: Done, first: boolean): void;
-  /** The message's visibility was extended by a request sent at `sentAt` (monotonic ms). */
-  extended(sentAt: number): void;
 }
 
 export type TaskOutcome = 'done' | 'already-done' | 'aborted';
@@ -99,16 +98,14 @@ export class TaskRunner {
     if (existing !== null) {
       on.done(existing.value, false);
       guard();
-      await queue.delete(message.receiptHandle);
+      await queue.delete(message.receiptHandle, this.deps.deadline());
       return 'already-done';
     }
     const saved = await store.read(KEYS.checkpoint(taskId), checkpointSchema);
     if (saved !== null && saved.value.epoch > epoch) throw new StaleEpochError(`${taskId}: checkpointed by epoch ${saved.value.epoch}, this worker holds ${epoch}`);
     const from = saved?.value.stages ?? 0;
     if (from > 0) on.resumed(from);
-    const extendEveryMs = (config.visibilityTimeoutSeconds * 1000) / 2;
     const pollMs = Math.max(20, Math.min(1000, (config.sampleIntervalSeconds * 1000) / 4));
-    let lastExtend = mono();
     for (let stage = from; stage < STAGES.length; stage++) {
       const name = STAGES[stage] ?? 'delivery';
       const outputKey = KEYS.output(taskId, name);
@@ -120,22 +117,7 @@ export class TaskRunner {
         signal,
         pollMs,
         killGraceMs: Math.max(100, (config.workerStopTimeoutSeconds * 1000) / 6),
-        onProgress: (cpu) => {
-          on.progress(stage, cpu);
-          if (mono() - lastExtend >= extendEveryMs) {
-            lastExtend = mono();
-            try {
-              guard();
-              const sentAt = lastExtend;
-              void queue.setVisibility(message.receiptHandle, config.visibilityTimeoutSeconds).then(
-                () => on.extended(sentAt),
-                () => undefined,
-              );
-            } catch {
-              // Fenced: the fence watch hands the task back; nothing is extended meanwhile.
-            }
-          }
-        },
+        onProgress: (cpu) => on.progress(stage, cpu),
       });
       if (signal.aborted) return 'aborted';
       guard();
@@ -158,7 +140,7 @@ export class TaskRunner {
     // The message goes only after the completion is durable: a crash before this line repeats
     // the task, and the repeat finds done.json and stops there.
     guard();
-    await queue.delete(message.receiptHandle);
+    await queue.delete(message.receiptHandle, this.deps.deadline());
     return 'done';
   }
 }

@@ -1,10 +1,8 @@
-import { stageHangSeconds, wholeSeconds } from '../../lib/core/config';
-import { describeError, FencedError, isRetryable } from '../../lib/core/errors';
+import { clientTimeouts, stageHangSeconds, wholeSeconds } from '../../lib/core/config';
+import { describeError } from '../../lib/core/errors';
 import { nextRenewalAt } from '../../lib/core/fleet/lease';
-import { STAGES, taskMessageSchema } from '../../lib/core/schemas';
 import type { AlertTopic } from '../../lib/aws/alerts';
-import { parseJsonText, parseWith } from '../../lib/core/validate';
-import type { QueueMessage, TaskQueue } from '../../lib/aws/queue';
+import type { TaskQueue } from '../../lib/aws/queue';
 import { mono, passHostGate } from '../runtime/clock';
 import { TaskRunner, type TaskRunnerDeps } from './task-runner';
 import { readProc } from '../proc';
@@ -12,34 +10,34 @@ import { workerPidPath, writeJsonAtomic } from '../registry';
 import { HangWatch } from './hang-watch';
 import { LeaseView } from './lease-view';
 import { TaskBook } from './task-book';
-import { taskEvents, type Running } from './running';
 import { Custody } from './custody';
+import { extendEveryMs } from './held';
+import { InHand } from './in-hand';
 import { selfTest } from './self-test';
 import { sleep } from '../../lib/sleep';
 import { Loop } from '../runtime/loop';
 
-export interface WorkerDeps extends Omit<TaskRunnerDeps, 'guard'> {
+export interface WorkerDeps extends Omit<TaskRunnerDeps, 'guard' | 'deadline'> {
   /** Poison-task alerts; null without a topic. */
   alerts: AlertTopic | null;
   /** The dead-letter queue a task that keeps failing is moved to; null or absent: SQS's redrive decides. */
   deadLetters?: TaskQueue | null;
 }
 
-
 /**
  * The reference worker (`queen-fleet-worker`): consumes the task queue while the agent says
  * this node is primary, runs each task's stages, completes it by creating `done.json`
  * (If-None-Match: *), and deletes the message only after that. It acts only under a valid
- * lease (every write is guarded by it), stops a task whose stage does no work for
- * `stageHangSeconds`, and hands such tasks back to the queue.
+ * lease (every write is guarded by it, every request abandoned when it ends), keeps the messages
+ * it holds invisible by extending them while it holds the lease, stops a task whose stage does no
+ * work for `stageHangSeconds`, and waits out an outage with what it holds, receiving nothing more.
  */
 export class Worker {
   private readonly book: TaskBook;
   /** The messages in hand: their receipts on disk, hand-backs, poison alerts. */
   private readonly custody: Custody;
-  private readonly running = new Map<string, Running>();
-  /** Each running task's whole life, for draining on SIGTERM. */
-  private readonly tasks = new Set<Promise<void>>();
+  /** The tasks in hand, with their messages. */
+  private readonly inHand: InHand;
   private readonly stopping = new AbortController();
   private pollDone: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
@@ -50,6 +48,8 @@ export class Worker {
   private readonly flushLoop: Loop;
   /** Checks the fence and hung stages every tick. */
   private readonly watchLoop: Loop;
+  /** Extends the visibility of every message held, a third of the visibility timeout apart. */
+  private readonly extendLoop: Loop;
   /** While it does not consume, proves every sample interval that its stages work (self-test). */
   private readonly proofLoop: Loop;
   /** Finds hung stages, not counting time the worker itself was stopped. */
@@ -58,15 +58,8 @@ export class Worker {
   private handOn = false;
   /** This process as the sampler names the running worker (`pid:startTicks`), set at start: its proofs name it. */
   private identity: string | undefined;
-  /** The epoch whose fenced nodes' messages were taken up (once, on taking the role). */
-  private tookOverFor: number | null = null;
-  /**
-   * Fenced nodes whose heartbeat could not be read when the role was taken, asked again before
-   * each receive of the same epoch until read, or until their receipts have run out anyway
-   * (`until`, a visibility timeout after the role was taken): a failed read must not leave their
-   * tasks waiting out their visibility timeout (300 s) when a retry seconds later finds them.
-   */
-  private fencedUnread: { epoch: number; nodes: string[]; until: number } | null = null;
+  /** The epoch whose messages this node held were taken up (once, on taking the role). */
+  private tookUpFor: number | null = null;
   /** The agent's last word on the role, re-read every watch tick and before every receive. */
   private readonly lease: LeaseView;
 
@@ -75,14 +68,26 @@ export class Worker {
   private readonly draining = new AbortController();
 
   constructor(private readonly deps: WorkerDeps) {
-    this.lease = new LeaseView(deps.config.dataDir, deps.config.nodeName);
-    this.runner = new TaskRunner({ ...deps, guard: () => this.lease.guard() });
+    this.lease = new LeaseView(deps.config.dataDir, deps.config.nodeName, 900 * deps.config.leaseRenewSeconds);
+    this.runner = new TaskRunner({ ...deps, guard: () => this.lease.guard(), deadline: () => this.lease.deadline() });
     this.hangs = new HangWatch(this.tickMs, stageHangSeconds(deps.config) * 1000);
     this.book = new TaskBook(deps.config.dataDir, deps.log);
     this.custody = new Custody(deps);
+    this.inHand = new InHand({
+      ...deps,
+      runner: this.runner,
+      book: this.book,
+      custody: this.custody,
+      lease: this.lease,
+      draining: this.draining.signal,
+      stopping: this.stopping.signal,
+      handOn: () => this.handOn,
+      settled: () => this.wake?.(),
+    });
     const failed = (what: string) => (error: unknown) => deps.log.error({ err: describeError(error) }, `${what} failed`);
     this.flushLoop = new Loop(this.tickMs, () => this.flush(), failed('registry flush'));
     this.watchLoop = new Loop(this.tickMs, () => this.watchOnce(), failed('fence and hang check'));
+    this.extendLoop = new Loop(extendEveryMs(deps.config), () => this.inHand.extend(), failed('visibility extension'));
     this.proofLoop = new Loop(deps.config.sampleIntervalSeconds * 1000, () => this.proveIdle(), failed('self-test'));
   }
 
@@ -114,11 +119,12 @@ export class Worker {
     // What a worker that died held goes on now, not after its visibility timeout.
     const left = await this.custody.leftovers();
     const role = left.messages.length > 0 ? await this.lease.allowed() : null;
-    await this.custody.takeUp(left, role, (message, epoch, sentAt) => this.begin(message, epoch, sentAt));
+    await this.custody.takeUp(left, role, (message, epoch, sentAt) => this.inHand.begin(message, epoch, sentAt));
     await passHostGate('taken-up');
     await this.flush();
     this.flushLoop.start(this.tickMs);
     this.watchLoop.start(this.tickMs);
+    this.extendLoop.start(extendEveryMs(this.deps.config));
     this.proofLoop.start();
     this.pollDone = this.poll();
   }
@@ -141,18 +147,20 @@ export class Worker {
   private async checkFence(): Promise<void> {
     // Tasks still running count whatever the poll loop saw first: it may have marked the worker
     // idle already, and a task left to fail its next write would keep its message invisible.
-    if ((this.book.consumingEpoch === null && this.running.size === 0) || (await this.lease.allowed()) !== null) return;
-    this.deps.log.warn({ epoch: this.book.consumingEpoch, tasks: this.running.size }, 'lease lapsed or lost: fencing');
+    if ((this.book.consumingEpoch === null && this.inHand.size === 0) || (await this.lease.allowed()) !== null) return;
+    this.deps.log.warn({ epoch: this.book.consumingEpoch, tasks: this.inHand.size }, 'lease lapsed or lost: fencing');
     this.book.consumingEpoch = null;
     this.receiving?.abort();
-    const abandoned = [...this.running.values()];
+    const abandoned = this.inHand.all();
     for (const r of abandoned) r.abort.abort();
     await Promise.allSettled(abandoned.map((r) => this.custody.handBack(r.message, r.receivedAt)));
+    // A parked task has no attempt under way to end it: it ends here.
+    for (const r of abandoned.filter((a) => a.parked !== null)) this.inHand.end(r, true);
   }
 
   /** Stops each task whose stage did no work for `stageHangSeconds` (HangWatch), and gives its message back. */
   private checkHung(): void {
-    for (const { run: r, idleMs } of this.hangs.check(this.running.values())) {
+    for (const { run: r, idleMs } of this.hangs.check(this.inHand.all().filter((t) => t.parked === null))) {
       const reason = `stage ${r.task.stage ?? '?'} made no progress for ${Math.round(idleMs / 100) / 10} s: stopped`;
       this.deps.log.warn({ taskId: r.task.taskId, stage: r.task.stage }, reason);
       r.abort.abort(new Error(reason));
@@ -161,29 +169,9 @@ export class Worker {
   }
 
   private flush(): Promise<void> {
-    return this.book.flush([...this.running.values()].map((r) => r.task));
-  }
-
-  /**
-   * Takes up what the fenced nodes held under `epoch`: every other node's, on taking the role, or
-   * again for the nodes `retry` names whose heartbeat could not be read before (until their
-   * receipts have run out). Remembers whose heartbeat still could not be read.
-   */
-  private async takeOverFenced(epoch: number, retry?: { epoch: number; nodes: string[]; until: number }): Promise<void> {
-    const c = this.deps.config;
-    if (retry !== undefined && (retry.epoch !== epoch || mono() >= retry.until)) {
-      this.fencedUnread = null;
-      return;
-    }
-    const others = retry?.nodes ?? c.nodes.map((n) => n.name).filter((n) => n !== c.nodeName);
-    const until = retry?.until ?? mono() + c.visibilityTimeoutSeconds * 1000;
-    try {
-      const { unread } = await this.custody.takeOverFenced(epoch, new Set(this.running.keys()), c.concurrency - this.running.size, (message, e, sentAt) => this.begin(message, e, sentAt), others);
-      this.fencedUnread = unread.length === 0 ? null : { epoch, nodes: unread, until };
-    } catch (error) {
-      this.deps.log.warn({ err: describeError(error) }, "fenced nodes' messages not taken up; asked again before the next receive");
-      this.fencedUnread = { epoch, nodes: others, until };
-    }
+    const running = this.inHand.all();
+    this.book.unreachable = this.inHand.waiting ? ['s3'] : [];
+    return this.book.flush(running.map((r) => r.task));
   }
 
   private async poll(): Promise<void> {
@@ -191,19 +179,21 @@ export class Worker {
     const idleMs = (c.leaseRenewSeconds * 1000) / 4;
     while (!this.stopping.signal.aborted) {
       const role = await this.lease.allowed();
-      const free = c.concurrency - this.running.size;
+      const free = c.concurrency - this.inHand.size;
       const epoch = role?.epoch ?? null;
       this.book.consumingEpoch = epoch;
-      if (role !== null && epoch !== this.tookOverFor) {
-        this.tookOverFor = epoch;
-        // This node's own messages of this epoch first (a role that came after this worker's
-        // start), then what the fenced nodes' heartbeats name.
-        await this.custody.takeUp(this.custody.heldUnder(role.epoch, new Set(this.running.keys())), role, (message, e, sentAt) => this.begin(message, e, sentAt));
-        this.fencedUnread = null;
-        await this.takeOverFenced(role.epoch);
+      if (role !== null && epoch !== this.tookUpFor) {
+        this.tookUpFor = epoch;
+        // This node's own messages of this epoch (a role that came after this worker's start).
+        const mine = this.custody.heldUnder(role.epoch, this.inHand.ids());
+        await this.custody.takeUp(mine, role, (message, e, sentAt) => this.inHand.begin(message, e, sentAt));
         continue;
       }
-      if (role !== null && this.fencedUnread !== null) await this.takeOverFenced(role.epoch, this.fencedUnread);
+      // While a task waits out an outage, nothing more is taken in: it is tried again in its turn.
+      if (role !== null && this.inHand.retryParked(role.epoch)) {
+        await this.idle(idleMs);
+        continue;
+      }
       // A long poll must end before the lease does: no message is handed out after it. SQS
       // waits whole seconds (whole seconds of the drill's time when it runs faster).
       const cap = role === null ? -1 : wholeSeconds((role.validUntil - mono()) / 1000 - c.leaseRenewSeconds / 10, c.timeScale);
@@ -218,10 +208,7 @@ export class Worker {
         continue;
       }
       if (role === null || free <= 0 || cap < 1 / c.timeScale) {
-        await new Promise<void>((resolve) => {
-          this.wake = resolve;
-          void sleep(idleMs, this.stopping.signal).then(resolve);
-        });
+        await this.idle(idleMs);
         continue;
       }
       // Not aborted by the stop itself: an answer already on its way (or in the socket of a
@@ -230,7 +217,9 @@ export class Worker {
       const signal = this.receiving.signal;
       try {
         const askedAt = mono();
-        const messages = await this.deps.queue.receive(free, wholeSeconds(Math.min(c.receiveWaitSeconds, cap), c.timeScale), c.visibilityTimeoutSeconds, signal, role.epoch);
+        const wait = wholeSeconds(Math.min(c.receiveWaitSeconds, cap), c.timeScale);
+        const until = AbortSignal.any([signal, this.lease.deadline()]);
+        const messages = await this.deps.queue.receive(free, wait, c.visibilityTimeoutSeconds, until, role.epoch, clientTimeouts(c).requestMs);
         const receivedAt = mono();
         if (messages.length === 0) {
           // An empty answer that came back at once (a short poll) waits before the next ask.
@@ -247,7 +236,7 @@ export class Worker {
           continue;
         }
         // Visibility runs from when SQS answered, at the earliest when the receive was sent.
-        for (const m of messages) this.begin(m, role.epoch, askedAt);
+        for (const m of messages) this.inHand.begin(m, role.epoch, askedAt);
       } catch (error) {
         if (this.stopping.signal.aborted) break;
         if (signal.aborted) continue;
@@ -257,59 +246,14 @@ export class Worker {
     }
   }
 
-  private begin(message: QueueMessage, epoch: number, receivedAt: number): void {
-    let taskId: string;
-    let workSeconds: number;
-    try {
-      const task = parseWith(taskMessageSchema, parseJsonText(message.body, `message ${message.id}`), `message ${message.id}`);
-      taskId = task.taskId;
-      workSeconds = task.workSeconds;
-    } catch (error) {
-      this.deps.log.error({ err: describeError(error), messageId: message.id }, 'malformed task message');
-      void this.custody.fail(message, `malformed: ${describeError(error)}`, epoch, receivedAt);
-      return;
-    }
-    const already = this.running.get(taskId);
-    if (already !== undefined) {
-      // SQS handed the same message out again (its visibility ran out, or a delete did not take):
-      // the running task adopts the new receipt, the only one SQS still honours.
-      already.message.receiptHandle = message.receiptHandle;
-      already.receivedAt = receivedAt;
-      this.custody.held.hold(already.task.taskId, already.message, receivedAt, epoch);
-      return;
-    }
-    const run: Running = { task: { taskId, progress: 0, stage: STAGES[0] }, message, abort: new AbortController(), receivedAt, lastProgress: mono() };
-    this.running.set(taskId, run);
-    this.custody.held.hold(taskId, message, receivedAt, epoch);
-    this.book.record(taskId, { status: 'running', epoch });
-    // Completed or given back: its message is no longer held. A task stopped by the close of a
-    // worker that hands on its messages is not: it stays held for whoever carries on with it.
-    let settled = true;
-    const task: Promise<void> = this.runner
-      .run(taskId, workSeconds, message, epoch, run.abort.signal, this.draining.signal, taskEvents(run, epoch, { book: this.book, held: this.custody.held, log: this.deps.log, now: this.deps.now, completionWindowMs: this.deps.config.completionWindowSeconds * 1000, current: () => this.running.get(taskId) === run }))
-      .then((outcome) => void (settled = outcome !== 'aborted'))
-      .catch(async (error: unknown) => {
-        // Fenced or stopped as hung: the fence watch and the hang check already handed it back.
-        if (error instanceof FencedError || run.abort.signal.aborted) return void (settled = !this.stopping.signal.aborted);
-        this.deps.log.error({ err: describeError(error), taskId }, 'task failed; its message goes back to the queue');
-        await this.custody.fail(run.message, describeError(error), epoch, run.receivedAt, isRetryable(error));
-      })
-      .finally(() => {
-        this.running.delete(taskId);
-        if (settled || !this.handOn) this.custody.held.release(taskId);
-        this.tasks.delete(task);
-        this.book.touch();
-        this.wake?.();
-      });
-    this.tasks.add(task);
+  /** Waits `ms`, or until a task ends. */
+  private idle(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.wake = resolve;
+      void sleep(ms, this.stopping.signal).then(resolve);
+    });
   }
 
-  /**
-   * Stops taking tasks and flushes the registry. While the node may still consume (a restart, a
-   * stop before a handover) its messages stay in `held.json`, checkpointed: the next worker
-   * carries on with them at once, and a new primary takes them up through the heartbeat, where a
-   * hand-back would put them behind the whole backlog. Otherwise they go back to the queue.
-   */
   /**
    * What SIGKILL leaves of a worker, for tests that stand one in for a dead worker in-process:
    * every loop stops at once and nothing is handed back or written again; `held.json` and the
@@ -318,33 +262,39 @@ export class Worker {
   async halt(): Promise<void> {
     this.stopping.abort();
     this.receiving?.abort();
-    await Promise.all([this.watchLoop.stop(), this.flushLoop.stop(), this.proofLoop.stop()]);
+    await Promise.all([this.watchLoop.stop(), this.flushLoop.stop(), this.proofLoop.stop(), this.extendLoop.stop()]);
     this.wake?.();
     await this.pollDone;
   }
 
+  /**
+   * Stops taking tasks and flushes the registry. While the node may still consume (a restart, a
+   * stop before a handover) its messages stay in `held.json`, checkpointed: the next worker
+   * carries on with them at once, where a hand-back would put them behind the whole backlog.
+   * Otherwise they go back to the queue.
+   */
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.handOn = (await this.lease.allowed().catch(() => null)) !== null;
       this.stopping.abort();
       // A long poll with no answer yet is cut after a moment; one answered meanwhile is taken in.
       const cut = setTimeout(() => this.receiving?.abort(), Math.min(1000, 2 * this.tickMs));
-      await Promise.all([this.watchLoop.stop(), this.proofLoop.stop()]);
+      await Promise.all([this.watchLoop.stop(), this.proofLoop.stop(), this.extendLoop.stop()]);
       this.wake?.();
       // Let each task checkpoint its current stage, within half the stop timeout.
       this.draining.abort();
       const grace = new AbortController();
-      await Promise.race([Promise.allSettled([...this.tasks]), sleep((this.deps.config.workerStopTimeoutSeconds * 1000) / 2, grace.signal)]);
+      await Promise.race([Promise.allSettled([...this.inHand.attempts]), sleep((this.deps.config.workerStopTimeoutSeconds * 1000) / 2, grace.signal)]);
       grace.abort();
-      const inFlight = [...this.running.values()];
+      const inFlight = this.inHand.all();
       for (const r of inFlight) r.abort.abort();
       if (!this.handOn) await Promise.allSettled(inFlight.map((r) => this.custody.handBack(r.message, r.receivedAt)));
       await this.pollDone;
       clearTimeout(cut);
       await this.flushLoop.stop();
-      if (this.handOn) this.deps.log.info({ tasks: [...this.custody.held.taskIds()] }, 'stopping under a valid lease: held messages left for the next worker or a new primary');
+      if (this.handOn) this.deps.log.info({ tasks: [...this.custody.held.taskIds()] }, 'stopping under a valid lease: held messages left for the next worker');
       else for (const r of inFlight) this.custody.held.release(r.task.taskId);
-      this.running.clear();
+      this.inHand.clear();
       this.book.consumingEpoch = null;
       await this.flush();
       await this.custody.held.flushed();

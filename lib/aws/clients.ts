@@ -6,6 +6,8 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { SSMClient } from '@aws-sdk/client-ssm';
+import type { StoreName } from '../core/schemas';
+import { outcomeOf, type Reach } from './reach';
 import { sdk } from './sdk';
 
 /** Options every client shares; the SDK itself reads AWS_ENDPOINT_URL(_<SERVICE>) and credentials. */
@@ -17,6 +19,13 @@ export interface ClientOptions {
   credentials?: { accessKeyId: string; secretAccessKey: string };
   /** One endpoint for every service (the local cloud); otherwise the SDK's own settings. */
   endpoint?: string;
+  /**
+   * How long a connection may take to open and a request to be answered before it is abandoned
+   * (`clientTimeouts`); a long poll asks for its own wait on top, per call. Unset: the SDK's.
+   */
+  timeouts?: { connectionMs: number; requestMs: number };
+  /** Told the outcome of every request to S3, SQS and DynamoDB (a node's view of which stores it reaches). */
+  reach?: Reach;
 }
 
 /** Temporary credentials as the SDK takes them. */
@@ -77,14 +86,22 @@ export class ClientFactory {
     return this.cache.get(key) as T;
   }
 
-  private get base(): { region: string; maxAttempts: number; endpoint?: string; credentials?: ClientOptions['credentials'] | CredentialsProvider } {
-    const { region, maxAttempts, credentials, endpoint } = this.options;
+  private get base(): {
+    region: string;
+    maxAttempts: number;
+    endpoint?: string;
+    credentials?: ClientOptions['credentials'] | CredentialsProvider;
+    requestHandler?: { connectionTimeout: number; requestTimeout: number; throwOnRequestTimeout: true };
+  } {
+    const { region, maxAttempts, credentials, endpoint, timeouts } = this.options;
     // Only where the file is the source (the node units set it): keys in the environment, as
     // an operator's shell may have, keep their usual precedence in the SDK's own chain.
     const sharedFile = this.env.AWS_SHARED_CREDENTIALS_FILE;
     const fromFile = sharedFile !== undefined && sharedFile !== '' && this.env.AWS_ACCESS_KEY_ID === undefined;
     const chosen = credentials ?? (fromFile ? rotatingFileCredentials(sharedFile) : undefined);
-    return { region, maxAttempts: maxAttempts ?? 3, ...(endpoint === undefined ? {} : { endpoint }), ...(chosen === undefined ? {} : { credentials: chosen }) };
+    // A request timeout only warns unless told to throw (smithy's NodeHttpHandler).
+    const handler = timeouts === undefined ? {} : { requestHandler: { connectionTimeout: timeouts.connectionMs, requestTimeout: timeouts.requestMs, throwOnRequestTimeout: true as const } };
+    return { region, maxAttempts: maxAttempts ?? 3, ...(endpoint === undefined ? {} : { endpoint }), ...(chosen === undefined ? {} : { credentials: chosen }), ...handler };
   }
 
   s3(): S3Client {
@@ -95,15 +112,33 @@ export class ClientFactory {
     // for 10 changes at 100,000 tasks). TLS guards the bytes in transit, and every object read
     // is validated against its schema (damage is quarantined and rebuilt).
     return this.memo('s3', () =>
-      new (sdk.s3().S3Client)({ ...this.base, maxAttempts: 1, forcePathStyle: overridden, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' }),
+      this.observed('s3', new (sdk.s3().S3Client)({ ...this.base, maxAttempts: 1, forcePathStyle: overridden, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' })),
     );
   }
   /** One attempt per call, like S3's: the table store retries (lib/aws/table-store.ts). */
   dynamodb(): DynamoDBClient {
-    return this.memo('dynamodb', () => new (sdk.dynamodb().DynamoDBClient)({ ...this.base, maxAttempts: 1 }));
+    return this.memo('dynamodb', () => this.observed('dynamodb', new (sdk.dynamodb().DynamoDBClient)({ ...this.base, maxAttempts: 1 })));
   }
   sqs(): SQSClient {
-    return this.memo('sqs', () => new (sdk.sqs().SQSClient)(this.base));
+    return this.memo('sqs', () => this.observed('sqs', new (sdk.sqs().SQSClient)(this.base)));
+  }
+
+  /** Tells `reach` how each request of the client went, after the SDK's own retries. */
+  private observed<C extends { middlewareStack: { add: (...args: never[]) => void } }>(store: StoreName, client: C): C {
+    const reach = this.options.reach;
+    if (reach === undefined) return client;
+    const watch = (next: (args: unknown) => Promise<unknown>) => async (args: unknown): Promise<unknown> => {
+      try {
+        const out = await next(args);
+        reach.record(store, 'answered');
+        return out;
+      } catch (error) {
+        reach.record(store, outcomeOf(error));
+        throw error;
+      }
+    };
+    (client.middlewareStack as unknown as { add: (m: typeof watch, o: { step: 'initialize'; name: string }) => void }).add(watch, { step: 'initialize', name: 'queenFleetReach' });
+    return client;
   }
   sns(): SNSClient {
     return this.onFirstUse('sns', () => new (sdk.sns().SNSClient)(this.base));

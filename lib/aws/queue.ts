@@ -45,7 +45,7 @@ export class TaskQueue {
    * drill passes whole seconds of its own time, a fraction its local cloud accepts. `epoch` travels as the `x-queen-fleet-epoch` header:
    * SQS ignores it, request logs and the drills' invariant checker read it.
    */
-  async receive(max: number, waitSeconds: number, visibilitySeconds: number, signal?: AbortSignal, epoch?: number): Promise<QueueMessage[]> {
+  async receive(max: number, waitSeconds: number, visibilitySeconds: number, signal?: AbortSignal, epoch?: number, timeoutMs?: number): Promise<QueueMessage[]> {
     const command = new ReceiveMessageCommand({
       QueueUrl: this.queueUrl,
       MaxNumberOfMessages: Math.min(10, Math.max(1, max)),
@@ -62,7 +62,9 @@ export class TaskQueue {
         { step: 'build', name: 'queenFleetEpochHeader' },
       );
     }
-    const out = await this.call('ReceiveMessage', () => this.sqs.send(command, { abortSignal: signal }));
+    // The client's request timeout is shorter than a long poll: this one waits its own wait on top.
+    const requestTimeout = timeoutMs === undefined ? undefined : waitSeconds * 1000 + timeoutMs;
+    const out = await this.call('ReceiveMessage', () => this.sqs.send(command, { abortSignal: signal, requestTimeout }));
     return (out.Messages ?? []).flatMap((m) =>
       m.MessageId === undefined || m.ReceiptHandle === undefined
         ? []
@@ -70,14 +72,14 @@ export class TaskQueue {
     );
   }
 
-  async delete(receiptHandle: string): Promise<void> {
-    await this.call('DeleteMessage', () => this.sqs.send(new DeleteMessageCommand({ QueueUrl: this.queueUrl, ReceiptHandle: receiptHandle })));
+  /** `signal` abandons the call and its retries (a worker's lease ending). */
+  async delete(receiptHandle: string, signal?: AbortSignal): Promise<void> {
+    await this.call('DeleteMessage', () => this.sqs.send(new DeleteMessageCommand({ QueueUrl: this.queueUrl, ReceiptHandle: receiptHandle }), { abortSignal: signal }));
   }
 
-  async setVisibility(receiptHandle: string, seconds: number): Promise<void> {
-    await this.call('ChangeMessageVisibility', () =>
-      this.sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: this.queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: Math.max(0, Math.ceil(seconds)) })),
-    );
+  async setVisibility(receiptHandle: string, seconds: number, signal?: AbortSignal): Promise<void> {
+    const command = new ChangeMessageVisibilityCommand({ QueueUrl: this.queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: Math.max(0, Math.ceil(seconds)) });
+    await this.call('ChangeMessageVisibility', () => this.sqs.send(command, { abortSignal: signal }));
   }
 
   async send(body: string): Promise<string> {

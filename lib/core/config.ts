@@ -111,12 +111,17 @@ export const configSchema = z
     maxTaskFailures: z.number().int().min(1).max(100).default(3),
     /**
      * The queue's redrive maxReceiveCount: a backstop for what no worker can count (a task that
-     * kills its worker), above the receives that hand-backs take: each failure starts a new message.
+     * kills its worker), above the receives an hour of outage can cost (`outageHourReceives`):
+     * each real failure starts a new message, and hand-backs never count.
      */
-    maxReceiveCount: z.number().int().min(1).max(1000).default(10),
+    maxReceiveCount: z.number().int().min(1).max(1000).default(150),
     /** Completed tasks older than this leave the live manifest for dated archives. */
     taskRetentionSeconds: seconds.default(7 * 86_400),
-    visibilityTimeoutSeconds: seconds.default(300),
+    /**
+     * How long a received message stays invisible; the worker extends what it holds every third of
+     * it while its lease lasts, so a message held by a node that stopped comes back within it.
+     */
+    visibilityTimeoutSeconds: seconds.default(30),
     receiveWaitSeconds: z.number().min(0).max(20).default(20),
     workerStopTimeoutSeconds: seconds.default(30),
     workerRestartSeconds: seconds.default(1),
@@ -175,6 +180,29 @@ export type ConfigInput = z.input<typeof configSchema>;
  */
 export const stageHangSeconds = (c: Pick<Config, 'stageHangSeconds' | 'stallSamples' | 'sampleIntervalSeconds'>): number =>
   c.stageHangSeconds ?? Math.max(1, c.stallSamples - 2) * c.sampleIntervalSeconds;
+
+/**
+ * The most receives an hour of outage can cost a task that never failed: a worker receives
+ * nothing while its tasks wait out an outage, but where SQS lets it receive and not extend, the
+ * message comes back once a visibility timeout; each failover hands it back once more (at most
+ * one a cooldown); and each real failure before the last starts a new message. An hour is an
+ * hour of the configuration's own time (a drill runs it faster).
+ */
+export const outageHourReceives = (c: Pick<Config, 'visibilityTimeoutSeconds' | 'failoverCooldownSeconds' | 'maxTaskFailures' | 'timeScale'>): number => {
+  const hour = 3600 / c.timeScale;
+  return Math.ceil(hour / c.visibilityTimeoutSeconds + hour / Math.max(c.failoverCooldownSeconds, c.visibilityTimeoutSeconds)) + c.maxTaskFailures;
+};
+
+/**
+ * Connection and request timeouts of a node's AWS clients: a request sent under the lease is
+ * answered or abandoned within 90% of the lease's margin (a renewal period: the time between the
+ * primary's fence and a standby's takeover). At least a second of real time, so a time-scaled
+ * drill on a loaded machine does not abandon healthy requests; on AWS the margin is far above it.
+ */
+export const clientTimeouts = (c: Pick<Config, 'leaseRenewSeconds'>): { connectionMs: number; requestMs: number } => {
+  const requestMs = Math.max(1000, 900 * c.leaseRenewSeconds);
+  return { connectionMs: Math.min(3000, requestMs), requestMs };
+};
 
 /**
  * `seconds` rounded down to whole seconds of a clock running `timeScale` times faster than real

@@ -31,6 +31,7 @@ export const EVENT_KINDS = [
   'INPUT_HELD',
   'INPUT_RESUMED',
   'INPUT_WAITING',
+  'OUTAGE',
   'RECOVERED',
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];

@@ -26,6 +26,10 @@ const nodeName = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/).refine(notInherit
 const taskId = z.string().regex(/^[A-Za-z0-9._-]{1,128}$/).refine(notInherited, INHERITED);
 
 /** One in-flight task as the worker reports it. */
+/** The stores a node's work needs: S3 for task state, SQS for the tasks, DynamoDB for the lease. */
+export const STORE_NAMES = ['s3', 'sqs', 'dynamodb'] as const;
+export type StoreName = (typeof STORE_NAMES)[number];
+
 export const inFlightTaskSchema = z.object({
   taskId,
   /** Counter that advances whenever the task makes progress (ticks, bytes, frames). */
@@ -69,6 +73,11 @@ export const sampleSchema = z.object({
    */
   mayConsume: z.boolean().optional(),
   /**
+   * The stores this node's work needs that it could not reach at the sample (its last request
+   * to each failed, and none has succeeded since). Absent when it reaches them all.
+   */
+  unreachable: z.array(z.enum(STORE_NAMES)).min(1).max(3).optional(),
+  /**
    * Milliseconds since the worker's last passing self-test (this machine's monotonic clock),
    * or null when it has none (a stopped worker, a failing or frozen one). A standby is ready
    * only with a recent one. Older agents leave it out, and are never ready standbys.
@@ -92,9 +101,6 @@ export const sampleSchema = z.object({
 });
 export type Sample = z.output<typeof sampleSchema>;
 
-/** The longest message body a heartbeat carries for a held message. */
-export const HELD_BODY_MAX = 4096;
-
 /** `nodes/<node>/heartbeat.json`: the latest samples of one node, newest last. */
 export const heartbeatSchema = z.object({
   version: storedVersion(1),
@@ -107,16 +113,6 @@ export const heartbeatSchema = z.object({
   samples: z.array(sampleSchema).min(1).max(200),
   /** Heartbeat writes that failed in a row before this one: S3 would not take them (an outage). */
   unsent: z.number().int().min(0).optional(),
-  /**
-   * The messages the node's worker holds, with their receipts (its `held.json` as of this
-   * sample): a new primary carries on with them (or hands them back) when it takes over, so the
-   * fenced node's tasks resume without waiting out their visibility timeout. `body` is left out
-   * when it is longer than HELD_BODY_MAX: such a message is only handed back.
-   */
-  held: z
-    .array(z.object({ taskId, receipt: z.string().min(1).max(2048), id: z.string().min(1).max(128), receiveCount: z.number().int().min(1), body: z.string().max(4096).optional() }))
-    .max(256)
-    .optional(),
 });
 export type Heartbeat = z.output<typeof heartbeatSchema>;
 
@@ -158,8 +154,16 @@ export const leaderSchema = z.object({
 });
 export type Leader = z.output<typeof leaderSchema>;
 
-/** `nodes/<node>/beat` (control table): a node's newest sample, written by it every sample while it is not the primary. */
-export const beatSchema = z.object({ version: storedVersion(1), boot: z.string().min(1).max(64), seq: z.number().int().min(0) });
+/**
+ * `nodes/<node>/beat` (control table): a node's newest sample, written by it every sample while it
+ * is not the primary, with the stores it cannot reach (a standby that cannot is not ready).
+ */
+export const beatSchema = z.object({
+  version: storedVersion(1),
+  boot: z.string().min(1).max(64),
+  seq: z.number().int().min(0),
+  unreachable: z.array(z.enum(STORE_NAMES)).min(1).max(3).optional(),
+});
 export type Beat = z.output<typeof beatSchema>;
 
 /** `tasks/<taskId>/done.json`: created once with If-None-Match: *, by the first finisher. */

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { heartbeatDue, heldKey, newsOf, type DueInput, type Written } from '../../agent/heartbeat-policy';
+import { heartbeatDue, newsOf, type DueInput, type Written } from '../../agent/heartbeat-policy';
 import { advanceCounter, emptyCounter, type StallCounter } from '../../lib/core/fleet/stall';
 import type { Leader, Sample } from '../../lib/core/schemas';
 import { sample } from '../helpers/fixtures';
@@ -15,9 +15,8 @@ const base = (over: Partial<DueInput> = {}): DueInput => {
     role: { role: 'primary', epoch: 1 },
     boot: 'b',
     samples,
-    held: [],
     carried: { boot: 'b', seq: 0 },
-    last: { role: 'primary', epoch: 1, held: '', news: newsOf(samples[1], SAMPLE_MS), unsent: 0, at: 0 },
+    last: { role: 'primary', epoch: 1, news: newsOf(samples[1], SAMPLE_MS), unsent: 0, at: 0 },
     unsent: 0,
     now: 15_000,
     keepAliveMs: KEEP_ALIVE_MS,
@@ -38,7 +37,7 @@ describe('heartbeatDue', () => {
     ['a heartbeat that reported failed writes (the next one clears it)', { last: { ...base().last!, unsent: 2 } }, 'unsent'],
     ["a restarted worker's first samples", { samples: [sample(0, { backlog: 0, worker: 'a' }), sample(1, { backlog: 0, worker: 'b' }), sample(2, { backlog: 0, worker: 'b' })] }, 'failing'],
     ['a new epoch', { role: { role: 'primary', epoch: 2 } }, 'role'],
-    ['a message taken in', { held: [{ taskId: 't', receipt: 'r', id: 'm', receiveCount: 1 }] }, 'held'],
+    ['a store found unreachable', { samples: [sample(0, { backlog: 0 }), sample(1, { backlog: 0, unreachable: ['s3'] })] }, 'news'],
     ['a failing sample', { samples: [sample(0), sample(1)] }, 'failing'],
     ['a sample after a failing one', { samples: [sample(0), sample(1), sample(2, { completedTotal: 1, backlog: 0 })] }, 'failing'],
     ['a completion', { samples: [sample(0, { backlog: 0 }), sample(1, { backlog: 0, completedTotal: 1 })] }, 'news'],
@@ -52,7 +51,7 @@ describe('heartbeatDue', () => {
 
   const standby = (over: Partial<DueInput> = {}): DueInput => {
     const samples = [sample(0, { backlog: null }), sample(1, { backlog: null })];
-    return base({ role: { role: 'standby', epoch: 1 }, samples, carried: { boot: 'b', seq: 1 }, last: { role: 'standby', epoch: 1, held: '', news: newsOf(samples[1], SAMPLE_MS), unsent: 0, at: 0 }, ...over });
+    return base({ role: { role: 'standby', epoch: 1 }, samples, carried: { boot: 'b', seq: 1 }, last: { role: 'standby', epoch: 1, news: newsOf(samples[1], SAMPLE_MS), unsent: 0, at: 0 }, ...over });
   };
 
   it('leaves a ready standby whose beat carried this sample to its beats', () => {
@@ -77,7 +76,7 @@ describe('heartbeatDue', () => {
     expect(newsOf(b, SAMPLE_MS)).toBe(newsOf(a, SAMPLE_MS));
     expect(newsOf({ ...b, inFlight: [{ taskId: 't', progress: 7, stage: 'titling' }] }, SAMPLE_MS)).not.toBe(newsOf(a, SAMPLE_MS));
     expect(newsOf({ ...b, proofAgeMs: 10 * SAMPLE_MS }, SAMPLE_MS)).not.toBe(newsOf(a, SAMPLE_MS));
-    expect(heldKey([{ taskId: 't', receipt: 'r1', id: 'm', receiveCount: 1 }])).not.toBe(heldKey([{ taskId: 't', receipt: 'r2', id: 'm', receiveCount: 2 }]));
+    expect(newsOf({ ...b, unreachable: ['s3'] }, SAMPLE_MS)).not.toBe(newsOf(a, SAMPLE_MS));
   });
 });
 
@@ -111,12 +110,12 @@ const simulate = (steps: readonly Step[]) => {
     window.push(s);
     if (window.length > WINDOW) window.shift();
     every = advanceCounter(every, 'b', window);
-    const due = heartbeatDue({ role: { role: 'primary', epoch: 1 }, boot: 'b', samples: window, held: [], carried, last, unsent, now: seq * SAMPLE_MS, keepAliveMs: KEEP_ALIVE_MS, recoverySamples: RECOVERY, sampleMs: SAMPLE_MS });
+    const due = heartbeatDue({ role: { role: 'primary', epoch: 1 }, boot: 'b', samples: window, carried, last, unsent, now: seq * SAMPLE_MS, keepAliveMs: KEEP_ALIVE_MS, recoverySamples: RECOVERY, sampleMs: SAMPLE_MS });
     const landed = due !== null && step.writeOk;
     if (landed) {
       written = advanceCounter(written, 'b', window);
       writtenSeq = seq;
-      last = { role: 'primary', epoch: 1, held: '', news: newsOf(s, SAMPLE_MS), unsent, at: seq * SAMPLE_MS };
+      last = { role: 'primary', epoch: 1, news: newsOf(s, SAMPLE_MS), unsent, at: seq * SAMPLE_MS };
       unsent = 0;
     } else if (due !== null) unsent++;
     // The renewal before the next sample carries this one, unless S3 refused the last heartbeat.
@@ -206,11 +205,11 @@ const simulateStandby = (steps: readonly StandbyStep[]) => {
     if (window.length > WINDOW) window.shift();
     // The agent writes the beat before it decides on the heartbeat.
     if (step.beatOk) carried = { boot: 'b', seq };
-    const due = heartbeatDue({ role: { role: 'standby', epoch: 1 }, boot: 'b', samples: window, held: [], carried, last, unsent, now: seq * SAMPLE_MS, keepAliveMs: KEEP_ALIVE_MS, recoverySamples: RECOVERY, sampleMs: SAMPLE_MS });
+    const due = heartbeatDue({ role: { role: 'standby', epoch: 1 }, boot: 'b', samples: window, carried, last, unsent, now: seq * SAMPLE_MS, keepAliveMs: KEEP_ALIVE_MS, recoverySamples: RECOVERY, sampleMs: SAMPLE_MS });
     const landed = due !== null && step.writeOk;
     if (landed) {
       writtenSeq = seq;
-      last = { role: 'standby', epoch: 1, held: '', news: newsOf(s, SAMPLE_MS), unsent, at: seq * SAMPLE_MS };
+      last = { role: 'standby', epoch: 1, news: newsOf(s, SAMPLE_MS), unsent, at: seq * SAMPLE_MS };
       unsent = 0;
     } else if (due !== null) unsent++;
     return { due: due !== null, landed, known: Math.max(writtenSeq, carried?.seq ?? -1), unready: window.slice(-4).some((x) => x.workerProcesses === 0 || (x.proofAgeMs ?? 0) > 4 * SAMPLE_MS) };

@@ -2,6 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
+import fc from 'fast-check';
 import { LeaseKeeper, type LeaseKeeperDeps } from '../../agent/lease-keeper';
 import { StateStore } from '../../lib/aws/state-store';
 import { buildConfig } from '../../lib/core/config';
@@ -28,16 +29,25 @@ describe('LeaseKeeper', () => {
   let s3: MemoryS3;
   let t: number;
   beforeEach(() => {
+    latencyMs = 0;
     s3 = new MemoryS3();
     s3.set('peer-sync/leader.json', LEADER);
     t = 1_000_000;
   });
   afterAll(() => s3.restore());
 
-  const keeper = (nodeName: string, beat?: () => Leader['beat'], onUncarried?: () => void, onTookOver?: LeaseKeeperDeps['onTookOver']) => {
+  /** Every write of the record is answered `latencyMs` after it was sent, by the test's clock. */
+  let latencyMs = 0;
+  const keeper = (nodeName: string, beat?: () => Leader['beat'], onUncarried?: () => void, onTookOver?: LeaseKeeperDeps['onTookOver'], reachable?: () => boolean) => {
     const config = { ...buildConfig({}, { nodes: NODES }), nodeName, dataDir: mkdtempSync(join(tmpdir(), 'qf-lease-')) };
     const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20, requestRetry: { attempts: 1, baseMs: 1, capMs: 1 } });
-    return new LeaseKeeper({ config, store, log: memoryLogger().log, ready: () => true, clock: () => t, beat, onUncarried, onTookOver });
+    const replace = store.replace.bind(store);
+    store.replace = async (...args: Parameters<StateStore['replace']>) => {
+      const etag = await replace(...args);
+      t += latencyMs;
+      return etag;
+    };
+    return new LeaseKeeper({ config, store, log: memoryLogger().log, ready: () => true, clock: () => t, beat, onUncarried, onTookOver, reachable });
   };
   const leader = (): Leader => s3.json('peer-sync/leader.json') as Leader;
 
@@ -66,6 +76,101 @@ describe('LeaseKeeper', () => {
     await third.round();
     expect(third.current).toMatchObject({ role: 'standby', epoch: 2 });
     expect(leader()).toMatchObject({ primary: 'node-2', epoch: 2 });
+  });
+
+  it('takes a lapsed lease, when it cannot reach its stores, only after every node that can', async () => {
+    const blind = keeper('node-2', undefined, undefined, undefined, () => false);
+    const sighted = keeper('node-3');
+    await blind.round();
+    await sighted.round();
+    const start = t;
+    // node-3 goes at 40 s (its rank); node-2, first by priority, would wait until 60 s.
+    while (t < start + 45_000) {
+      t += 1_000;
+      await blind.round();
+      await sighted.round();
+    }
+    expect(leader()).toMatchObject({ primary: 'node-3', epoch: 2 });
+    expect(blind.current.role).toBe('standby');
+  });
+
+  it('takes it all the same when no node that can reach its stores took it: behind every node, not never', async () => {
+    const blind = keeper('node-2', undefined, undefined, undefined, () => false);
+    await blind.round();
+    const start = t;
+    await runUntil(blind, start + 59_999);
+    expect(leader().epoch).toBe(1);
+    await runUntil(blind, start + 61_000);
+    expect(leader()).toMatchObject({ primary: 'node-2', epoch: 2 });
+  });
+
+  it('gives the role up at once when it resigns: fenced, no renewal, and the lease lapses to a standby', async () => {
+    const primary = keeper('node-1');
+    const standby = keeper('node-2');
+    await primary.round();
+    await standby.round();
+    expect(primary.current.role).toBe('primary');
+    const renewals = leader().renewals;
+    expect((await primary.resign()).role).toBe('fenced');
+    const start = t;
+    while (t < start + 35_000) {
+      t += 1_000;
+      await primary.round();
+      await standby.round();
+      if (leader().primary === 'node-1') expect(leader().renewals).toBe(renewals);
+      expect(primary.current.role).toBe('fenced');
+    }
+    expect(leader()).toMatchObject({ primary: 'node-2', epoch: 2 });
+    expect(standby.current.role).toBe('primary');
+  });
+
+  it('sends each renewal a renewal period after the last good one was sent, so any latency under the margin never fences', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 9_000 }), async (latency) => {
+        s3.set('peer-sync/leader.json', LEADER);
+        const primary = keeper('node-1');
+        await primary.round();
+        latencyMs = latency;
+        const sends: number[] = [];
+        const end = t + 10 * 60_000;
+        while (t < end) {
+          // Just before the next round is due, the lease must still be valid.
+          t += Math.max(0, primary.nextDelayMs() - 1);
+          expect((await primary.publish()).role).toBe('primary');
+          t += 1;
+          sends.push(t);
+          await primary.round();
+          expect(primary.current.role).toBe('primary');
+        }
+        const gaps = sends.slice(1).map((s, i) => s - (sends[i] ?? 0));
+        expect(new Set(gaps)).toEqual(new Set([10_000]));
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  it('retries a failed renewal a quarter period later, not a whole period', async () => {
+    const primary = keeper('node-1');
+    await primary.round();
+    s3.failNext(Object.assign(new Error('InternalError'), { name: 'InternalError', $metadata: { httpStatusCode: 500 } }));
+    t += primary.nextDelayMs();
+    await primary.round();
+    expect(primary.nextDelayMs()).toBe(2_500);
+  });
+
+  it('drops the handover wait from its renewals once released, so its agent restarting resumes at once', async () => {
+    s3.set('peer-sync/leader.json', { ...LEADER, primary: 'node-2', epoch: 2, previous: 'node-1', handover: 'await-fence' });
+    const first = keeper('node-2');
+    await first.round();
+    expect(first.current.role).toBe('pending');
+    expect(leader().handover).toBe('await-fence');
+    await runUntil(first, t + 31_000);
+    expect(first.current.role).toBe('primary');
+    expect(leader().handover).toBe('immediate');
+    // The agent restarts: the new process reads its own record and consumes after one round.
+    const restarted = keeper('node-2');
+    await restarted.round();
+    expect(restarted.current).toMatchObject({ role: 'primary', epoch: 2 });
   });
 
   it('fences a primary whose renewals fail, at expiry less one renewal period after its last good one was sent', async () => {

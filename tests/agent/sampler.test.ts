@@ -6,14 +6,15 @@ import { proofPath, registryPath, workerPidPath, writeJsonAtomic } from '../../a
 import { bootId } from '../../agent/runtime/boot';
 import { mono } from '../../agent/runtime/clock';
 import { Sampler } from '../../agent/sampler';
+import type { StoreName } from '../../lib/core/schemas';
 import { killAll, track } from '../helpers/children';
 
 const NOW = 1_800_000_000_000;
 
 describe('Sampler', () => {
   let dir: string;
-  const sampler = (backlog: number | null = 4): Sampler =>
-    new Sampler({ dataDir: dir, completionWindowMs: 300_000, now: () => NOW, backlog: () => Promise.resolve(backlog), epoch: () => 3, mayConsume: () => true });
+  const sampler = (backlog: number | null = 4, unreachable: StoreName[] = []): Sampler =>
+    new Sampler({ dataDir: dir, completionWindowMs: 300_000, now: () => NOW, backlog: () => Promise.resolve(backlog), epoch: () => 3, mayConsume: () => true, unreachable: () => unreachable });
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'qf-sampler-'));
@@ -79,6 +80,13 @@ describe('Sampler', () => {
   it('reports registry progress and completions inside the window only', async () => {
     await writeJsonAtomic(registryPath(dir), { version: 1, completedTotal: 9, recentCompletions: [NOW - 400_000, NOW - 200_000, NOW - 1000], inFlight: [{ taskId: 'task-0001', progress: 12, stage: 'titling' }] });
     expect(await sampler().take()).toMatchObject({ completedTotal: 9, completionsInWindow: 2, inFlight: [{ taskId: 'task-0001', progress: 12 }] });
+  });
+
+  it('says which stores it could not reach, by the agent and by the worker waiting out an outage, and nothing when it reaches them all', async () => {
+    await writeJsonAtomic(registryPath(dir), { version: 1, completedTotal: 0, recentCompletions: [], inFlight: [], unreachable: ['s3'] });
+    expect((await sampler(4, ['dynamodb']).take()).unreachable).toEqual(['s3', 'dynamodb']);
+    await writeJsonAtomic(registryPath(dir), { version: 1, completedTotal: 0, recentCompletions: [], inFlight: [] });
+    expect(await sampler().take()).not.toHaveProperty('unreachable');
   });
 
   it('treats a torn registry as empty for one sample instead of failing', async () => {

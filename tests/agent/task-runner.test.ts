@@ -14,7 +14,7 @@ import { MemoryS3 } from '../helpers/memory-s3';
 
 const sqs = mockClient(SQSClient);
 const message = { id: 'm-1', receiptHandle: 'rh-1', body: '', receiveCount: 1 };
-const quiet: TaskEvents = { resumed: () => undefined, progress: () => undefined, checkpointed: () => undefined, done: () => undefined, extended: () => undefined };
+const quiet: TaskEvents = { resumed: () => undefined, progress: () => undefined, checkpointed: () => undefined, done: () => undefined };
 
 describe('TaskRunner', () => {
   let s3: MemoryS3;
@@ -36,6 +36,7 @@ describe('TaskRunner', () => {
       guard: () => {
         if (fenced) throw new FencedError('fenced');
       },
+      deadline: () => new AbortController().signal,
     });
   });
   afterAll(() => {

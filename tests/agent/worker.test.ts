@@ -12,7 +12,6 @@ import { mono } from '../../agent/runtime/clock';
 import { buildConfig, scaleConfig } from '../../lib/core/config';
 import { TransientError } from '../../lib/core/errors';
 import { memoryLogger } from '../helpers/memory-logger';
-import { heartbeat, sample } from '../helpers/fixtures';
 import { MemoryS3 } from '../helpers/memory-s3';
 
 /** A queue that hands out a scripted sequence of receives and records what was acknowledged. */
@@ -58,98 +57,57 @@ describe('Worker', () => {
     expect(s3.json('peer-sync/tasks/t1/done.json')).toMatchObject({ node: 'node-1', epoch: 3 });
   });
 
-  it('on taking the role, carries on with what the fenced nodes held (by their heartbeats) before its first receive, and hands back what it has no slot or body for', async () => {
+  it('waits out an S3 outage with the message it holds: it receives nothing more, counts no failure, keeps extending, and completes once S3 is back', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
-    const nodes = [
-      { name: 'node-1', instanceId: 'mi-00000000000000001' },
-      { name: 'node-2', instanceId: 'mi-00000000000000002' },
-      { name: 'node-3', instanceId: 'mi-00000000000000003' },
-    ];
-    const config = { ...buildConfig({}, { sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, leaseRenewSeconds: 0.4, leaseExpirySeconds: 1.2, receiveWaitSeconds: 0, concurrency: 2, nodes }), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
-    const body = (taskId: string): string => JSON.stringify({ taskId, workSeconds: 0.1 });
-    const held = (taskId: string, withBody = true) => ({ taskId, receipt: `r-${taskId}`, id: `m-${taskId}`, receiveCount: 1, ...(withBody ? { body: body(taskId) } : {}) });
-    const beat = (node: string, list: ReturnType<typeof held>[]) => ({ ...heartbeat(node, [sample(1)]), held: list });
-    // t8's body was too long for the heartbeat; t9 is listed by both fenced nodes; t6 finds no free slot.
-    s3.set('peer-sync/nodes/node-2/heartbeat.json', beat('node-2', [held('t7'), held('t8', false), held('t9')]));
-    s3.set('peer-sync/nodes/node-3/heartbeat.json', beat('node-3', [held('t9'), held('t6')]));
-    // Its own heartbeat is not another node's: what it held itself is its own custody's business.
-    s3.set('peer-sync/nodes/node-1/heartbeat.json', beat('node-1', [held('t1')]));
+    const config = { ...buildConfig({}, { sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, leaseRenewSeconds: 0.4, leaseExpirySeconds: 1.2, receiveWaitSeconds: 0, visibilityTimeoutSeconds: 0.3, retryCapSeconds: 0.05 }), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
     await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });
+    const body = (taskId: string): string => JSON.stringify({ taskId, workSeconds: 0.1 });
     const calls: string[] = [];
-    const deleted: string[] = [];
+    const scripted = scriptedQueue([[{ id: 'm1', receiptHandle: 'h1', body: body('t1'), receiveCount: 1 }], [{ id: 'm2', receiptHandle: 'h2', body: body('t2'), receiveCount: 1 }]]);
     const queue = {
-      ...scriptedQueue([]).queue,
-      receive: async () => {
-        calls.push('receive');
-        await new Promise((r) => setTimeout(r, 20));
-        return [];
-      },
-      delete: (handle: string) => (deleted.push(handle), Promise.resolve()),
+      ...scripted.queue,
+      receive: (...args: unknown[]) => (calls.push('receive'), (scripted.queue.receive as (...a: unknown[]) => Promise<QueueMessage[]>)(...args)),
+      send: (text: string) => (calls.push(`send ${text}`), Promise.resolve('m-new')),
       setVisibility: (handle: string, seconds: number) => (calls.push(`${handle}=${seconds}`), Promise.resolve()),
     } as unknown as TaskQueue;
+    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20, requestRetry: { attempts: 1, baseMs: 1, capMs: 1 } });
+    let outage = true;
+    const read = store.read.bind(store);
+    store.read = ((key: string, schema: never) => (outage ? Promise.reject(new TransientError(`GET ${key}: 503`)) : read(key, schema)));
+    const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
+    await worker.start();
+    await new Promise((r) => setTimeout(r, 1500));
+    const during = [...calls];
+    outage = false;
+    for (let i = 0; i < 200 && scripted.deleted.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    await worker.close();
+    // One receive before the outage showed, none while it lasted; extended all along, never handed back or sent again.
+    expect(during.filter((c) => c === 'receive')).toEqual(['receive']);
+    expect(during.filter((c) => c === 'h1=0.3').length).toBeGreaterThanOrEqual(3);
+    expect(during.filter((c) => c.startsWith('send') || c.endsWith('=0'))).toEqual([]);
+    expect(scripted.deleted).toEqual(['h1', 'h2']);
+    expect(s3.json('peer-sync/tasks/t1/done.json')).toMatchObject({ node: 'node-1', epoch: 3 });
+  });
+
+  it('extends what it holds while its lease is valid, and stops extending once the lease has lapsed', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
+    const config = { ...buildConfig({}, { sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, leaseRenewSeconds: 0.4, leaseExpirySeconds: 1.2, receiveWaitSeconds: 0, visibilityTimeoutSeconds: 0.3 }), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
+    await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });
+    const extended: number[] = [];
+    const body = JSON.stringify({ taskId: 't1', workSeconds: 60 });
+    const queue = { ...scriptedQueue([[{ id: 'm1', receiptHandle: 'h1', body, receiveCount: 1 }]]).queue, setVisibility: (_: string, seconds: number) => (seconds > 0 && extended.push(mono()), Promise.resolve()) } as unknown as TaskQueue;
     const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
     const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
     await worker.start();
-    for (let i = 0; i < 200 && deleted.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 700));
+    // The lease lapses (its agent could not renew): validity in the past, the role still primary.
+    await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 3, validUntil: mono() - 1, boot: bootId() });
+    const lapsed = mono();
+    await new Promise((r) => setTimeout(r, 800));
     await worker.close();
-    const first = calls.indexOf('receive');
-    expect(calls.slice(0, first).sort()).toEqual(['r-t6=0', 'r-t7=300', 'r-t8=0', 'r-t9=300']);
-    expect(deleted.sort()).toEqual(['r-t7', 'r-t9']);
-    expect(s3.json('peer-sync/tasks/t7/done.json')).toMatchObject({ node: 'node-1', epoch: 3 });
-    // Once per epoch: nothing of theirs is touched again.
-    expect(calls.slice(first).filter((c) => c !== 'receive' && !c.endsWith('=0'))).toEqual([]);
-  });
-
-  describe("a fenced node's heartbeat S3 fails to give on taking the role", () => {
-    /** node-1 of two, primary of epoch 3, its store failing every read of node-2's heartbeat while `refuse` says so. */
-    const primaryOfTwo = async (refuse: (attempt: number) => boolean, over: Record<string, unknown> = {}) => {
-      const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
-      const nodes = [
-        { name: 'node-1', instanceId: 'mi-00000000000000001' },
-        { name: 'node-2', instanceId: 'mi-00000000000000002' },
-      ];
-      const config = { ...buildConfig({}, { sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, leaseRenewSeconds: 0.4, leaseExpirySeconds: 1.2, receiveWaitSeconds: 0, nodes, ...over }), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
-      await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });
-      const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
-      const asked: number[] = [];
-      const read = store.read.bind(store);
-      store.read = ((key: string, schema: never) => {
-        if (!key.includes('node-2/heartbeat')) return read(key, schema);
-        asked.push(mono());
-        return refuse(asked.length) ? Promise.reject(new TransientError('GET heartbeat: 503')) : read(key, schema);
-      });
-      return { config, store, asked };
-    };
-
-    it('asks again and carries on with what it held (not after its visibility timeout)', async () => {
-      const { config, store, asked } = await primaryOfTwo((attempt) => attempt === 1);
-      s3.set('peer-sync/nodes/node-2/heartbeat.json', { ...heartbeat('node-2', [sample(1)]), held: [{ taskId: 't7', receipt: 'r-t7', id: 'm-t7', receiveCount: 1, body: JSON.stringify({ taskId: 't7', workSeconds: 0.1 }) }] });
-      const deleted: string[] = [];
-      const visibility: string[] = [];
-      const queue = {
-        ...scriptedQueue([]).queue,
-        delete: (handle: string) => (deleted.push(handle), Promise.resolve()),
-        setVisibility: (handle: string, seconds: number) => (visibility.push(`${handle}=${seconds}`), Promise.resolve()),
-      } as unknown as TaskQueue;
-      const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
-      await worker.start();
-      for (let i = 0; i < 200 && deleted.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
-      await worker.close();
-      expect(asked.length).toBeGreaterThanOrEqual(2);
-      expect(visibility[0]).toBe('r-t7=300');
-      expect(deleted).toEqual(['r-t7']);
-      expect(s3.json('peer-sync/tasks/t7/done.json')).toMatchObject({ node: 'node-1', epoch: 3 });
-    });
-
-    it('stops asking once the receipts it could name have run out (a visibility timeout after taking the role)', async () => {
-      const { config, store, asked } = await primaryOfTwo(() => true, { visibilityTimeoutSeconds: 0.3 });
-      const worker = new Worker({ config, store, queue: scriptedQueue([]).queue, log: memoryLogger().log, now: Date.now, alerts: null });
-      await worker.start();
-      await new Promise((r) => setTimeout(r, 1000));
-      await worker.close();
-      expect(asked.length).toBeGreaterThanOrEqual(2);
-      expect((asked.at(-1) ?? 0) - (asked[0] ?? 0)).toBeLessThan(300 + 100);
-    });
+    // Every 100 ms (a third of 300 ms) while the lease held; none once the worker saw it lapse (a tick later).
+    expect(extended.filter((t) => t < lapsed).length).toBeGreaterThanOrEqual(4);
+    expect(extended.filter((t) => t > lapsed + 300)).toEqual([]);
   });
 
   describe('after a worker died holding a task', () => {
@@ -180,8 +138,6 @@ describe('Worker', () => {
         expect(before).toEqual([]);
         // It dies: its loops stop without a hand-back (its fence check would otherwise race the next worker's start).
         await first.halt();
-        // A fenced node-2 once held the same task under an older receipt: that receipt must never touch it now.
-        s3.set('peer-sync/nodes/node-2/heartbeat.json', { ...heartbeat('node-2', [sample(1)]), held: [{ taskId: 't1', receipt: 'older' }] });
         if (role === 'standby') await writeJsonAtomic(rolePath(dataDir), { role: 'standby', epoch: 4, validUntil: 0, boot: bootId() });
         // Its agent restarted too and is pending (an await-fence record): the role comes back, same epoch, after the worker's start.
         if (role === 'late-primary') await writeJsonAtomic(rolePath(dataDir), { role: 'pending', epoch: 3, validUntil: 0, boot: bootId() });
@@ -203,18 +159,18 @@ describe('Worker', () => {
     it('carries on with it under its receipt while the node may consume: the task goes on now, not after its visibility timeout', async () => {
       const { after } = await restartWith('primary');
       // Extended first (the receipt is still honoured), and only handed back by the close that ends the test.
-      expect(after[0]).toEqual({ handle: 'h1', seconds: 300 });
+      expect(after[0]).toEqual({ handle: 'h1', seconds: 30 });
       expect(after.slice(1).every((v) => v.seconds === 0)).toBe(true);
       expect(after.map((v) => v.handle)).not.toContain('older');
     });
 
     it('carries on with it once the node is primary again in the same epoch, after the worker started without the role', async () => {
       const { after } = await restartWith('late-primary');
-      expect(after[0]).toEqual({ handle: 'h1', seconds: 300 });
+      expect(after[0]).toEqual({ handle: 'h1', seconds: 30 });
       expect(after.map((v) => v.handle)).not.toContain('older');
     });
 
-    it('leaves it alone when the node may not consume: the new primary takes it up from the heartbeat, which still names it', async () => {
+    it('leaves it alone when the node may not consume: it comes back to the new primary when its visibility runs out', async () => {
       expect(await restartWith('standby')).toEqual({ after: [], stillHeld: true });
     });
   });
@@ -229,7 +185,7 @@ describe('Worker', () => {
     const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
     const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
     await worker.start();
-    const running = (worker as unknown as { running: Map<string, unknown> }).running;
+    const running = (worker as unknown as { inHand: { size: number } }).inHand;
     for (let i = 0; i < 100 && running.size === 0; i++) await new Promise((r) => setTimeout(r, 20));
     expect(running.size).toBe(1);
     // The agent fences; the poll loop notices first and marks the worker idle.

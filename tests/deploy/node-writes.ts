@@ -34,7 +34,7 @@ const NODES = [
   { name: 'node-2', instanceId: 'mi-00000000000000002', priority: 2 },
 ];
 const DAY = 86_400_000;
-const quiet: TaskEvents = { resumed: () => undefined, progress: () => undefined, checkpointed: () => undefined, done: () => undefined, extended: () => undefined };
+const quiet: TaskEvents = { resumed: () => undefined, progress: () => undefined, checkpointed: () => undefined, done: () => undefined };
 
 /**
  * The writes node-1's own code makes through a busy stretch, on the memory S3: it finds no
@@ -64,7 +64,7 @@ export const nodeWrites = async (): Promise<NodeWrites> => {
     }
     const epoch = leader()?.epoch ?? 0;
 
-    const runner = new TaskRunner({ config, store, queue: new TaskQueue(new SQSClient({ region: 'us-west-2' }), 'http://q'), log, now: () => 5 * DAY, guard: () => undefined });
+    const runner = new TaskRunner({ config, store, queue: new TaskQueue(new SQSClient({ region: 'us-west-2' }), 'http://q'), log, now: () => 5 * DAY, guard: () => undefined, deadline: () => new AbortController().signal });
     const message = { id: 'm-1', receiptHandle: 'rh-1', body: '', receiveCount: 1 };
     const signals = (): [AbortSignal, AbortSignal] => [new AbortController().signal, new AbortController().signal];
     await runner.run('t1', 0.02, message, epoch, ...signals(), quiet);

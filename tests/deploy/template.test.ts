@@ -3,7 +3,7 @@ import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SDK_PACKAGES } from '../../lib/aws/sdk';
 import { KEYS } from '../../lib/core/keys';
-import { buildConfig } from '../../lib/core/config';
+import { buildConfig, outageHourReceives } from '../../lib/core/config';
 import { METRICS_NAMESPACE, publishedAt } from '../../lib/core/metrics/catalogue';
 import { dashboardFragment } from '../../lib/deploy/dashboard';
 import { lambdaLikeDir } from '../../lib/deploy/lambda-dir';
@@ -216,8 +216,10 @@ describe('storage and delivery', () => {
     ]);
   });
 
-  it('dead-letters what no worker counted after maxReceiveCount receives (the backstop)', () => {
-    expect(props('TaskQueue').RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': ['DeadLetterQueue', 'Arn'] }, maxReceiveCount: 10 });
+  it('dead-letters what no worker counted after maxReceiveCount receives (the backstop), more than an hour of outage can cost', () => {
+    expect(props('TaskQueue').RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': ['DeadLetterQueue', 'Arn'] }, maxReceiveCount: 150 });
+    const visibilityTimeoutSeconds = props('TaskQueue').VisibilityTimeout as number;
+    expect(150).toBeGreaterThanOrEqual(outageHourReceives({ ...buildConfig({}), visibilityTimeoutSeconds }));
     expect(props('TaskQueue').SqsManagedSseEnabled).toBe(true);
   });
 

@@ -86,24 +86,14 @@ describe('fault drills', () => {
   );
 
   it(
-    'takes no action when S3 is down for 45 s for every node and the watchdog',
-    async () => {
-      const { report } = await drill('s3-outage');
-      passed(report);
-      expect(report.timeline.filter((e) => ['stalled', 'node_silent', 'node_dead', 'redundancy_lost', 'restart_sent', 'promoted'].includes(e.event))).toEqual([]);
-      expect(report.epochs).toHaveLength(1);
-    },
-    DRILL_MS,
-  );
-
-  it(
-    'takes no action when DynamoDB, the lease, is down for 45 s for every node and the watchdog: the primary fences and resumes',
+    'takes no action when DynamoDB, the lease, is down for 10 minutes for every node and the watchdog: the primary fences and resumes, nothing dead-lettered',
     async () => {
       const { report } = await drill('dynamodb-outage');
       passed(report);
       expect(report.timeline.filter((e) => ['stalled', 'node_silent', 'node_dead', 'redundancy_lost', 'restart_sent', 'promoted'].includes(e.event))).toEqual([]);
       expect(report.epochs).toHaveLength(1);
       expect(report.tasks.completed).toBe(report.tasks.enqueued);
+      expect(report.tasks.deadLettered).toBe(0);
     },
     DRILL_MS,
   );
@@ -117,6 +107,36 @@ describe('fault drills', () => {
       expect(stall.windowAt).not.toBeNull();
       expect(stall.detectedAt! - stall.windowAt!).toBeLessThanOrEqual(30);
       expect(report.cloud.directInvokes).toBeGreaterThan(0);
+    },
+    DRILL_MS,
+  );
+
+  it(
+    'sends a restart whose watchdog run died between claiming and sending it: the next run sends it, no RESTART_FAILED, no failover',
+    async () => {
+      const { report } = await drill('watchdog-crash-stall');
+      passed(report);
+      expect(report.timeline.filter((e) => e.event === 'fault-struck' && /watchdog-crash/.test(e.detail))).toHaveLength(1);
+      expect(actual(report, 'restarts')).toBe(1);
+      expect(actual(report, 'failovers')).toBe(0);
+      expect(report.timeline.filter((e) => e.event === 'restart_failed')).toEqual([]);
+      const struck = report.timeline.find((e) => e.event === 'fault-struck')!;
+      expect(report.timeline.some((e) => e.event === 'restart_sent' && e.t > struck.t)).toBe(true);
+    },
+    DRILL_MS,
+  );
+
+  it(
+    'fails over once from a primary whose packets vanish for 120 s, no reset: timeouts end its requests, nothing waits for ever, nothing is lost',
+    async () => {
+      const { report } = await drill('blackhole-primary');
+      passed(report);
+      expect(report.epochs.map((e) => e.primary)).toEqual(['node-1', 'node-2']);
+      expect(report.tasks.lost).toBe(0);
+      expect(report.invariants.noStaleEpochWrites).toBe(true);
+      // Once the path heals, node-1 says it no longer holds the role.
+      const healed = report.timeline.find((e) => e.event === 'fault-cleared')!.t;
+      expect(report.timeline.some((e) => e.node === 'node-1' && e.event === 'agent-role' && e.t >= healed && /primary → (fenced|standby)/.test(e.detail))).toBe(true);
     },
     DRILL_MS,
   );

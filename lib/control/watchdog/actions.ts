@@ -60,12 +60,13 @@ export const sendCommand = async (deps: WatchdogDeps, a: Extract<WatchdogAction,
 /**
  * Settles a restart claimed long ago whose send was never recorded: SSM is asked for the
  * command the claim would have sent (by its comment, which names the incident). Found, it is
- * recorded as sent and verified like any other; not found, the restart failed.
+ * recorded as sent and verified like any other; not found, the run that claimed it died before
+ * sending it, and it is sent now: a restart counts as tried only once it went out.
  */
 export const findRestart = async (deps: WatchdogDeps, a: Extract<WatchdogAction, { kind: 'find-restart' }>): Promise<void> => {
   const commandId = await deps.commands.findSent(a.instanceId, commentOf(a.incidentId));
   if (commandId !== null) await record(deps, (s) => markRestartSent(s, a.node, a.incidentId, commandId, deps.now()));
-  else await record(deps, (s) => markRestartResult(s, a.node, a.incidentId, false, 'restart claimed but never sent (SSM has no such command)', deps.now()));
+  else await sendCommand(deps, { ...a, kind: 'command' });
 };
 
 /** The comment a restart's command carries: it names the incident, so the command can be found again. */

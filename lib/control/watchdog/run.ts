@@ -1,6 +1,6 @@
 import { CorruptObjectError, describeError, FleetError } from '../../core/errors';
 import { eventOfKey, KEYS, PREFIXES } from '../../core/keys';
-import { isSilent, seenBy, suspectWaitMs, type Beats, type Confirmation, type Sight } from '../../core/fleet/liveness';
+import { isSilent, seenBy, suspectWaitMs, type BeatRef, type Beats, type Confirmation, type Sight } from '../../core/fleet/liveness';
 import { beatSchema, heartbeatSchema, type Heartbeat, type Leader } from '../../core/schemas';
 import { decide, withAdmission, type WatchdogAction } from '../../core/fleet/watchdog';
 import { emfDocuments } from '../../core/metrics/emf';
@@ -63,12 +63,12 @@ export const readHeartbeats = async ({ store, config, log }: WatchdogDeps, rejec
  * cannot be read throws, as a heartbeat does.
  */
 export const readBeats = async ({ store, config, log }: WatchdogDeps): Promise<Beats> => {
-  const found = new Map<string, { boot: string; seq: number }>();
+  const found = new Map<string, BeatRef>();
   await Promise.all(
     config.nodes.map(async (spec) => {
       try {
         const got = await store.read(KEYS.beat(spec.name), beatSchema);
-        if (got !== null) found.set(spec.name, { boot: got.value.boot, seq: got.value.seq });
+        if (got !== null) found.set(spec.name, got.value);
       } catch (error) {
         if (!(error instanceof CorruptObjectError)) throw error;
         log.warn({ node: spec.name, err: describeError(error) }, 'beat rejected');

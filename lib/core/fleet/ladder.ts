@@ -13,8 +13,8 @@ export type WatchdogAction =
   | { kind: 'publish'; event: FleetEvent }
   | { kind: 'command'; node: string; instanceId: string; incidentId: string; command: 'restartWorker' | 'restartAgent' }
   | { kind: 'verify'; node: string; instanceId: string; incidentId: string; commandId: string; deadline: number }
-  /** A restart claimed long ago and never recorded as sent: ask SSM whether it went out (recorded as sent), or not (RESTART_FAILED). */
-  | { kind: 'find-restart'; node: string; instanceId: string; incidentId: string }
+  /** A restart claimed long ago and never recorded as sent: ask SSM whether it went out (recorded as sent), or send it now. */
+  | { kind: 'find-restart'; node: string; instanceId: string; incidentId: string; command: 'restartWorker' | 'restartAgent' }
   | { kind: 'failover'; node: string; incidentId: string; step: FailoverPlan }
   /** Point the origin record at the primary `leader.json` names (traffic follows the lease). */
   | { kind: 'route'; primary: string; epoch: number }
@@ -42,6 +42,8 @@ export interface LadderContext {
   confirmations: ReadonlyMap<string, Confirmation>;
   /** Every node's record as judged so far this round (for choosing a standby). */
   watches: Readonly<Record<string, NodeWatch>>;
+  /** Nodes whose beat says they cannot reach the stores the work needs: never a failover's target. */
+  unready?: ReadonlySet<string>;
   lastFailoverAt: number | null;
   actions: WatchdogAction[];
 }
@@ -97,14 +99,14 @@ const claimRestart = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): Nod
   return { ...watch, counter: { ...watch.counter, failing: 0, healthy: 0 }, [budget]: [...recent, ctx.now] };
 };
 
-/** Moves a restart along: a claim nobody sent fails, a sent one is verified (in whatever stage). */
+/** Moves a restart along: a claim nobody sent is sent, a sent one is verified (in whatever stage). */
 const progressRestart = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeWatch => {
   const incident = watch.incident;
   if (incident === null) return watch;
   const pending = next(incident, timing(ctx), ctx.now);
   // The send may have gone out while its record did not land (S3 throttled, the run died): SSM knows.
-  if (pending.kind === 'send-restart' && pending.overdue) {
-    ctx.actions.push({ kind: 'find-restart', node: spec.name, instanceId: spec.instanceId, incidentId: incident.id });
+  if (pending.kind === 'send-restart' && pending.overdue && incident.restart !== null) {
+    ctx.actions.push({ kind: 'find-restart', node: spec.name, instanceId: spec.instanceId, incidentId: incident.id, command: incident.restart.command });
     return watch;
   }
   const verify = outstandingRestart(incident, timing(ctx));
@@ -143,7 +145,7 @@ const tryFailover = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): Node
   const pending = next(incident, timing(ctx), ctx.now);
   if (pending.kind !== 'choose-standby') return watch;
   const cooling = ctx.lastFailoverAt !== null && ctx.now - ctx.lastFailoverAt < ctx.settings.failoverCooldownSeconds * 1000;
-  const target = cooling ? undefined : readyStandbys(ctx.settings.nodes, ctx.watches, ctx.heartbeats, leader, ctx.now, ctx.settings.sampleIntervalSeconds * 1000)[0];
+  const target = cooling ? undefined : readyStandbys(ctx.settings.nodes, ctx.watches, ctx.heartbeats, leader, ctx.now, ctx.settings.sampleIntervalSeconds * 1000, ctx.unready)[0];
   if (target === undefined) {
     if (pending.noStandbyAlerted) return watch;
     return move(ctx, spec, watch, { kind: 'NO_STANDBY' }, cooling ? `${spec.name}: failover held back, the last one was within the cooldown.` : `${spec.name}: no standby is ready to take over.`);

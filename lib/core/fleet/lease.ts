@@ -23,6 +23,17 @@ export const fenceAfterMs = (t: LeaseTiming): number => t.expiryMs - t.renewMs;
 /** When the primary sends its next renewal, by the clock of `validUntil` (roleOf's). */
 export const nextRenewalAt = (validUntil: number, t: LeaseTiming): number => validUntil - fenceAfterMs(t) + t.renewMs;
 
+/**
+ * When the primary sends its next renewal: a renewal period after the last good one was sent,
+ * however long its answer took (validity counts from the send), and a quarter period after a
+ * failed attempt, so a failure is retried well within the lease without spinning.
+ */
+export const renewalDueAt = (renewOkAt: number | null, lastAttemptAt: number | null, t: LeaseTiming): number => {
+  const afterGood = renewOkAt === null ? -Infinity : renewOkAt + t.renewMs;
+  const afterAttempt = lastAttemptAt === null ? -Infinity : lastAttemptAt + t.renewMs / 4;
+  return Math.max(afterGood, afterAttempt);
+};
+
 /** What one node knows of the record, timed by its own monotonic clock. */
 export interface LeaseState {
   leader: Leader | null;
@@ -42,9 +53,28 @@ export interface LeaseState {
   released: boolean;
   /** Was this node primary of an earlier epoch it no longer holds (shown as `fenced`)? */
   fenced: boolean;
+  /** Did this node, named primary, give the role up (it stopped renewing and fenced itself: `resign`)? */
+  resigned: boolean;
 }
 
-export const initialLease = (now: number): LeaseState => ({ leader: null, etag: null, seenAt: now, quietSince: now, fenceFrom: now, renewOkAt: null, released: false, fenced: false });
+export const initialLease = (now: number): LeaseState => ({
+  leader: null,
+  etag: null,
+  seenAt: now,
+  quietSince: now,
+  fenceFrom: now,
+  renewOkAt: null,
+  released: false,
+  fenced: false,
+  resigned: false,
+});
+
+/**
+ * The primary gives the role up: it stops consuming at once and renews no more, so the lease
+ * lapses and a standby takes it over as it takes any lapsed lease. For a node that cannot do
+ * the work while another can (lib/core/fleet/step-down.ts).
+ */
+export const resign = (s: LeaseState): LeaseState => ({ ...s, resigned: true });
 
 const sameVersion = (a: Leader | null, b: Leader | null): boolean =>
   a === null || b === null ? a === b : a.epoch === b.epoch && a.renewals === b.renewals && a.primary === b.primary;
@@ -71,6 +101,7 @@ export const observeLeader = (me: string, s: LeaseState, leader: Leader | null, 
     renewOkAt: newEpoch ? null : s.renewOkAt,
     released: newEpoch ? false : s.released,
     fenced: leader?.primary === me ? false : s.fenced || (newEpoch && wasPrimary),
+    resigned: newEpoch ? false : s.resigned,
   };
 };
 
@@ -102,7 +133,10 @@ export type LeaseIntent = { kind: 'renew' | 'promote'; next: Leader; etag: strin
 
 export interface SyncContext {
   timing: LeaseTiming;
-  /** Position among the standbys by priority (0 = first); later ones wait a renewal longer each. */
+  /**
+   * Position among the standbys by priority (0 = first); later ones wait a renewal longer each,
+   * and one that cannot reach the stores its work needs waits behind every node that can.
+   */
   rank: number;
   /** This node could consume now (its worker is alive). */
   ready: boolean;
@@ -117,8 +151,11 @@ export const leaseExpired = (s: LeaseState, now: number, ctx: SyncContext): bool
 /** What the node should write this round: renew its own lease, take an expired one, or nothing. */
 export const planSync = (me: string, s: LeaseState, now: number, ctx: SyncContext): LeaseIntent => {
   const leader = s.leader;
-  if (leader !== null && leader.primary === me) {
-    return { kind: 'renew', next: { ...leader, renewals: leader.renewals + 1 }, etag: s.etag };
+  if (leader !== null && leader.primary === me && !s.resigned) {
+    // Once released, every earlier primary has lapsed: a restart of this node's agent need not
+    // wait a whole lease again, so the renewal drops the handover wait from the record.
+    const handover = s.released ? 'immediate' : leader.handover;
+    return { kind: 'renew', next: { ...leader, renewals: leader.renewals + 1, handover }, etag: s.etag };
   }
   if (ctx.ready && leaseExpired(s, now, ctx)) {
     const why = leader === null ? 'no primary record' : `lease of ${leader.primary} (epoch ${leader.epoch}) expired`;
@@ -174,7 +211,7 @@ export type Role = 'primary' | 'pending' | 'standby' | 'fenced';
 /** What the node tells its worker: the role, the epoch and until when it may consume. */
 export const roleOf = (me: string, s: LeaseState, now: number, timing: LeaseTiming): { role: Role; epoch: number; validUntil: number } => {
   const epoch = s.leader?.epoch ?? 0;
-  if (s.leader?.primary !== me) return { role: s.fenced ? 'fenced' : 'standby', epoch, validUntil: 0 };
+  if (s.leader?.primary !== me || s.resigned) return { role: s.fenced || s.resigned ? 'fenced' : 'standby', epoch, validUntil: 0 };
   if (s.renewOkAt === null || !s.released) return { role: 'pending', epoch, validUntil: 0 };
   const validUntil = s.renewOkAt + fenceAfterMs(timing);
   return now < validUntil ? { role: 'primary', epoch, validUntil } : { role: 'fenced', epoch, validUntil: 0 };

@@ -1,5 +1,5 @@
 import type { NodeSpec } from '../config';
-import type { Heartbeat, Leader, Sample } from '../schemas';
+import type { Heartbeat, Leader, Sample, StoreName } from '../schemas';
 import type { NodeWatch } from './watchdog-state';
 
 /** Independent evidence about a silent node, gathered by the handler (Lightsail, SSM). */
@@ -22,8 +22,17 @@ export interface SampleRef {
   seq: number;
 }
 
+/** A beat item as read: the sample, and the stores the node said it could not reach. */
+export interface BeatRef extends SampleRef {
+  unreachable?: readonly StoreName[];
+}
+
 /** The beat items read this run (`nodes/<node>/beat`, written by each node while it is not the primary), by node. */
-export type Beats = ReadonlyMap<string, SampleRef>;
+export type Beats = ReadonlyMap<string, BeatRef>;
+
+/** The nodes whose beat says they cannot reach S3 or SQS: no failover goes to them. */
+export const cannotWork = (beats: Beats | undefined): ReadonlySet<string> =>
+  new Set([...(beats ?? new Map<string, BeatRef>()).entries()].filter(([, b]) => (b.unreachable ?? []).some((s) => s === 's3' || s === 'sqs')).map(([n]) => n));
 
 /**
  * What says a node is alive besides its heartbeat object: the sample the lease's last renewal
@@ -251,12 +260,13 @@ export const readyStandbys = (
   leader: Leader,
   now: number,
   sampleMs: number,
+  unready: ReadonlySet<string> = new Set(),
 ): NodeSpec[] => {
   const primaryZone = nodes.find((n) => n.name === leader.primary)?.zone;
   const sameZone = (spec: NodeSpec): number => (primaryZone !== undefined && spec.zone === primaryZone ? 1 : 0);
   return nodes
     .filter((spec) => {
-      if (spec.name === leader.primary) return false;
+      if (spec.name === leader.primary || unready.has(spec.name)) return false;
       const watch = watches[spec.name];
       const hb = heartbeats.get(spec.name);
       const last = hb?.samples.at(-1);

@@ -20,7 +20,15 @@ const madeProgress = (prev: Sample, cur: Sample): boolean => {
 };
 
 /**
- * Judges one sample against the one before it (DESIGN section 4). A sample fails when no
+ * A sample that says nothing of a stall either way: its worker lives but may not consume (the
+ * lease decides then), or it could not see its backlog or reach the stores its work needs.
+ * It is neither a failing sample nor a healthy one.
+ */
+export const isUnjudged = (s: Sample): boolean =>
+  s.workerProcesses > 0 && ((s.consumingEpoch === null && s.mayConsume !== true) || s.backlog === null || s.unreachable !== undefined);
+
+/**
+ * Judges one sample against the one before it. A sample fails when no
  * worker process is alive, or when the worker consumes and the backlog is non-zero and not
  * shrinking while, since the previous sample, no task completed and no in-flight task made
  * progress. Without a previous sample only the process check applies: absence of evidence is
@@ -71,6 +79,10 @@ export const advanceCounter = (counter: StallCounter, boot: string, samples: rea
   let next: StallCounter = counter.boot === boot ? { ...counter } : { ...counter, boot, lastSeq: -1, last: null };
   const fresh = samples.filter((s) => s.seq > next.lastSeq).sort((a, b) => a.seq - b.seq);
   for (const sample of fresh) {
+    if (isUnjudged(sample)) {
+      next = { ...next, lastSeq: sample.seq, last: sample };
+      continue;
+    }
     const fault = judgeSample(next.last ?? undefined, sample);
     // A healthy run belongs to one worker process: a new worker starts it again.
     const sameWorker = next.last === null || next.last.worker === sample.worker;

@@ -31,6 +31,7 @@ const NEXT_STEP: Record<EventKind, string> = {
   INPUT_HELD: 'Producers keep sending to the intake queue; nothing is admitted to the task queue until the fleet can take it (docs/runbook.md). `fleet admission --open` overrides.',
   INPUT_RESUMED: 'The watchdog admits from the intake queue again, up to the high mark.',
   INPUT_WAITING: '`fleet admission` says whether input is held and why: make a standby ready, or add capacity (docs/runbook.md).',
+  OUTAGE: 'Nothing: no node can do the work, so none takes the role; the tasks wait, held, and go on by themselves once S3 answers (docs/runbook.md).',
   RECOVERED: 'Nothing to do.',
 };
 

@@ -1,6 +1,6 @@
 import type { FleetEvent } from '../events';
 import { judgeNode, type LadderContext, type WatchdogAction, type WatchdogSettings } from './ladder';
-import { CLEAR_SIGHT, readyStandbys, regainSight, seenBy, type Confirmation, type Sight } from './liveness';
+import { cannotWork, CLEAR_SIGHT, readyStandbys, regainSight, seenBy, type Confirmation, type Sight } from './liveness';
 import { decideAdmission, emptyAdmission, failoverUnderWay, type AdmissionSettings } from './admission';
 import type { Heartbeat, Leader } from '../schemas';
 import { advanceCounter, emptyCounter } from './stall';
@@ -102,7 +102,7 @@ export const decide = (
     }
     nodes[spec.name] = watch;
   }
-  const ctx: LadderContext = { now, settings, leader, heartbeats, confirmations, watches: nodes, lastFailoverAt: state.lastFailoverAt, actions: [] };
+  const ctx: LadderContext = { now, settings, leader, heartbeats, confirmations, watches: nodes, unready: cannotWork(sight.beats), lastFailoverAt: state.lastFailoverAt, actions: [] };
   for (const spec of settings.nodes) nodes[spec.name] = judgeNode(ctx, spec, nodes[spec.name] ?? emptyWatch());
   // Traffic follows the lease: whoever leader.json names, however it got the role.
   if (settings.routed && leader !== null && (state.origin?.primary !== leader.primary || state.origin.epoch !== leader.epoch)) {

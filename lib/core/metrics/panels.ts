@@ -83,7 +83,7 @@ export const dashboardPanels = (level: MetricLevel, nodes: readonly (string | nu
     },
     {
       title: 'Backlog',
-      description: "The task queue's depth (visible and in flight) and the intake queue's, from SQS's own metrics (never a node's clock), and whether input is held: INPUT_HELD, INPUT_RESUMED, INPUT_WAITING.",
+      description: "The task queue's depth (visible and in flight) and the intake queue's, from SQS's own metrics (never a node's clock), and whether input is held: INPUT_HELD, INPUT_RESUMED, INPUT_WAITING, OUTAGE.",
       unit: 'Count',
       series: [
         sqs('ApproximateNumberOfMessagesVisible', 'tasks', 'Maximum', 'tasks visible'),

@@ -97,6 +97,7 @@ const SEVERITY: Record<EventKind, Severity> = {
   INPUT_HELD: 'warning',
   INPUT_RESUMED: 'resolved',
   INPUT_WAITING: 'warning',
+  OUTAGE: 'warning',
   RECOVERED: 'resolved',
 };
 

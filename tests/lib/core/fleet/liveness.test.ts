@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { NodeSpec } from '../../../../lib/core/config';
-import { evidenceOf, newestSample, PROOF_INTERVALS, suspectWaitMs, readyStandbys, regainSight, updateSeen } from '../../../../lib/core/fleet/liveness';
+import { cannotWork, evidenceOf, newestSample, PROOF_INTERVALS, suspectWaitMs, readyStandbys, regainSight, updateSeen } from '../../../../lib/core/fleet/liveness';
 import { emptyWatch, type NodeWatch } from '../../../../lib/core/fleet/watchdog-state';
 import type { Heartbeat, Leader } from '../../../../lib/core/schemas';
 import { heartbeat, sample } from '../../../helpers/fixtures';
@@ -60,6 +60,21 @@ describe('readyStandbys', () => {
     expect(rank([spec(1, 1, 'eu-west-2a'), spec(2, 5, 'eu-west-2a'), spec(3, 5, 'eu-west-2b')])).toEqual(['node-3', 'node-2']);
     // Without zones the order is priority, then name, as before.
     expect(rank([spec(1, 1, undefined), spec(2, 5, undefined), spec(3, 5, undefined)])).toEqual(['node-2', 'node-3']);
+  });
+});
+
+describe('cannotWork', () => {
+  it('names the standbys whose beat says they cannot reach S3 or SQS, and passes them over as failover targets', () => {
+    const beats = new Map([
+      ['node-2', { boot: 'b', seq: 4, unreachable: ['s3'] as const }],
+      ['node-3', { boot: 'b', seq: 4, unreachable: ['dynamodb'] as const }],
+      ['node-4', { boot: 'b', seq: 4 }],
+    ]);
+    expect([...cannotWork(beats)]).toEqual(['node-2']);
+    const nodes = [spec(1, 1, undefined), spec(2, 1, undefined), spec(3, 2, undefined)];
+    const heartbeats = new Map<string, Heartbeat>(nodes.map((n) => [n.name, heartbeat(n.name, [sample(0, { at: NOW })])]));
+    const watches = Object.fromEntries(nodes.map((n) => [n.name, updateSeen(emptyWatch(), heartbeats.get(n.name), NOW)]));
+    expect(readyStandbys(nodes, watches, heartbeats, leader, NOW, 15_000, cannotWork(beats)).map((n) => n.name)).toEqual(['node-3']);
   });
 });
 

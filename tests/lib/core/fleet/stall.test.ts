@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { advanceCounter, emptyCounter, isStalled, judgeSample } from '../../../../lib/core/fleet/stall';
+import type { Sample } from '../../../../lib/core/schemas';
 import { frozen, sample, working } from '../../../helpers/fixtures';
 
 describe('judgeSample', () => {
@@ -55,6 +56,17 @@ describe('advanceCounter', () => {
 
   it('keeps a long task that advances without completing healthy', () => {
     expect(advanceCounter(emptyCounter(), 'b', working(0, 30)).failing).toBe(0);
+  });
+
+  it.each<[string, Partial<Sample>]>([
+    ['a fenced worker (its lease lapsed)', { consumingEpoch: null, mayConsume: false }],
+    ['an unread backlog', { backlog: null }],
+    ['a node that cannot reach S3', { unreachable: ['s3'] }],
+  ])('neither fails nor clears the count on a sample of %s: 7 failing, then such samples, then one failing is a stall', (_, over) => {
+    const samples = [...frozen(0, 8), ...frozen(8, 4).map((s) => ({ ...s, ...over })), ...frozen(12, 1)];
+    const c = advanceCounter(emptyCounter(), 'b', samples);
+    expect(c.failing).toBe(8);
+    expect(c.healthy).toBe(0);
   });
 
   it('does not count a missing sample as failing', () => {

@@ -122,10 +122,10 @@ describe('decide', () => {
     expect(v.actions.flatMap((a) => (a.kind === 'publish' ? [a.event.kind] : []))).toEqual(['NO_STANDBY']);
   });
 
-  it('asks SSM about a restart claimed but never recorded as sent, after the verify window; one SSM never saw failed', () => {
+  it('asks SSM about a restart claimed but never recorded as sent, after the verify window; one that could not be sent failed', () => {
     const { state } = stalledState();
     const v = decide(state, leader, beats(heartbeat('node-1', frozen(0, 10))), T0 + 61_000, settings);
-    expect(v.actions).toEqual([{ kind: 'find-restart', node: 'node-1', instanceId: 'mi-00000000000000001', incidentId: 'node-1-e1-i1' }]);
+    expect(v.actions).toEqual([{ kind: 'find-restart', node: 'node-1', instanceId: 'mi-00000000000000001', incidentId: 'node-1-e1-i1', command: 'restartWorker' }]);
     const failed = markRestartResult(state, 'node-1', 'node-1-e1-i1', false, 'restart claimed but never sent', T0 + 61_500);
     expect(failed?.event?.kind).toBe('RESTART_FAILED');
     const after = decide(failed!.state, leader, beats(heartbeat('node-1', frozen(0, 11))), T0 + 76_000, settings);
