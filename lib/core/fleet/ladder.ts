@@ -105,9 +105,10 @@ const progressRestart = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): 
   if (incident === null) return watch;
   const pending = next(incident, timing(ctx), ctx.now);
   // The send may have gone out while its record did not land (S3 throttled, the run died): SSM knows.
+  // Claimed anew, so two runs that both find it overdue race on the state and one sends.
   if (pending.kind === 'send-restart' && pending.overdue && incident.restart !== null) {
     ctx.actions.push({ kind: 'find-restart', node: spec.name, instanceId: spec.instanceId, incidentId: incident.id, command: incident.restart.command });
-    return watch;
+    return { ...watch, incident: { ...incident, restart: { ...incident.restart, claimedAt: ctx.now } } };
   }
   const verify = outstandingRestart(incident, timing(ctx));
   if (verify !== null) ctx.actions.push({ kind: 'verify', node: spec.name, instanceId: spec.instanceId, incidentId: incident.id, commandId: verify.commandId, deadline: verify.deadline });

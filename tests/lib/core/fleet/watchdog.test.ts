@@ -132,6 +132,18 @@ describe('decide', () => {
     expect(after.actions.flatMap((a) => (a.kind === 'publish' ? [a.event.kind] : []))).toEqual(['NO_STANDBY']);
   });
 
+  it('claims the search for an unsent restart anew: a second run on the written state does not search (and send) too', () => {
+    const { state } = stalledState();
+    const first = decide(state, leader, beats(heartbeat('node-1', frozen(0, 10))), T0 + 61_000, settings);
+    expect(first.actions.map((a) => a.kind)).toEqual(['find-restart']);
+    // A run that read the state the first one wrote: the claim is fresh, nothing to do yet.
+    const second = decide(first.state, leader, beats(heartbeat('node-1', frozen(0, 10))), T0 + 62_000, settings);
+    expect(second.actions.filter((a) => a.kind === 'find-restart' || a.kind === 'command')).toEqual([]);
+    // Once that claim is overdue in turn (the first run died too), the next run searches again.
+    const later = decide(second.state, leader, beats(heartbeat('node-1', frozen(0, 14))), T0 + 122_000, settings);
+    expect(later.actions.map((a) => a.kind)).toContain('find-restart');
+  });
+
   it('asks to verify a sent restart until its result is recorded', () => {
     const { state } = stalledState();
     const sent = markRestartSent(state, 'node-1', 'node-1-e1-i1', 'cmd-1', T0 + 100)!.state;
