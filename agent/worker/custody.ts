@@ -29,6 +29,9 @@ const parseTask = (m: QueueMessage): TaskMessage | null => {
   }
 };
 
+/** An alert's summary holds 1,000 characters: the reason's end (a stderr tail) is cut first. */
+const clip = (text: string): string => (text.length <= 1000 ? text : `${text.slice(0, 997)}...`);
+
 /** The task a message is about, or null when its body is not a task message. */
 const taskOf = (m: QueueMessage): string | null => parseTask(m)?.taskId ?? null;
 
@@ -129,17 +132,23 @@ export class Custody {
     await this.deps.queue.setVisibility(message.receiptHandle, 0).catch(() => undefined);
   }
 
+  /** Lets the message come back in `seconds`, unless its visibility already ran out (as `handBack`). */
+  async later(message: QueueMessage, receivedAt: number, seconds: number): Promise<void> {
+    if (mono() - receivedAt >= this.deps.config.visibilityTimeoutSeconds * 1000) return;
+    await this.deps.queue.setVisibility(message.receiptHandle, seconds).catch(() => undefined);
+  }
+
   /**
    * A real failure of the message's task: its stage failed or hung, or its body is no task.
-   * Failures are counted in the message itself (`failures`), so hand-backs that are no failure
+   * Failures are counted in the message's `failures` attribute, so hand-backs that are no failure
    * (fencing, a drain, a lease lapsed during a receive, a duplicate) never count toward poison,
-   * as SQS's receive count does. Below `maxTaskFailures` the task goes back at once as a new
-   * message carrying the count, then the old one is deleted; at the limit, or for a body no
-   * worker can read, it goes to the dead-letter queue, alerted. A send that fails hands the
-   * message back instead (SQS's redrive, at `maxReceiveCount` receives, stays the backstop);
-   * a delete that fails leaves a copy that comes back later, completed at most once by
-   * `done.json`. Without a dead-letter queue configured, it is handed back and the redrive
-   * decides, alerted on its last allowed receive.
+   * as SQS's receive count does, and the body stays the producer's. Below `maxTaskFailures` the
+   * task goes back at once as a new message carrying the count, then the old one is deleted; at
+   * the limit, or for a body no worker can read, it goes to the dead-letter queue, alerted with
+   * the reason. A send that fails hands the message back instead (SQS's redrive, at
+   * `maxReceiveCount` receives, stays the backstop); a delete that fails leaves a copy that comes
+   * back later, completed at most once by `done.json`. Without a dead-letter queue configured, it
+   * is handed back and the redrive decides, alerted on its last allowed receive.
    */
   async fail(message: QueueMessage, reason: string, epoch: number, receivedAt: number): Promise<void> {
     const { config, queue, deadLetters, log } = this.deps;
@@ -152,10 +161,11 @@ export class Custody {
     // Its visibility ran out: another consumer may hold it now, and it is not this worker's to move.
     if (mono() - receivedAt >= config.visibilityTimeoutSeconds * 1000) return;
     const task = parseTask(message);
-    const failures = (task?.failures ?? 0) + 1;
+    // A count in the body is the format of earlier releases.
+    const failures = Math.max(message.failures ?? 0, task?.failures ?? 0) + 1;
     const poison = task === null || failures >= config.maxTaskFailures;
     try {
-      await (poison ? deadLetters : queue).send(task === null ? message.body : JSON.stringify({ ...task, failures }));
+      await (poison ? deadLetters : queue).send(message.body, failures);
     } catch (error) {
       log.warn({ err: describeError(error), messageId: message.id }, 'failed task not moved; handed back for SQS to redeliver');
       await this.handBack(message, receivedAt);
@@ -164,7 +174,7 @@ export class Custody {
     await queue.delete(message.receiptHandle).catch((error: unknown) => log.warn({ err: describeError(error), messageId: message.id }, 'old copy of a moved task not deleted; it returns after its visibility timeout'));
     if (!poison) return;
     const what = task === null ? `message ${message.id} is no task message` : `task ${task.taskId} failed ${failures} times`;
-    await this.alert('POISON_TASK', `poison-${message.id}`, epoch, `${what}: ${reason}. Moved to the dead-letter queue.`);
+    await this.alert('POISON_TASK', `poison-${message.id}`, epoch, clip(`${what}. Moved to the dead-letter queue. ${reason}`));
   }
 
   alert(kind: 'POISON_TASK' | 'MANIFEST_DAMAGED', incidentId: string, epoch: number, summary: string): Promise<void> {

@@ -5,6 +5,8 @@ export interface Watched {
   abort: AbortController;
   /** Monotonic ms when its stage last did work. */
   lastProgress: number;
+  /** Its stage's own limit (the stage's `hangSeconds`), when it has one. */
+  hangMs?: number;
 }
 
 /**
@@ -27,7 +29,7 @@ export class HangWatch {
     const hung: { run: T; idleMs: number }[] = [];
     for (const r of running) {
       if (paused > 0) r.lastProgress += paused;
-      if (!r.abort.signal.aborted && now - r.lastProgress >= this.limitMs) hung.push({ run: r, idleMs: now - r.lastProgress });
+      if (!r.abort.signal.aborted && now - r.lastProgress >= (r.hangMs ?? this.limitMs)) hung.push({ run: r, idleMs: now - r.lastProgress });
     }
     return hung;
   }

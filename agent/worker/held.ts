@@ -25,8 +25,10 @@ const heldSchema = z.object({
       receipt: z.string().min(1).max(2048),
       /** The message as received, so the next worker can carry on with it. */
       id: z.string().min(1).max(128),
-      body: z.string().max(262_144),
+      /** SQS's largest message body (1 MiB). */
+      body: z.string().max(1_048_576),
       receiveCount: z.number().int().min(1),
+      failures: z.number().int().min(0).optional(),
       /** Until when the message stays invisible: CLOCK_MONOTONIC ms (same boot) and this machine's wall clock (after a reboot). */
       invisibleUntilMono: z.number(),
       invisibleUntilWall: z.number(),
@@ -48,7 +50,7 @@ export interface Leftovers {
 export const heldPath = (dataDir: string): string => `${dataDir}/held.json`;
 
 /** A held message as the queue gave it. */
-const asMessage = (m: HeldMessage): QueueMessage => ({ id: m.id, receiptHandle: m.receipt, body: m.body, receiveCount: m.receiveCount });
+const asMessage = (m: HeldMessage): QueueMessage => ({ id: m.id, receiptHandle: m.receipt, body: m.body, receiveCount: m.receiveCount, ...(m.failures === undefined ? {} : { failures: m.failures }) });
 
 /**
  * How often a held message's visibility is extended: a third of the visibility timeout, so two
@@ -83,8 +85,8 @@ export class HeldMessages {
    */
   hold(taskId: string, message: QueueMessage, sentAt: number, epoch: number): void {
     const left = this.visibilityMs - (mono() - sentAt);
-    const { receiptHandle: receipt, id, body, receiveCount } = message;
-    this.messages.set(taskId, { receipt, id, body, receiveCount, invisibleUntilMono: sentAt + this.visibilityMs, invisibleUntilWall: wall() + left, epoch });
+    const { receiptHandle: receipt, id, body, receiveCount, failures } = message;
+    this.messages.set(taskId, { receipt, id, body, receiveCount, failures, invisibleUntilMono: sentAt + this.visibilityMs, invisibleUntilWall: wall() + left, epoch });
     this.save();
   }
 

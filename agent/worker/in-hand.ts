@@ -1,6 +1,7 @@
 import type { Config } from '../../lib/core/config';
 import { describeError, FencedError, isRetryable } from '../../lib/core/errors';
-import { STAGES, taskMessageSchema } from '../../lib/core/schemas';
+import { pipelineOf } from '../../lib/core/pipeline';
+import { taskMessageSchema, type TaskMessage } from '../../lib/core/schemas';
 import { parseJsonText, parseWith } from '../../lib/core/validate';
 import type { QueueMessage, TaskQueue } from '../../lib/aws/queue';
 import type { Logger } from '../../lib/log';
@@ -9,6 +10,7 @@ import type { Custody } from './custody';
 import type { LeaseView } from './lease-view';
 import { taskEvents, type Running } from './running';
 import type { TaskBook } from './task-book';
+import { StageTempFailError } from './stages';
 import type { TaskRunner } from './task-runner';
 
 export interface InHandDeps {
@@ -61,17 +63,15 @@ export class InHand {
   /** Takes a received message in hand and starts its task. */
   begin(message: QueueMessage, epoch: number, receivedAt: number): void {
     const { custody, log, book } = this.deps;
-    let taskId: string;
-    let workSeconds: number;
+    let body: TaskMessage;
     try {
-      const task = parseWith(taskMessageSchema, parseJsonText(message.body, `message ${message.id}`), `message ${message.id}`);
-      taskId = task.taskId;
-      workSeconds = task.workSeconds;
+      body = parseWith(taskMessageSchema, parseJsonText(message.body, `message ${message.id}`), `message ${message.id}`);
     } catch (error) {
       log.error({ err: describeError(error), messageId: message.id }, 'malformed task message');
       void custody.fail(message, `malformed: ${describeError(error)}`, epoch, receivedAt);
       return;
     }
+    const { taskId } = body;
     const already = this.running.get(taskId);
     if (already !== undefined) {
       // SQS handed the same message out again (its visibility ran out, or a delete did not take):
@@ -81,8 +81,8 @@ export class InHand {
       custody.held.hold(taskId, already.message, receivedAt, epoch);
       return;
     }
-    const task = { taskId, progress: 0, stage: STAGES[0] };
-    const run: Running = { task, message, abort: new AbortController(), receivedAt, lastProgress: mono(), epoch, workSeconds, parked: null };
+    const task = { taskId, progress: 0, stage: pipelineOf(this.deps.config)[0]?.name };
+    const run: Running = { task, message, body, abort: new AbortController(), receivedAt, lastProgress: mono(), epoch, parked: null };
     this.running.set(taskId, run);
     custody.held.hold(taskId, message, receivedAt, epoch);
     book.record(taskId, { status: 'running', epoch });
@@ -101,13 +101,25 @@ export class InHand {
     // worker that hands on its messages is not: it stays held for whoever carries on with it.
     let settled = true;
     let parked = false;
-    const events = taskEvents(run, run.epoch, { book: this.deps.book, log, now: this.deps.now, completionWindowMs: config.completionWindowSeconds * 1000 });
+    const pipeline = pipelineOf(config);
+    const hangMs = (name: string): number | undefined => {
+      const seconds = pipeline.find((p) => p.name === name)?.hangSeconds;
+      return seconds === undefined ? undefined : seconds * 1000;
+    };
+    const events = taskEvents(run, run.epoch, { book: this.deps.book, log, now: this.deps.now, completionWindowMs: config.completionWindowSeconds * 1000, stages: pipeline.length, hangMs });
     const attempt: Promise<void> = this.deps.runner
-      .run(run.task.taskId, run.workSeconds, run.message, run.epoch, run.abort.signal, this.deps.draining, events)
+      .run(run.body, run.message, run.epoch, run.abort.signal, this.deps.draining, events)
       .then((outcome) => void (settled = outcome !== 'aborted'))
       .catch(async (error: unknown) => {
         // Fenced or stopped as hung: the fence watch and the hang check already handed it back.
         if (error instanceof FencedError || run.abort.signal.aborted) return void (settled = !this.deps.stopping.aborted);
+        if (error instanceof StageTempFailError) {
+          // Exit 75: the message comes back after a back-off, counted only by SQS's receives (the backstop).
+          const seconds = config.visibilityTimeoutSeconds * Math.min(30, run.message.receiveCount);
+          log.info({ taskId: run.task.taskId, seconds }, 'a stage asked to be tried later; its message comes back after a back-off');
+          await custody.later(run.message, run.receivedAt, seconds);
+          return;
+        }
         if (isRetryable(error) && !this.deps.stopping.aborted) {
           parked = true;
           const tries = (run.parked?.tries ?? 0) + 1;

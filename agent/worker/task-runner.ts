@@ -1,12 +1,13 @@
-import { join } from 'node:path';
 import type { Config } from '../../lib/core/config';
-import { ConflictError, FleetError } from '../../lib/core/errors';
+import { ConflictError, describeError, FleetError } from '../../lib/core/errors';
 import { KEYS } from '../../lib/core/keys';
-import { checkpointSchema, doneSchema, STAGES, stageOutputSchema, type Checkpoint, type Done, type StageOutput } from '../../lib/core/schemas';
+import { pipelineOf, type PipelineStage, type ProgressLine } from '../../lib/core/pipeline';
+import { checkpointSchema, doneSchema, stageOutputSchema, workSecondsOf, type Checkpoint, type Done, type StageOutput, type TaskMessage } from '../../lib/core/schemas';
 import type { QueueMessage, TaskQueue } from '../../lib/aws/queue';
 import type { StateStore } from '../../lib/aws/state-store';
 import type { Logger } from '../../lib/log';
-import { stageRunnerFor } from './stages';
+import { StageFailedError, StageTempFailError, stageRunnerFor } from './stages';
+import { Workspace } from './workspace';
 
 /** A write refused because a newer epoch already wrote: this worker is a zombie for the task. */
 export class StaleEpochError extends FleetError {}
@@ -28,13 +29,26 @@ export interface TaskRunnerDeps {
 
 /** What the worker learns as a task advances (it keeps the registry). */
 export interface TaskEvents {
-  resumed(fromStage: number): void;
-  progress(stage: number, stageCpuMs?: number): void;
-  checkpointed(stages: number): void;
+  resumed(fromStage: number, name: string): void;
+  progress(stage: string, report: { cpuMs?: number; line?: ProgressLine }): void;
+  checkpointed(stages: number, of: number): void;
   done(winner: Done, first: boolean): void;
 }
 
 export type TaskOutcome = 'done' | 'already-done' | 'aborted';
+
+/** One stage of one task, where the pipeline is at: `next` is the checkpoint's word on its earlier attempts. */
+interface StageAt {
+  task: TaskMessage;
+  space: Workspace;
+  stage: PipelineStage;
+  index: number;
+  of: number;
+  epoch: number;
+  signal: AbortSignal;
+  on: TaskEvents;
+  next?: Checkpoint['next'];
+}
 
 /**
  * One task through the seed's stages: skip it if `done.json` exists; resume after the last
@@ -45,18 +59,26 @@ export type TaskOutcome = 'done' | 'already-done' | 'aborted';
 export class TaskRunner {
   constructor(private readonly deps: TaskRunnerDeps) {}
 
-  private async checkpoint(taskId: string, epoch: number, stages: number, outputs: Record<string, string>, resumedFrom?: number): Promise<void> {
+  /**
+   * Writes the checkpoint by CAS under this worker's epoch: `done` stages finished (never fewer
+   * than stored), or with `next`, how the unfinished stage's attempts went.
+   */
+  private async checkpoint(taskId: string, epoch: number, change: { done: number; of: number; stage?: string; output?: Record<string, string>; resumedFrom?: number; next?: Checkpoint['next'] }): Promise<void> {
     const { result } = await this.deps.store.update(KEYS.checkpoint(taskId), checkpointSchema, (current) => {
       this.deps.guard();
       if (current !== null && current.epoch > epoch) return { value: null, result: 'stale' as const };
+      const stages = Math.max(change.done, current?.stages ?? 0);
       const next: Checkpoint = {
         version: 1,
         taskId,
-        stages: Math.max(stages, current?.stages ?? 0),
+        stages,
+        of: change.of,
         epoch,
         node: this.deps.config.nodeName,
-        outputs: { ...current?.outputs, ...outputs },
-        ...(resumedFrom === undefined ? {} : { resumedFrom }),
+        outputs: { ...current?.outputs, ...change.output },
+        ...(change.stage === undefined ? (current?.stage === undefined ? {} : { stage: current.stage }) : { stage: change.stage }),
+        ...(change.resumedFrom === undefined ? {} : { resumedFrom: change.resumedFrom }),
+        ...(change.next === undefined ? (change.stage === undefined && current?.next !== undefined ? { next: current.next } : {}) : { next: change.next }),
       };
       return { value: next, result: 'ok' as const };
     });
@@ -92,39 +114,36 @@ export class TaskRunner {
    * `signal` aborts at once (fencing); `drain` stops after the current stage is checkpointed
    * (SIGTERM), so a restart resumes from there instead of from the first stage.
    */
-  async run(taskId: string, workSeconds: number, message: QueueMessage, epoch: number, signal: AbortSignal, drain: AbortSignal, on: TaskEvents): Promise<TaskOutcome> {
+  async run(task: TaskMessage, message: QueueMessage, epoch: number, signal: AbortSignal, drain: AbortSignal, on: TaskEvents): Promise<TaskOutcome> {
     const { store, queue, config, guard } = this.deps;
+    const { taskId } = task;
     const existing = await store.read(KEYS.done(taskId), doneSchema);
     if (existing !== null) {
       on.done(existing.value, false);
       guard();
       await queue.delete(message.receiptHandle, this.deps.deadline());
+      await Workspace.of(config.dataDir, taskId).close();
       return 'already-done';
     }
     const saved = await store.read(KEYS.checkpoint(taskId), checkpointSchema);
     if (saved !== null && saved.value.epoch > epoch) throw new StaleEpochError(`${taskId}: checkpointed by epoch ${saved.value.epoch}, this worker holds ${epoch}`);
+    const pipeline = pipelineOf(config);
     const from = saved?.value.stages ?? 0;
-    if (from > 0) on.resumed(from);
-    const pollMs = Math.max(20, Math.min(1000, (config.sampleIntervalSeconds * 1000) / 4));
-    for (let stage = from; stage < STAGES.length; stage++) {
-      const name = STAGES[stage] ?? 'delivery';
-      const outputKey = KEYS.output(taskId, name);
-      await stageRunnerFor(config, name)({
-        taskId,
-        stage: name,
-        workMs: (workSeconds * 1000) / STAGES.length,
-        outputFile: join(config.dataDir, 'outputs', `${taskId}.${name}`),
-        signal,
-        pollMs,
-        killGraceMs: Math.max(100, (config.workerStopTimeoutSeconds * 1000) / 6),
-        onProgress: (cpu) => on.progress(stage, cpu),
-      });
-      if (signal.aborted) return 'aborted';
+    if (from > 0) on.resumed(from, pipeline[from]?.name ?? '?');
+    const space = Workspace.of(config.dataDir, taskId);
+    await space.open(message.body);
+    let next = saved?.value.next;
+    for (let i = from; i < pipeline.length; i++) {
+      const stage = pipeline[i];
+      const outcome = await this.stage({ task, space, stage, index: i, of: pipeline.length, epoch, signal, on, ...(next?.stage === stage.name ? { next } : {}) });
+      if (outcome === 'aborted') return 'aborted';
+      next = undefined;
       guard();
-      await this.writeOutput(outputKey, { taskId, stage: name, node: config.nodeName, epoch });
-      await this.checkpoint(taskId, epoch, stage + 1, { [name]: outputKey }, stage === from && from > 0 ? from : undefined);
-      on.checkpointed(stage + 1);
-      if (drain.aborted && stage + 1 < STAGES.length) return 'aborted';
+      const outputKey = KEYS.output(taskId, stage.name);
+      await this.writeOutput(outputKey, { taskId, stage: stage.name, node: config.nodeName, epoch });
+      await this.checkpoint(taskId, epoch, { done: i + 1, of: pipeline.length, stage: stage.name, output: { [stage.name]: outputKey }, ...(i === from && from > 0 ? { resumedFrom: from } : {}) });
+      on.checkpointed(i + 1, pipeline.length);
+      if (drain.aborted && i + 1 < pipeline.length) return 'aborted';
     }
     const done: Done = { version: 1, taskId, node: config.nodeName, epoch, finishedAt: this.deps.now() };
     let first = true;
@@ -141,6 +160,63 @@ export class TaskRunner {
     // the task, and the repeat finds done.json and stops there.
     guard();
     await queue.delete(message.receiptHandle, this.deps.deadline());
+    await space.close();
     return 'done';
+  }
+
+  /**
+   * The attempts at one stage: its `retries` on this node, each attempt's end that was no
+   * success recorded in the checkpoint (ATTEMPT and RESUME_TOKEN of the next one, on any node).
+   */
+  private async stage(at: StageAt): Promise<'done' | 'aborted'> {
+    const { task, space, stage, index, of, epoch, signal, next, on } = at;
+    const { config, log } = this.deps;
+    let attempts = next?.attempts ?? 0;
+    let token = next?.token;
+    for (let tries = 0; ; tries++) {
+      const attempt = attempts + 1;
+      const where = { taskId: task.taskId, stage: stage.name, attempt };
+      let reported = token;
+      // Starting an attempt is progress: the hang check then times this stage by its own limit.
+      on.progress(stage.name, {});
+      try {
+        await stageRunnerFor(stage)({
+          taskId: task.taskId,
+          stage,
+          attempt,
+          taskFile: space.taskFile,
+          inputDir: space.inputDir,
+          outputDir: await space.stageDir(stage.name, token !== undefined),
+          ...(token === undefined ? {} : { resumeToken: token }),
+          selfTest: false,
+          workMs: (workSecondsOf(task) * 1000) / of,
+          signal,
+          pollMs: Math.max(20, Math.min(1000, (config.sampleIntervalSeconds * 1000) / 4)),
+          killGraceMs: Math.max(100, (config.workerStopTimeoutSeconds * 1000) / 6),
+          onProgress: (report) => {
+            if (report.line?.token !== undefined) reported = report.line.token;
+            on.progress(stage.name, report);
+          },
+          // At info, stderr too: media tools write their normal chatter there.
+          onOutput: (stream, line) => log.info({ ...where, stream }, line),
+        });
+      } catch (error) {
+        if (!(error instanceof StageFailedError || error instanceof StageTempFailError)) throw error;
+        attempts = attempt;
+        token = reported;
+        await this.checkpoint(task.taskId, epoch, { done: index, of, next: { stage: stage.name, attempts, ...(token === undefined ? {} : { token }) } });
+        if (error instanceof StageFailedError && tries < stage.retries) {
+          log.warn({ ...where, err: describeError(error) }, 'stage failed; retried on this node');
+          continue;
+        }
+        throw error;
+      }
+      if (!signal.aborted) return 'done';
+      // Stopped (hung, fenced, stopping): a token it reported is kept for the next attempt when it may still write.
+      if (reported !== undefined && reported !== token) {
+        await this.checkpoint(task.taskId, epoch, { done: index, of, next: { stage: stage.name, attempts: attempt, token: reported } }).catch(() => undefined);
+      }
+      return 'aborted';
+    }
   }
 }

@@ -1,4 +1,5 @@
-import { clientTimeouts, stageHangSeconds, wholeSeconds } from '../../lib/core/config';
+import { stageHangSeconds, wholeSeconds } from '../../lib/core/config';
+import { clientTimeouts } from '../../lib/core/timeouts';
 import { describeError } from '../../lib/core/errors';
 import { nextRenewalAt } from '../../lib/core/fleet/lease';
 import type { AlertTopic } from '../../lib/aws/alerts';

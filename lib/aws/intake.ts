@@ -12,6 +12,25 @@ export interface QueueDepths {
   notifierFailures?: number;
 }
 
+/** SQS's limit on a message, and on the sum of a batch's messages: 1 MiB. */
+export const MAX_PAYLOAD_BYTES = 1_048_576;
+
+/** Messages in order, in batches whose bodies together stay within SQS's batch payload limit. */
+export const byPayload = <T extends { Body?: string | undefined }>(messages: readonly T[]): T[][] => {
+  const batches: T[][] = [];
+  let size = Infinity;
+  for (const m of messages) {
+    const bytes = Buffer.byteLength(m.Body ?? '');
+    if (size + bytes > MAX_PAYLOAD_BYTES) {
+      batches.push([]);
+      size = 0;
+    }
+    batches.at(-1)?.push(m);
+    size += bytes;
+  }
+  return batches;
+};
+
 /**
  * The intake queue producers send to, and the watchdog's admission from it to the task queue:
  * receive (no wait), send the bodies on as a batch, delete from intake only what the task queue
@@ -54,11 +73,14 @@ export class IntakeQueue {
       );
       const messages = (got.Messages ?? []).filter((m) => m.ReceiptHandle !== undefined && m.Body !== undefined);
       if (messages.length === 0) break;
-      const sent = await this.call('SendMessageBatch', () =>
-        this.sqs.send(new SendMessageBatchCommand({ QueueUrl: this.taskQueueUrl, Entries: messages.map((m, i) => ({ Id: String(i), MessageBody: m.Body ?? '' })) })),
-      );
-      const ok = new Set((sent.Successful ?? []).map((s) => s.Id));
-      const done = messages.filter((_, i) => ok.has(String(i)));
+      const done: typeof messages = [];
+      for (const batch of byPayload(messages)) {
+        const sent = await this.call('SendMessageBatch', () =>
+          this.sqs.send(new SendMessageBatchCommand({ QueueUrl: this.taskQueueUrl, Entries: batch.map((m, i) => ({ Id: String(i), MessageBody: m.Body ?? '' })) })),
+        );
+        const ok = new Set((sent.Successful ?? []).map((s) => s.Id));
+        done.push(...batch.filter((_, i) => ok.has(String(i))));
+      }
       if (done.length > 0) {
         await this.call('DeleteMessageBatch', () =>
           this.sqs.send(new DeleteMessageBatchCommand({ QueueUrl: this.intakeUrl, Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })) })),

@@ -27,7 +27,12 @@ export interface QueueMessage {
   body: string;
   /** How many times SQS has handed this message out, this time included. */
   receiveCount: number;
+  /** Real failures of its task so far: the `failures` attribute the worker sets when it sends a failed task back. */
+  failures?: number;
 }
+
+/** The message attribute that counts a task's real failures, so its body stays the producer's, byte for byte. */
+export const FAILURES_ATTRIBUTE = 'failures';
 
 /** The task queue: receive, acknowledge, extend, measure. One adapter for SQS. */
 export class TaskQueue {
@@ -52,6 +57,7 @@ export class TaskQueue {
       WaitTimeSeconds: waitSeconds,
       VisibilityTimeout: Math.max(1, Math.ceil(visibilitySeconds)),
       MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+      MessageAttributeNames: [FAILURES_ATTRIBUTE],
     });
     if (epoch !== undefined) {
       command.middlewareStack.add(
@@ -68,7 +74,15 @@ export class TaskQueue {
     return (out.Messages ?? []).flatMap((m) =>
       m.MessageId === undefined || m.ReceiptHandle === undefined
         ? []
-        : [{ id: m.MessageId, receiptHandle: m.ReceiptHandle, body: m.Body ?? '', receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? '1') }],
+        : [
+            {
+              id: m.MessageId,
+              receiptHandle: m.ReceiptHandle,
+              body: m.Body ?? '',
+              receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? '1'),
+              failures: Math.max(0, Math.floor(Number(m.MessageAttributes?.[FAILURES_ATTRIBUTE]?.StringValue ?? '0')) || 0),
+            },
+          ],
     );
   }
 
@@ -82,8 +96,10 @@ export class TaskQueue {
     await this.call('ChangeMessageVisibility', () => this.sqs.send(command, { abortSignal: signal }));
   }
 
-  async send(body: string): Promise<string> {
-    const out = await this.call('SendMessage', () => this.sqs.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: body })));
+  /** Sends `body` as it is; `failures`, when given, travels as the message's `failures` attribute. */
+  async send(body: string, failures?: number): Promise<string> {
+    const attributes = failures === undefined ? {} : { MessageAttributes: { [FAILURES_ATTRIBUTE]: { DataType: 'Number', StringValue: String(failures) } } };
+    const out = await this.call('SendMessage', () => this.sqs.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: body, ...attributes })));
     return out.MessageId ?? '';
   }
 

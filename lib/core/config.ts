@@ -3,6 +3,7 @@ import { parseWith } from './validate';
 import { ValidationError } from './errors';
 import { isInheritedName } from './schemas';
 import { METRIC_LEVELS } from './metrics/catalogue';
+import { pipelineSchema, stageCommandsSchema } from './pipeline';
 
 /** One node of the fleet as the watchdog knows it. */
 export const nodeSpecSchema = z.strictObject({
@@ -99,11 +100,10 @@ export const configSchema = z
     admissionLowMark: z.number().int().min(0).max(100_000).default(10),
     /** Input that has waited in the intake queue at every read for this long is alerted once (INPUT_WAITING, lib/core/fleet/intake-wait.ts). */
     intakeWaitAlertSeconds: seconds.default(3600),
-    /**
-     * A command per stage (argv, no shell; TASK_ID, STAGE and OUTPUT_FILE in its environment).
-     * Without it each stage is the built-in synthetic module.
-     */
-    stageCommands: z.partialRecord(z.enum(['transcode', 'titling', 'metadata', 'delivery']), z.array(z.string().min(1)).min(1)).optional(),
+    /** The stages a task goes through (lib/core/pipeline.ts, docs/pipeline.md); the seed's four synthetic stages by default. */
+    pipeline: pipelineSchema.optional(),
+    /** Shorthand of earlier releases: a command for some of the seed's stages (`pipeline` replaces it). */
+    stageCommands: stageCommandsSchema.optional(),
     /**
      * Real failures of a task (its stage failed or hung) before the worker moves it to the
      * dead-letter queue; hand-backs that are no failure (fencing, drains) never count.
@@ -152,6 +152,12 @@ export const configSchema = z
     if (c.stageHangSeconds !== undefined && !(c.stageHangSeconds < c.stallSamples * c.sampleIntervalSeconds)) {
       issue('stageHangSeconds', 'must be shorter than the stall window (stallSamples × sampleIntervalSeconds): a hung task is retried before the whole worker is judged stalled');
     }
+    if (c.pipeline !== undefined && c.stageCommands !== undefined) issue('stageCommands', 'is a shorthand for pipeline: set one of the two (move each command into its pipeline stage)');
+    c.pipeline?.forEach((s, i) => {
+      if (s.hangSeconds !== undefined && !(s.hangSeconds < c.stallSamples * c.sampleIntervalSeconds)) {
+        ctx.addIssue({ code: 'custom', path: ['pipeline', i, 'hangSeconds'], message: 'must be shorter than the stall window (stallSamples × sampleIntervalSeconds)' });
+      }
+    });
     if (!(c.admissionLowMark < c.admissionHighMark)) issue('admissionLowMark', 'must be below admissionHighMark, or held input would flap');
     if (!(c.completionWindowSeconds >= c.sampleIntervalSeconds)) issue('completionWindowSeconds', 'must be at least sampleIntervalSeconds');
     if (!(c.heartbeatKeepAliveSeconds >= c.sampleIntervalSeconds)) issue('heartbeatKeepAliveSeconds', 'must be at least sampleIntervalSeconds');
@@ -180,29 +186,6 @@ export type ConfigInput = z.input<typeof configSchema>;
  */
 export const stageHangSeconds = (c: Pick<Config, 'stageHangSeconds' | 'stallSamples' | 'sampleIntervalSeconds'>): number =>
   c.stageHangSeconds ?? Math.max(1, c.stallSamples - 2) * c.sampleIntervalSeconds;
-
-/**
- * The most receives an hour of outage can cost a task that never failed: a worker receives
- * nothing while its tasks wait out an outage, but where SQS lets it receive and not extend, the
- * message comes back once a visibility timeout; each failover hands it back once more (at most
- * one a cooldown); and each real failure before the last starts a new message. An hour is an
- * hour of the configuration's own time (a drill runs it faster).
- */
-export const outageHourReceives = (c: Pick<Config, 'visibilityTimeoutSeconds' | 'failoverCooldownSeconds' | 'maxTaskFailures' | 'timeScale'>): number => {
-  const hour = 3600 / c.timeScale;
-  return Math.ceil(hour / c.visibilityTimeoutSeconds + hour / Math.max(c.failoverCooldownSeconds, c.visibilityTimeoutSeconds)) + c.maxTaskFailures;
-};
-
-/**
- * Connection and request timeouts of a node's AWS clients: a request sent under the lease is
- * answered or abandoned within 90% of the lease's margin (a renewal period: the time between the
- * primary's fence and a standby's takeover). At least a second of real time, so a time-scaled
- * drill on a loaded machine does not abandon healthy requests; on AWS the margin is far above it.
- */
-export const clientTimeouts = (c: Pick<Config, 'leaseRenewSeconds'>): { connectionMs: number; requestMs: number } => {
-  const requestMs = Math.max(1000, 900 * c.leaseRenewSeconds);
-  return { connectionMs: Math.min(3000, requestMs), requestMs };
-};
 
 /**
  * `seconds` rounded down to whole seconds of a clock running `timeScale` times faster than real
@@ -245,7 +228,7 @@ export const CONFIG_FILE_ENV = 'FLEET_CONFIG_FILE';
 const DEFAULTS: Readonly<Record<string, unknown>> = configSchema.parse({});
 
 /** Keys whose environment value is JSON (objects without a default to tell the type). */
-const JSON_KEYS: ReadonlySet<string> = new Set(['stageCommands']);
+const JSON_KEYS: ReadonlySet<string> = new Set(['stageCommands', 'pipeline']);
 
 /** Turns one environment value into the JSON type its key expects. */
 const coerceEnv = (key: keyof Config, raw: string): unknown => {
@@ -294,6 +277,14 @@ export const scaleConfig = (config: Config, timeScale: number): Config => {
   for (const key of DURATION_KEYS) {
     const value = config[key];
     if (value !== undefined) scaled[key] = value / timeScale;
+  }
+  // A stage's own limits are durations too.
+  if (config.pipeline !== undefined) {
+    scaled.pipeline = config.pipeline.map((s) => ({
+      ...s,
+      ...(s.timeoutSeconds === undefined ? {} : { timeoutSeconds: s.timeoutSeconds / timeScale }),
+      ...(s.hangSeconds === undefined ? {} : { hangSeconds: s.hangSeconds / timeScale }),
+    }));
   }
   scaled.timeScale = config.timeScale * timeScale;
   return scaled;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_STAGES, stageNameSchema } from './pipeline';
 
 /**
  * Schemas of everything stored under the state prefix and of the task message. Every read is
@@ -7,7 +8,7 @@ import { z } from 'zod';
  * Stored records are read the way a rolling upgrade needs: a field this release does not know
  * (one the next release added) is dropped, not refused, and the next version number is
  * accepted, so a node or function one release behind stops nothing. The next version may only
- * add fields. The task message, a producer's input, stays strict.
+ * add fields. The task message, a producer's input, keeps every field it carries.
  */
 
 /** The version field of a stored record: this release's, or the next one's (which only adds fields). */
@@ -177,17 +178,13 @@ export const doneSchema = z.object({
 });
 export type Done = z.output<typeof doneSchema>;
 
-/** The stages of a task, in order (the seed's pipeline). */
-export const STAGES = ['transcode', 'titling', 'metadata', 'delivery'] as const;
-export type Stage = (typeof STAGES)[number];
-
 /**
  * `outputs/<taskId>/<stage>.json`: which node produced a stage's output, under which epoch.
  * Created when absent, replaced only by CAS and never over a newer epoch's.
  */
 export const stageOutputSchema = z.strictObject({
   taskId,
-  stage: z.enum(STAGES),
+  stage: stageNameSchema,
   node: nodeName,
   epoch: z.number().int().min(0),
 });
@@ -201,26 +198,44 @@ export type StageOutput = z.output<typeof stageOutputSchema>;
 export const checkpointSchema = z.object({
   version: storedVersion(1),
   taskId,
-  stages: z.number().int().min(0).max(STAGES.length),
+  stages: z.number().int().min(0).max(MAX_STAGES),
+  /** The pipeline's length, and the name of the last stage finished (absent in earlier releases). */
+  of: z.number().int().min(1).max(MAX_STAGES).optional(),
+  stage: stageNameSchema.optional(),
   epoch: z.number().int().min(0),
   node: nodeName,
   /** Output object of each finished stage, keyed by task id so a repeat replaces it (by CAS). */
   outputs: z.record(z.string(), z.string().max(300)),
   /** Set by the first checkpoint of an attempt that resumed: the stages it found done. */
-  resumedFrom: z.number().int().min(0).max(STAGES.length).optional(),
+  resumedFrom: z.number().int().min(0).max(MAX_STAGES).optional(),
+  /**
+   * The unfinished stage's attempts that ended without success, and the resume token the last
+   * one reported: the next attempt, on any node, gets ATTEMPT and RESUME_TOKEN from it.
+   */
+  next: z.strictObject({ stage: stageNameSchema, attempts: z.number().int().min(0).max(10_000), token: z.string().max(512).optional() }).optional(),
 });
 export type Checkpoint = z.output<typeof checkpointSchema>;
 
-/** The body of an SQS task message. */
-export const taskMessageSchema = z.strictObject({
+/**
+ * The body of an SQS task message: a `taskId` and the producer's `payload`, any JSON object,
+ * passed to each stage untouched (as is any other field). `episode` and `workSeconds` are the
+ * format of earlier releases, still read: `workSeconds` is the synthetic stage's work.
+ */
+export const taskMessageSchema = z.looseObject({
   taskId,
+  payload: z.record(z.string(), z.unknown()).optional(),
   episode: z.string().max(128).optional(),
   /** Nominal work in scenario seconds; the synthetic worker divides by its time scale. */
-  workSeconds: z.number().positive().max(86_400),
-  stages: z.array(z.enum(STAGES)).min(1).max(4).optional(),
-  /** Real failures so far: set by the worker when it sends a failed task back (receive accounting). */
+  workSeconds: z.number().min(0).max(86_400).optional(),
+  /** Real failures so far, in the body as earlier releases kept them (now a message attribute). */
   failures: z.number().int().min(0).max(1000).optional(),
 });
 export type TaskMessage = z.output<typeof taskMessageSchema>;
+
+/** The synthetic stage's work: `workSeconds` of the message, or of its payload; none otherwise. */
+export const workSecondsOf = (m: TaskMessage): number => {
+  const w = m.workSeconds ?? m.payload?.['workSeconds'];
+  return typeof w === 'number' && Number.isFinite(w) && w >= 0 ? Math.min(w, 86_400) : 0;
+};
 
 export { nodeName as nodeNameSchema, taskId as taskIdSchema };

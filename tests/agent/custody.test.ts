@@ -14,8 +14,10 @@ import { memoryLogger } from '../helpers/memory-logger';
 
 /** A task queue and a dead-letter queue that record what happens to messages; `failSend` refuses sends. */
 const queues = (failSend = false) => {
-  const log = { sent: [] as string[], dead: [] as string[], deleted: [] as string[], handedBack: [] as string[] };
-  const send = (to: string[]) => (body: string) => (failSend ? Promise.reject(new Error('SQS down')) : (to.push(body), Promise.resolve('m-new')));
+  /** Bodies sent, and the `failures` attribute each carried. */
+  const log = { sent: [] as string[], dead: [] as string[], counts: [] as (number | undefined)[], deleted: [] as string[], handedBack: [] as string[] };
+  const send = (to: string[]) => (body: string, failures?: number) =>
+    failSend ? Promise.reject(new Error('SQS down')) : (to.push(body), log.counts.push(failures), Promise.resolve('m-new'));
   const queue = {
     send: send(log.sent),
     delete: (receipt: string) => (log.deleted.push(receipt), Promise.resolve()),
@@ -41,10 +43,12 @@ const message = (task: Record<string, unknown> | string, receiveCount = 1): Queu
 });
 
 describe('Custody › fail (receive accounting)', () => {
-  it('sends a failed task back at once as a new message carrying its count, and deletes the old one', async () => {
+  it('sends a failed task back at once as a new message carrying its count, its body untouched, and deletes the old one', async () => {
     const { custody, log, alerts } = custodyWith();
-    await custody.fail(message({ taskId: 't1', workSeconds: 1 }), 'stage titling exited 1', 4, mono());
-    expect(log.sent.map((b) => JSON.parse(b) as unknown)).toEqual([{ taskId: 't1', workSeconds: 1, failures: 1 }]);
+    const body = '{ "taskId": "t1",  "payload": {"source": "s3://media/ep-4.mov", "shots": [1, 2]} }';
+    await custody.fail(message(body), 'stage titling exited 1', 4, mono());
+    expect(log.sent).toEqual([body]);
+    expect(log.counts).toEqual([1]);
     expect(log.deleted).toEqual(['r-1']);
     expect(log.dead).toEqual([]);
     expect(alerts).toEqual([]);
@@ -52,18 +56,35 @@ describe('Custody › fail (receive accounting)', () => {
 
   it('moves a task to the dead-letter queue on its maxTaskFailures-th failure, and alerts', async () => {
     const { custody, log, alerts } = custodyWith();
-    await custody.fail(message({ taskId: 't1', workSeconds: 1, failures: 2 }), 'stage titling exited 1', 4, mono());
-    expect(log.dead.map((b) => JSON.parse(b) as unknown)).toEqual([{ taskId: 't1', workSeconds: 1, failures: 3 }]);
+    await custody.fail({ ...message({ taskId: 't1', workSeconds: 1 }), failures: 2 }, 'stage titling exited 1', 4, mono());
+    expect(log.dead).toEqual([JSON.stringify({ taskId: 't1', workSeconds: 1 })]);
+    expect(log.counts).toEqual([3]);
     expect(log.sent).toEqual([]);
     expect(log.deleted).toEqual(['r-1']);
-    expect(alerts.map((a) => [a.kind, a.summary])).toEqual([['POISON_TASK', 'task t1 failed 3 times: stage titling exited 1. Moved to the dead-letter queue.']]);
+    expect(alerts.map((a) => [a.kind, a.summary])).toEqual([['POISON_TASK', 'task t1 failed 3 times. Moved to the dead-letter queue. stage titling exited 1']]);
   });
 
-  it('moves a message no worker can read to the dead-letter queue at once', async () => {
+  it('still reads the count an earlier release kept in the body', async () => {
+    const { custody, log } = custodyWith();
+    await custody.fail(message({ taskId: 't1', workSeconds: 1, failures: 2 }), 'boom', 4, mono());
+    expect(log.dead).toHaveLength(1);
+    expect(log.counts).toEqual([3]);
+  });
+
+  it("quotes a stage's stderr tail in the alert, cut to what an alert holds", async () => {
+    const { custody, alerts } = custodyWith({ maxTaskFailures: 1 });
+    const tail = Array.from({ length: 20 }, (_, i) => `[h264 @ 0x55] error ${i}: ${'x'.repeat(80)}`).join('\n');
+    await custody.fail(message({ taskId: 't1' }), `StageFailedError: stage transcode exited with 1; stderr ends:\n${tail}`, 4, mono());
+    const summary = alerts[0]?.summary ?? '';
+    expect(summary).toMatch(/^task t1 failed 1 times\. Moved to the dead-letter queue\. StageFailedError: stage transcode exited with 1; stderr ends:\n\[h264 @ 0x55\] error 0/);
+    expect(summary.length).toBeLessThanOrEqual(1000);
+  });
+
+  it('moves a message no worker can read to the dead-letter queue at once, saying why', async () => {
     const { custody, log, alerts } = custodyWith();
-    await custody.fail(message('{"taskId": "t1", "workSeconds": -1}'), 'malformed', 4, mono());
-    expect(log.dead).toEqual(['{"taskId": "t1", "workSeconds": -1}']);
-    expect(alerts.map((a) => a.kind)).toEqual(['POISON_TASK']);
+    await custody.fail(message('not json at all'), 'malformed: not valid JSON', 4, mono());
+    expect(log.dead).toEqual(['not json at all']);
+    expect(alerts.map((a) => [a.kind, a.summary])).toEqual([['POISON_TASK', 'message m-1 is no task message. Moved to the dead-letter queue. malformed: not valid JSON']]);
   });
 
   it('hands the message back when it cannot be moved, and deletes nothing', async () => {
@@ -98,7 +119,8 @@ describe('Custody › fail (receive accounting)', () => {
     current = { ...current, receiveCount: 5 };
     await custody.fail(current, 'stage titling exited 1', 4, mono());
     expect(log.handedBack).toHaveLength(3);
-    expect(log.sent.map((b) => JSON.parse(b) as unknown)).toEqual([{ taskId: 't1', workSeconds: 1, failures: 1 }]);
+    expect(log.sent).toEqual([JSON.stringify({ taskId: 't1', workSeconds: 1 })]);
+    expect(log.counts).toEqual([1]);
     expect(log.dead).toEqual([]);
     expect(alerts).toEqual([]);
   });
@@ -120,7 +142,8 @@ describe('Custody › fail (receive accounting)', () => {
           failures++;
           await custody.fail(current, 'boom', 4, mono());
           const next = log.sent.at(-1);
-          if (next !== undefined && log.dead.length === 0) current = { id: `m-${failures}`, receiptHandle: `f-${failures}`, body: next, receiveCount: 1 };
+          const count = log.counts.at(-1) ?? 0;
+          if (next !== undefined && log.dead.length === 0) current = { id: `m-${failures}`, receiptHandle: `f-${failures}`, body: next, receiveCount: 1, failures: count };
         }
         return log.dead.length === (failures >= max ? 1 : 0) && log.sent.length === Math.min(failures, max - 1);
       }),

@@ -1,35 +1,50 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { commandStage, type StageContext } from '../../agent/worker/stages';
+import { commandStage, StageFailedError, StageTempFailError, type StageContext } from '../../agent/worker/stages';
+import type { PipelineStage, ProgressLine } from '../../lib/core/pipeline';
 import { readProc } from '../../agent/proc';
 
 const dir = mkdtempSync(join(tmpdir(), 'qf-stages-'));
 
-/** Runs `script` (sh -c) as a stage; returns its progress calls and how it ended. */
-const runStage = (script: string, opts: { abortAfterMs?: number; workMs?: number } = {}): Promise<{ progress: (number | undefined)[]; at: number[]; ended: 'resolved' | 'rejected' }> => {
-  const progress: (number | undefined)[] = [];
-  /** When each progress call came, in ms after the stage started. */
-  const at: number[] = [];
+interface Ran {
+  progress: (number | undefined)[];
+  lines: ProgressLine[];
+  at: number[];
+  output: { stream: string; line: string }[];
+  ended: 'resolved' | 'rejected';
+  error?: unknown;
+}
+
+/** Runs `script` (sh -c) as a stage; returns its progress calls, its output and how it ended. */
+const runStage = (script: string, opts: { abortAfterMs?: number; workMs?: number; stage?: Partial<PipelineStage>; resumeToken?: string } = {}): Promise<Ran> => {
+  const ran: Ran = { progress: [], lines: [], at: [], output: [], ended: 'resolved' };
   const started = performance.now();
   const abort = new AbortController();
   const ctx: StageContext = {
     taskId: 't1',
-    stage: 'transcode',
+    stage: { name: 'transcode', retries: 0, command: ['/bin/sh', '-c', script], ...opts.stage },
+    attempt: 2,
+    taskFile: join(dir, 'task.json'),
+    inputDir: join(dir, 'stages'),
+    outputDir: join(dir, 'stages', 'transcode'),
+    ...(opts.resumeToken === undefined ? {} : { resumeToken: opts.resumeToken }),
+    selfTest: false,
     workMs: opts.workMs ?? 100,
-    outputFile: join(dir, 'out'),
     signal: abort.signal,
-    onProgress: (cpu) => {
-      progress.push(cpu);
-      at.push(performance.now() - started);
+    onProgress: (report) => {
+      ran.progress.push(report.cpuMs);
+      if (report.line !== undefined) ran.lines.push(report.line);
+      ran.at.push(performance.now() - started);
     },
+    onOutput: (stream, line) => ran.output.push({ stream, line }),
     pollMs: 50,
     killGraceMs: 200,
   };
   if (opts.abortAfterMs !== undefined) setTimeout(() => abort.abort(), opts.abortAfterMs);
-  return commandStage(['/bin/sh', '-c', script])(ctx).then(
-    () => ({ progress, at, ended: 'resolved' as const }),
-    () => ({ progress, at, ended: 'rejected' as const }),
+  return commandStage(ctx).then(
+    () => ran,
+    (error: unknown) => ({ ...ran, ended: 'rejected' as const, error }),
   );
 };
 
@@ -43,9 +58,39 @@ describe('commandStage', () => {
     expect(at.filter((ms) => ms > 300)).toEqual([]);
   });
 
-  it('counts each line the command reports on stdout as progress', async () => {
-    const { progress } = await runStage('for i in 1 2 3; do echo step; sleep 0.1; done');
-    expect(progress.filter((p) => p === undefined).length).toBeGreaterThanOrEqual(3);
+  it('counts each progress line as progress, with its fraction and token, and logs other lines', async () => {
+    const { lines, output } = await runStage('for i in 1 2 3; do echo "progress 0.$i seg-$i"; echo "step $i"; sleep 0.1; done');
+    expect(lines).toEqual([
+      { fraction: 0.1, token: 'seg-1' },
+      { fraction: 0.2, token: 'seg-2' },
+      { fraction: 0.3, token: 'seg-3' },
+    ]);
+    expect(output).toEqual([1, 2, 3].map((i) => ({ stream: 'stdout', line: `step ${i}` })));
+  });
+
+  it("logs every stderr line, and a failure's error ends with the last of them", async () => {
+    const { output, ended, error } = await runStage('for i in $(seq 1 30); do echo "err $i" >&2; done; exit 3');
+    expect(ended).toBe('rejected');
+    expect(error).toBeInstanceOf(StageFailedError);
+    expect(output.filter((o) => o.stream === 'stderr')).toHaveLength(30);
+    const message = (error as Error).message;
+    expect(message).toMatch(/^stage transcode exited with 3; stderr ends:\nerr 11\n/);
+    expect(message.endsWith('err 30')).toBe(true);
+    expect(message).not.toMatch(/err 10\n/);
+  });
+
+  it('tells exit 75 (try later) from a failure', async () => {
+    const { error } = await runStage('exit 75');
+    expect(error).toBeInstanceOf(StageTempFailError);
+    expect(error).not.toBeInstanceOf(StageFailedError);
+  });
+
+  it('fails an attempt that runs past its timeout, and stops its processes', async () => {
+    const t0 = performance.now();
+    const { error } = await runStage('sleep 30', { stage: { timeoutSeconds: 0.3 } });
+    expect(error).toBeInstanceOf(StageFailedError);
+    expect((error as Error).message).toMatch(/ran past its timeout of 0.3 s/);
+    expect(performance.now() - t0).toBeLessThan(5000);
   });
 
   it('counts CPU time the command uses as progress', async () => {
@@ -53,9 +98,11 @@ describe('commandStage', () => {
     expect(progress.some((p) => p !== undefined && p > 0)).toBe(true);
   });
 
-  it('passes the task, stage, output file and work share in the environment', async () => {
-    await runStage('echo "$TASK_ID $STAGE $STAGE_WORK_MS" > "$OUTPUT_FILE"', { workMs: 1234 });
-    expect(readFileSync(join(dir, 'out'), 'utf8').trim()).toBe('t1 transcode 1234');
+  it("passes the contract's environment", async () => {
+    const out = join(dir, 'env');
+    await runStage(`echo "$TASK_FILE|$TASK_ID|$STAGE|$ATTEMPT|$INPUT_DIR|$OUTPUT_DIR|$RESUME_TOKEN|$STAGE_WORK_MS|\${SELF_TEST:-no}" > ${out}`, { workMs: 1234, resumeToken: 'frame-96' });
+    const want = [join(dir, 'task.json'), 't1', 'transcode', '2', join(dir, 'stages'), join(dir, 'stages', 'transcode'), 'frame-96', '1234', 'no'];
+    expect(readFileSync(out, 'utf8').trim()).toBe(want.join('|'));
   });
 
   it('stops the whole process group on abort, a stopped grandchild included', async () => {

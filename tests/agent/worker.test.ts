@@ -12,6 +12,8 @@ import { mono } from '../../agent/runtime/clock';
 import { buildConfig, scaleConfig } from '../../lib/core/config';
 import { TransientError } from '../../lib/core/errors';
 import { memoryLogger } from '../helpers/memory-logger';
+import type { AlertTopic } from '../../lib/aws/alerts';
+import type { FleetEvent } from '../../lib/core/events';
 import { MemoryS3 } from '../helpers/memory-s3';
 
 /** A queue that hands out a scripted sequence of receives and records what was acknowledged. */
@@ -87,6 +89,36 @@ describe('Worker', () => {
     expect(during.filter((c) => c.startsWith('send') || c.endsWith('=0'))).toEqual([]);
     expect(scripted.deleted).toEqual(['h1', 'h2']);
     expect(s3.json('peer-sync/tasks/t1/done.json')).toMatchObject({ node: 'node-1', epoch: 3 });
+  });
+
+  it("counts a stage's failure toward poison and alerts its stderr, but sends an exit 75 back later with no failure counted", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
+    const script = 'case "$TASK_ID" in later) exit 75;; bad) echo "Unknown encoder libx265" >&2; exit 2;; esac';
+    const pipeline = [{ name: 'work', command: ['/bin/sh', '-c', script] }];
+    const config = { ...buildConfig({}, { sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, leaseRenewSeconds: 0.4, leaseExpirySeconds: 1.2, receiveWaitSeconds: 0, visibilityTimeoutSeconds: 3, maxTaskFailures: 2, pipeline }), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
+    await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });
+    const m = (taskId: string, receiveCount: number, failures?: number): QueueMessage => ({ id: taskId, receiptHandle: `h-${taskId}-${receiveCount}`, body: JSON.stringify({ taskId }), receiveCount, ...(failures === undefined ? {} : { failures }) });
+    const scripted = scriptedQueue([[m('later', 4), m('bad', 1)], [], [m('bad', 1, 1)]]);
+    const calls: string[] = [];
+    const queue = {
+      ...scripted.queue,
+      send: (_: string, failures: number) => (calls.push(`send failures=${failures}`), Promise.resolve('m-new')),
+      setVisibility: (handle: string, seconds: number) => (calls.push(`${handle}=${seconds}`), Promise.resolve()),
+    } as unknown as TaskQueue;
+    const deadLetters = { send: (_: string, failures: number) => (calls.push(`dead failures=${failures}`), Promise.resolve('m-dead')) } as unknown as TaskQueue;
+    const alerts: FleetEvent[] = [];
+    const topic = { publish: (e: FleetEvent) => (alerts.push(e), Promise.resolve('id')) } as unknown as AlertTopic;
+    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
+    const worker = new Worker({ config, store, queue, deadLetters, log: memoryLogger().log, now: Date.now, alerts: topic });
+    await worker.start();
+    for (let i = 0; i < 200 && alerts.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await worker.close();
+    // Four receives so far: back in 4 visibility timeouts, counted by SQS's receives alone.
+    expect(calls.filter((c) => c.startsWith('h-later'))).toEqual(['h-later-4=12']);
+    expect(calls.filter((c) => c.includes('failures='))).toEqual(['send failures=1', 'dead failures=2']);
+    expect(scripted.deleted).toEqual(['h-bad-1', 'h-bad-1']);
+    expect(alerts.map((a) => a.kind)).toEqual(['POISON_TASK']);
+    expect(alerts[0]?.summary).toMatch(/task bad failed 2 times\. Moved to the dead-letter queue\. .*exited with 2; stderr ends:\nUnknown encoder libx265/);
   });
 
   it('extends what it holds while its lease is valid, and stops extending once the lease has lapsed', async () => {

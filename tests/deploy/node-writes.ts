@@ -67,9 +67,9 @@ export const nodeWrites = async (): Promise<NodeWrites> => {
     const runner = new TaskRunner({ config, store, queue: new TaskQueue(new SQSClient({ region: 'us-west-2' }), 'http://q'), log, now: () => 5 * DAY, guard: () => undefined, deadline: () => new AbortController().signal });
     const message = { id: 'm-1', receiptHandle: 'rh-1', body: '', receiveCount: 1 };
     const signals = (): [AbortSignal, AbortSignal] => [new AbortController().signal, new AbortController().signal];
-    await runner.run('t1', 0.02, message, epoch, ...signals(), quiet);
+    await runner.run({ taskId: 't1', workSeconds: 0.02 }, message, epoch, ...signals(), quiet);
     s3.set(`peer-sync/${KEYS.output('t2', 'transcode')}`, { taskId: 't2', stage: 'transcode', node: 'node-2', epoch: 0 });
-    await runner.run('t2', 0.02, message, epoch, ...signals(), quiet);
+    await runner.run({ taskId: 't2', workSeconds: 0.02 }, message, epoch, ...signals(), quiet);
 
     s3.set(`peer-sync/${KEYS.manifest}`, '{ damaged');
     const tasks = {

@@ -1,5 +1,5 @@
 import type { Report } from '../../lib/core/drill/report';
-import { STAGES } from '../../lib/core/schemas';
+import { SEED_STAGES as STAGES } from '../../lib/core/pipeline';
 import { killAll } from '../helpers/children';
 import { actual, DRILL_MS, drill } from '../helpers/drill';
 

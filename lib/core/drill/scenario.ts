@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SEED_STAGES } from '../pipeline';
 import { ValidationError } from '../errors';
 import { parseWith } from '../validate';
 import { eventAtSchema, nodeTarget as target } from './trigger';
@@ -164,6 +165,8 @@ export const scenarioSchema = z
       burst: z.strictObject({ at: z.number().min(0), tasks: z.number().int().min(1).max(10_000), seconds: z.number().positive() }).optional(),
       /** `module`: the worker's built-in stages; `command`: each stage a process (lib/harness/drill/stage.sh), which hang-stage needs. */
       stages: z.enum(['module', 'command']).default('module'),
+      /** Sent as every message's `payload` (each message has its own `taskId`): what a pipeline of `config.pipeline` reads. */
+      payload: z.record(z.string(), z.unknown()).optional(),
     }),
     faults: z.array(faultSchema).max(100).default([]),
     expect: expectSchema.default({}),
@@ -190,6 +193,10 @@ export const scenarioSchema = z
         ctx.addIssue({ code: 'custom', path: ['faults', i, 'at'], message: late });
       }
       if (typeof f.at !== 'number') node(f.at.node, ['faults', i, 'at', 'node']);
+      const stages = Array.isArray(s.config?.['pipeline']) ? s.config['pipeline'].length : SEED_STAGES.length;
+      if (typeof f.at !== 'number' && f.at.stages !== undefined && f.at.stages > stages) {
+        ctx.addIssue({ code: 'custom', path: ['faults', i, 'at', 'stages'], message: `is more than the ${stages} stages a task has` });
+      }
       node(f.target, ['faults', i, 'target']);
       const oneWay = ONE_WAY_FAULTS[f.kind];
       if (oneWay !== undefined && f.for !== undefined) ctx.addIssue({ code: 'custom', path: ['faults', i, 'for'], message: `cannot be undone, so it takes no "for": ${oneWay}` });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { STAGES } from '../schemas';
+import { MAX_STAGES } from '../pipeline';
 
 /** A node a scenario names: the primary or the standby (resolved by the drill), or one by name. */
 export const nodeTarget = z.union([
@@ -30,7 +30,7 @@ const eventKind = z
 export const eventAtSchema = z.strictObject({
   after: eventKind,
   node: nodeTarget,
-  stages: z.number().int().min(0).max(STAGES.length).optional(),
+  stages: z.number().int().min(0).max(MAX_STAGES).optional(),
   count: z.number().int().min(1).max(10_000).default(1),
 });
 export type EventAt = z.output<typeof eventAtSchema>;

@@ -1,5 +1,4 @@
 import type { Scenario } from './scenario';
-import type { TaskMessage } from '../schemas';
 
 /** A seeded PRNG (mulberry32): the same seed gives the same workload. */
 export const seededRandom = (seed: number): (() => number) => {
@@ -23,7 +22,7 @@ export const lognormal = (mean: number, sigma: number, random: () => number): nu
 /** One task of a drill: when it arrives (scenario s) and what its message says. */
 export interface PlannedTask {
   at: number;
-  message: TaskMessage;
+  message: { taskId: string; episode: string; workSeconds: number; payload?: Record<string, unknown> };
 }
 
 /**
@@ -43,6 +42,8 @@ export const planWorkload = (scenario: Scenario, seed: number, timeScale: number
   ];
   return times.map((at, i) => {
     const seconds = Math.min(meanTaskSeconds * 10, lognormal(meanTaskSeconds, spread, random));
-    return { at, message: { taskId: `task-${String(i + 1).padStart(4, '0')}`, episode: `episode-${4 + (i % 3)}`, workSeconds: seconds / timeScale } };
+    const { payload } = scenario.workload;
+    const message = { taskId: `task-${String(i + 1).padStart(4, '0')}`, episode: `episode-${4 + (i % 3)}`, workSeconds: seconds / timeScale };
+    return { at, message: payload === undefined ? message : { ...message, payload } };
   });
 };

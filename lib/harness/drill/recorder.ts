@@ -1,7 +1,8 @@
 import { NODE_COMMANDS } from '../../aws/run-command';
 import { fleetEventSchema } from '../../core/events';
 import { eventOfKey, KEYS, nodeOfBeatKey, nodeOfHeartbeatKey, taskOfCheckpointKey, taskOfDoneKey, underPrefix } from '../../core/keys';
-import { checkpointSchema, doneSchema, heartbeatSchema, leaderSchema, STAGES, type Heartbeat } from '../../core/schemas';
+import { checkpointSchema, doneSchema, heartbeatSchema, leaderSchema, type Heartbeat } from '../../core/schemas';
+import { SEED_STAGES } from '../../core/pipeline';
 import { workerFault } from '../../core/fleet/liveness';
 import { advanceCounter, emptyCounter, type StallCounter } from '../../core/fleet/stall';
 import type { MetricSeries, Observations, TimelineEntry } from '../../core/drill/report';
@@ -201,10 +202,10 @@ export class Recorder {
     this.checkpoints.set(taskId, { node: cp.data.node, stages: cp.data.stages });
     const from = cp.data.resumedFrom;
     if (from !== undefined && before !== undefined && this.started) {
-      const stage = STAGES[from] ?? 'delivery';
+      const stage = cp.data.stage ?? SEED_STAGES[from] ?? '?';
       // What the task had checkpointed, beside where it resumed: a resume that skipped or redid a stage shows.
       this.note(cp.data.node, 'resumed', `${taskId} at stage ${stage} (${before.stages} done on ${before.node})`);
-    } else if (from === undefined && before !== undefined && before.node !== cp.data.node && before.stages > 0 && before.stages < STAGES.length && this.started) {
+    } else if (from === undefined && before !== undefined && before.node !== cp.data.node && before.stages > 0 && before.stages < (cp.data.of ?? SEED_STAGES.length) && this.started) {
       // Another node took the task up and started it over although stages were checkpointed: progress thrown away.
       this.note(cp.data.node, 'restarted', `${taskId} from the first stage (${before.stages} done on ${before.node})`);
     }

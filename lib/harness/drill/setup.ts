@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { ClientFactory } from '../../aws/clients';
 import { buildConfig, type Config } from '../../core/config';
 import type { Scenario } from '../../core/drill/scenario';
-import { STAGES } from '../../core/schemas';
+import { SEED_STAGES } from '../../core/pipeline';
 import { LOCAL, LOCAL_ZONE, type LocalCloud } from '../localcloud/cloud';
 import { localInstanceId } from '../localcloud/fleet';
 import { sleep } from '../../sleep';
@@ -50,7 +50,7 @@ export const drillConfig = (scenario: Scenario, cloud: LocalCloud): Config =>
     hostedZoneId: LOCAL_ZONE.id,
     recordName: LOCAL_ZONE.record,
     watchdogFunction: LOCAL.watchdogFunction,
-    ...(scenario.workload.stages === 'command' ? { stageCommands: Object.fromEntries(STAGES.map((stage) => [stage, ['/bin/sh', STAGE_SCRIPT]])) } : {}),
+    ...(scenario.workload.stages === 'command' ? { stageCommands: Object.fromEntries(SEED_STAGES.map((stage) => [stage, ['/bin/sh', STAGE_SCRIPT]])) } : {}),
     ...(scenario.workload.concurrency === undefined ? {} : { concurrency: scenario.workload.concurrency }),
   });
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # A drill's stage command (workload.stages = "command"): works for STAGE_WORK_MS in 12 steps,
-# reporting each step on stdout (the worker counts a line as progress), then writes its output.
+# reporting each step as a progress line (docs/pipeline.md), then writes its output.
 # A stage hung by the hang-stage fault is SIGSTOPped: alive, no CPU, no output.
 set -eu
 ms=${STAGE_WORK_MS:-1000}
@@ -8,7 +8,7 @@ step=$((ms / 12))
 i=0
 while [ "$i" -lt 12 ]; do
   sleep "$(printf '%d.%03d' $((step / 1000)) $((step % 1000)))"
-  echo "progress $i"
   i=$((i + 1))
+  echo "progress $(printf '%d.%02d' $((i / 12)) $((i % 12 * 100 / 12)))"
 done
-printf '{"task":"%s","stage":"%s"}\n' "${TASK_ID:-?}" "${STAGE:-?}" > "${OUTPUT_FILE:-/dev/null}"
+printf '{"task":"%s","stage":"%s"}\n' "${TASK_ID:-?}" "${STAGE:-?}" > "${OUTPUT_DIR:-/tmp}/output.json"

@@ -28,14 +28,14 @@ const HEARTBEAT = {
 };
 
 /** One valid instance of each kind, with every optional field present so mutations reach them all. */
-const KINDS: [string, z.ZodType, unknown, 'strict' | 'stored'][] = [
+const KINDS: [string, z.ZodType, unknown, 'strict' | 'stored' | 'kept'][] = [
   ['leader.json', leaderSchema, { version: 1, primary: 'node-1', epoch: 3, renewals: 5, reason: 'renewal', changedBy: 'node-1', previous: 'node-2', handover: 'await-fence', replaces: { epoch: 2, renewals: 9 } }, 'stored'],
   ['heartbeat.json', heartbeatSchema, HEARTBEAT, 'stored'],
   ['done.json', doneSchema, { version: 1, taskId: 'task-0001', node: 'node-1', epoch: 3, finishedAt: 1_700_000_000_000 }, 'stored'],
   ['checkpoint.json', checkpointSchema, { version: 1, taskId: 'task-0001', stages: 2, epoch: 3, node: 'node-1', outputs: { transcode: 'outputs/task-0001/transcode.json' }, resumedFrom: 1 }, 'stored'],
   ['events/…/KIND.json', fleetEventSchema, EVENT, 'stored'],
   ['outputs/…/stage.json', stageOutputSchema, { taskId: 'task-0001', stage: 'transcode', node: 'node-1', epoch: 3 }, 'strict'],
-  ['task message', taskMessageSchema, { taskId: 'task-0001', episode: 'ep-1', workSeconds: 30, stages: ['transcode', 'titling'] }, 'strict'],
+  ['task message', taskMessageSchema, { taskId: 'task-0001', episode: 'ep-1', workSeconds: 30, payload: { source: 's3://media/ep-1.mov' } }, 'kept'],
 ];
 
 /** The store's read of one body: JSON text, then the schema. */
@@ -77,6 +77,16 @@ describe('stored records and the task message, over hostile bodies', () => {
       const out = outcomeOf(() => read(schema, body));
       // An empty key is shown quoted: a field of '' would name nothing.
       expect(out.ok ? 'parsed' : out.error.field).toBe(key === '' ? '""' : key);
+    }
+    expectNoPollution();
+  });
+
+  it.each(KINDS.filter(([, , , mode]) => mode === 'kept'))('keeps an unknown key in %s (the producer\'s own), with no prototype polluted', (_kind, schema, valid) => {
+    for (const polluter of POLLUTERS) {
+      const body = JSON.stringify({ ...(valid as object), ...(polluter as object), extra: { own: 1 } });
+      const value = read(schema, body) as Record<string, unknown>;
+      expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+      expect(value['extra']).toEqual({ own: 1 });
     }
     expectNoPollution();
   });

@@ -95,6 +95,23 @@ describe('local cloud (child process)', () => {
     sqs.destroy();
   });
 
+  it('carries bodies up to 1 MiB from intake to a stage untouched, and the failure count beside them', async () => {
+    const sqs = new SQSClient(clientOptions());
+    const producer = new TaskQueue(sqs, cloud.intakeUrl);
+    // Four bodies of about 700 KB: no batch of them fits SQS's 1 MiB batch limit together.
+    const bodies = Array.from({ length: 4 }, (_, i) => JSON.stringify({ taskId: `big-${i}`, payload: { shots: 'é'.repeat(350_000 - i) } }));
+    for (const b of bodies) await producer.send(b);
+    expect(await new IntakeQueue(sqs, cloud.intakeUrl, cloud.queueUrl).admit(10)).toBe(4);
+    const tasks = new TaskQueue(sqs, cloud.queueUrl);
+    const got: string[] = [];
+    for (let i = 0; i < 5 && got.length < 4; i++) got.push(...(await tasks.receive(10, 0, 30)).map((m) => m.body));
+    expect(got.sort()).toEqual([...bodies].sort());
+    await tasks.send(bodies[0] ?? '', 2);
+    const [again] = await tasks.receive(1, 1, 30);
+    expect(again).toMatchObject({ body: bodies[0], failures: 2 });
+    sqs.destroy();
+  });
+
   it('stops cleanly on SIGTERM', async () => {
     const exit = new Promise<number | null>((resolve) => cloud.child.once('exit', resolve));
     cloud.child.kill('SIGTERM');
