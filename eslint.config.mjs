@@ -39,6 +39,13 @@ export default tseslint.config(
     rules: { 'no-console': 'off' },
   },
   {
+    // The reference pipeline's stages are plain Node, run as they are on a node: no types to check.
+    files: ['examples/**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: { process: 'readonly', console: 'readonly' } },
+    rules: { ...tseslint.configs.disableTypeChecked.rules, 'no-console': 'off' },
+  },
+  {
     files: ['tests/**'],
     // jest's asymmetric matchers are typed any.
     rules: { '@typescript-eslint/unbound-method': 'off', 'no-console': 'off', '@typescript-eslint/no-unsafe-assignment': 'off' },

@@ -5,7 +5,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { ValidationError, describeError } from '../lib/core/errors';
 import { drillHtml } from '../lib/core/drill/html';
 import type { Report } from '../lib/core/drill/report';
-import { parseScenario, type Scenario } from '../lib/core/drill/scenario';
+import { parseScenario, withPipelineFrom, type Scenario } from '../lib/core/drill/scenario';
 import { parseJsonText } from '../lib/core/validate';
 import { DEMO_SCENARIO, DEMO_TIME_SCALE } from '../lib/harness/drill/demo';
 import { formatEntry, formatSummary } from '../lib/harness/drill/render';
@@ -34,7 +34,7 @@ const readScenario = (file: string): Scenario => {
   } catch (error) {
     throw new ValidationError(`scenario file ${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? describeError(error)})`, '--scenario');
   }
-  const scenario = parseScenario(parseJsonText(text, `scenario file ${file}`));
+  const scenario = withPipelineFrom(parseScenario(parseJsonText(text, `scenario file ${file}`)), dirname(resolve(file)));
   // The cloud's behaviour overrides are checked here too, so bad ones exit 2 before anything starts.
   resolveBehaviour(scenario.behaviour);
   return scenario;

@@ -1,4 +1,5 @@
 import { AlertTopic } from '../../lib/aws/alerts';
+import { ArtifactStore } from '../../lib/aws/artifacts';
 import { guardWrites } from '../../lib/aws/fence';
 import { TaskQueue } from '../../lib/aws/queue';
 import { wall } from '../runtime/clock';
@@ -11,7 +12,8 @@ void runDaemon(
   async ({ config, clients, store, log }) => {
     const alerts = config.topicArn === undefined ? null : new AlertTopic(clients.sns(), config.topicArn);
     const deadLetters = config.deadLetterQueueUrl === undefined ? null : new TaskQueue(clients.sqs(), config.deadLetterQueueUrl);
-    const worker = new Worker({ config, store, queue: new TaskQueue(clients.sqs(), config.queueUrl ?? ''), deadLetters, log, now: wall, alerts });
+    const artifacts = new ArtifactStore(clients.s3(), { bucket: config.artifactsBucket ?? config.bucket, prefix: config.prefix });
+    const worker = new Worker({ config, store, queue: new TaskQueue(clients.sqs(), config.queueUrl ?? ''), deadLetters, log, now: wall, alerts, artifacts });
     // Every write attempt of the worker's S3 client, retries included, needs a valid lease.
     guardWrites(clients.s3(), () => worker.mayAct(), config.nodeName);
     await worker.start();

@@ -2,7 +2,9 @@ import type { Config } from '../../lib/core/config';
 import { ConflictError, describeError, FleetError } from '../../lib/core/errors';
 import { KEYS } from '../../lib/core/keys';
 import { pipelineOf, type PipelineStage, type ProgressLine } from '../../lib/core/pipeline';
-import { checkpointSchema, doneSchema, stageOutputSchema, workSecondsOf, type Checkpoint, type Done, type StageOutput, type TaskMessage } from '../../lib/core/schemas';
+import { checkpointSchema, doneSchema, stageOutputSchema, workSecondsOf, type Artifact, type Checkpoint, type Done, type StageOutput, type TaskMessage } from '../../lib/core/schemas';
+import { randomUUID } from 'node:crypto';
+import { BadArtifactError, type ArtifactStore } from '../../lib/aws/artifacts';
 import type { QueueMessage, TaskQueue } from '../../lib/aws/queue';
 import type { StateStore } from '../../lib/aws/state-store';
 import type { Logger } from '../../lib/log';
@@ -25,6 +27,8 @@ export interface TaskRunnerDeps {
   guard: () => void;
   /** Aborts when the lease this worker acts under ends (LeaseView.deadline). */
   deadline: () => AbortSignal;
+  /** Where stages' artifacts go up and come down; without one they stay on the node. */
+  artifacts?: ArtifactStore | null;
 }
 
 /** What the worker learns as a task advances (it keeps the registry). */
@@ -36,6 +40,17 @@ export interface TaskEvents {
 }
 
 export type TaskOutcome = 'done' | 'already-done' | 'aborted';
+
+/** What a checkpoint write changes. */
+interface CheckpointChange {
+  done: number;
+  of: number;
+  stage?: string;
+  output?: Record<string, string>;
+  artifacts?: Record<string, Artifact[]>;
+  resumedFrom?: number;
+  next?: Checkpoint['next'];
+}
 
 /** One stage of one task, where the pipeline is at: `next` is the checkpoint's word on its earlier attempts. */
 interface StageAt {
@@ -63,7 +78,7 @@ export class TaskRunner {
    * Writes the checkpoint by CAS under this worker's epoch: `done` stages finished (never fewer
    * than stored), or with `next`, how the unfinished stage's attempts went.
    */
-  private async checkpoint(taskId: string, epoch: number, change: { done: number; of: number; stage?: string; output?: Record<string, string>; resumedFrom?: number; next?: Checkpoint['next'] }): Promise<void> {
+  private async checkpoint(taskId: string, epoch: number, change: CheckpointChange): Promise<void> {
     const { result } = await this.deps.store.update(KEYS.checkpoint(taskId), checkpointSchema, (current) => {
       this.deps.guard();
       if (current !== null && current.epoch > epoch) return { value: null, result: 'stale' as const };
@@ -76,6 +91,7 @@ export class TaskRunner {
         epoch,
         node: this.deps.config.nodeName,
         outputs: { ...current?.outputs, ...change.output },
+        ...(current?.artifacts === undefined && change.artifacts === undefined ? {} : { artifacts: { ...current?.artifacts, ...change.artifacts } }),
         ...(change.stage === undefined ? (current?.stage === undefined ? {} : { stage: current.stage }) : { stage: change.stage }),
         ...(change.resumedFrom === undefined ? {} : { resumedFrom: change.resumedFrom }),
         ...(change.next === undefined ? (change.stage === undefined && current?.next !== undefined ? { next: current.next } : {}) : { next: change.next }),
@@ -133,15 +149,19 @@ export class TaskRunner {
     const space = Workspace.of(config.dataDir, taskId);
     await space.open(message.body);
     let next = saved?.value.next;
+    const artifacts = { ...saved?.value.artifacts };
+    const at = (i: number): StageAt => ({ task, space, stage: pipeline[i], index: i, of: pipeline.length, epoch, signal, on });
     for (let i = from; i < pipeline.length; i++) {
       const stage = pipeline[i];
-      const outcome = await this.stage({ task, space, stage, index: i, of: pipeline.length, epoch, signal, on, ...(next?.stage === stage.name ? { next } : {}) });
+      if ((await this.inputs(at(i), pipeline, artifacts)) === 'aborted') return 'aborted';
+      const outcome = await this.stage({ ...at(i), ...(next?.stage === stage.name ? { next } : {}) });
       if (outcome === 'aborted') return 'aborted';
       next = undefined;
       guard();
+      const uploaded = await this.upload(at(i), artifacts);
       const outputKey = KEYS.output(taskId, stage.name);
       await this.writeOutput(outputKey, { taskId, stage: stage.name, node: config.nodeName, epoch });
-      await this.checkpoint(taskId, epoch, { done: i + 1, of: pipeline.length, stage: stage.name, output: { [stage.name]: outputKey }, ...(i === from && from > 0 ? { resumedFrom: from } : {}) });
+      await this.checkpoint(taskId, epoch, { done: i + 1, of: pipeline.length, stage: stage.name, output: { [stage.name]: outputKey }, ...uploaded, ...(i === from && from > 0 ? { resumedFrom: from } : {}) });
       on.checkpointed(i + 1, pipeline.length);
       if (drain.aborted && i + 1 < pipeline.length) return 'aborted';
     }
@@ -161,6 +181,44 @@ export class TaskRunner {
     guard();
     await queue.delete(message.receiptHandle, this.deps.deadline());
     await space.close();
+    return 'done';
+  }
+
+  /** Uploads the stage's OUTPUT_DIR (before its checkpoint names it); `artifacts` learns them. */
+  private async upload(at: StageAt, artifacts: Record<string, Artifact[]>): Promise<{ artifacts?: Record<string, Artifact[]> }> {
+    const store = this.deps.artifacts;
+    if (store === undefined || store === null) return {};
+    const tag = `e${at.epoch}-${randomUUID().slice(0, 8)}`;
+    const files = await store.upload(at.task.taskId, at.stage.name, tag, at.space.outputDir(at.stage.name), at.signal);
+    artifacts[at.stage.name] = files;
+    return { artifacts: { [at.stage.name]: files } };
+  }
+
+  /**
+   * Brings the earlier stages' artifacts into INPUT_DIR where this node does not have them (another
+   * node ran those stages). One missing or corrupt is never passed on: its stage runs again here,
+   * and its new artifacts replace the bad ones in the checkpoint.
+   */
+  private async inputs(at: StageAt, pipeline: readonly PipelineStage[], artifacts: Record<string, Artifact[]>): Promise<'done' | 'aborted'> {
+    const store = this.deps.artifacts;
+    if (store === undefined || store === null) return 'done';
+    for (let j = 0; j < at.index; j++) {
+      const earlier = pipeline[j];
+      const files = artifacts[earlier.name];
+      if (files === undefined) continue;
+      try {
+        await store.download(earlier.name, files, at.space.outputDir(earlier.name), at.signal);
+        continue;
+      } catch (error) {
+        if (!(error instanceof BadArtifactError)) throw error;
+        this.deps.log.warn({ taskId: at.task.taskId, stage: earlier.name, err: describeError(error) }, 'an artifact is missing or corrupt: its stage runs again');
+      }
+      const redo: StageAt = { ...at, stage: earlier, index: j };
+      if ((await this.stage(redo)) === 'aborted') return 'aborted';
+      this.deps.guard();
+      const uploaded = await this.upload(redo, artifacts);
+      await this.checkpoint(at.task.taskId, at.epoch, { done: at.index, of: at.of, ...uploaded });
+    }
     return 'done';
   }
 

@@ -51,6 +51,8 @@ export const SDK_EXPORTS = {
   '@aws-sdk/client-route-53': ['Route53Client', 'ChangeResourceRecordSetsCommand', 'GetChangeCommand', 'ListResourceRecordSetsCommand'],
   '@aws-sdk/client-lambda': ['LambdaClient', 'InvokeCommand'],
   '@aws-sdk/credential-providers': ['fromIni'],
+  // The worker's artifact uploads (lib/aws/artifacts.ts): multipart for large files.
+  '@aws-sdk/lib-storage': ['Upload'],
 } as const;
 
 export type SdkPackage = keyof typeof SDK_EXPORTS;

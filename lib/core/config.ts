@@ -104,6 +104,8 @@ export const configSchema = z
     pipeline: pipelineSchema.optional(),
     /** Shorthand of earlier releases: a command for some of the seed's stages (`pipeline` replaces it). */
     stageCommands: stageCommandsSchema.optional(),
+    /** Where stages' artifacts go (under `<prefix>artifacts/`): the state bucket by default. */
+    artifactsBucket: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name').optional(),
     /**
      * Real failures of a task (its stage failed or hung) before the worker moves it to the
      * dead-letter queue; hand-backs that are no failure (fencing, drains) never count.

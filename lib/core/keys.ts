@@ -14,6 +14,8 @@ export const KEYS = {
   done: (taskId: string): string => `tasks/${taskId}/done.json`,
   checkpoint: (taskId: string): string => `tasks/${taskId}/checkpoint.json`,
   output: (taskId: string, stage: string): string => `outputs/${taskId}/${stage}.json`,
+  /** A file a stage left in its OUTPUT_DIR, under the attempt that made it: no upload replaces another. */
+  artifact: (taskId: string, stage: string, attempt: string, path: string): string => `artifacts/${taskId}/${stage}/${attempt}/${path}`,
   event: (incidentId: string, kind: string): string => `events/${incidentId}/${kind}.json`,
   quarantine: (key: string, at: number): string => `quarantine/${key.replace(/\//g, '_')}.${at}.txt`,
 } as const;

@@ -190,6 +190,22 @@ export const stageOutputSchema = z.strictObject({
 });
 export type StageOutput = z.output<typeof stageOutputSchema>;
 
+/** A relative path of plain segments: no `.` or `..`, no empty one, no leading `/`. */
+const relativePath = z
+  .string()
+  .min(1)
+  .max(512)
+  .refine((p) => p.split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..' && !seg.includes('\\')), 'must be a relative path of plain segments');
+
+/** A file a stage produced, uploaded before its checkpoint: where it is, and what its bytes are. */
+export const artifactSchema = z.strictObject({
+  path: relativePath,
+  key: z.string().min(1).max(1024),
+  size: z.number().int().min(0),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+});
+export type Artifact = z.output<typeof artifactSchema>;
+
 /**
  * `tasks/<taskId>/checkpoint.json`: the stages finished, written by CAS after each stage and
  * before anything is acknowledged; it carries the writer's epoch, and a write from an older
@@ -206,6 +222,8 @@ export const checkpointSchema = z.object({
   node: nodeName,
   /** Output object of each finished stage, keyed by task id so a repeat replaces it (by CAS). */
   outputs: z.record(z.string(), z.string().max(300)),
+  /** Each finished stage's artifacts, by stage: what the next stage downloads on another node. */
+  artifacts: z.record(stageNameSchema, z.array(artifactSchema).max(2000)).optional(),
   /** Set by the first checkpoint of an attempt that resumed: the stages it found done. */
   resumedFrom: z.number().int().min(0).max(MAX_STAGES).optional(),
   /**

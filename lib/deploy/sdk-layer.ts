@@ -25,6 +25,8 @@ export const LAYER_GROUPS: Readonly<Record<string, readonly SdkPackage[]>> = {
   actions: ['@aws-sdk/client-sns', '@aws-sdk/client-ssm', '@aws-sdk/client-lightsail', '@aws-sdk/client-route-53', '@aws-sdk/client-lambda'],
   // The nodes' credentials file; no function loads it.
   credentials: ['@aws-sdk/credential-providers'],
+  // The worker's multipart artifact uploads; no function loads it either.
+  storage: ['@aws-sdk/lib-storage'],
 };
 
 /** The bundle package of a group. */

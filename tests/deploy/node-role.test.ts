@@ -100,6 +100,16 @@ describe('node roles', () => {
     }
   });
 
+  it("lets nodes upload stage artifacts, in parts and without a condition, under artifacts/ only", () => {
+    const key = KEYS.artifact('t1', 'transcode', 'e3-0a1b2c3d', 'hls/seg-0001.ts');
+    for (const role of NODE_ROLES) {
+      expect(judge(role, put(key))).toBe('allow');
+      expect(judge(role, { action: 's3:AbortMultipartUpload', resource: `${STATE}${key}` })).toBe('allow');
+      expect(judge(role, { action: 's3:DeleteObject', resource: `${STATE}${key}` })).not.toBe('allow');
+      expect(judge(role, put('artifactsx/t1/a.bin'))).not.toBe('allow');
+    }
+  });
+
   it('lets nodes read and update the lease item of the control table, and no other item but the beats, nor anything else of it', () => {
     for (const role of NODE_ROLES) {
       expect(judge(role, item('dynamodb:GetItem', KEYS.leader))).toBe('allow');

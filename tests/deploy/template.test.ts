@@ -200,10 +200,11 @@ describe('storage and delivery', () => {
     expect(statement?.Resource).toEqual([{ 'Fn::GetAtt': ['StateBucket', 'Arn'] }, { 'Fn::Sub': '${StateBucket.Arn}/*' }]);
   });
 
-  it('expires old events, archives and versions', () => {
+  it('expires old artifacts, events, archives and versions', () => {
     const rules = (props('StateBucket').LifecycleConfiguration as { Rules: { Id: string; Prefix?: string; ExpirationInDays?: number }[] }).Rules;
     expect(rules.map((r) => [r.Id, r.Prefix ?? '', r.ExpirationInDays ?? 0])).toEqual([
       ['noncurrent-versions', '', 0],
+      ['old-artifacts', 'peer-sync/artifacts/', 7],
       ['old-events', 'peer-sync/events/', 90],
       ['old-archives', 'peer-sync/archive/', 365],
       ['old-quarantine', 'peer-sync/quarantine/', 30],

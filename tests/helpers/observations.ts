@@ -26,6 +26,7 @@ export const blankObservations = (over: Partial<Observations> = {}): Observation
   requests: requestFigures({}, 0, 0, 0),
   cloud: {},
   heartbeatGaps: {},
+  artifacts: {},
   depths: [],
   metrics: [],
   ...over,

@@ -90,4 +90,28 @@ describe('task-state drills', () => {
     },
     DRILL_MS,
   );
+
+  it(
+    "hands a user's pipeline to the standby between two stages: the files byte for byte, the payload untouched",
+    async () => {
+      // consume.sh exits non-zero unless produce.sh's file arrived whole and the payload as sent:
+      // a task that got either wrong would be dead-lettered, and the drill expects none.
+      const { report } = await drill('pipeline-failover');
+      clean(report);
+      expect(report.tasks.deadLettered).toBe(0);
+      expect(report.tasks.completed).toBe(report.tasks.enqueued);
+      const moved = report.timeline.filter((e) => e.event === 'resumed' && e.node === 'node-2' && /at stage consume \(1 done on node-1\)/.test(e.detail));
+      expect(moved.length).toBeGreaterThan(0);
+      for (const files of Object.values(report.artifacts)) {
+        expect(files.map((f) => [f.stage, f.path])).toEqual([
+          ['produce', 'clip.bin'],
+          ['produce', 'clip.sha256'],
+          ['consume', 'delivered.sha256'],
+        ]);
+        expect(files[0]?.size).toBe(1048583);
+      }
+      expect(Object.keys(report.artifacts)).toHaveLength(report.tasks.enqueued);
+    },
+    DRILL_MS,
+  );
 });

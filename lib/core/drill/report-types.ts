@@ -57,6 +57,8 @@ export interface Observations {
   cloud: Record<string, number>;
   /** The longest gap between two signs of each node's life (a heartbeat, a beat, a renewal that carried its sample), scenario seconds. */
   heartbeatGaps: Record<string, number>;
+  /** Each task's artifacts as its last checkpoint names them. */
+  artifacts: Record<string, TaskArtifact[]>;
   /** The task queue's and the intake queue's depths (visible and in flight), sampled every sample interval. */
   depths: { t: number; backlog: number; intake: number }[];
   metrics: MetricSeries[];
@@ -111,6 +113,14 @@ export interface Incident {
   consumeGapSeconds: number | null;
 }
 
+/** A file a task's stage left, as its last checkpoint names it. */
+export interface TaskArtifact {
+  stage: string;
+  path: string;
+  size: number;
+  sha256: string;
+}
+
 export interface Report {
   scenario: string;
   seed: number;
@@ -132,6 +142,8 @@ export interface Report {
   cloud: Record<string, number>;
   /** The longest gap between two signs of each node's life (heartbeat, beat, renewal carrying its sample; scenario s), faults included: where a node hiccuped. */
   heartbeatGaps: Record<string, number>;
+  /** Each task's artifacts as its last checkpoint names them. */
+  artifacts: Record<string, TaskArtifact[]>;
   /** Backpressure: how often input was held and resumed, and the deepest each queue got. */
   input: { holds: number; resumes: number; maxBacklog: number; maxIntake: number };
   /** The watchdog's metrics at the fleet's `metrics` setting, as CloudWatch would have received them. */

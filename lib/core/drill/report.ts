@@ -278,6 +278,7 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
     requests: o.requests,
     cloud: o.cloud,
     heartbeatGaps: o.heartbeatGaps,
+    artifacts: o.artifacts,
     metrics: o.metrics,
     input,
     series: seriesOf(o),

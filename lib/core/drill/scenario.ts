@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { z } from 'zod';
 import { SEED_STAGES } from '../pipeline';
 import { ValidationError } from '../errors';
@@ -209,6 +210,21 @@ export const scenarioSchema = z
     }
   });
 export type Scenario = z.output<typeof scenarioSchema>;
+
+/**
+ * The scenario with its pipeline's commands made absolute: a command word or argument that starts
+ * with `./` or `../` is relative to the scenario file's folder `dir`; a bare name is left to PATH.
+ */
+export const withPipelineFrom = (scenario: Scenario, dir: string): Scenario => {
+  const pipeline: unknown = scenario.config?.['pipeline'];
+  if (!Array.isArray(pipeline)) return scenario;
+  const resolve = (word: unknown): unknown => (typeof word === 'string' && /^\.\.?\//.test(word) ? join(dir, word) : word);
+  const stages = pipeline.map((stage: unknown) => {
+    if (typeof stage !== 'object' || stage === null || !('command' in stage) || !Array.isArray(stage.command)) return stage;
+    return { ...stage, command: stage.command.map(resolve) };
+  });
+  return { ...scenario, config: { ...scenario.config, pipeline: stages } };
+};
 
 /** Validates a parsed scenario file; also refuses fault kinds the drill cannot inject yet. */
 export const parseScenario = (input: unknown): Scenario => {

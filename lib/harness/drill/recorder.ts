@@ -6,6 +6,7 @@ import { SEED_STAGES } from '../../core/pipeline';
 import { workerFault } from '../../core/fleet/liveness';
 import { advanceCounter, emptyCounter, type StallCounter } from '../../core/fleet/stall';
 import type { MetricSeries, Observations, TimelineEntry } from '../../core/drill/report';
+import type { TaskArtifact } from '../../core/drill/report-types';
 import type { DrillEvent } from '../../core/drill/trigger';
 import { readEmf } from '../../core/metrics/emf';
 import type { CloudObserver, LocalCloud } from '../localcloud/cloud';
@@ -51,6 +52,8 @@ export class Recorder {
   private readonly lastBeat = new Map<string, number>();
   /** The longest time between two heartbeats of each node (scenario s): a node's hiccups show here. */
   readonly heartbeatGaps: Record<string, number> = {};
+  /** Each task's artifacts, as its newest checkpoint names them. */
+  readonly artifacts: Record<string, TaskArtifact[]> = {};
   private readonly series = new Map<string, MetricSeries>();
   onEntry: ((entry: TimelineEntry) => void) | undefined;
   /** Events a fault may wait for (lib/core/drill/trigger.ts), as they cross the wire during the run. */
@@ -200,6 +203,8 @@ export class Recorder {
     if (this.started) this.writes.push({ t: this.t(), node: principal, kind: 'checkpoint', taskId, epoch: cp.data.epoch });
     const before = this.checkpoints.get(taskId);
     this.checkpoints.set(taskId, { node: cp.data.node, stages: cp.data.stages });
+    const files = Object.entries(cp.data.artifacts ?? {}).flatMap(([stage, all]) => all.map(({ path, size, sha256 }) => ({ stage, path, size, sha256 })));
+    if (files.length > 0) this.artifacts[taskId] = files;
     const from = cp.data.resumedFrom;
     if (from !== undefined && before !== undefined && this.started) {
       const stage = cp.data.stage ?? SEED_STAGES[from] ?? '?';

@@ -269,6 +269,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         requests: requestFigures(cloud.purposes, recorder.t(), recorder.completions.size, sched.invocations),
         lambdaInvocations: sched.invocations,
         heartbeatGaps: recorder.heartbeatGaps,
+        artifacts: recorder.artifacts,
         metrics: recorder.metrics,
         depths: recorder.depths,
         cloud: { ...cloud.struck, notificationsDelivered: cloud.notifications.delivered, directInvokes: sched.byTrigger.direct, lambdaRetries: sched.byTrigger.retry },
