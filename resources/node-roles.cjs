@@ -13,5 +13,6 @@ module.exports = async ({ resolveVariable }) => {
     bucket: await resolveVariable('param:stateBucket'),
     nodes: await resolveVariable('param:nodes'),
     enrollingNodes: await resolveVariable('param:enrollingNodes'),
+    nodePolicyArns: await resolveVariable('param:nodePolicyArns'),
   });
 };

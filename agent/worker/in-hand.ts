@@ -12,6 +12,7 @@ import { taskEvents, type Running } from './running';
 import type { TaskBook } from './task-book';
 import { StageTempFailError } from './stages';
 import type { TaskRunner } from './task-runner';
+import { Workspace } from './workspace';
 
 export interface InHandDeps {
   config: Config & { nodeName: string };
@@ -152,11 +153,16 @@ export class InHand {
     return parked.length > 0;
   }
 
-  /** The task is over for this worker: it leaves the set, and its message the held file when `release`. */
+  /**
+   * The task is over for this worker: it leaves the set, and when `release`, the held file and
+   * the node's disk (its folder: what comes back later starts from its checkpoint and artifacts).
+   */
   end(run: Running, release: boolean): void {
     if (this.running.get(run.task.taskId) !== run) return;
     this.running.delete(run.task.taskId);
-    if (release) this.deps.custody.held.release(run.task.taskId);
+    if (!release) return;
+    this.deps.custody.held.release(run.task.taskId);
+    Workspace.of(this.deps.config.dataDir, run.task.taskId).discard();
   }
 
   /**

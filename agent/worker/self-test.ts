@@ -26,7 +26,7 @@ export const selfTest = async (config: Pick<Config, 'dataDir' | 'pipeline' | 'st
   let proof: Proof;
   try {
     const space = new Workspace(join(config.dataDir, 'self-test'));
-    await space.close();
+    space.discard();
     await space.open(SELF_TEST_BODY);
     for (const stage of pipelineOf(config)) {
       await stageRunnerFor(stage)({

@@ -138,7 +138,6 @@ export class TaskRunner {
       on.done(existing.value, false);
       guard();
       await queue.delete(message.receiptHandle, this.deps.deadline());
-      await Workspace.of(config.dataDir, taskId).close();
       return 'already-done';
     }
     const saved = await store.read(KEYS.checkpoint(taskId), checkpointSchema);
@@ -180,7 +179,6 @@ export class TaskRunner {
     // the task, and the repeat finds done.json and stops there.
     guard();
     await queue.delete(message.receiptHandle, this.deps.deadline());
-    await space.close();
     return 'done';
   }
 

@@ -1,3 +1,4 @@
+import { renameSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -40,8 +41,17 @@ export class Workspace {
     return dir;
   }
 
-  /** The task is over on this node: its files go. */
-  async close(): Promise<void> {
-    await rm(this.root, { recursive: true, force: true });
+  /**
+   * Its files go, moved out of the way at once: the same task taken up again right after (its
+   * message sent back and received anew) opens a fresh folder while the old one is deleted.
+   */
+  discard(): void {
+    const gone = `${this.root}.gone-${process.pid}-${Date.now()}`;
+    try {
+      renameSync(this.root, gone);
+    } catch {
+      return;
+    }
+    void rm(gone, { recursive: true, force: true }).catch(() => undefined);
   }
 }

@@ -28,6 +28,8 @@ export interface NodeRoleInputs {
   nodes: unknown;
   /** The `enrollingNodes` parameter: names of nodes being added, which have no managed-instance id yet. */
   enrollingNodes: unknown;
+  /** The `nodePolicyArns` parameter: the user's own managed policies (their media buckets), attached to every node role. */
+  nodePolicyArns?: unknown;
 }
 
 /** The CloudFormation the generator adds: the roles and an output naming each. */
@@ -45,6 +47,17 @@ const nodeNameSchema = nodeSpecSchema.shape.name;
 
 /** A parameter given on the command line arrives as JSON text; one set in YAML arrives parsed. */
 const jsonParam = (value: unknown, what: string): unknown => (typeof value === 'string' ? parseJsonText(value === '' ? '[]' : value, what) : value);
+
+/** A managed policy's ARN, the user's own or AWS's. */
+const policyArnSchema = z.string().regex(/^arn:aws[a-z-]*:iam::(\d{12}|aws):policy\/[\w+=,.@/-]{1,512}$/, 'must be a managed policy ARN such as arn:aws:iam::123456789012:policy/media-read');
+/** IAM's default quota of managed policies per role, less the fleet's two. */
+const USER_POLICIES_MAX = 8;
+
+/** The user's policies every node role attaches beside the fleet's own. */
+export const nodePolicyArnsOf = (value: unknown): string[] => {
+  const arns = parseWith(z.array(policyArnSchema).max(USER_POLICIES_MAX, `at most ${USER_POLICIES_MAX}: a role holds 10 managed policies by default, and the fleet's take 2`), jsonParam(value ?? '[]', 'parameter nodePolicyArns'), 'parameter nodePolicyArns');
+  return [...new Set(arns)];
+};
 
 /** `node-1` → `Node1`: the resource id part, letters and digits only as CloudFormation wants. */
 export const idPart = (name: string): string =>
@@ -71,6 +84,7 @@ export const nodeRolesFragment = (inputs: NodeRoleInputs): NodeRolesFragment => 
   const Resources: Record<string, unknown> = {};
   const Outputs: Record<string, unknown> = {};
   const ids = new Map<string, string>();
+  const own = nodePolicyArnsOf(inputs.nodePolicyArns);
   for (const node of nodeNamesOf(inputs)) {
     const id = `NodeRole${idPart(node)}`;
     const clash = ids.get(id);
@@ -100,7 +114,7 @@ export const nodeRolesFragment = (inputs: NodeRoleInputs): NodeRolesFragment => 
             },
           ],
         },
-        ManagedPolicyArns: [{ Ref: 'NodePolicy' }, { Ref: 'NodeSsmAgentPolicy' }],
+        ManagedPolicyArns: [{ Ref: 'NodePolicy' }, { Ref: 'NodeSsmAgentPolicy' }, ...own],
         Policies: [
           {
             // The name stays what it was before the beat: a deploy then replaces this document

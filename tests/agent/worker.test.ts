@@ -119,6 +119,9 @@ describe('Worker', () => {
     expect(scripted.deleted).toEqual(['h-bad-1', 'h-bad-1']);
     expect(alerts.map((a) => a.kind)).toEqual(['POISON_TASK']);
     expect(alerts[0]?.summary).toMatch(/task bad failed 2 times\. Moved to the dead-letter queue\. .*exited with 2; stderr ends:\nUnknown encoder libx265/);
+    // Neither task is in hand any more: their folders are gone from the node.
+    expect(existsSync(join(dataDir, 'work', 'bad'))).toBe(false);
+    expect(existsSync(join(dataDir, 'work', 'later'))).toBe(false);
   });
 
   it('extends what it holds while its lease is valid, and stops extending once the lease has lapsed', async () => {

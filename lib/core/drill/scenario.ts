@@ -201,7 +201,8 @@ export const scenarioSchema = z
       node(f.target, ['faults', i, 'target']);
       const oneWay = ONE_WAY_FAULTS[f.kind];
       if (oneWay !== undefined && f.for !== undefined) ctx.addIssue({ code: 'custom', path: ['faults', i, 'for'], message: `cannot be undone, so it takes no "for": ${oneWay}` });
-      if (f.kind === 'hang-stage' && s.workload.stages !== 'command') ctx.addIssue({ code: 'custom', path: ['faults', i, 'kind'], message: 'hang-stage needs stages that run as processes: set workload.stages to "command"' });
+      const processes = s.workload.stages === 'command' || Array.isArray(s.config?.['pipeline']);
+      if (f.kind === 'hang-stage' && !processes) ctx.addIssue({ code: 'custom', path: ['faults', i, 'kind'], message: 'hang-stage needs stages that run as processes: set workload.stages to "command", or config.pipeline' });
     });
     const burst = s.workload.burst;
     if (burst !== undefined && burst.at + burst.seconds > s.seconds) ctx.addIssue({ code: 'custom', path: ['workload', 'burst'], message: 'must end within seconds' });

@@ -33,6 +33,18 @@ describe('nodeRolesFragment', () => {
     expect(nodeNamesOf({ nodes, enrollingNodes: [] })).toEqual(names);
   });
 
+  it("attaches the user's own managed policies to every node role, beside the fleet's two, and refuses what is no policy ARN", () => {
+    const media = 'arn:aws:iam::123456789012:policy/media-read';
+    const { Resources } = nodeRolesFragment(inputs({ nodePolicyArns: JSON.stringify([media, media]) }));
+    for (const role of Object.values(Resources) as { Properties: { ManagedPolicyArns: unknown[] } }[]) {
+      expect(role.Properties.ManagedPolicyArns).toEqual([{ Ref: 'NodePolicy' }, { Ref: 'NodeSsmAgentPolicy' }, media]);
+    }
+    expect(() => nodeRolesFragment(inputs({ nodePolicyArns: '["arn:aws:s3:::media"]' }))).toThrow(/parameter nodePolicyArns: 0: must be a managed policy ARN/);
+    const many = JSON.stringify(Array.from({ length: 9 }, (_, i) => `arn:aws:iam::123456789012:policy/p${i}`));
+    expect(() => nodeRolesFragment(inputs({ nodePolicyArns: many }))).toThrow(/at most 8/);
+    expect((nodeRolesFragment(inputs()).Resources.NodeRoleNode1 as { Properties: { ManagedPolicyArns: unknown[] } }).Properties.ManagedPolicyArns).toHaveLength(2);
+  });
+
   it('makes a role once for a node both configured and still listed as enrolling', () => {
     expect(nodeNamesOf(inputs({ enrollingNodes: '["node-2","node-3","node-3"]' }))).toEqual(['node-1', 'node-2', 'node-3']);
   });
