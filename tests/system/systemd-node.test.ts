@@ -5,7 +5,7 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { buildAgent } from '../../bin/build-agent';
 import { RunCommand } from '../../lib/aws/run-command';
 import { KEYS } from '../../lib/core/keys';
-import { checkpointSchema, doneSchema, heartbeatSchema, leaderSchema } from '../../lib/core/schemas';
+import { beatSchema, checkpointSchema, doneSchema, heartbeatSchema, leaderSchema } from '../../lib/core/schemas';
 import { SEED_STAGES as STAGES } from '../../lib/core/pipeline';
 import { killAll, ROOT, startCloudProcess, type LocalCloudInfo } from '../helpers/children';
 import { containerSupport, NodeContainer } from '../helpers/container';
@@ -282,16 +282,24 @@ describeIfBootable('a node under a real systemd (Debian 12 container, systemd-ns
       }),
     );
     expect(role.role).toBe('standby');
-    // Its second heartbeat comes with news only (the keep-alive is 30 minutes): the standby's
-    // self-test passing is that news, which a loaded machine takes its time to reach.
+    // The new agent's heartbeat, with its worker running. Whether a second one follows depends
+    // on whether the worker's first self-test beat the agent's first sample (news only), so the
+    // agent's keeping on is judged by its beat item, which every standby sample rewrites.
     const hb = await explained(
-      waitFor('a heartbeat of the new agent (a new boot, with more than one sample)', loaded(20_000), async (saw) => {
+      waitFor('a heartbeat of the new agent with its worker running', loaded(20_000), async (saw) => {
         const h = await heartbeat();
         saw(`${seen(h)} (the old boot was ${before?.boot ?? 'unknown'})`);
-        return h !== undefined && h.boot !== before?.boot && h.samples.length > 1 ? h : undefined;
+        return h !== undefined && h.boot !== before?.boot && h.samples.at(-1)?.workerProcesses === 1 ? h : undefined;
       }),
     );
     expect(hb.role).toBe('standby');
-    expect(hb.samples.at(-1)?.workerProcesses).toBe(1);
+    const newest = hb.samples.at(-1)?.seq ?? 0;
+    await explained(
+      waitFor(`a beat of boot ${hb.boot} after sample ${newest}`, loaded(10_000), async (saw) => {
+        const beat = (await store().read(KEYS.beat(NODE_1.name), beatSchema))?.value;
+        saw(beat === undefined ? 'no beat of node-1' : `a beat of boot ${beat.boot}, sample ${beat.seq}`);
+        return beat !== undefined && beat.boot === hb.boot && beat.seq > newest ? beat : undefined;
+      }),
+    );
   }, loaded(270_000));
 });
