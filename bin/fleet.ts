@@ -7,7 +7,8 @@ import { drillHtml } from '../lib/core/drill/html';
 import type { Report } from '../lib/core/drill/report';
 import { parseScenario, withPipelineFrom, type Scenario } from '../lib/core/drill/scenario';
 import { parseJsonText } from '../lib/core/validate';
-import { DEMO_SCENARIO, DEMO_TIME_SCALE } from '../lib/harness/drill/demo';
+import { DEMO_SCENARIO, DEMO_TIME_SCALE, MEDIA_DEMO_SCENARIO, MEDIA_DEMO_TIME_SCALE } from '../lib/harness/drill/demo';
+import { requireFfmpeg } from '../lib/harness/drill/media';
 import { formatEntry, formatSummary } from '../lib/harness/drill/render';
 import { runDrill } from '../lib/harness/drill/run';
 import { resolveBehaviour } from '../lib/harness/localcloud/behaviour';
@@ -27,16 +28,29 @@ const integer = (raw: string): number => {
   return n;
 };
 
-const readScenario = (file: string): Scenario => {
-  let text: string;
+const readText = (file: string, what: string, flag: string): string => {
   try {
-    text = readFileSync(file, 'utf8');
+    return readFileSync(file, 'utf8');
   } catch (error) {
-    throw new ValidationError(`scenario file ${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? describeError(error)})`, '--scenario');
+    throw new ValidationError(`${what} ${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? describeError(error)})`, flag);
   }
-  const scenario = withPipelineFrom(parseScenario(parseJsonText(text, `scenario file ${file}`)), dirname(resolve(file)));
+};
+
+/** A pipeline file (as examples/ffmpeg/pipeline.json), its `./` commands made relative to its folder. */
+const readPipeline = (file: string, flag: string): unknown => {
+  const stages = parseJsonText(readText(file, 'pipeline file', flag), `pipeline file ${file}`);
+  return withPipelineFrom({ config: { pipeline: stages } } as unknown as Scenario, dirname(resolve(file))).config?.['pipeline'];
+};
+
+const readScenario = (file: string): Scenario => {
+  const raw = parseJsonText(readText(file, 'scenario file', '--scenario'), `scenario file ${file}`) as { config?: { pipeline?: unknown } };
+  // `config.pipeline` may name a pipeline file, relative to the scenario.
+  const ref = raw?.config?.pipeline;
+  if (typeof ref === 'string') raw.config = { ...raw.config, pipeline: readPipeline(resolve(dirname(resolve(file)), ref), '--scenario') };
+  const scenario = withPipelineFrom(parseScenario(raw), dirname(resolve(file)));
   // The cloud's behaviour overrides are checked here too, so bad ones exit 2 before anything starts.
   resolveBehaviour(scenario.behaviour);
+  if (scenario.media !== undefined) requireFfmpeg();
   return scenario;
 };
 
@@ -113,15 +127,27 @@ program
     process.exitCode = await drill(readScenario(o.scenario), o);
   });
 
+/** The media demo with the pipeline in DIR/pipeline.json; refused at once without ffmpeg. */
+const mediaDemo = (dir: string): Scenario => {
+  const pipeline = readPipeline(join(resolve(dir), 'pipeline.json'), '--pipeline');
+  requireFfmpeg();
+  return parseScenario({ ...MEDIA_DEMO_SCENARIO, config: { pipeline } });
+};
+
 program
   .command('demo')
   .description('a 2-node fleet whose primary worker stalls: detection, restart, recovery (≈45 s)')
+  .option('--pipeline <dir>', 'instead, run DIR/pipeline.json on four ffmpeg test episodes and kill the primary mid-transcode')
   .addOption(new Option('--seed <n>', 'workload seed').argParser(integer).default(1))
   .option('--json <file>', 'write the report as JSON')
   .option('--html <file>', 'where to write the report as an HTML page', join(tmpdir(), 'queens-fleet-demo.html'))
+  .option('--keep', 'keep the run directory (node logs, and the media demo\'s deliveries)')
   .option('--hold', 'keep the fleet running after the report, until Ctrl-C')
-  .action(async (o: { seed: number; json?: string; html?: string; hold?: boolean }) => {
-    process.exitCode = await drill(DEMO_SCENARIO, { timeScale: DEMO_TIME_SCALE, ...o });
+  .addHelpText('after', '\nExamples:\n  fleet demo\n  fleet demo --pipeline examples/ffmpeg --keep\n')
+  .action(async (o: { pipeline?: string; seed: number; json?: string; html?: string; keep?: boolean; hold?: boolean }) => {
+    const { pipeline, ...opts } = o;
+    if (pipeline === undefined) process.exitCode = await drill(DEMO_SCENARIO, { timeScale: DEMO_TIME_SCALE, ...opts });
+    else process.exitCode = await drill(mediaDemo(pipeline), { timeScale: MEDIA_DEMO_TIME_SCALE, ...opts });
   });
 
 registerOperatorCommands(program);

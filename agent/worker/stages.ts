@@ -6,6 +6,7 @@ import { EX_TEMPFAIL, parseProgressLine, type PipelineStage, type ProgressLine }
 import { sleep } from '../../lib/sleep';
 import { killGroup, stopGroup } from '../runtime/child-process';
 import { processTree } from '../proc';
+import { mono } from '../runtime/clock';
 
 /** What a stage is given: the contract of docs/pipeline.md, and how the worker hears from it. */
 export interface StageContext {
@@ -49,6 +50,15 @@ export class StageFailedError extends FleetError {
 export class StageTempFailError extends FleetError {}
 
 const TICKS_PER_STAGE = 12;
+/**
+ * The percent of one core a stage's processes must have used since it last made progress for
+ * their CPU time to count as progress: a blocked tool's periodic wake-ups stay well below it.
+ */
+export const MIN_CPU_PERCENT = 1;
+
+/** Whether `spentMs` of CPU over `elapsedMs` since a stage last made progress is progress. */
+export const isWork = (spentMs: number, elapsedMs: number): boolean =>
+  spentMs > 0 && spentMs * 100 >= MIN_CPU_PERCENT * elapsedMs;
 /** What of a command's stderr goes into its failure: the last lines, each cut short. */
 const TAIL_LINES = 20;
 const TAIL_LINE_CHARS = 200;
@@ -102,11 +112,15 @@ export const commandStage = (ctx: StageContext): Promise<void> =>
       if (tail.length > TAIL_LINES) tail.shift();
     });
     let cpuMs = 0;
+    let markedAt = mono();
     const poll = setInterval(() => {
       void processTree(child.pid ?? 0).then((tree) => {
         const used = tree.reduce((sum, p) => sum + p.cpuMs, 0);
-        if (used > cpuMs) {
+        const now = mono();
+        // Work, not a trickle: a tool polling a dead socket spends a tick now and then.
+        if (isWork(used - cpuMs, now - markedAt)) {
           cpuMs = used;
+          markedAt = now;
           ctx.onProgress({ cpuMs: used });
         }
       });

@@ -2,10 +2,11 @@
 // The reference media pipeline's stages (docs/pipeline.md): node stage.mjs <stage>.
 // transcode: the source to H.264/AAC as an HLS rendition; titling: the payload's title burnt in;
 // metadata: ffprobe's JSON and the payload's shot list; delivery: the rendition and its metadata
-// copied to the delivery folder, never over a different file.
+// to a bucket or a folder, never over a different file.
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, extname, join } from 'node:path';
 
 const env = (name) => {
   const value = process.env[name];
@@ -89,27 +90,31 @@ const stages = {
     console.log('progress 1');
   },
   async delivery() {
-    const target = selfTest ? join(out, 'self-test-delivery') : payload.delivery?.dir;
-    if (typeof target !== 'string') throw new Error('payload.delivery.dir must name the delivery folder');
-    const to = join(target, task.taskId);
-    await mkdir(join(to, 'hls'), { recursive: true });
     const files = [
-      ...(await readdir(join(input('titling'), 'hls'))).map((f) => [join(input('titling'), 'hls', f), join(to, 'hls', f)]),
-      [join(input('metadata'), 'metadata.json'), join(to, 'metadata.json')],
+      ...(await readdir(join(input('titling'), 'hls'))).map((f) => [join(input('titling'), 'hls', f), `hls/${f}`]),
+      [join(input('metadata'), 'metadata.json'), 'metadata.json'],
     ];
-    for (const [i, [from, dest]] of files.entries()) {
-      await deliver(from, dest);
+    const target = payload.delivery ?? {};
+    let deliver;
+    if (selfTest) deliver = toFolder(join(out, 'self-test-delivery'));
+    else if (typeof target.bucket === 'string') deliver = await toBucket(target);
+    else if (typeof target.dir === 'string') deliver = toFolder(target.dir);
+    else throw new Error('payload.delivery must name a bucket (and a prefix) or a dir');
+    for (const [i, [from, name]] of files.entries()) {
+      await deliver(from, `${task.taskId}/${name}`);
       console.log(`progress ${((i + 1) / files.length).toFixed(3)}`);
     }
   },
 };
 
 /**
- * Copies `from` to `dest` unless `dest` exists: a conditional write, as S3's If-None-Match. A
- * delivery run again after a failover finds its files there and goes on; a different file of the
- * same name is never replaced: that is a failure (exit 1) for an operator to look at.
+ * Delivery to a folder: copies a file unless its destination exists, a conditional write as
+ * S3's If-None-Match. A delivery run again after a failover finds its files there and goes on;
+ * a different file of the same name is never replaced: that fails the stage, for an operator.
  */
-const deliver = async (from, dest) => {
+const toFolder = (dir) => async (from, name) => {
+  const dest = join(dir, name);
+  await mkdir(dirname(dest), { recursive: true });
   try {
     await copyFile(from, dest, 1 /* COPYFILE_EXCL */);
   } catch (error) {
@@ -117,6 +122,47 @@ const deliver = async (from, dest) => {
     const [a, b] = await Promise.all([readFile(from), readFile(dest)]);
     if (!a.equals(b)) throw new Error(`${dest} exists with other content: not replaced`);
   }
+};
+
+const TYPES = { '.m3u8': 'application/vnd.apple.mpegurl', '.ts': 'video/mp2t', '.json': 'application/json' };
+
+/**
+ * Delivery to `bucket` under `prefix` (a CDN origin's), with the same rule through S3's
+ * conditional write: PutObject If-None-Match: *, and on 412 the existing object's ETag (a
+ * single PUT's MD5) compared with the file's. Needs @aws-sdk/client-s3 beside this script.
+ */
+const toBucket = async ({ bucket, prefix = '' }) => {
+  let sdk;
+  try {
+    sdk = await import('@aws-sdk/client-s3');
+  } catch {
+    throw new Error('delivery to a bucket needs the AWS SDK: npm install @aws-sdk/client-s3 (beside stage.mjs)');
+  }
+  // A custom endpoint (AWS_ENDPOINT_URL_S3: MinIO, a local cloud) takes path-style addresses.
+  const s3 = new sdk.S3Client({ forcePathStyle: process.env.AWS_ENDPOINT_URL_S3 !== undefined });
+  return async (from, name) => {
+    const body = await readFile(from);
+    const key = `${prefix}${name}`;
+    const md5 = createHash('md5').update(body).digest('hex');
+    const type = TYPES[extname(name)] ?? 'application/octet-stream';
+    for (let tries = 1; ; tries++) {
+      try {
+        await s3.send(new sdk.PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: type, IfNoneMatch: '*' }));
+        return;
+      } catch (error) {
+        const status = error.$metadata?.httpStatusCode;
+        // 409: a conditional write raced another write of the key; S3 asks for a retry, later.
+        if (status === 409 && tries < 6) {
+          await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** tries));
+          continue;
+        }
+        if (status !== 412) throw error;
+        const head = await s3.send(new sdk.HeadObjectCommand({ Bucket: bucket, Key: key }));
+        if (head.ETag !== `"${md5}"`) throw new Error(`s3://${bucket}/${key} exists with other content: not replaced`);
+        return;
+      }
+    }
+  };
 };
 
 const name = process.argv[2];

@@ -1,7 +1,8 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { commandStage, StageFailedError, StageTempFailError, type StageContext } from '../../agent/worker/stages';
+import fc from 'fast-check';
+import { commandStage, isWork, StageFailedError, StageTempFailError, type StageContext } from '../../agent/worker/stages';
 import type { PipelineStage, ProgressLine } from '../../lib/core/pipeline';
 import { readProc } from '../../agent/proc';
 
@@ -91,6 +92,17 @@ describe('commandStage', () => {
     expect(error).toBeInstanceOf(StageFailedError);
     expect((error as Error).message).toMatch(/ran past its timeout of 0.3 s/);
     expect(performance.now() - t0).toBeLessThan(5000);
+  });
+
+  it('counts CPU time as work only at 1% of a core or more since the last progress', () => {
+    // ffmpeg blocked on a stalled HTTP source wakes to poll: 10 ms of CPU in 19 s is no work.
+    expect(isWork(10, 19_000)).toBe(false);
+    expect(isWork(140, 750)).toBe(true);
+    fc.assert(
+      fc.property(fc.nat(100_000), fc.nat(3_600_000), (spent, elapsed) => {
+        expect(isWork(spent, elapsed)).toBe(spent > 0 && spent * 100 >= elapsed);
+      }),
+    );
   });
 
   it('counts CPU time the command uses as progress', async () => {

@@ -59,6 +59,8 @@ export interface Observations {
   heartbeatGaps: Record<string, number>;
   /** Each task's artifacts as its last checkpoint names them. */
   artifacts: Record<string, TaskArtifact[]>;
+  /** A media drill's delivered renditions as ffprobe found them; none without `media`. */
+  deliveries?: readonly Delivery[];
   /** The task queue's and the intake queue's depths (visible and in flight), sampled every sample interval. */
   depths: { t: number; backlog: number; intake: number }[];
   metrics: MetricSeries[];
@@ -121,6 +123,14 @@ export interface TaskArtifact {
   sha256: string;
 }
 
+/** One task's delivered rendition, as ffprobe found it. */
+export interface Delivery {
+  taskId: string;
+  ok: boolean;
+  /** `h264/aac, 20.0 s`, or what is wrong. */
+  detail: string;
+}
+
 export interface Report {
   scenario: string;
   seed: number;
@@ -131,7 +141,15 @@ export interface Report {
   incidents: Incident[];
   tasks: { enqueued: number; completed: number; lost: number; duplicateCompletions: number; deadLettered: number; givenBack: number };
   epochs: { epoch: number; primary: string; from: number; to: number | null }[];
-  invariants: { singlePrimaryPerEpoch: boolean; noStaleEpochWrites: boolean; noLostTasks: boolean; noDuplicateCompletions: boolean; noFalseFailovers: boolean };
+  invariants: {
+    singlePrimaryPerEpoch: boolean;
+    noStaleEpochWrites: boolean;
+    noLostTasks: boolean;
+    noDuplicateCompletions: boolean;
+    noFalseFailovers: boolean;
+    /** A media drill: every task's delivered rendition passed ffprobe's check (true without media). */
+    deliveriesValid: boolean;
+  };
   /** Faults whose event never came (so they never struck), each with its reason: the drill fails. */
   unfiredFaults: Unfired[];
   timeline: TimelineEntry[];
@@ -144,6 +162,8 @@ export interface Report {
   heartbeatGaps: Record<string, number>;
   /** Each task's artifacts as its last checkpoint names them. */
   artifacts: Record<string, TaskArtifact[]>;
+  /** A media drill's delivered renditions, one per task, as ffprobe found them (empty without media). */
+  deliveries: Delivery[];
   /** Backpressure: how often input was held and resumed, and the deepest each queue got. */
   input: { holds: number; resumes: number; maxBacklog: number; maxIntake: number };
   /** The watchdog's metrics at the fleet's `metrics` setting, as CloudWatch would have received them. */

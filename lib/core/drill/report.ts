@@ -238,6 +238,7 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
     noLostTasks: tasks.lost === 0,
     noDuplicateCompletions: duplicates === 0,
     noFalseFailovers: falseFailovers === 0,
+    deliveriesValid: (o.deliveries ?? []).every((d) => d.ok),
   };
   const expectations = checkExpectations(scenario.expect, {
     restarts: ladderRestarts(o).length,
@@ -279,6 +280,7 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
     cloud: o.cloud,
     heartbeatGaps: o.heartbeatGaps,
     artifacts: o.artifacts,
+    deliveries: [...(o.deliveries ?? [])],
     metrics: o.metrics,
     input,
     series: seriesOf(o),

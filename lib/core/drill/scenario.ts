@@ -151,6 +151,22 @@ export const expectSchema = z.strictObject({
 export type Expectations = z.output<typeof expectSchema>;
 export type Range = z.output<typeof range>;
 
+/**
+ * Test media for a media pipeline: `episodes` clips of `seconds` each, made with ffmpeg's lavfi
+ * sources and served from loopback at playback speed. In a payload's strings, `{source}` is
+ * the URL of message n's episode (n mod episodes), `{episode}` its number, `{delivery}` the
+ * drill's delivery folder. The first read of each `stall` episode to pass its middle stops
+ * there, its connection open: a real hang.
+ */
+const mediaSeconds = z.number().int().min(2).max(600);
+export const mediaSchema = z.strictObject({
+  episodes: z.number().int().min(1).max(20).default(3),
+  /** Every episode's length, or each one's in turn. */
+  seconds: z.union([mediaSeconds, z.array(mediaSeconds).min(1).max(20)]).default(20),
+  stall: z.array(z.number().int().min(1).max(20)).max(20).default([]),
+});
+export type MediaSpec = z.output<typeof mediaSchema>;
+
 export const scenarioSchema = z
   .strictObject({
     name: z.string().min(1).max(120),
@@ -169,6 +185,7 @@ export const scenarioSchema = z
       /** Sent as every message's `payload` (each message has its own `taskId`): what a pipeline of `config.pipeline` reads. */
       payload: z.record(z.string(), z.unknown()).optional(),
     }),
+    media: mediaSchema.optional(),
     faults: z.array(faultSchema).max(100).default([]),
     expect: expectSchema.default({}),
     /**
@@ -194,6 +211,12 @@ export const scenarioSchema = z
         ctx.addIssue({ code: 'custom', path: ['faults', i, 'at'], message: late });
       }
       if (typeof f.at !== 'number') node(f.at.node, ['faults', i, 'at', 'node']);
+      if (typeof f.at !== 'number' && f.at.after === 'source' && s.media === undefined) {
+        ctx.addIssue({ code: 'custom', path: ['faults', i, 'at', 'after'], message: 'source needs the scenario\'s media' });
+      }
+      if (typeof f.at !== 'number' && (f.at.episode ?? 0) > (s.media?.episodes ?? 0)) {
+        ctx.addIssue({ code: 'custom', path: ['faults', i, 'at', 'episode'], message: 'names an episode the media does not have' });
+      }
       const stages = Array.isArray(s.config?.['pipeline']) ? s.config['pipeline'].length : SEED_STAGES.length;
       if (typeof f.at !== 'number' && f.at.stages !== undefined && f.at.stages > stages) {
         ctx.addIssue({ code: 'custom', path: ['faults', i, 'at', 'stages'], message: `is more than the ${stages} stages a task has` });
@@ -203,6 +226,11 @@ export const scenarioSchema = z
       if (oneWay !== undefined && f.for !== undefined) ctx.addIssue({ code: 'custom', path: ['faults', i, 'for'], message: `cannot be undone, so it takes no "for": ${oneWay}` });
       const processes = s.workload.stages === 'command' || Array.isArray(s.config?.['pipeline']);
       if (f.kind === 'hang-stage' && !processes) ctx.addIssue({ code: 'custom', path: ['faults', i, 'kind'], message: 'hang-stage needs stages that run as processes: set workload.stages to "command", or config.pipeline' });
+    });
+    const lengths = s.media?.seconds;
+    if (Array.isArray(lengths) && lengths.length !== s.media?.episodes) ctx.addIssue({ code: 'custom', path: ['media', 'seconds'], message: 'must give one length per episode' });
+    s.media?.stall.forEach((n, i) => {
+      if (n > (s.media?.episodes ?? 0)) ctx.addIssue({ code: 'custom', path: ['media', 'stall', i], message: 'names an episode the media does not have' });
     });
     const burst = s.workload.burst;
     if (burst !== undefined && burst.at + burst.seconds > s.seconds) ctx.addIssue({ code: 'custom', path: ['workload', 'burst'], message: 'must end within seconds' });

@@ -7,8 +7,12 @@ export const nodeTarget = z.union([
   z.string().regex(/^node-[1-9][0-9]?$/, 'must be primary, standby or node-N'),
 ]);
 
-/** The kinds of event a fault may wait for: each is something the recorder sees on the wire. */
-export const EVENT_KINDS = ['checkpoint'] as const;
+/**
+ * The kinds of event a fault may wait for, each seen on the wire: `checkpoint`, a checkpoint
+ * written; `source`, a media drill's source read from its start past its middle (by the primary,
+ * the only consumer): a transcode under way.
+ */
+export const EVENT_KINDS = ['checkpoint', 'source'] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 /**
  * A string checked rather than an enum: a scenario's `at` is a number or this object, and only a
@@ -31,6 +35,8 @@ export const eventAtSchema = z.strictObject({
   after: eventKind,
   node: nodeTarget,
   stages: z.number().int().min(0).max(MAX_STAGES).optional(),
+  /** `source` only: a read of this episode (from 1). */
+  episode: z.number().int().min(1).max(20).optional(),
   count: z.number().int().min(1).max(10_000).default(1),
 });
 export type EventAt = z.output<typeof eventAtSchema>;
@@ -40,6 +46,7 @@ export interface DrillEvent {
   kind: EventAt['after'];
   node: string;
   stages: number;
+  episode?: number;
 }
 
 /** A fault waiting for its event: `seen` matching events so far. */
@@ -53,7 +60,10 @@ export interface Pending {
 }
 
 export const matches = (at: EventAt, node: string, e: DrillEvent): boolean =>
-  e.kind === at.after && e.node === node && (at.stages === undefined || e.stages === at.stages);
+  e.kind === at.after &&
+  e.node === node &&
+  (at.stages === undefined || e.stages === at.stages) &&
+  (at.episode === undefined || e.episode === at.episode);
 
 const ordinal = (n: number): string => {
   const tens = n % 100;
@@ -63,7 +73,9 @@ const ordinal = (n: number): string => {
 
 /** The event in words: `the 1st checkpoint of node-1 with 1 stage(s) done`. */
 export const describeEvent = (at: EventAt, node: string): string =>
-  `the ${ordinal(at.count)} ${at.after} of ${node}${at.stages === undefined ? '' : ` with ${at.stages} stage(s) done`}`;
+  at.after === 'source'
+    ? `${node} read ${at.episode === undefined ? 'a source' : `ep-${at.episode}`} past its middle (${ordinal(at.count)} time)`
+    : `the ${ordinal(at.count)} ${at.after} of ${node}${at.stages === undefined ? '' : ` with ${at.stages} stage(s) done`}`;
 
 /**
  * One event seen: every pending fault it matches counts it, and those that reach their count

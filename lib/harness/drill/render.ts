@@ -61,6 +61,7 @@ export const formatSummary = (r: Report): string => {
   if (struck.length > 0) lines.push(`  cloud     ${struck.join(', ')}`);
   const gaps = Object.entries(r.heartbeatGaps).map(([node, s]) => `${node} ${s}s`);
   if (gaps.length > 0) lines.push(`  gaps      longest time between heartbeats: ${gaps.join(', ')}`);
+  for (const d of r.deliveries) lines.push(`  ${mark(d.ok)} delivered ${d.taskId}: ${d.detail}`);
   for (const [name, ok] of Object.entries(r.invariants)) lines.push(`  ${mark(ok)} invariant ${name}`);
   for (const e of r.expectations) lines.push(`  ${mark(e.ok)} expect ${e.name}: expected ${JSON.stringify(e.expected)}, actual ${e.actual === null ? 'none' : e.actual}`);
   for (const u of r.unfiredFaults) lines.push(`  ${mark(false)} ${u.reason}`);

@@ -10,7 +10,7 @@ import { requestFigures } from '../../core/drill/requests';
 import { buildConfig, scaleConfig } from '../../core/config';
 import { describeError } from '../../core/errors';
 import { KEYS, nodeOfHeartbeatKey, underPrefix } from '../../core/keys';
-import { buildReport, type Report, type TimelineEntry } from '../../core/drill/report';
+import { buildReport, type Report } from '../../core/drill/report';
 import type { Scenario } from '../../core/drill/scenario';
 import { describeEvent } from '../../core/drill/trigger';
 import { nextEpoch } from '../../core/fleet/lease';
@@ -20,11 +20,13 @@ import { buildBundles } from '../localcloud/bundle';
 import { resolveBehaviour } from '../localcloud/behaviour';
 import { HARNESS_PRINCIPAL, LOCAL, startLocalCloud, type LocalCloud } from '../localcloud/cloud';
 import { LocalFleet, type MachineEvent } from '../localcloud/fleet';
-import { LocalScheduler, type TriggerKind } from '../localcloud/scheduler';
+import { LocalScheduler } from '../localcloud/scheduler';
+import type { DrillOptions } from './options';
 import { buildWatchdogDeps } from '../../control/watchdog/build';
 import { createWatchdogHandler } from '../../control/watchdog/handler';
 import { createLogger } from '../../log';
 import { FaultInjector } from './faults';
+import { MediaShelf } from './media';
 import { Recorder } from './recorder';
 import { drillConfig, localClients, waitFor, WATCHDOG_TIMEOUT_SECONDS } from './setup';
 import { EventTriggers } from './triggers';
@@ -32,44 +34,7 @@ import { WatchdogCrash } from './watchdog-crash';
 import { sleep } from '../../sleep';
 import { announceLocal, withdrawLocal } from '../../ops/target';
 
-export interface DrillOptions {
-  timeScale: number;
-  seed: number;
-  /** Each timeline entry as it happens (the live view). */
-  onEntry?: (entry: TimelineEntry) => void;
-  /** Progress of long phases, for people. */
-  onPhase?: (phase: string) => void;
-  signal?: AbortSignal;
-  /** Keep the run directory (node logs) instead of deleting it. */
-  keep?: boolean;
-  /** Announce the local cloud for operator commands (`fleet status --local`); default true. */
-  announce?: boolean;
-  /** Awaited after the report is built, before teardown: `--hold` keeps the fleet up for a look. */
-  hold?: (report: Report) => Promise<void>;
-  /** Node's own options for the agent and the worker (V8 flags a bench weighs); by default the units' (DAEMON_NODE_FLAGS). */
-  nodeArgs?: readonly string[];
-  /** Called once the run is over, before teardown: benches read the cloud's counters here. */
-  /**
-   * The local cloud and the watchdog's runs once the drill is over: how many, by trigger, each
-   * one's wall time, and the wall time all of them slept (`sleptMs`: for a late node, an SSM
-   * result, a DNS change; at the drill's time scale, so a cost bench bills it that many times over).
-   */
-  inspect?: (cloud: LocalCloud, stats: DrillStats) => void;
-  /**
-   * Called once at scenario second `at` with what `inspect` gets, so far (the counters are live:
-   * copy what you keep). A bench takes a fleet's steady rate as the difference from the end.
-   */
-  snapshot?: { at: number; take: (cloud: LocalCloud, stats: DrillStats) => void };
-}
-
-/** The watchdog's runs so far: how many, by trigger, each one's wall time, what they slept, and the drill's wall time. */
-export interface DrillStats {
-  invocations: number;
-  byTrigger: Record<TriggerKind, number>;
-  invocationMs: number[];
-  sleptMs: number;
-  wallSeconds: number;
-}
+export type { DrillOptions, DrillStats } from './options';
 
 /**
  * Runs one scenario on a fresh local cloud and local fleet, then reports. Everything it
@@ -89,7 +54,10 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
   let watchdogClients: ClientFactory | undefined;
   const timers: NodeJS.Timeout[] = [];
   let depthEvery: NodeJS.Timeout | undefined;
+  const media = scenario.media === undefined ? null : new MediaShelf(join(runDir, 'media'), scenario.media, timeScale);
   try {
+    if (media !== null) phase('making the test media with ffmpeg');
+    await media?.start();
     phase('building node bundles');
     const bundles = await buildBundles(join(runDir, 'bundles'));
     const base = { prefix: 'peer-sync/' };
@@ -181,9 +149,10 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     const wall = (scenarioSeconds: number): number => (scenarioSeconds * 1000) / timeScale;
     const plan = planWorkload(scenario, seed, timeScale);
     let workFactor = 1;
-    for (const task of plan) {
+    for (const [i, task] of plan.entries()) {
+      const payload = media === null || task.message.payload === undefined ? {} : { payload: media.payloadFor(task.message.payload, i) };
       timers.push(setTimeout(() => {
-        const message = { ...task.message, workSeconds: task.message.workSeconds * workFactor };
+        const message = { ...task.message, ...payload, workSeconds: task.message.workSeconds * workFactor };
         queue.send(JSON.stringify(message)).catch((error: unknown) => recorder.note('drill', 'error', `enqueue ${task.message.taskId}: ${describeError(error)}`));
       }, wall(task.at)));
     }
@@ -215,12 +184,23 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
       recorder.note('drill', 'error', `faults.${i}: not injected: ${describeError(error)}`);
     });
     recorder.onEvent = (event) => triggers.saw(event);
+    if (media !== null) {
+      media.onHalf = (episode, stalled): void => {
+        if (stalled) recorder.note('media', 'source-stalled', `ep-${episode} read past its middle: sending stopped, connection open`);
+        triggers.saw({ kind: 'source', node: recorder.leaders.at(-1)?.primary ?? 'node-1', stages: 0, episode });
+      };
+    }
+    // A media drill notes which sources were being read as a fault struck: the transcodes it cut.
+    const strike = (inject: () => void) => (): void => {
+      inject();
+      if (media !== null) recorder.note('media', 'at-fault', media.readingNow());
+    };
     scenario.faults.forEach((fault, i) => {
       const at = fault.at;
-      if (typeof at === 'number') return later(at, () => injector.inject(fault, later));
+      if (typeof at === 'number') return later(at, strike(() => injector.inject(fault, later)));
       // Resolved now: `primary` is the bootstrap's node-1.
       const node = injector.resolve(at.node);
-      triggers.add(i, fault.kind, at, node, () => injector.inject(fault, later, describeEvent(at, node)));
+      triggers.add(i, fault.kind, at, node, strike(() => injector.inject(fault, later, describeEvent(at, node))));
     });
     const snapshot = options.snapshot;
     const counted = cloud;
@@ -241,6 +221,8 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     const deadLettered = await new TaskQueue(clients.sqs(), cloud.dlqUrl).backlog().then((b) => b.visible + b.inFlight, () => 0);
     if (deadLettered > 0) recorder.note('queue', 'dead-letter', `${deadLettered} message(s) in the dead-letter queue`);
     recorder.note('drill', 'end', `${[...recorder.completions.keys()].length} of ${ids.length} tasks completed`);
+    if (media !== null) phase('checking every delivered rendition with ffprobe');
+    const deliveries = await media?.verify(ids);
     recorder.finish();
     clearInterval(depthEvery);
 
@@ -270,6 +252,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         lambdaInvocations: sched.invocations,
         heartbeatGaps: recorder.heartbeatGaps,
         artifacts: recorder.artifacts,
+        ...(deliveries === undefined ? {} : { deliveries }),
         metrics: recorder.metrics,
         depths: recorder.depths,
         cloud: { ...cloud.struck, notificationsDelivered: cloud.notifications.delivered, directInvokes: sched.byTrigger.direct, lambdaRetries: sched.byTrigger.retry },
@@ -290,6 +273,8 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     clients?.destroy();
     watchdogClients?.destroy();
     await cloud?.stop();
+    await media?.stop();
     if (options.keep !== true) await rm(runDir, { recursive: true, force: true });
+    else phase(`kept the run's folder: ${runDir} (node logs${media === null ? '' : `; deliveries in ${media.deliveryDir}`})`);
   }
 };

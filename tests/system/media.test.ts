@@ -1,0 +1,61 @@
+import { killAll } from '../helpers/children';
+import { actual, DRILL_MS, drill, passed } from '../helpers/drill';
+
+/**
+ * The reference ffmpeg pipeline (examples/ffmpeg) under the fleet, with a real ffmpeg and test
+ * episodes made from lavfi sources, at ×5: a standby's self-test runs the four stages within one
+ * sample interval. ffmpeg is installed by .ci/run; these fail, never skip, without it.
+ */
+afterAll(() => killAll());
+
+const MEDIA = ['--time-scale', '5'];
+
+describe('a real media pipeline', () => {
+  it(
+    'finishes every episode after the primary dies mid-transcode: one delivery each, all valid under ffprobe',
+    async () => {
+      const { report } = await drill('ffmpeg-failover', MEDIA);
+      passed(report);
+      expect(actual(report, 'failovers')).toBe(1);
+      // The fault waited for ep-2's transcode to read its source past the middle: the read was
+      // under way when the primary died, and its task in flight.
+      const fault = report.timeline.find((e) => e.event === 'fault');
+      expect(fault?.detail).toMatch(/after node-1 read ep-2 past its middle \(1st time\)$/);
+      expect(report.timeline.find((e) => e.event === 'at-fault')?.detail).toMatch(/^reading .*ep-2/);
+      expect(report.incidents[0]?.inFlight).toBeGreaterThan(0);
+      // A task the primary had checkpointed is picked up where it stood, from the artifacts the
+      // standby downloads: none is started over.
+      expect(report.timeline.filter((e) => e.event === 'restarted')).toEqual([]);
+      expect(report.deliveries.map((d) => d.taskId)).toEqual(['task-0001', 'task-0002', 'task-0003', 'task-0004']);
+      const lengths = [8, 30, 8, 8];
+      report.deliveries.forEach((d, i) => expect(d).toMatchObject({ ok: true, detail: `h264/aac, ${lengths[i]}.0 s` }));
+      // Every stage's artifacts reached S3 with their checksums, the standby's included.
+      for (const artifacts of Object.values(report.artifacts)) {
+        expect(new Set(artifacts.map((a) => a.stage))).toEqual(new Set(['transcode', 'titling', 'metadata']));
+      }
+    },
+    DRILL_MS,
+  );
+
+  it(
+    'kills and retries a transcode whose HTTP source stops sending mid-file, and neither restarts nor fails over',
+    async () => {
+      const { report } = await drill('ffmpeg-hang', MEDIA);
+      passed(report);
+      expect(report.timeline.filter((e) => e.event === 'source-stalled').map((e) => e.detail)).toEqual([
+        'ep-2 read past its middle: sending stopped, connection open',
+      ]);
+      // The hung attempt was given up on and its task handed back, then done by the same primary,
+      // within the transcode's hangSeconds (60) of the stall: ffmpeg's wake-ups are no work.
+      expect(report.tasks.givenBack).toBeGreaterThanOrEqual(1);
+      const stalledAt = report.timeline.find((e) => e.event === 'source-stalled')?.t ?? NaN;
+      const givenBackAt = report.timeline.find((e) => e.event === 'give-back')?.t ?? NaN;
+      expect(givenBackAt - stalledAt).toBeGreaterThanOrEqual(60);
+      expect(givenBackAt - stalledAt).toBeLessThanOrEqual(75);
+      expect(report.epochs).toHaveLength(1);
+      expect(report.deliveries.every((d) => d.ok)).toBe(true);
+      expect(report.deliveries).toHaveLength(3);
+    },
+    DRILL_MS,
+  );
+});
