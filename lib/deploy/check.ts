@@ -65,7 +65,7 @@ export const checkTemplate = (template: unknown, spec: SpecLookup): Problem[] =>
     problems.push(...checkReferences(condition, at, 'Conditions', index));
   }
   for (const [name, output] of Object.entries(outputs)) problems.push(...checkOutput(name, output, index));
-  problems.push(...checkDependencies(resources, outputs, index.conditions));
+  problems.push(...checkDependencies(resources, outputs, conditions));
   return problems;
 };
 

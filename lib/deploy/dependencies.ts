@@ -62,10 +62,10 @@ export const callDependencies = (owner: unknown, path: string, isResource: (name
 export const checkDependencies = (
   resources: Record<string, unknown>,
   outputs: Record<string, unknown>,
-  conditions: ReadonlySet<string>,
+  conditions: Record<string, unknown>,
 ): Problem[] => {
   const isResource = (name: string): boolean => Object.hasOwn(resources, name);
-  const judge = conditionalUses(conditions, (target) => conditionOf(own(resources, target)));
+  const judge = conditionalUses(impliedBy(conditions), (target) => conditionOf(own(resources, target)));
   const problems: Problem[] = [];
   const edges = new Map<string, string[]>();
   for (const [id, resource] of Object.entries(resources)) {
@@ -94,13 +94,38 @@ export const checkDependencies = (
 const conditionOf = (value: unknown): unknown => (isObject(value) ? value.Condition : undefined);
 
 /**
- * Judges the uses of resources that have a Condition, from an owner without that same
- * condition and outside an `Fn::If` on it. Conditions are compared by name only: proving that
- * one condition implies another would mean evaluating them. A Condition that names no
+ * What each condition implies, itself included: an `Fn::And` implies each `{ Condition: … }`
+ * among its terms, and what those imply. Nothing is evaluated, so no other implication is seen.
+ */
+export const impliedBy = (conditions: Record<string, unknown>): ReadonlyMap<string, ReadonlySet<string>> => {
+  const terms = (name: string): string[] => {
+    const and = own(conditions, name);
+    const list = isObject(and) && Array.isArray(and['Fn::And']) ? (and['Fn::And'] as unknown[]) : [];
+    return list.flatMap((t) => (isObject(t) && typeof t.Condition === 'string' ? [t.Condition] : []));
+  };
+  const implied = new Map<string, Set<string>>();
+  for (const name of Object.keys(conditions)) {
+    const found = new Set<string>();
+    const stack = [name];
+    // A cycle among conditions is reported by references.ts; here it only ends the walk.
+    for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+      if (found.has(next)) continue;
+      found.add(next);
+      stack.push(...terms(next));
+    }
+    implied.set(name, found);
+  }
+  return implied;
+};
+
+/**
+ * Judges the uses of resources that have a Condition, from an owner whose condition does not
+ * imply it (impliedBy) and outside an `Fn::If` on one that does. A Condition that names no
  * condition is reported where it is declared, and the uses around it are not judged.
  */
-const conditionalUses = (conditions: ReadonlySet<string>, conditionOfTarget: (target: string) => unknown) => {
-  const known = (condition: unknown): condition is string => typeof condition === 'string' && conditions.has(condition);
+const conditionalUses = (implied: ReadonlyMap<string, ReadonlySet<string>>, conditionOfTarget: (target: string) => unknown) => {
+  const known = (condition: unknown): condition is string => typeof condition === 'string' && implied.has(condition);
+  const covers = (condition: string | undefined, needed: string): boolean => condition !== undefined && (implied.get(condition)?.has(needed) ?? false);
   return (owner: string, ownerCondition: unknown, uses: readonly Dependency[]): Problem[] => {
     if (ownerCondition !== undefined && !known(ownerCondition)) return [];
     const ownerState = ownerCondition === undefined ? `${owner} has no Condition` : `${owner} has Condition ${ownerCondition}`;
@@ -108,7 +133,7 @@ const conditionalUses = (conditions: ReadonlySet<string>, conditionOfTarget: (ta
     const problems: Problem[] = [];
     for (const { target, via, path, guards } of uses) {
       const needed = conditionOfTarget(target);
-      if (!known(needed) || needed === ownerCondition || guards.includes(needed) || seen.has(`${path}\n${target}`)) continue;
+      if (!known(needed) || covers(ownerCondition, needed) || guards.some((g) => covers(g, needed)) || seen.has(`${path}\n${target}`)) continue;
       seen.add(`${path}\n${target}`);
       const guard = via === 'DependsOn' ? '' : ` and this ${via} is outside Fn::If [${needed}, …]`;
       problems.push({

@@ -153,7 +153,7 @@ describe('node roles', () => {
       for (const key of [KEYS.leader, KEYS.watchdogState]) expect(decide(ownBeat, item('dynamodb:UpdateItem', key))).toBe('implicit-deny');
       expect(decide(ownBeat, item('dynamodb:GetItem', KEYS.beat(own)))).toBe('implicit-deny');
     });
-    const shared = (t.props('NodePolicy').PolicyDocument as { Statement: Statement[] }).Statement;
+    const shared = t.documentStatements(t.props('NodePolicy').PolicyDocument as { Statement: Statement[] });
     for (const node of NODES) {
       expect(decide(shared, item('dynamodb:GetItem', KEYS.beat(node)))).toBe('allow');
       for (const action of ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem']) expect(decide(shared, item(action, KEYS.beat(node)))).toBe('implicit-deny');

@@ -108,6 +108,8 @@ export const CI_PARAMS = {
   dataPlaneRecordName: 'media.example.com',
   primaryAddress: '192.0.2.1',
   standbyAddress: '192.0.2.2',
+  deliveryBucket: 'acme-queens-fleet-delivery-ci',
+  cdn: 'true',
 };
 /** The roles CI_PARAMS's nodes get, in the order of their names. */
 export const NODE_ROLES = ['NodeRoleNode1', 'NodeRoleNode2', 'NodeRoleNode3'];
@@ -149,5 +151,5 @@ export const reader = (template: Template) => {
     return [...inline, ...managed];
   };
   const resources = (type: string): [string, Resource][] => Object.entries(template.Resources).filter(([, r]) => r.Type === type);
-  return { props, statements, resources, actionsOf: (roleId: string): string[] => statements(roleId).flatMap((s) => asList(s.Action)).sort() };
+  return { props, statements, documentStatements, resources, actionsOf: (roleId: string): string[] => statements(roleId).flatMap((s) => asList(s.Action)).sort() };
 };

@@ -96,6 +96,17 @@ describe('checkTemplate', () => {
       expect(check(queues({ Extra: prod, A: user }))).toEqual([]);
     });
 
+    it('accepts a use from a resource whose condition is an Fn::And that includes the needed one', () => {
+      const both = { 'Fn::And': [{ Condition: 'IsProd' }, { Condition: 'IsBig' }] };
+      const deeper = { 'Fn::And': [{ Condition: 'Both' }, { 'Fn::Equals': ['a', 'a'] }] };
+      const template = queues({ Extra: prod, A: { Condition: 'Deeper', ...named({ Ref: 'Extra' }) } });
+      const conditions = { ...(template as { Conditions: object }).Conditions, Both: both, Deeper: deeper };
+      expect(check({ ...(template as object), Conditions: conditions })).toEqual([]);
+      // An Fn::Or, or an Fn::And without it, proves nothing.
+      const either = { ...conditions, Deeper: { 'Fn::Or': [{ Condition: 'IsProd' }, { Condition: 'IsBig' }] } };
+      expect(check({ ...(template as object), Conditions: either })).toEqual([problem('Resources.A.Properties.QueueName.Ref', /but A has Condition Deeper/)]);
+    });
+
     it('accepts a use from an output with the same condition', () => {
       const template = queues({ Extra: prod }, { Outputs: { Url: { Condition: 'IsProd', Value: { Ref: 'Extra' } } } });
       expect(check(template)).toEqual([]);
