@@ -116,7 +116,7 @@ const program = new Command()
 program
   .command('drill')
   .description('run a scenario file on the local cloud and check its expectations and invariants')
-  .requiredOption('--scenario <file>', 'scenario JSON file (DESIGN section 8)')
+  .requiredOption('--scenario <file>', 'scenario JSON file (README "Drills", docs/pipeline.md; examples in tests/scenarios/)')
   .addOption(new Option('--time-scale <n>', 'divide every duration by n').argParser(positiveNumber('--time-scale', 100)).default(20))
   .addOption(new Option('--seed <n>', 'workload seed').argParser(integer).default(1))
   .option('--json <file>', 'write the report as JSON')

@@ -53,8 +53,15 @@ const ffmpeg = async (args, duration) => {
   });
 };
 
-/** The HLS rendition every stage hands on: 2-second segments and a VOD playlist. */
-const hls = (dir) => ['-f', 'hls', '-hls_time', '2', '-hls_playlist_type', 'vod', '-hls_segment_filename', join(dir, 'seg-%04d.ts'), join(dir, 'index.m3u8')];
+/**
+ * The HLS rendition every stage hands on: 2-second segments and a VOD playlist. A segment can
+ * only start on a keyframe, so one is forced every 2 s (x264 would place them 10 s apart).
+ */
+const hls = (dir) => [
+  ...['-force_key_frames', 'expr:gte(t,n_forced*2)'],
+  ...['-f', 'hls', '-hls_time', '2', '-hls_playlist_type', 'vod'],
+  ...['-hls_segment_filename', join(dir, 'seg-%04d.ts'), join(dir, 'index.m3u8')],
+];
 
 /** A second of test pattern and tone: the self-test's source, made here, never downloaded. */
 const sample = async () => {

@@ -34,7 +34,7 @@ describe('task-state drills', () => {
       const resumed = report.timeline.filter((e) => e.event === 'resumed');
       expect(resumed.length).toBeGreaterThan(0);
       for (const e of resumed) {
-        const m = /at stage (\w+) \((\d+) done on node-\d+\)/.exec(e.detail);
+        const m = /at stage (\w+) \((\d+) stage\(s\) done on node-\d+\)/.exec(e.detail);
         const next = STAGES[Number(m?.[2] ?? NaN)] ?? 'the stage after the checkpointed ones';
         expect({ detail: e.detail, resumedAt: m?.[1] }).toEqual({ detail: e.detail, resumedAt: next });
       }
@@ -100,7 +100,7 @@ describe('task-state drills', () => {
       clean(report);
       expect(report.tasks.deadLettered).toBe(0);
       expect(report.tasks.completed).toBe(report.tasks.enqueued);
-      const moved = report.timeline.filter((e) => e.event === 'resumed' && e.node === 'node-2' && /at stage consume \(1 done on node-1\)/.test(e.detail));
+      const moved = report.timeline.filter((e) => e.event === 'resumed' && e.node === 'node-2' && /at stage consume \(1 stage\(s\) done on node-1\)/.test(e.detail));
       expect(moved.length).toBeGreaterThan(0);
       for (const files of Object.values(report.artifacts)) {
         expect(files.map((f) => [f.stage, f.path])).toEqual([

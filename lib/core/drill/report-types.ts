@@ -147,8 +147,8 @@ export interface Report {
     noLostTasks: boolean;
     noDuplicateCompletions: boolean;
     noFalseFailovers: boolean;
-    /** A media drill: every task's delivered rendition passed ffprobe's check (true without media). */
-    deliveriesValid: boolean;
+    /** A media drill only: every task's delivered rendition passed ffprobe's check. */
+    deliveriesValid?: boolean;
   };
   /** Faults whose event never came (so they never struck), each with its reason: the drill fails. */
   unfiredFaults: Unfired[];

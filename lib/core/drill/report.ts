@@ -238,7 +238,7 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
     noLostTasks: tasks.lost === 0,
     noDuplicateCompletions: duplicates === 0,
     noFalseFailovers: falseFailovers === 0,
-    deliveriesValid: (o.deliveries ?? []).every((d) => d.ok),
+    ...(o.deliveries === undefined ? {} : { deliveriesValid: o.deliveries.every((d) => d.ok) }),
   };
   const expectations = checkExpectations(scenario.expect, {
     restarts: ladderRestarts(o).length,
