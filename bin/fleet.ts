@@ -5,7 +5,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { ValidationError, describeError } from '../lib/core/errors';
 import { drillHtml } from '../lib/core/drill/html';
 import type { Report } from '../lib/core/drill/report';
-import { parseScenario, withPipelineFrom, type Scenario } from '../lib/core/drill/scenario';
+import { parseScenario, pipelineFrom, withPipelineFrom, type Scenario } from '../lib/core/drill/scenario';
 import { parseJsonText } from '../lib/core/validate';
 import { DEMO_SCENARIO, DEMO_TIME_SCALE, MEDIA_DEMO_SCENARIO, MEDIA_DEMO_TIME_SCALE } from '../lib/harness/drill/demo';
 import { requireFfmpeg } from '../lib/harness/drill/media';
@@ -32,21 +32,25 @@ const readText = (file: string, what: string, flag: string): string => {
   try {
     return readFileSync(file, 'utf8');
   } catch (error) {
-    throw new ValidationError(`${what} ${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? describeError(error)})`, flag);
+    const reason = (error as NodeJS.ErrnoException).code ?? describeError(error);
+    throw new ValidationError(`${what} ${file}: cannot be read (${reason})`, flag);
   }
 };
 
 /** A pipeline file (as examples/ffmpeg/pipeline.json), its `./` commands made relative to its folder. */
 const readPipeline = (file: string, flag: string): unknown => {
   const stages = parseJsonText(readText(file, 'pipeline file', flag), `pipeline file ${file}`);
-  return withPipelineFrom({ config: { pipeline: stages } } as unknown as Scenario, dirname(resolve(file))).config?.['pipeline'];
+  return pipelineFrom(stages, dirname(resolve(file)));
 };
 
 const readScenario = (file: string): Scenario => {
-  const raw = parseJsonText(readText(file, 'scenario file', '--scenario'), `scenario file ${file}`) as { config?: { pipeline?: unknown } };
+  const text = readText(file, 'scenario file', '--scenario');
+  const raw = parseJsonText(text, `scenario file ${file}`) as { config?: { pipeline?: unknown } };
   // `config.pipeline` may name a pipeline file, relative to the scenario.
   const ref = raw?.config?.pipeline;
-  if (typeof ref === 'string') raw.config = { ...raw.config, pipeline: readPipeline(resolve(dirname(resolve(file)), ref), '--scenario') };
+  if (typeof ref === 'string') {
+    raw.config = { ...raw.config, pipeline: readPipeline(resolve(dirname(resolve(file)), ref), '--scenario') };
+  }
   const scenario = withPipelineFrom(parseScenario(raw), dirname(resolve(file)));
   // The cloud's behaviour overrides are checked here too, so bad ones exit 2 before anything starts.
   resolveBehaviour(scenario.behaviour);
@@ -116,7 +120,7 @@ const program = new Command()
 program
   .command('drill')
   .description('run a scenario file on the local cloud and check its expectations and invariants')
-  .requiredOption('--scenario <file>', 'scenario JSON file (README "Drills", docs/pipeline.md; examples in tests/scenarios/)')
+  .requiredOption('--scenario <file>', 'scenario JSON file (README "Drills", docs/pipeline.md; see tests/scenarios/)')
   .addOption(new Option('--time-scale <n>', 'divide every duration by n').argParser(positiveNumber('--time-scale', 100)).default(20))
   .addOption(new Option('--seed <n>', 'workload seed').argParser(integer).default(1))
   .option('--json <file>', 'write the report as JSON')
@@ -126,6 +130,8 @@ program
   .action(async (o: { scenario: string } & DrillOptions) => {
     process.exitCode = await drill(readScenario(o.scenario), o);
   });
+
+type DemoOptions = { pipeline?: string; seed: number; json?: string; html?: string; keep?: boolean; hold?: boolean };
 
 /** The media demo with the pipeline in DIR/pipeline.json; refused at once without ffmpeg. */
 const mediaDemo = (dir: string): Scenario => {
@@ -137,14 +143,14 @@ const mediaDemo = (dir: string): Scenario => {
 program
   .command('demo')
   .description('a 2-node fleet whose primary worker stalls: detection, restart, recovery (≈45 s)')
-  .option('--pipeline <dir>', 'instead, run DIR/pipeline.json on four ffmpeg test episodes and kill the primary mid-transcode')
+  .option('--pipeline <dir>', 'instead, run DIR/pipeline.json on four ffmpeg episodes; the primary dies mid-transcode')
   .addOption(new Option('--seed <n>', 'workload seed').argParser(integer).default(1))
   .option('--json <file>', 'write the report as JSON')
   .option('--html <file>', 'where to write the report as an HTML page', join(tmpdir(), 'queens-fleet-demo.html'))
   .option('--keep', 'keep the run directory (node logs, and the media demo\'s deliveries)')
   .option('--hold', 'keep the fleet running after the report, until Ctrl-C')
   .addHelpText('after', '\nExamples:\n  fleet demo\n  fleet demo --pipeline examples/ffmpeg --keep\n')
-  .action(async (o: { pipeline?: string; seed: number; json?: string; html?: string; keep?: boolean; hold?: boolean }) => {
+  .action(async (o: DemoOptions) => {
     const { pipeline, ...opts } = o;
     if (pipeline === undefined) process.exitCode = await drill(DEMO_SCENARIO, { timeScale: DEMO_TIME_SCALE, ...opts });
     else process.exitCode = await drill(mediaDemo(pipeline), { timeScale: MEDIA_DEMO_TIME_SCALE, ...opts });

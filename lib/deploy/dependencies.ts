@@ -123,9 +123,13 @@ export const impliedBy = (conditions: Record<string, unknown>): ReadonlyMap<stri
  * imply it (impliedBy) and outside an `Fn::If` on one that does. A Condition that names no
  * condition is reported where it is declared, and the uses around it are not judged.
  */
-const conditionalUses = (implied: ReadonlyMap<string, ReadonlySet<string>>, conditionOfTarget: (target: string) => unknown) => {
+const conditionalUses = (
+  implied: ReadonlyMap<string, ReadonlySet<string>>,
+  conditionOfTarget: (target: string) => unknown,
+) => {
   const known = (condition: unknown): condition is string => typeof condition === 'string' && implied.has(condition);
-  const covers = (condition: string | undefined, needed: string): boolean => condition !== undefined && (implied.get(condition)?.has(needed) ?? false);
+  const covers = (condition: string | undefined, needed: string): boolean =>
+    condition !== undefined && (implied.get(condition)?.has(needed) ?? false);
   return (owner: string, ownerCondition: unknown, uses: readonly Dependency[]): Problem[] => {
     if (ownerCondition !== undefined && !known(ownerCondition)) return [];
     const ownerState = ownerCondition === undefined ? `${owner} has no Condition` : `${owner} has Condition ${ownerCondition}`;
@@ -133,7 +137,8 @@ const conditionalUses = (implied: ReadonlyMap<string, ReadonlySet<string>>, cond
     const problems: Problem[] = [];
     for (const { target, via, path, guards } of uses) {
       const needed = conditionOfTarget(target);
-      if (!known(needed) || covers(ownerCondition, needed) || guards.some((g) => covers(g, needed)) || seen.has(`${path}\n${target}`)) continue;
+      if (!known(needed) || seen.has(`${path}\n${target}`)) continue;
+      if (covers(ownerCondition, needed) || guards.some((g) => covers(g, needed))) continue;
       seen.add(`${path}\n${target}`);
       const guard = via === 'DependsOn' ? '' : ` and this ${via} is outside Fn::If [${needed}, …]`;
       problems.push({

@@ -2,7 +2,13 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { commandStage, isWork, StageFailedError, StageTempFailError, type StageContext } from '../../agent/worker/stages';
+import {
+  commandStage,
+  isWork,
+  StageFailedError,
+  StageTempFailError,
+  type StageContext,
+} from '../../agent/worker/stages';
 import type { PipelineStage, ProgressLine } from '../../lib/core/pipeline';
 import { readProc } from '../../agent/proc';
 

@@ -14,7 +14,9 @@ describe('fleet demo --pipeline', () => {
     const res = await runFleet(['demo', '--pipeline', 'examples/ffmpeg'], 20_000, { PATH: bin });
     expect({ code: res.code, stderr: res.stderr.trim() }).toEqual({
       code: 2,
-      stderr: 'fleet: ffmpeg is not installed: install it with `sudo apt-get install ffmpeg` (Debian, Ubuntu) or `brew install ffmpeg`',
+      stderr:
+        'fleet: ffmpeg is not installed: install it with `sudo apt-get install ffmpeg` (Debian, Ubuntu) or ' +
+        '`brew install ffmpeg`',
     });
     expect(res.stdout).toBe('');
     expect(Date.now() - started).toBeLessThan(10_000);

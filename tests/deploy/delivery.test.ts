@@ -18,19 +18,39 @@ const conditionOf = (id: string): unknown => (template.Resources[id] as { Condit
 describe('delivery behind CloudFront', () => {
   it('fronts the fleet with a distribution whose origin is the failover record', () => {
     expect(conditionOf('Distribution')).toBe('Cdn');
-    const config = t.props('Distribution').DistributionConfig as { Origins: unknown[]; DefaultCacheBehavior: { TargetOriginId: string } };
-    expect(config.Origins[0]).toEqual({ Id: 'fleet', DomainName: CI_PARAMS.dataPlaneRecordName, CustomOriginConfig: { HTTPPort: 80, OriginProtocolPolicy: 'http-only' } });
+    const config = t.props('Distribution').DistributionConfig as {
+      Origins: unknown[];
+      DefaultCacheBehavior: { TargetOriginId: string };
+    };
+    expect(config.Origins[0]).toEqual({
+      Id: 'fleet',
+      DomainName: CI_PARAMS.dataPlaneRecordName,
+      CustomOriginConfig: { HTTPPort: 80, OriginProtocolPolicy: 'http-only' },
+    });
     expect(config.DefaultCacheBehavior.TargetOriginId).toBe('fleet');
-    const records = Object.values(template.Resources).filter((r) => r.Type === 'AWS::Route53::RecordSet').map((r) => r.Properties.Name);
+    const records = Object.values(template.Resources)
+      .filter((r) => r.Type === 'AWS::Route53::RecordSet')
+      .map((r) => r.Properties.Name);
     expect(records).toContain(CI_PARAMS.dataPlaneRecordName);
   });
 
   it('keeps the bucket private: public access blocked, read by this distribution alone', () => {
     expect(conditionOf('DeliveryBucket')).toBe('DeliveryBucketOn');
-    expect(t.props('DeliveryBucket').PublicAccessBlockConfiguration).toEqual({ BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
-    const [statement, ...others] = t.documentStatements(t.props('DeliveryBucketPolicy').PolicyDocument as { Statement: unknown[] });
+    expect(t.props('DeliveryBucket').PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    const [statement, ...others] = t.documentStatements(
+      t.props('DeliveryBucketPolicy').PolicyDocument as { Statement: unknown[] },
+    );
     expect(others).toEqual([]);
-    expect(statement).toMatchObject({ Effect: 'Allow', Principal: { Service: 'cloudfront.amazonaws.com' }, Action: 's3:GetObject' });
+    expect(statement).toMatchObject({
+      Effect: 'Allow',
+      Principal: { Service: 'cloudfront.amazonaws.com' },
+      Action: 's3:GetObject',
+    });
     expect(JSON.stringify(statement?.Condition)).toContain('distribution/${Distribution}');
   });
 
@@ -38,8 +58,10 @@ describe('delivery behind CloudFront', () => {
     const bucket = `arn:aws:s3:::${CI_PARAMS.deliveryBucket}`;
     for (const role of NODE_ROLES) {
       const statements = t.statements(role);
-      for (const action of ['s3:PutObject', 's3:GetObject']) expect(decide(statements, { action, resource: `${bucket}/vod/ep-1/hls/index.m3u8` })).toBe('allow');
-      for (const action of ['s3:DeleteObject', 's3:PutBucketPolicy']) expect(decide(statements, { action, resource: `${bucket}/vod/ep-1/hls/index.m3u8` })).toBe('implicit-deny');
+      for (const action of ['s3:PutObject', 's3:GetObject'])
+        expect(decide(statements, { action, resource: `${bucket}/vod/ep-1/hls/index.m3u8` })).toBe('allow');
+      for (const action of ['s3:DeleteObject', 's3:PutBucketPolicy'])
+        expect(decide(statements, { action, resource: `${bucket}/vod/ep-1/hls/index.m3u8` })).toBe('implicit-deny');
     }
   });
 });

@@ -151,5 +151,6 @@ export const reader = (template: Template) => {
     return [...inline, ...managed];
   };
   const resources = (type: string): [string, Resource][] => Object.entries(template.Resources).filter(([, r]) => r.Type === type);
-  return { props, statements, documentStatements, resources, actionsOf: (roleId: string): string[] => statements(roleId).flatMap((s) => asList(s.Action)).sort() };
+  const actionsOf = (roleId: string): string[] => statements(roleId).flatMap((s) => asList(s.Action)).sort();
+  return { props, statements, documentStatements, resources, actionsOf };
 };

@@ -75,7 +75,10 @@ describe('examples/ffmpeg delivery to a bucket', () => {
     await expect(deliver(t)).resolves.toMatchObject({ stdout: expect.stringContaining('delivery: done') });
     // Another rendition of the same name is refused, and the delivered one kept.
     writeFileSync(join(t.inputs, 'titling', 'hls', 'index.m3u8'), '#EXTM3U\n#other\n');
-    await expect(deliver(t)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('exists with other content: not replaced') });
+    await expect(deliver(t)).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('exists with other content: not replaced'),
+    });
     expect(await body('cdn-origin/ep-1/hls/index.m3u8')).toBe('#EXTM3U\n#EXT-X-ENDLIST\n');
   });
 });

@@ -100,7 +100,10 @@ describe('task-state drills', () => {
       clean(report);
       expect(report.tasks.deadLettered).toBe(0);
       expect(report.tasks.completed).toBe(report.tasks.enqueued);
-      const moved = report.timeline.filter((e) => e.event === 'resumed' && e.node === 'node-2' && /at stage consume \(1 stage\(s\) done on node-1\)/.test(e.detail));
+      const consume = /at stage consume \(1 stage\(s\) done on node-1\)/;
+      const moved = report.timeline.filter(
+        (e) => e.event === 'resumed' && e.node === 'node-2' && consume.test(e.detail),
+      );
       expect(moved.length).toBeGreaterThan(0);
       for (const files of Object.values(report.artifacts)) {
         expect(files.map((f) => [f.stage, f.path])).toEqual([

@@ -211,11 +211,13 @@ export const scenarioSchema = z
         ctx.addIssue({ code: 'custom', path: ['faults', i, 'at'], message: late });
       }
       if (typeof f.at !== 'number') node(f.at.node, ['faults', i, 'at', 'node']);
+      const at = (key: string, message: string): void =>
+        ctx.addIssue({ code: 'custom', path: ['faults', i, 'at', key], message });
       if (typeof f.at !== 'number' && f.at.after === 'source' && s.media === undefined) {
-        ctx.addIssue({ code: 'custom', path: ['faults', i, 'at', 'after'], message: 'source needs the scenario\'s media' });
+        at('after', "source needs the scenario's media");
       }
       if (typeof f.at !== 'number' && (f.at.episode ?? 0) > (s.media?.episodes ?? 0)) {
-        ctx.addIssue({ code: 'custom', path: ['faults', i, 'at', 'episode'], message: 'names an episode the media does not have' });
+        at('episode', 'names an episode the media does not have');
       }
       const stages = Array.isArray(s.config?.['pipeline']) ? s.config['pipeline'].length : SEED_STAGES.length;
       if (typeof f.at !== 'number' && f.at.stages !== undefined && f.at.stages > stages) {
@@ -228,9 +230,13 @@ export const scenarioSchema = z
       if (f.kind === 'hang-stage' && !processes) ctx.addIssue({ code: 'custom', path: ['faults', i, 'kind'], message: 'hang-stage needs stages that run as processes: set workload.stages to "command", or config.pipeline' });
     });
     const lengths = s.media?.seconds;
-    if (Array.isArray(lengths) && lengths.length !== s.media?.episodes) ctx.addIssue({ code: 'custom', path: ['media', 'seconds'], message: 'must give one length per episode' });
+    const media = (path: (string | number)[], message: string): void =>
+      ctx.addIssue({ code: 'custom', path: ['media', ...path], message });
+    if (Array.isArray(lengths) && lengths.length !== s.media?.episodes) {
+      media(['seconds'], 'must give one length per episode');
+    }
     s.media?.stall.forEach((n, i) => {
-      if (n > (s.media?.episodes ?? 0)) ctx.addIssue({ code: 'custom', path: ['media', 'stall', i], message: 'names an episode the media does not have' });
+      if (n > (s.media?.episodes ?? 0)) media(['stall', i], 'names an episode the media does not have');
     });
     const burst = s.workload.burst;
     if (burst !== undefined && burst.at + burst.seconds > s.seconds) ctx.addIssue({ code: 'custom', path: ['workload', 'burst'], message: 'must end within seconds' });
@@ -247,12 +253,17 @@ export type Scenario = z.output<typeof scenarioSchema>;
 export const withPipelineFrom = (scenario: Scenario, dir: string): Scenario => {
   const pipeline: unknown = scenario.config?.['pipeline'];
   if (!Array.isArray(pipeline)) return scenario;
+  return { ...scenario, config: { ...scenario.config, pipeline: pipelineFrom(pipeline, dir) } };
+};
+
+/** A pipeline's stages (unchecked), each command's `./` and `../` words made relative to `dir`. */
+export const pipelineFrom = (pipeline: unknown, dir: string): unknown => {
+  if (!Array.isArray(pipeline)) return pipeline;
   const resolve = (word: unknown): unknown => (typeof word === 'string' && /^\.\.?\//.test(word) ? join(dir, word) : word);
-  const stages = pipeline.map((stage: unknown) => {
+  return pipeline.map((stage: unknown) => {
     if (typeof stage !== 'object' || stage === null || !('command' in stage) || !Array.isArray(stage.command)) return stage;
     return { ...stage, command: stage.command.map(resolve) };
   });
-  return { ...scenario, config: { ...scenario.config, pipeline: stages } };
 };
 
 /** Validates a parsed scenario file; also refuses fault kinds the drill cannot inject yet. */

@@ -72,10 +72,12 @@ const ordinal = (n: number): string => {
 };
 
 /** The event in words: `the 1st checkpoint of node-1 with 1 stage(s) done`. */
-export const describeEvent = (at: EventAt, node: string): string =>
-  at.after === 'source'
-    ? `${node} read ${at.episode === undefined ? 'a source' : `ep-${at.episode}`} past its middle (${ordinal(at.count)} time)`
-    : `the ${ordinal(at.count)} ${at.after} of ${node}${at.stages === undefined ? '' : ` with ${at.stages} stage(s) done`}`;
+export const describeEvent = (at: EventAt, node: string): string => {
+  const nth = ordinal(at.count);
+  const source = at.episode === undefined ? 'a source' : `ep-${at.episode}`;
+  if (at.after === 'source') return `${node} read ${source} past its middle (${nth} time)`;
+  return `the ${nth} ${at.after} of ${node}${at.stages === undefined ? '' : ` with ${at.stages} stage(s) done`}`;
+};
 
 /**
  * One event seen: every pending fault it matches counts it, and those that reach their count

@@ -16,7 +16,8 @@ export const FFMPEG_HINT = 'install it with `sudo apt-get install ffmpeg` (Debia
 export const requireFfmpeg = (): void => {
   for (const tool of ['ffmpeg', 'ffprobe']) {
     const probe = spawnSync(tool, ['-version'], { stdio: 'ignore' });
-    if (probe.error !== undefined || probe.status !== 0) throw new ValidationError(`${tool} is not installed: ${FFMPEG_HINT}`, 'media');
+    if (probe.error !== undefined || probe.status !== 0)
+      throw new ValidationError(`${tool} is not installed: ${FFMPEG_HINT}`, 'media');
   }
 };
 
@@ -85,7 +86,22 @@ export class MediaShelf {
       const video = `testsrc2=size=320x180:rate=25:duration=${s}`;
       const audio = `sine=frequency=${220 * n}:duration=${s}`;
       const codecs = ['-c:v', 'mpeg2video', '-q:v', '6', '-c:a', 'mp2', '-f', 'mpegts'];
-      await run('ffmpeg', ['-nostdin', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', video, '-f', 'lavfi', '-i', audio, ...codecs, file]);
+      await run('ffmpeg', [
+        '-nostdin',
+        '-loglevel',
+        'error',
+        '-y',
+        '-f',
+        'lavfi',
+        '-i',
+        video,
+        '-f',
+        'lavfi',
+        '-i',
+        audio,
+        ...codecs,
+        file,
+      ]);
       this.files.set(`/ep-${n}.ts`, await readFile(file));
     }
     const server = createServer((req, res) => this.serve(req, res));
@@ -109,9 +125,14 @@ export class MediaShelf {
     const episode = String((index % this.spec.episodes) + 1);
     const source = `http://127.0.0.1:${String(this.port)}/ep-${episode}.ts`;
     const fill = (v: unknown): unknown => {
-      if (typeof v === 'string') return v.replaceAll('{source}', source).replaceAll('{episode}', episode).replaceAll('{delivery}', this.deliveryDir);
+      if (typeof v === 'string')
+        return v
+          .replaceAll('{source}', source)
+          .replaceAll('{episode}', episode)
+          .replaceAll('{delivery}', this.deliveryDir);
       if (Array.isArray(v)) return v.map(fill);
-      if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fill(x)]));
+      if (typeof v === 'object' && v !== null)
+        return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fill(x)]));
       return v;
     };
     return fill(payload) as Record<string, unknown>;
@@ -127,7 +148,11 @@ export class MediaShelf {
     const episode = Number(/(\d+)/.exec(req.url ?? '')?.[1]);
     const range = /^bytes=(\d+)-/.exec(req.headers.range ?? '');
     const start = Math.min(body.length, Number(range?.[1] ?? 0));
-    const headers = { 'content-type': 'video/mp2t', 'accept-ranges': 'bytes', 'content-length': String(body.length - start) };
+    const headers = {
+      'content-type': 'video/mp2t',
+      'accept-ranges': 'bytes',
+      'content-length': String(body.length - start),
+    };
     if (range === null) res.writeHead(200, headers);
     else res.writeHead(206, { ...headers, 'content-range': `bytes ${start}-${body.length - 1}/${body.length}` });
     this.open.add(res);
@@ -178,7 +203,8 @@ export class MediaShelf {
         const args = ['-v', 'error', '-count_packets', '-print_format', 'json', '-show_entries', entries, playlist];
         const probe = JSON.parse((await run('ffprobe', args)).stdout) as Probe;
         const problems = problemsOf(probe, seconds);
-        const detail = problems.length === 0 ? `h264/aac, ${Number(probe.format?.duration).toFixed(1)} s` : problems.join('; ');
+        const detail =
+          problems.length === 0 ? `h264/aac, ${Number(probe.format?.duration).toFixed(1)} s` : problems.join('; ');
         out.push({ taskId, ok: problems.length === 0, detail });
       } catch (error) {
         const why = (error as Error).message.split('\n')[0] ?? '';

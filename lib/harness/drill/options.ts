@@ -16,7 +16,7 @@ export interface DrillOptions {
   announce?: boolean;
   /** Awaited after the report is built, before teardown: `--hold` keeps the fleet up for a look. */
   hold?: (report: Report) => Promise<void>;
-  /** Node's own options for the agent and the worker (V8 flags a bench weighs); by default the units' (DAEMON_NODE_FLAGS). */
+  /** Node's own options for the agent and the worker (V8 flags a bench weighs); by default the units'. */
   nodeArgs?: readonly string[];
   /** Called once the run is over, before teardown: benches read the cloud's counters here. */
   /**
@@ -32,7 +32,7 @@ export interface DrillOptions {
   snapshot?: { at: number; take: (cloud: LocalCloud, stats: DrillStats) => void };
 }
 
-/** The watchdog's runs so far: how many, by trigger, each one's wall time, what they slept, and the drill's wall time. */
+/** The watchdog's runs so far: how many, by trigger, each one's wall time, what they slept, the drill's wall time. */
 export interface DrillStats {
   invocations: number;
   byTrigger: Record<TriggerKind, number>;

@@ -209,7 +209,8 @@ export class Recorder {
     if (from !== undefined && before !== undefined && this.started) {
       const stage = cp.data.stage ?? SEED_STAGES[from] ?? '?';
       // What the task had checkpointed, beside where it resumed: a resume that skipped or redid a stage shows.
-      this.note(cp.data.node, 'resumed', `${taskId} at stage ${stage} (${before.stages} stage(s) done on ${before.node})`);
+      const where = `${before.stages} stage(s) done on ${before.node}`;
+      this.note(cp.data.node, 'resumed', `${taskId} at stage ${stage} (${where})`);
     } else if (from === undefined && before !== undefined && before.node !== cp.data.node && before.stages > 0 && before.stages < (cp.data.of ?? SEED_STAGES.length) && this.started) {
       // Another node took the task up and started it over although stages were checkpointed: progress thrown away.
       this.note(cp.data.node, 'restarted', `${taskId} from the first stage (${before.stages} done on ${before.node})`);

@@ -150,7 +150,8 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     const plan = planWorkload(scenario, seed, timeScale);
     let workFactor = 1;
     for (const [i, task] of plan.entries()) {
-      const payload = media === null || task.message.payload === undefined ? {} : { payload: media.payloadFor(task.message.payload, i) };
+      const own = task.message.payload;
+      const payload = media === null || own === undefined ? {} : { payload: media.payloadFor(own, i) };
       timers.push(setTimeout(() => {
         const message = { ...task.message, ...payload, workSeconds: task.message.workSeconds * workFactor };
         queue.send(JSON.stringify(message)).catch((error: unknown) => recorder.note('drill', 'error', `enqueue ${task.message.taskId}: ${describeError(error)}`));
@@ -186,7 +187,8 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     recorder.onEvent = (event) => triggers.saw(event);
     if (media !== null) {
       media.onHalf = (episode, stalled): void => {
-        if (stalled) recorder.note('media', 'source-stalled', `ep-${episode} read past its middle: sending stopped, connection open`);
+        const what = `ep-${episode} read past its middle: sending stopped, connection open`;
+        if (stalled) recorder.note('media', 'source-stalled', what);
         triggers.saw({ kind: 'source', node: recorder.leaders.at(-1)?.primary ?? 'node-1', stages: 0, episode });
       };
     }
@@ -274,7 +276,9 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     watchdogClients?.destroy();
     await cloud?.stop();
     await media?.stop();
-    if (options.keep !== true) await rm(runDir, { recursive: true, force: true });
-    else phase(`kept the run's folder: ${runDir} (node logs${media === null ? '' : `; deliveries in ${media.deliveryDir}`})`);
+    if (options.keep === true) {
+      const deliveries = media === null ? '' : `; deliveries in ${media.deliveryDir}`;
+      phase(`kept the run's folder: ${runDir} (node logs${deliveries})`);
+    } else await rm(runDir, { recursive: true, force: true });
   }
 };

@@ -104,7 +104,8 @@ describe('checkTemplate', () => {
       expect(check({ ...(template as object), Conditions: conditions })).toEqual([]);
       // An Fn::Or, or an Fn::And without it, proves nothing.
       const either = { ...conditions, Deeper: { 'Fn::Or': [{ Condition: 'IsProd' }, { Condition: 'IsBig' }] } };
-      expect(check({ ...(template as object), Conditions: either })).toEqual([problem('Resources.A.Properties.QueueName.Ref', /but A has Condition Deeper/)]);
+      const refused = problem('Resources.A.Properties.QueueName.Ref', /but A has Condition Deeper/);
+      expect(check({ ...(template as object), Conditions: either })).toEqual([refused]);
     });
 
     it('accepts a use from an output with the same condition', () => {

@@ -25,8 +25,12 @@ describe('media scenarios', () => {
   });
 
   it('refuses lengths, stalls and awaited episodes the media does not have', () => {
-    expect(refusal({ ...base, media: { episodes: 3, seconds: [8, 30] } })).toMatch(/media\.seconds: must give one length per episode/);
-    expect(refusal({ ...base, media: { episodes: 3, stall: [4] } })).toMatch(/media\.stall\.0: names an episode the media does not have/);
+    expect(refusal({ ...base, media: { episodes: 3, seconds: [8, 30] } })).toMatch(
+      /media\.seconds: must give one length per episode/,
+    );
+    expect(refusal({ ...base, media: { episodes: 3, stall: [4] } })).toMatch(
+      /media\.stall\.0: names an episode the media does not have/,
+    );
     const late = { at: { after: 'source', node: 'primary', episode: 5 }, kind: 'kill-node', target: 'primary' };
     expect(refusal({ ...base, faults: [late] })).toMatch(/faults\.0\.at\.episode: names an episode/);
   });
