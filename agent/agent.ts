@@ -15,8 +15,7 @@ import { alertFromNode } from './runtime/node-alerts';
 import type { StateStore } from '../lib/aws/state-store';
 import type { Logger } from '../lib/log';
 import { Loop } from './runtime/loop';
-import { LeaseKeeper, type LeaderBeat } from './lease-keeper';
-import { PeerWatch } from './peer-watch';
+import { LeaseKeeper } from './lease-keeper';
 import { NodeFigures } from './node-figures';
 import { PeerSync, type RoundStats } from './peer-sync';
 import { localTaskFeed } from './task-journal';
@@ -48,19 +47,14 @@ export interface AgentDeps {
  * The on-instance agent (`queen-fleet-peer-sync`), three loops that never wait for each other:
  * the lease (renew or watch `leader.json` every `leaseRenewSeconds`, tell the worker through
  * the role file whether it may consume), the sample (every sample interval: take a sample,
- * publish the heartbeat, poke the watchdog when the primary's sample fails) and peer-sync
- * (every sync interval: the task manifest). It also serves /healthz.
+ * write a standby's beat and the heartbeat when due, poke the watchdog when the primary's
+ * sample fails) and peer-sync (every sync interval: the task manifest). It also serves /healthz.
  */
 export class Agent {
   private readonly boot = randomUUID();
   private readonly samples: Sample[] = [];
   private probedAt = -Infinity;
   private readonly lease: LeaseKeeper;
-  private readonly peers: PeerWatch;
-  /** The sample this standby's last successful beat write carried (`nodes/<node>/beat`). */
-  private beatWritten: LeaderBeat | null = null;
-  /** The primary's reads of the standbys' beats under way, if any. */
-  private observing: Promise<void> | null = null;
   private readonly peerSync: PeerSync;
   private readonly reach: Reach;
   /** Whether to give up the role for want of S3 (step-down.ts). */
@@ -71,10 +65,6 @@ export class Agent {
   private unsent = 0;
   /** The last heartbeat written (heartbeat-policy.ts decides whether the next sample's is). */
   private written: Written | null = null;
-  /** When S3 last took a request of this agent (a heartbeat, a peer-sync round), by this machine's monotonic clock. */
-  private s3OkAt: number | null = null;
-  /** Heartbeat writes, one after another: the sample loop's and those a failed renewal asks for. */
-  private writing: Promise<void> = Promise.resolve();
   private readonly sampler: Sampler;
   private readonly sampleLoop: Loop;
   private readonly leaseLoop: Loop;
@@ -85,9 +75,9 @@ export class Agent {
   constructor(private readonly deps: AgentDeps) {
     const c = deps.config;
     this.reach = deps.reach ?? new Reach(mono);
-    this.stepDown = new StepDown({ config: c, store: deps.store, reach: this.reach, log: deps.log, alerts: deps.alerts, now: deps.now });
+    const { store, log, alerts, now } = deps;
+    this.stepDown = new StepDown({ config: c, store, reach: this.reach, log, alerts, now });
     this.figures = new NodeFigures(c.completionWindowSeconds * 1000);
-    this.peers = new PeerWatch({ config: c, store: deps.store, log: deps.log });
     this.lease = new LeaseKeeper({
       config: c,
       store: deps.store,
@@ -97,27 +87,13 @@ export class Agent {
       reachable: () => !(this.samples.at(-1)?.unreachable ?? []).some((s) => s === 's3' || s === 'sqs'),
       // A node that became primary pokes the watchdog, so traffic follows the lease at once.
       onRoleChange: (role) => {
-        if (role.role === 'primary') this.poke({ node: c.nodeName, reason: 'role', detail: `primary of epoch ${role.epoch}` });
+        if (role.role !== 'primary') return;
+        this.poke({ node: c.nodeName, reason: 'role', detail: `primary of epoch ${role.epoch}` });
       },
       // Only the watchdog rebuilds a damaged leader.json, and only while the primary still holds
-      // its lease can it be named as the holder: waiting for the schedule (two runs can be almost
-      // two minutes apart) or a heartbeat's notification turned a CI run's damage into a failover.
+      // its lease can it be named as the holder: waiting for its schedule could cost a failover.
       onDamaged: (detail) => this.poke({ node: c.nodeName, reason: 'leader-damaged', detail: detail.slice(0, 300) }),
       onRaced: () => this.figures.raced(),
-      onTookOver: (lapsed) => this.peers.seed(lapsed),
-      // The renewal carries the newest sample, unless S3 refused the last heartbeat or has taken
-      // nothing of this agent for a sync and a sample interval (a quiet primary may have written
-      // no heartbeat since): the watchdog then judges by the heartbeat alone, and hears nothing.
-      beat: () => {
-        const newest = this.samples.at(-1);
-        const s3Ok = this.s3OkAt !== null && mono() - this.s3OkAt <= (c.syncIntervalSeconds + c.sampleIntervalSeconds) * 1000;
-        return newest === undefined || this.unsent > 0 || !s3Ok ? undefined : { boot: this.boot, seq: newest.seq };
-      },
-      peers: () => (this.lease.current.role === 'primary' ? this.peers.report() : undefined),
-      onUncarried: () => {
-        if (this.lease.current.role !== 'primary' || this.samples.length === 0) return;
-        this.heartbeatNow().catch((error: unknown) => deps.log.warn({ err: describeError(error) }, 'heartbeat after a failed renewal not written; the next sample writes it'));
-      },
     });
     this.peerSync = new PeerSync({
       store: deps.store,
@@ -127,7 +103,15 @@ export class Agent {
       localChanges: localTaskFeed(c.dataDir, deps.log),
       onRaced: () => this.figures.raced(),
       onCorrupt: (key, reason) => {
-        void alertFromNode(deps.alerts, deps.log, { kind: 'MANIFEST_DAMAGED', node: c.nodeName, incidentId: `manifest-${key.replace(/\W+/g, '-')}-${deps.now()}`, epoch: this.lease.current.epoch, at: deps.now(), summary: `${key} was damaged (${reason}); copied aside and rebuilt.` });
+        const at = deps.now();
+        void alertFromNode(deps.alerts, deps.log, {
+          kind: 'MANIFEST_DAMAGED',
+          node: c.nodeName,
+          incidentId: `manifest-${key.replace(/\W+/g, '-')}-${at}`,
+          epoch: this.lease.current.epoch,
+          at,
+          summary: `${key} was damaged (${reason}); copied aside and rebuilt.`,
+        });
       },
     });
     this.sampler = new Sampler({
@@ -153,30 +137,19 @@ export class Agent {
         }
       },
     });
-    const onError = (what: string) => (error: unknown) => deps.log.error({ err: describeError(error) }, `${what} failed; next round retries`);
-    this.sampleLoop = new Loop(c.sampleIntervalSeconds * 1000, async () => { await this.sampleOnce(); }, onError('sample'));
-    this.leaseLoop = new Loop(() => this.lease.nextDelayMs(), async () => { await this.leaseRound(); }, onError('lease'));
+    const onError = (what: string) => (error: unknown) =>
+      deps.log.error({ err: describeError(error) }, `${what} failed; next round retries`);
+    const sampleMs = c.sampleIntervalSeconds * 1000;
+    this.sampleLoop = new Loop(sampleMs, async () => { await this.sampleOnce(); }, onError('sample'));
+    const leaseDelay = (): number => this.lease.nextDelayMs();
+    this.leaseLoop = new Loop(leaseDelay, async () => { await this.leaseRound(); }, onError('lease'));
     this.syncLoop = new Loop(c.syncIntervalSeconds * 1000, async () => { await this.syncOnce(); }, onError('sync'));
   }
 
-  /**
-   * One lease round. The primary's renewal carries how long each other node's beat has been
-   * quiet (read since the last round), and it invokes the watchdog for one that a renewal just
-   * said is quiet for two sample intervals (the watchdog's schedule alone would judge it up to
-   * two minutes later).
-   */
+  /** One lease round; the primary then judges whether it must step down for want of S3. */
   private async leaseRound(): Promise<void> {
-    const c = this.deps.config;
     const role = await this.lease.round();
-    if (role.role !== 'primary') {
-      this.peers.reset();
-      return;
-    }
-    await this.stepDown.judge(role.epoch, () => this.lease.resign());
-    for (const node of this.peers.newlyQuiet(this.lease.carriedPeers, 2 * c.sampleIntervalSeconds * 1000)) this.poke({ node, reason: 'peer-quiet', detail: `no new sample of ${node} for two sample intervals` });
-    // The reads for the next renewal, in the background: a slow read (DynamoDB throttling its
-    // retries) never holds up a renewal, which carries what the reads before it found.
-    this.observing ??= this.peers.observe().finally(() => (this.observing = null));
+    if (role.role === 'primary') await this.stepDown.judge(role.epoch, () => this.lease.resign());
   }
 
   /** One peer-sync round of the task manifest. The lease has its own loop and never waits for this. */
@@ -184,7 +157,6 @@ export class Agent {
     const startedAt = mono();
     try {
       this.lastRound = await this.peerSync.round();
-      this.s3OkAt = mono();
     } finally {
       this.figures.synced(mono() - startedAt);
     }
@@ -195,10 +167,13 @@ export class Agent {
   private poke(why: TriggerReason): void {
     const trigger = this.deps.trigger;
     if (trigger === null) return;
-    trigger.invoke(why).catch((error: unknown) => this.deps.log.warn({ err: describeError(error), reason: why.reason }, 'watchdog not invoked; its schedule and S3 notifications still come'));
+    trigger.invoke(why).catch((error: unknown) => {
+      const said = 'watchdog not invoked; its schedule and S3 notifications still come';
+      this.deps.log.warn({ err: describeError(error), reason: why.reason }, said);
+    });
   }
 
-  /** Takes a sample and publishes the heartbeat with the most recent samples. */
+  /** Takes a sample, writes a standby's beat, and the heartbeat when the policy says it is due. */
   async sampleOnce(): Promise<Sample> {
     // A lease that lapsed since the last lease round fences the worker now, not at the next round.
     await this.lease.publish();
@@ -209,43 +184,38 @@ export class Agent {
     const c = this.deps.config;
     const role = this.lease.current;
     if (role.role !== 'primary') await this.writeBeat(sample);
-    await this.serially(async () => {
-      const carried = role.role === 'primary' ? this.lease.carried : this.beatWritten;
-      const due = heartbeatDue({ role, boot: this.boot, samples: this.samples, carried, last: this.written, unsent: this.unsent, now: mono(), keepAliveMs: c.heartbeatKeepAliveSeconds * 1000, recoverySamples: c.recoverySamples, sampleMs: c.sampleIntervalSeconds * 1000 });
-      if (due !== null) await this.publishHeartbeat();
+    const due = heartbeatDue({
+      role,
+      samples: this.samples,
+      last: this.written,
+      unsent: this.unsent,
+      now: mono(),
+      keepAliveMs: c.heartbeatKeepAliveSeconds * 1000,
+      recoverySamples: c.recoverySamples,
+      sampleMs: c.sampleIntervalSeconds * 1000,
     });
+    if (due !== null) await this.publishHeartbeat();
     // The stall rule's own judgement of this sample: a failing one of the consuming node gets
     // the watchdog now, not when S3's notification of the heartbeat arrives.
     const fault = role.role === 'primary' ? judgeSample(previous, sample) : null;
-    if (fault !== null) this.poke({ node: c.nodeName, reason: 'failing-sample', detail: `sample ${sample.seq}: ${fault}` });
+    if (fault !== null) {
+      this.poke({ node: c.nodeName, reason: 'failing-sample', detail: `sample ${sample.seq}: ${fault}` });
+    }
     return sample;
   }
 
   /**
    * A node that is not the primary writes each sample's number to its beat item in the control
-   * table: what the primary and the watchdog judge its liveness by. A write that fails leaves
-   * the heartbeat policy to write the heartbeat object instead (`carried`).
+   * table: the watchdog judges its liveness by it. A write that fails is left to the next sample.
    */
   private async writeBeat(sample: Sample): Promise<void> {
+    const { seq, unreachable } = sample;
+    const beat: Beat = { version: 1, boot: this.boot, seq, ...(unreachable === undefined ? {} : { unreachable }) };
     try {
-      const beat: Beat = { version: 1, boot: this.boot, seq: sample.seq, ...(sample.unreachable === undefined ? {} : { unreachable: sample.unreachable }) };
       await this.deps.store.put(KEYS.beat(this.deps.config.nodeName), beat);
-      this.beatWritten = { boot: this.boot, seq: sample.seq };
     } catch (error) {
-      this.deps.log.warn({ err: describeError(error) }, 'beat not written; the heartbeat carries this sample');
+      this.deps.log.warn({ err: describeError(error) }, 'beat not written; the next sample writes it');
     }
-  }
-
-  /** Runs heartbeat writes one after another, in the order asked. */
-  private serially(write: () => Promise<void>): Promise<void> {
-    const done = this.writing.then(write);
-    this.writing = done.catch(() => undefined);
-    return done;
-  }
-
-  /** Writes the heartbeat now, whatever the policy says (a renewal that carried the newest sample failed). */
-  private heartbeatNow(): Promise<void> {
-    return this.serially(async () => this.publishHeartbeat());
   }
 
   /** Writes the heartbeat with the most recent samples. */
@@ -253,7 +223,8 @@ export class Agent {
     const role = this.lease.current;
     const newest = this.samples.at(-1);
     if (newest === undefined) return;
-    const written = { role: role.role, epoch: role.epoch, news: newsOf(newest, this.deps.config.sampleIntervalSeconds * 1000) };
+    const news = newsOf(newest, this.deps.config.sampleIntervalSeconds * 1000);
+    const written = { role: role.role, epoch: role.epoch, news };
     const heartbeat: Heartbeat = {
       version: 1,
       node: this.deps.config.nodeName,
@@ -262,7 +233,6 @@ export class Agent {
       role: written.role,
       samples: [...this.samples],
       ...(this.deps.instanceId === undefined ? {} : { instanceId: this.deps.instanceId }),
-      ...(this.unsent === 0 ? {} : { unsent: this.unsent }),
     };
     try {
       await this.deps.store.put(KEYS.heartbeat(this.deps.config.nodeName), heartbeat);
@@ -270,8 +240,7 @@ export class Agent {
       this.unsent++;
       throw error;
     }
-    this.written = { ...written, unsent: this.unsent, at: mono() };
-    this.s3OkAt = this.written.at;
+    this.written = { ...written, at: mono() };
     this.unsent = 0;
   }
 
@@ -280,9 +249,12 @@ export class Agent {
       const last = this.samples.at(-1);
       // 200 only for the live primary: Route 53 failover records follow this answer.
       const role = this.lease.current;
-      const ok = req.url === '/healthz' && mayConsume(role, mono()) && last !== undefined && last.workerProcesses > 0;
-      res.writeHead(req.url === '/healthz' ? (ok ? 200 : 503) : 404, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ node: this.deps.config.nodeName, role: role.role, epoch: role.epoch, lastSample: last ?? null, lastSync: this.lastRound }));
+      const health = req.url === '/healthz';
+      const ok = health && mayConsume(role, mono()) && last !== undefined && last.workerProcesses > 0;
+      res.writeHead(health ? (ok ? 200 : 503) : 404, { 'content-type': 'application/json' });
+      const node = this.deps.config.nodeName;
+      const body = { node, role: role.role, epoch: role.epoch, lastSample: last ?? null, lastSync: this.lastRound };
+      res.end(JSON.stringify(body));
     });
     this.server = server;
     await new Promise<void>((resolve, reject) => {
@@ -306,8 +278,9 @@ export class Agent {
   /** Stops every loop and the server; safe to call twice. */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      await Promise.allSettled([this.sampleLoop.stop(), this.leaseLoop.stop(), this.syncLoop.stop(), this.observing]);
-      await new Promise<void>((resolve) => (this.server === undefined ? resolve() : this.server.close(() => resolve())));
+      await Promise.allSettled([this.sampleLoop.stop(), this.leaseLoop.stop(), this.syncLoop.stop()]);
+      const server = this.server;
+      await new Promise<void>((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));
     })();
     return this.closing;
   }

@@ -1,21 +1,19 @@
-import { isProven, UNREADY_SAMPLES, workerFault } from '../lib/core/fleet/liveness';
+import { isProven, UNREADY_SAMPLES, workerFault } from '../lib/core/fleet/readiness';
 import { judgeSample } from '../lib/core/fleet/stall';
-import type { Heartbeat, Leader, Sample } from '../lib/core/schemas';
+import type { Heartbeat, Sample } from '../lib/core/schemas';
 
 /**
- * When the agent rewrites its heartbeat object (`nodes/<node>/heartbeat.json`): only when it has
- * news. Every sample's number reaches the watchdog another way, paid for once: the primary's
- * lease renewals (every `leaseRenewSeconds`, needed anyway) carry it (`leader.beat`), and a
- * standby writes it to its beat item in the control table (`nodes/<node>/beat`, under 1 KB: a
- * write unit, $0.625 a million, against an S3 PUT's $5 and the watchdog run its notification
- * calls). A healthy idle node then writes one object per keep-alive instead of one per sample:
- * 8,640 PUTs a month instead of 172,800, and as many fewer S3 notifications and watchdog runs
- * (README "Cost").
+ * When the agent rewrites its heartbeat object (`nodes/<node>/heartbeat.json`). Liveness needs
+ * none of it: the primary's is its lease, and a standby's is its beat item in the control table
+ * (`nodes/<node>/beat`, a write unit at $0.625 a million against an S3 PUT's $5 and the watchdog
+ * run its notification calls), written every sample. So the object is rewritten only with news,
+ * failing samples, a role change, or the keep-alive: a healthy idle node writes 8,640 a month
+ * instead of 172,800, and as many fewer S3 notifications and watchdog runs (README "Cost").
  */
 export type WriteReason =
   /** Nothing written yet by this agent process. */
   | 'first'
-  /** The last write failed, or the last one that landed said some had (cleared by the next). */
+  /** The last write failed. */
   | 'unsent'
   /** The role or the epoch changed since the last write. */
   | 'role'
@@ -27,11 +25,6 @@ export type WriteReason =
   | 'failing'
   /** What the newest sample reports changed (worker, backlog, tasks, completions, epoch, proof). */
   | 'news'
-  /**
-   * The primary's lease has not carried the previous sample (a renewal failed or is late), or
-   * the standby's beat item not this one (its write failed).
-   */
-  | 'carried'
   /** `heartbeatKeepAliveSeconds` since the last write. */
   | 'keep-alive';
 
@@ -40,19 +33,14 @@ export interface Written {
   role: Heartbeat['role'];
   epoch: number;
   news: string;
-  /** The failed writes before it that the heartbeat reported (`unsent`). */
-  unsent: number;
   /** This machine's monotonic clock at the write. */
   at: number;
 }
 
 export interface DueInput {
   role: { role: Heartbeat['role']; epoch: number };
-  boot: string;
   /** The samples the heartbeat carries, newest last. */
   samples: readonly Sample[];
-  /** The sample the last successful lease write (the primary) or beat write (a standby) carried. */
-  carried: Leader['beat'] | null;
   last: Written | null;
   unsent: number;
   now: number;
@@ -99,22 +87,22 @@ const unsettled = (samples: readonly Sample[], n: number): boolean => {
   return false;
 };
 
-/** Samples of a standby's worker that the watchdog judges in a row (liveness.ts UNREADY_SAMPLES), and the one that ends them. */
+/** Samples of a standby's worker that the watchdog judges in a row (UNREADY_SAMPLES), and the one that ends them. */
 const UNREADY_WINDOW = UNREADY_SAMPLES + 1;
 
-/** Why this sample's heartbeat must be written, or null when the lease or the beat says all there is to say. */
+/** Why this sample's heartbeat must be written, or null when the last one written still says all there is to say. */
 export const heartbeatDue = (i: DueInput): WriteReason | null => {
   const newest = i.samples.at(-1);
-  const primary = i.role.role === 'primary';
   if (i.last === null || newest === undefined) return 'first';
-  if (i.unsent > 0 || i.last.unsent > 0) return 'unsent';
+  if (i.unsent > 0) return 'unsent';
   if (i.last.role !== i.role.role || i.last.epoch !== i.role.epoch) return 'role';
   // The failing samples and the healthy ones after them, until the watchdog can close the incident.
-  if (primary ? unsettled(i.samples, i.recoverySamples + 1) : i.samples.slice(-UNREADY_WINDOW).some((s) => workerFault(s, i.sampleMs) !== null)) return 'failing';
+  const failing =
+    i.role.role === 'primary'
+      ? unsettled(i.samples, i.recoverySamples + 1)
+      : i.samples.slice(-UNREADY_WINDOW).some((s) => workerFault(s, i.sampleMs) !== null);
+  if (failing) return 'failing';
   if (i.last.news !== newsOf(newest, i.sampleMs)) return 'news';
-  // A renewal carries the sample taken up to a renewal period before it; a beat, this sample.
-  const lag = primary ? 1 : 0;
-  if (i.carried === null || i.carried === undefined || i.carried.boot !== i.boot || i.carried.seq < newest.seq - lag) return 'carried';
   if (i.now - i.last.at >= i.keepAliveMs) return 'keep-alive';
   return null;
 };

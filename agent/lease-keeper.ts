@@ -5,7 +5,6 @@ import {
   applyWrite,
   expiresAt,
   initialLease,
-  lapsedBeat,
   observeLeader,
   observeFailure,
   planSync,
@@ -14,12 +13,11 @@ import {
   renewalDueAt,
   resign,
   roleOf,
-  type LapsedBeat,
   type LeaseIntent,
   type LeaseState,
   type LeaseTiming,
 } from '../lib/core/fleet/lease';
-import { leaderSchema, type Leader } from '../lib/core/schemas';
+import { leaderSchema } from '../lib/core/schemas';
 import type { StateStore } from '../lib/aws/state-store';
 import { bootId } from './runtime/boot';
 import { mono } from './runtime/clock';
@@ -44,18 +42,7 @@ export interface LeaseKeeperDeps {
   onDamaged?: (detail: string) => void;
   /** Told of each write that lost its CAS race (a node-side metric). */
   onRaced?: () => void;
-  /** This node's newest sample, carried by each renewal (`leader.beat`): the primary's liveness. */
-  beat?: () => LeaderBeat | undefined;
-  /** Told when a write that carried a sample failed: the agent writes its heartbeat at once instead. */
-  onUncarried?: () => void;
-  /** The other nodes' newest samples and quiet times, carried by each renewal (`leader.peers`). */
-  peers?: () => PeerReport | undefined;
-  /** Told when this node took over a lapsed lease whose last renewal carried a sample (the agent's peer watch goes on from it). */
-  onTookOver?: (lapsed: LapsedBeat) => void;
 }
-
-export type LeaderBeat = NonNullable<Leader['beat']>;
-export type PeerReport = NonNullable<Leader['peers']>;
 
 /**
  * The agent's side of the lease (lib/core/fleet/lease.ts does the deciding), on its own loop every
@@ -75,10 +62,6 @@ export class LeaseKeeper {
   private lastSentAt: number | null = null;
   /** The ETag of the damaged version last reported (each is reported once). */
   private damaged: string | null = null;
-  /** The sample the last successful write of the record carried, if any. */
-  private carriedBeat: LeaderBeat | null = null;
-  /** What the last successful write said of the other nodes (`leader.peers`), if anything. */
-  private carriedPeerReport: PeerReport | null = null;
 
   constructor(private readonly deps: LeaseKeeperDeps) {
     this.clock = deps.clock ?? mono;
@@ -91,20 +74,15 @@ export class LeaseKeeper {
     return this.role;
   }
 
-  /** The newest sample a write of the record carried (what the watchdog knows of this node by the lease). */
-  get carried(): LeaderBeat | null {
-    return this.carriedBeat;
-  }
-
-  /** What the last successful write of the record said of the other nodes' quiet (the agent pokes the watchdog by it). */
-  get carriedPeers(): PeerReport | null {
-    return this.carriedPeerReport;
-  }
-
-  /** Position among the standbys by priority: the best standby tries first, and one that cannot reach its stores after all. */
+  /**
+   * Position among the standbys by priority: the best standby tries first, and one that cannot
+   * reach its stores after all.
+   */
   private rank(): number {
     const { nodes, nodeName } = this.deps.config;
-    const others = nodes.filter((n) => n.name !== this.state.leader?.primary).sort((a, b) => a.priority - b.priority || a.name.localeCompare(b.name));
+    const others = nodes
+      .filter((n) => n.name !== this.state.leader?.primary)
+      .sort((a, b) => a.priority - b.priority || a.name.localeCompare(b.name));
     // One that gave the role up, or cannot reach its stores, comes after every node that can work.
     const behind = this.deps.reachable?.() === false || this.state.resigned ? nodes.length : 0;
     return Math.max(0, others.findIndex((n) => n.name === nodeName)) + behind;
@@ -130,7 +108,8 @@ export class LeaseKeeper {
       const now = this.clock();
       // A read that came late (this process stalled, or was frozen) or took long (retries while S3
       // was away): what happened before it was not watched, so it cannot count as silence.
-      if ((this.lastLook !== null && started - this.lastLook > 1.5 * this.timing.renewMs) || now - started > this.timing.renewMs / 2) this.state = observeFailure(this.state, started);
+      const late = this.lastLook !== null && started - this.lastLook > 1.5 * this.timing.renewMs;
+      if (late || now - started > this.timing.renewMs / 2) this.state = observeFailure(this.state, started);
       this.lastLook = now;
       if (got === null) this.state = observeLeader(this.deps.config.nodeName, this.state, null, null, now);
       else if (got.changed) this.state = observeLeader(this.deps.config.nodeName, this.state, got.value, got.etag, now);
@@ -148,30 +127,18 @@ export class LeaseKeeper {
   }
 
   /** Writes a renewal or a takeover by CAS; a lost race re-reads (and says so), other failures only wait. */
-  private async write(planned: Exclude<LeaseIntent, { kind: 'none' }>): Promise<'raced' | 'done'> {
+  private async write(intent: Exclude<LeaseIntent, { kind: 'none' }>): Promise<'raced' | 'done'> {
     const sentAt = this.clock();
     this.lastSentAt = sentAt;
-    const beat = this.deps.beat?.();
-    // A takeover carries how long the old primary's last renewal went unchanged (lapsedBeat).
-    const lapsed = planned.kind === 'promote' ? lapsedBeat(this.state, sentAt) : null;
-    const report = this.deps.peers?.();
-    const peers = lapsed === null ? report : { ...report, [lapsed.node]: { boot: lapsed.boot, seq: lapsed.seq, quietMs: lapsed.quietMs } };
-    const intent = { ...planned, next: { ...planned.next, beat, peers } };
-    if (beat === undefined) delete intent.next.beat;
-    if (peers === undefined) delete intent.next.peers;
+    const { store } = this.deps;
     try {
-      const etag = intent.etag === null ? await this.deps.store.create(KEYS.leader, intent.next) : await this.deps.store.replace(KEYS.leader, intent.next, intent.etag);
+      const etag =
+        intent.etag === null
+          ? await store.create(KEYS.leader, intent.next)
+          : await store.replace(KEYS.leader, intent.next, intent.etag);
       this.state = applyWrite(this.deps.config.nodeName, this.state, intent, true, etag, sentAt, this.clock());
-      this.carriedBeat = beat ?? null;
-      this.carriedPeerReport = peers ?? null;
       if (intent.kind === 'promote') this.deps.log.warn({ epoch: intent.next.epoch }, intent.next.reason);
-      if (lapsed !== null) this.deps.onTookOver?.(lapsed);
     } catch (error) {
-      // Whatever this write carried may not have landed: the agent writes its heartbeat instead,
-      // now rather than at its next sample (a sample's liveness would reach the watchdog 30 s late).
-      this.carriedBeat = null;
-      this.carriedPeerReport = null;
-      if (beat !== undefined) this.deps.onUncarried?.();
       if (lostRace(error)) {
         this.deps.onRaced?.();
         await this.look();
@@ -189,14 +156,15 @@ export class LeaseKeeper {
     const seen = this.isPrimary() ? true : await this.look();
     this.state = release(this.state, this.clock(), this.timing);
     if (seen) {
-      const plan = (): LeaseIntent => planSync(me, this.state, this.clock(), { timing: this.timing, rank: this.rank(), ready: this.deps.ready() });
+      const plan = (): LeaseIntent =>
+        planSync(me, this.state, this.clock(), { timing: this.timing, rank: this.rank(), ready: this.deps.ready() });
       const intent = plan();
       const outcome = intent.kind === 'none' ? 'done' : await this.write(intent);
       // A renewal that lost its race to a record that still names this node in the same epoch
       // (the watchdog rebuilt a damaged leader.json) renews over what it just read at once: a
-      // period later, a primary fenced by the damage would stay stopped a whole renewal longer
-      // (a CI run of damaged-objects-lost-responses: 31.2 s without work, the bound is a lease).
-      if (outcome === 'raced' && intent.kind === 'renew' && this.isPrimary() && this.state.leader?.epoch === intent.next.epoch) {
+      // period later, a primary fenced by the damage would stay stopped a whole renewal longer.
+      const racedRenewal = outcome === 'raced' && intent.kind === 'renew';
+      if (racedRenewal && this.isPrimary() && this.state.leader?.epoch === intent.next.epoch) {
         const again = plan();
         if (again.kind === 'renew') await this.write(again);
       }
@@ -215,16 +183,21 @@ export class LeaseKeeper {
    */
   nextDelayMs(): number {
     const now = this.clock();
-    const due = [this.isPrimary() ? renewalDueAt(this.state.renewOkAt, this.lastSentAt, this.timing) - now : (this.timing.renewMs * 3) / 4];
+    const primary = this.isPrimary();
+    const renewal = renewalDueAt(this.state.renewOkAt, this.lastSentAt, this.timing);
+    const due = [primary ? renewal - now : (this.timing.renewMs * 3) / 4];
     const releasing = releaseAt(this.state, this.timing);
     if (releasing !== null && this.state.leader?.primary === this.deps.config.nodeName) due.push(releasing - now);
-    if (!this.isPrimary() && this.deps.ready()) due.push(expiresAt(this.state, { timing: this.timing, rank: this.rank() }) - now);
+    if (!primary && this.deps.ready()) {
+      due.push(expiresAt(this.state, { timing: this.timing, rank: this.rank() }) - now);
+    }
     return Math.max(0, Math.min(...due));
   }
 
   /** Recomputes the role by the clock (a lapsed lease fences) and writes it if it changed. */
   async publish(): Promise<RoleFile> {
-    const next: RoleFile = { ...roleOf(this.deps.config.nodeName, this.state, this.clock(), this.timing), boot: bootId() };
+    const role = roleOf(this.deps.config.nodeName, this.state, this.clock(), this.timing);
+    const next: RoleFile = { ...role, boot: bootId() };
     const before = this.role;
     const changed = next.role !== before.role || next.epoch !== before.epoch;
     if (changed) this.deps.log.info({ role: next.role, epoch: next.epoch }, 'role changed');

@@ -3,7 +3,7 @@ import type { RoleFile } from './registry';
 import { mono } from './runtime/clock';
 
 /**
- * The agent's own figures for the node-side metrics (issue 14), carried on each sample so the
+ * The agent's own figures for the node-side metrics, carried on each sample so the
  * watchdog publishes them with the rest: no request is added. Times are this machine's monotonic
  * clock; nothing here is compared with another machine's.
  */

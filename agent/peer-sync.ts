@@ -50,7 +50,7 @@ export class PeerSync {
   /**
    * The fleet's task state as this node knows it, per bucket: the shards as last merged, and this
    * node's own changes since. Each bucket's hash and oldest completion are kept beside it, so a
-   * round costs what changed: a quiet one compares 256 hashes and hashes nothing (issue 13).
+   * round costs what changed: a quiet one compares 256 hashes and hashes nothing.
    */
   private readonly buckets = new Map<number, Record<string, TaskEntry>>();
   private readonly hashes = new Map<number, string>();

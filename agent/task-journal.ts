@@ -7,8 +7,8 @@ import { mergeEntry, mergeTasks, taskEntrySchema, type TaskEntry, type TaskMap }
 import { readJsonFile, registryPath, registrySchema, writeJsonAtomic } from './registry';
 
 /**
- * What the worker knows of each task, handed to the agent at the cost of what changed (issue 13:
- * a quiet peer-sync round was re-reading, re-validating and re-hashing 100,000 tasks):
+ * What the worker knows of each task, handed to the agent at the cost of what changed (else
+ * a quiet peer-sync round would be re-reading, re-validating and re-hashing 100,000 tasks):
  *
  * - `tasks-<g>.json`, a snapshot of generation `g`, written whole, atomically;
  * - `tasks-<g>.log`, the journal of changes since that snapshot: one line per change, the task's

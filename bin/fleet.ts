@@ -14,7 +14,7 @@ import { runDrill } from '../lib/harness/drill/run';
 import { resolveBehaviour } from '../lib/harness/localcloud/behaviour';
 import { registerOperatorCommands } from './commands';
 
-/** Exit codes of DESIGN section 8. */
+/** The CLI's exit codes. */
 const EXIT = { ok: 0, failed: 1, badInput: 2 } as const;
 
 const positiveNumber = (name: string, max: number) => (raw: string): number => {

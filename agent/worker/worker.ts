@@ -1,7 +1,6 @@
-import { stageHangSeconds, wholeSeconds } from '../../lib/core/config';
+import { stageHangSeconds } from '../../lib/core/config';
 import { clientTimeouts } from '../../lib/core/timeouts';
 import { describeError } from '../../lib/core/errors';
-import { nextRenewalAt } from '../../lib/core/fleet/lease';
 import type { AlertTopic } from '../../lib/aws/alerts';
 import type { TaskQueue } from '../../lib/aws/queue';
 import { mono, passHostGate } from '../runtime/clock';
@@ -14,6 +13,7 @@ import { TaskBook } from './task-book';
 import { Custody } from './custody';
 import { extendEveryMs } from './held';
 import { InHand } from './in-hand';
+import { pollStep } from './poll-step';
 import { selfTest } from './self-test';
 import { sleep } from '../../lib/sleep';
 import { Loop } from '../runtime/loop';
@@ -85,21 +85,18 @@ export class Worker {
       handOn: () => this.handOn,
       settled: () => this.wake?.(),
     });
-    const failed = (what: string) => (error: unknown) => deps.log.error({ err: describeError(error) }, `${what} failed`);
+    const failed = (what: string) => (error: unknown) =>
+      deps.log.error({ err: describeError(error) }, `${what} failed`);
     this.flushLoop = new Loop(this.tickMs, () => this.flush(), failed('registry flush'));
     this.watchLoop = new Loop(this.tickMs, () => this.watchOnce(), failed('fence and hang check'));
     this.extendLoop = new Loop(extendEveryMs(deps.config), () => this.inHand.extend(), failed('visibility extension'));
     this.proofLoop = new Loop(deps.config.sampleIntervalSeconds * 1000, () => this.proveIdle(), failed('self-test'));
   }
 
-  /** A consuming worker proves itself by its work (the stall rule); an idle one by a self-test within a sample interval. */
+  /** A consuming worker proves itself by its work (the stall rule), an idle one by a self-test each sample interval. */
   private async proveIdle(): Promise<void> {
     if (this.book.consumingEpoch !== null) return;
     await selfTest(this.deps.config, this.deps.config.sampleIntervalSeconds * 1000, this.deps.log, this.identity);
-  }
-
-  private get dataDir(): string {
-    return this.deps.config.dataDir;
   }
 
   /** How often the registry is written and the fence and hung stages are checked. */
@@ -110,12 +107,14 @@ export class Worker {
   async start(): Promise<void> {
     const me = await readProc(process.pid);
     this.identity = `${process.pid}:${me?.startTicks ?? 0}`;
-    await writeJsonAtomic(workerPidPath(this.dataDir), { pid: process.pid, startTicks: me?.startTicks ?? 0 });
+    const { dataDir, nodeName, taskRetentionSeconds } = this.deps.config;
+    await writeJsonAtomic(workerPidPath(dataDir), { pid: process.pid, startTicks: me?.startTicks ?? 0 });
     // Completions past twice the retention were archived by the agent long ago: dropped.
-    const damaged = await this.book.load(this.deps.now(), 2 * this.deps.config.taskRetentionSeconds * 1000);
+    const damaged = await this.book.load(this.deps.now(), 2 * taskRetentionSeconds * 1000);
     if (damaged !== null) {
       this.deps.log.error({ err: damaged }, 'task registry damaged: copied aside, starting from the manifest');
-      await this.custody.alert('MANIFEST_DAMAGED', `local-registry-${this.deps.config.nodeName}-${this.deps.now()}`, 0, `${this.deps.config.nodeName}: local task registry damaged (${damaged}); copied aside.`);
+      const summary = `${nodeName}: local task registry damaged (${damaged}); copied aside.`;
+      await this.custody.alert('MANIFEST_DAMAGED', `local-registry-${nodeName}-${this.deps.now()}`, 0, summary);
     }
     // What a worker that died held goes on now, not after its visibility timeout.
     const left = await this.custody.leftovers();
@@ -195,32 +194,25 @@ export class Worker {
         await this.idle(idleMs);
         continue;
       }
-      // A long poll must end before the lease does: no message is handed out after it. SQS
-      // waits whole seconds (whole seconds of the drill's time when it runs faster).
-      const cap = role === null ? -1 : wholeSeconds((role.validUntil - mono()) / 1000 - c.leaseRenewSeconds / 10, c.timeScale);
-      // A poll cut short by the lease's end is one more request a renewal period (a 10 s poll
-      // where 20 s were allowed): when the next renewal is due within a quarter period, wait for
-      // it (the role file then says so) and ask for the whole wait. A renewal late by more than
-      // that is not waited for.
-      const renewMs = c.leaseRenewSeconds * 1000;
-      const renewalIn = role === null ? null : nextRenewalAt(role.validUntil, { renewMs, expiryMs: c.leaseExpirySeconds * 1000 }) - mono();
-      if (renewalIn !== null && free > 0 && cap < c.receiveWaitSeconds && renewalIn <= renewMs / 4 && renewalIn > -renewMs / 4) {
-        await sleep(Math.max(0, renewalIn) + renewMs / 20, this.stopping.signal);
-        continue;
-      }
-      if (role === null || free <= 0 || cap < 1 / c.timeScale) {
-        await this.idle(idleMs);
-        continue;
-      }
+      const step = pollStep(role, free, mono(), c);
+      if (step.kind === 'await-renewal') await sleep(step.ms, this.stopping.signal);
+      if (step.kind === 'idle') await this.idle(idleMs);
+      if (step.kind !== 'receive' || role === null) continue;
       // Not aborted by the stop itself: an answer already on its way (or in the socket of a
       // worker that was frozen) is taken in, so its messages are never left invisible.
       this.receiving = new AbortController();
       const signal = this.receiving.signal;
       try {
         const askedAt = mono();
-        const wait = wholeSeconds(Math.min(c.receiveWaitSeconds, cap), c.timeScale);
         const until = AbortSignal.any([signal, this.lease.deadline()]);
-        const messages = await this.deps.queue.receive(free, wait, c.visibilityTimeoutSeconds, until, role.epoch, clientTimeouts(c).requestMs);
+        const messages = await this.deps.queue.receive(
+          free,
+          step.waitSeconds,
+          c.visibilityTimeoutSeconds,
+          until,
+          role.epoch,
+          clientTimeouts(c).requestMs,
+        );
         const receivedAt = mono();
         if (messages.length === 0) {
           // An empty answer that came back at once (a short poll) waits before the next ask.
@@ -285,7 +277,8 @@ export class Worker {
       // Let each task checkpoint its current stage, within half the stop timeout.
       this.draining.abort();
       const grace = new AbortController();
-      await Promise.race([Promise.allSettled([...this.inHand.attempts]), sleep((this.deps.config.workerStopTimeoutSeconds * 1000) / 2, grace.signal)]);
+      const graceMs = (this.deps.config.workerStopTimeoutSeconds * 1000) / 2;
+      await Promise.race([Promise.allSettled([...this.inHand.attempts]), sleep(graceMs, grace.signal)]);
       grace.abort();
       const inFlight = this.inHand.all();
       for (const r of inFlight) r.abort.abort();
@@ -293,7 +286,8 @@ export class Worker {
       await this.pollDone;
       clearTimeout(cut);
       await this.flushLoop.stop();
-      if (this.handOn) this.deps.log.info({ tasks: [...this.custody.held.taskIds()] }, 'stopping under a valid lease: held messages left for the next worker');
+      const handedOn = 'stopping under a valid lease: held messages left for the next worker';
+      if (this.handOn) this.deps.log.info({ tasks: [...this.custody.held.taskIds()] }, handedOn);
       else for (const r of inFlight) this.custody.held.release(r.task.taskId);
       this.inHand.clear();
       this.book.consumingEpoch = null;

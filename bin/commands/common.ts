@@ -6,7 +6,7 @@ import { createLogger } from '../../lib/log';
 import { opsDeps, type OpsDeps } from '../../lib/ops/observe';
 import { defaultLocalFile, openTarget, type Target } from '../../lib/ops/target';
 
-/** Exit codes of DESIGN section 8, as in bin/fleet.ts. */
+/** The CLI's exit codes, as in bin/fleet.ts. */
 export const EXIT = { ok: 0, failed: 1, badInput: 2 } as const;
 
 /** The options every operator command takes. */

@@ -16,8 +16,6 @@ export interface Versioned<T> {
  * is whatever names one version of a record in its store: an S3 ETag, a table item's version.
  */
 export interface RecordStore {
-  /** Reads that needed a retry (throttled, unreachable, a 5xx). */
-  readonly counts: { troubledReads: number };
   read<S extends z.ZodType>(key: string, schema: S): Promise<Versioned<z.output<S>> | null>;
   readIfChanged<S extends z.ZodType>(key: string, schema: S, etag: string | null): Promise<{ changed: false } | ({ changed: true } & Versioned<z.output<S>>) | null>;
   /** Creates the record only if it does not exist; ConflictError otherwise. */
@@ -41,37 +39,37 @@ export const parseRecord = <S extends z.ZodType>(schema: S, where: string, raw: 
 };
 
 /**
- * Compare-and-swap loop over any record store: reads the current value, lets `apply` compute the
- * next one (value null: nothing to write), writes it conditionally, and on conflict starts over
- * after a jittered pause. `apply` must be pure: it may run several times. A corrupt current
- * record goes to `onCorrupt` (to be reported and copied aside) and is then treated as absent and
- * replaced by CAS against its own version, so nothing valid is overwritten.
+ * Compare-and-swap loop over any record store: reads the current value, lets `prepare` gather
+ * what `apply` needs, lets `apply` compute the next value (null: nothing to write), writes it
+ * conditionally, and on conflict starts over after a jittered pause, gathering again. `apply`
+ * must be pure. A corrupt current record goes to `onCorrupt` (reported and copied aside), is
+ * treated as absent, and is replaced by CAS against its own version: nothing valid is overwritten.
  */
-export const casUpdate = <S extends z.ZodType, R>(
+export const casUpdate = <S extends z.ZodType, R, P = undefined>(
   store: RecordStore,
   policy: { casRetry: RetryPolicy; deps: RetryDeps },
   key: string,
   schema: S,
-  apply: (current: z.output<S> | null) => { value: z.output<S> | null; result: R },
+  apply: (current: z.output<S> | null, prepared: P) => { value: z.output<S> | null; result: R },
   onCorrupt?: (error: CorruptObjectError) => Promise<void>,
-  prepare?: (current: z.output<S> | null) => Promise<void>,
+  prepare?: (current: z.output<S> | null, damage: CorruptObjectError | null) => Promise<P>,
 ): Promise<{ written: boolean; result: R }> =>
   retry(
     async () => {
       let current: Versioned<z.output<S>> | null;
-      let corruptEtag: string | undefined;
+      let damage: CorruptObjectError | null = null;
       try {
         current = await store.read(key, schema);
       } catch (error) {
         if (!(error instanceof CorruptObjectError) || onCorrupt === undefined) throw error;
         await onCorrupt(error);
         current = null;
-        corruptEtag = error.etag;
+        damage = error;
       }
-      await prepare?.(current?.value ?? null);
-      const next = apply(current?.value ?? null);
+      const prepared = (await prepare?.(current?.value ?? null, damage)) as P;
+      const next = apply(current?.value ?? null, prepared);
       if (next.value === null) return { written: false, result: next.result };
-      const etag = current?.etag ?? corruptEtag;
+      const etag = current?.etag ?? damage?.etag;
       if (etag === undefined) await store.create(key, next.value);
       else await store.replace(key, next.value, etag);
       return { written: true, result: next.result };

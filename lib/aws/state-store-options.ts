@@ -31,8 +31,6 @@ export interface RequestCounts {
   LIST: number;
   bytesUp: number;
   bytesDown: number;
-  /** Reads that needed a retry (throttled, unreachable, a 5xx): S3 was not quite there. */
-  troubledReads: number;
 }
 
 // Six attempts span about 1.5 s at most: long enough to outlast a burst of 409s or SlowDowns.

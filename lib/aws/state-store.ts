@@ -4,7 +4,7 @@ import { listPages, type ListedObject } from './s3-list';
 import type { z } from 'zod';
 import type { Config } from '../core/config';
 import type { CorruptObjectError} from '../core/errors';
-import { isRetryable, lostRace, NotFoundError, OversizedError, TransientError, UnreachableError } from '../core/errors';
+import { lostRace, NotFoundError, OversizedError, TransientError, UnreachableError } from '../core/errors';
 import { realRetryDeps, type RetryDeps, type RetryPolicy } from '../core/retry';
 import { KEYS, nodeOfBeatKey } from '../core/keys';
 import { toFleetError } from './errors';
@@ -27,7 +27,7 @@ export type { RequestCounts, StateStoreOptions, Versioned } from './state-store-
  * response, finds its token in the chain and counts as done, even if others wrote on top of it since.
  */
 export class StateStore implements RecordStore {
-  readonly counts: RequestCounts = { GET: 0, PUT: 0, LIST: 0, bytesUp: 0, bytesDown: 0, troubledReads: 0 };
+  readonly counts: RequestCounts = { GET: 0, PUT: 0, LIST: 0, bytesUp: 0, bytesDown: 0 };
   private readonly tokens = new WriteTokens();
   private readonly requestRetry: RetryPolicy;
   private readonly casRetry: RetryPolicy;
@@ -49,32 +49,26 @@ export class StateStore implements RecordStore {
   }
 
   /**
-   * A read of a record kept elsewhere. Its retried reads count as this store's troubled reads (the
-   * watchdog excuses a troubled look). A record found nowhere there but present in this bucket was
+   * A read of a record kept elsewhere. A record found nowhere there but present in this bucket was
    * written before it moved (an upgrade: the lease was `peer-sync/leader.json`): it is created
    * there once, as it was, so the fleet keeps its epoch, and the read is made again.
    */
   private async routed<T>(key: string, other: RecordStore, read: (o: RecordStore) => Promise<T | null>): Promise<T | null> {
-    const troubled = other.counts.troubledReads;
+    const got = await read(other);
+    if (got !== null) return got;
+    const legacy = await this.bucketText(key);
+    if (legacy === null) return null;
+    let value: unknown;
     try {
-      const got = await read(other);
-      if (got !== null) return got;
-      const legacy = await this.bucketText(key);
-      if (legacy === null) return null;
-      let value: unknown;
-      try {
-        value = JSON.parse(legacy);
-      } catch {
-        // Damaged before it moved: nothing to carry over; the lease's repair starts from nothing.
-        return null;
-      }
-      await other.create(key, value).catch((error: unknown) => {
-        if (!lostRace(error)) throw error;
-      });
-      return await read(other);
-    } finally {
-      this.counts.troubledReads += other.counts.troubledReads - troubled;
+      value = JSON.parse(legacy);
+    } catch {
+      // Damaged before it moved: nothing to carry over; the lease's repair starts from nothing.
+      return null;
     }
+    await other.create(key, value).catch((error: unknown) => {
+      if (!lostRace(error)) throw error;
+    });
+    return await read(other);
   }
 
   private fullKey(key: string): string {
@@ -92,8 +86,6 @@ export class StateStore implements RecordStore {
       this.counts.GET++;
       try {
         const out = await this.s3.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: full, IfNoneMatch: ifNoneMatch }));
-        // Mocked clients answer without metadata; the SDK always gives it.
-        if (((out.$metadata as { attempts?: number } | undefined)?.attempts ?? 1) > 1) this.counts.troubledReads++;
         const size = out.ContentLength ?? 0;
         if (size > this.options.maxObjectBytes) {
           (out.Body as { destroy?: () => void } | undefined)?.destroy?.();
@@ -111,7 +103,6 @@ export class StateStore implements RecordStore {
         if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 304) return 'unchanged' as const;
         const failed = toFleetError(error, full);
         if (failed instanceof NotFoundError) return null;
-        if (isRetryable(failed)) this.counts.troubledReads++;
         throw error;
       }
     });
@@ -220,13 +211,13 @@ export class StateStore implements RecordStore {
   }
 
   /** Compare-and-swap loop over this store (`casUpdate` in lib/aws/records.ts). */
-  update<S extends z.ZodType, R>(
+  update<S extends z.ZodType, R, P = undefined>(
     key: string,
     schema: S,
-    apply: (current: z.output<S> | null) => { value: z.output<S> | null; result: R },
+    apply: (current: z.output<S> | null, prepared: P) => { value: z.output<S> | null; result: R },
     onCorrupt?: (error: CorruptObjectError) => Promise<void>,
-    /** Runs after each read and before `apply`: where a caller gathers I/O that `apply` needs. */
-    prepare?: (current: z.output<S> | null) => Promise<void>,
+    /** Runs after each read and before `apply`: gathers the I/O that `apply` needs. */
+    prepare?: (current: z.output<S> | null, damage: CorruptObjectError | null) => Promise<P>,
   ): Promise<{ written: boolean; result: R }> {
     return casUpdate(this, { casRetry: this.casRetry, deps: this.deps }, key, schema, apply, onCorrupt, prepare);
   }

@@ -1,6 +1,6 @@
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { z } from 'zod';
-import { isRetryable, lostRace, type CorruptObjectError, OversizedError, TransientError, UnreachableError } from '../core/errors';
+import { lostRace, type CorruptObjectError, OversizedError, TransientError, UnreachableError } from '../core/errors';
 import { realRetryDeps, type RetryDeps, type RetryPolicy } from '../core/retry';
 import { toFleetError } from './errors';
 import { casUpdate, parseRecord, retried, type RecordStore, type Versioned } from './records';
@@ -25,7 +25,6 @@ export interface TableCounts {
   writes: number;
   readUnits: number;
   writeUnits: number;
-  troubledReads: number;
 }
 
 type Item = Record<string, AttributeValue>;
@@ -67,7 +66,7 @@ const versionOf = (item: Item): string => {
  * item up to 1 KB $0.625 per million, and the lease is renewed every 10 s (README, "Cost").
  */
 export class TableStore implements RecordStore {
-  readonly counts: TableCounts = { reads: 0, writes: 0, readUnits: 0, writeUnits: 0, troubledReads: 0 };
+  readonly counts: TableCounts = { reads: 0, writes: 0, readUnits: 0, writeUnits: 0 };
   // 8 tokens (296 bytes) keep a lease item under the 1 KB of one write request unit.
   private readonly tokens = new WriteTokens(8);
   private readonly requestRetry: RetryPolicy;
@@ -106,13 +105,7 @@ export class TableStore implements RecordStore {
   private async fetch(key: string): Promise<{ text: string; etag: string } | null> {
     const where = this.where(key);
     return this.request(`GetItem ${where}`, async () => {
-      let item: Item | undefined;
-      try {
-        item = await this.getItem(key);
-      } catch (error) {
-        if (isRetryable(toFleetError(error, where))) this.counts.troubledReads++;
-        throw error;
-      }
+      const item = await this.getItem(key);
       if (item === undefined) return null;
       const etag = versionOf(item);
       const body = text(item, ITEM.body) ?? '';

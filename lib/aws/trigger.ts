@@ -7,10 +7,9 @@ export interface TriggerReason {
   node: string;
   /**
    * `failing-sample`: the primary's newest sample failed; `role`: this node's role changed;
-   * `leader-damaged`: it read a damaged leader.json; `peer-quiet`: the primary read no new
-   * sample of `node` for two sample intervals.
+   * `leader-damaged`: it read a damaged leader.json.
    */
-  reason: 'failing-sample' | 'role' | 'leader-damaged' | 'peer-quiet';
+  reason: 'failing-sample' | 'role' | 'leader-damaged';
   detail: string;
 }
 

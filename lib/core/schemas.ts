@@ -112,12 +112,13 @@ export const heartbeatSchema = z.object({
   agentVersion: z.string().max(32),
   role: z.enum(['primary', 'pending', 'standby', 'fenced']),
   samples: z.array(sampleSchema).min(1).max(200),
-  /** Heartbeat writes that failed in a row before this one: S3 would not take them (an outage). */
-  unsent: z.number().int().min(0).optional(),
 });
 export type Heartbeat = z.output<typeof heartbeatSchema>;
 
-/** `leader.json`: who is primary, with an epoch that only grows. Changed by CAS only. */
+/**
+ * `leader.json`: who is primary, with an epoch that only grows. Changed by CAS only. Not strict:
+ * records of older agents, which carried `beat` and `peers`, still parse (those fields are dropped).
+ */
 export const leaderSchema = z.object({
   version: storedVersion(1),
   primary: nodeName,
@@ -139,19 +140,6 @@ export const leaderSchema = z.object({
    * exactly that version times its handover wait from when it saw it (lib/core/fleet/lease.ts).
    */
   replaces: z.object({ epoch: z.number().int().min(0), renewals: z.number().int().min(0) }).optional(),
-  /**
-   * The primary's newest sample when it renewed (its agent's boot and the sample's sequence
-   * number): the renewals every lease needs anyway carry the primary's liveness, so its heartbeat
-   * object is rewritten only when it has news. Records written by hand or by the watchdog have none.
-   */
-  beat: z.object({ boot: z.string().min(1).max(64), seq: z.number().int().min(0) }).optional(),
-  /**
-   * The other nodes' newest samples as the primary read them from their beat items just before
-   * this renewal (`nodes/<node>/beat`), each with how long it had not changed by the primary's own
-   * monotonic clock (`quietMs`): a duration on one machine, never a comparison of two clocks. The
-   * watchdog runs about once a minute; this tells it within a renewal that a standby went quiet.
-   */
-  peers: z.record(nodeName, z.object({ boot: z.string().min(1).max(64), seq: z.number().int().min(0), quietMs: z.number().int().min(0) })).optional(),
 });
 export type Leader = z.output<typeof leaderSchema>;
 
@@ -195,7 +183,10 @@ const relativePath = z
   .string()
   .min(1)
   .max(512)
-  .refine((p) => p.split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..' && !seg.includes('\\')), 'must be a relative path of plain segments');
+  .refine(
+    (p) => p.split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..' && !seg.includes('\\')),
+    'must be a relative path of plain segments',
+  );
 
 /** A file a stage produced, uploaded before its checkpoint: where it is, and what its bytes are. */
 export const artifactSchema = z.strictObject({
@@ -230,7 +221,13 @@ export const checkpointSchema = z.object({
    * The unfinished stage's attempts that ended without success, and the resume token the last
    * one reported: the next attempt, on any node, gets ATTEMPT and RESUME_TOKEN from it.
    */
-  next: z.strictObject({ stage: stageNameSchema, attempts: z.number().int().min(0).max(10_000), token: z.string().max(512).optional() }).optional(),
+  next: z
+    .strictObject({
+      stage: stageNameSchema,
+      attempts: z.number().int().min(0).max(10_000),
+      token: z.string().max(512).optional(),
+    })
+    .optional(),
 });
 export type Checkpoint = z.output<typeof checkpointSchema>;
 

@@ -4,6 +4,7 @@ import { dashboardPanels, type DimensionValue, type Panel } from '../core/metric
 import { parseWith } from '../core/validate';
 import { z } from 'zod';
 import { nodeNamesOf } from './node-roles';
+import { lostAfterMs } from '../core/fleet/membership';
 
 /**
  * The stack's CloudWatch dashboard, from the panels of lib/core/metrics/panels.ts: one widget a
@@ -55,7 +56,7 @@ const widget = (p: Panel, i: number, bucket: string): unknown => ({
 
 /** The dashboard's body as CloudWatch takes it (PutDashboard's DashboardBody): JSON text, with ${…} for Fn::Sub. */
 export const dashboardBody = (level: MetricLevel, nodes: readonly string[], bucket: string): string => {
-  const panels = dashboardPanels(level, nodes, { silenceSeconds: 2 * DEFAULTS.sampleIntervalSeconds, stallSamples: DEFAULTS.stallSamples });
+  const panels = dashboardPanels(level, nodes, { silenceSeconds: lostAfterMs(DEFAULTS) / 1000, stallSamples: DEFAULTS.stallSamples });
   return JSON.stringify({ widgets: panels.map((p, i) => widget(p, i, bucket)) });
 };
 

@@ -1,5 +1,6 @@
 import { configSchema } from '../core/config';
 import { dashboardPanels, type DimensionValue, type Panel, type QueueKind } from '../core/metrics/panels';
+import { lostAfterMs } from '../core/fleet/membership';
 
 /**
  * The Grafana dashboard and its CloudWatch data source, from the same panels as the stack's
@@ -103,7 +104,7 @@ export const grafanaDashboard = (): Record<string, unknown> => ({
       textbox(VARIABLES.watchdog, 'Watchdog function', 'The stack output WatchdogFunctionName.'),
     ],
   },
-  panels: dashboardPanels('detailed', [null], { silenceSeconds: 2 * DEFAULTS.sampleIntervalSeconds, stallSamples: DEFAULTS.stallSamples }).map(panel),
+  panels: dashboardPanels('detailed', [null], { silenceSeconds: lostAfterMs(DEFAULTS) / 1000, stallSamples: DEFAULTS.stallSamples }).map(panel),
 });
 
 /** Grafana's data-source provisioning file (YAML is a superset of JSON, so this is JSON text). */

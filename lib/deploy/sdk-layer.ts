@@ -4,8 +4,8 @@ import type { build as esbuildBuild, Plugin } from 'esbuild';
 import { SDK_EXPORTS, SDK_PACKAGES, type SdkPackage } from '../aws/sdk';
 
 /**
- * The AWS SDK as a Lambda layer, so each function's zip holds only the fleet's own code (issue
- * 13: ≤ 250 KiB) while the SDK stays the version package-lock.json pins, not whatever the
+ * The AWS SDK as a Lambda layer, so each function's zip holds only the fleet's own code (at most
+ * 250 KiB) while the SDK stays the version package-lock.json pins, not whatever the
  * runtime ships. The functions are bundled with `@aws-sdk/*` external (serverless.yml); Lambda
  * finds the packages in `/opt/nodejs/node_modules`, ahead of the runtime's own SDK on NODE_PATH
  * (Lambda developer guide, "Working with layers for Node.js Lambda functions").

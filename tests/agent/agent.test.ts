@@ -1,24 +1,39 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Agent } from '../../agent/agent';
 import { readProc } from '../../agent/proc';
 import { proofPath, workerPidPath, writeJsonAtomic } from '../../agent/registry';
 import { bootId } from '../../agent/runtime/boot';
 import { mono } from '../../agent/runtime/clock';
 import type { TriggerReason, WatchdogTrigger } from '../../lib/aws/trigger';
-import { inTable, StateStore } from '../../lib/aws/state-store';
+import { inTable, StateStore, type StateStoreOptions } from '../../lib/aws/state-store';
 import { KEYS } from '../../lib/core/keys';
 import { MemoryRecords } from '../helpers/memory-records';
-import { buildConfig } from '../../lib/core/config';
+import { buildConfig, type Config } from '../../lib/core/config';
 import { memoryLogger } from '../helpers/memory-logger';
 import { MemoryS3 } from '../helpers/memory-s3';
+
+const NODES = [
+  { name: 'node-1', instanceId: 'mi-00000000000000001' },
+  { name: 'node-2', instanceId: 'mi-00000000000000002' },
+];
+const LEADER = {
+  version: 1,
+  primary: 'node-1',
+  epoch: 1,
+  renewals: 0,
+  reason: 't',
+  changedBy: 't',
+  previous: null,
+  handover: 'immediate',
+};
 
 /** A 2-node agent on real timers, its periods in tens of milliseconds. */
 const fastConfig = (nodeName: string, leaseRenewSeconds: number) => ({
   ...buildConfig({}, {
-    nodes: [{ name: 'node-1', instanceId: 'mi-00000000000000001' }, { name: 'node-2', instanceId: 'mi-00000000000000002' }],
+    nodes: NODES,
     sampleIntervalSeconds: 0.05,
     syncIntervalSeconds: 0.1,
     completionWindowSeconds: 1,
@@ -29,6 +44,31 @@ const fastConfig = (nodeName: string, leaseRenewSeconds: number) => ({
   nodeName,
   dataDir: mkdtempSync(join(tmpdir(), 'qf-agent-')),
 });
+/** A renewal every 50 ms, a sample every 200 ms; the lease fences after 550 ms. */
+const slowSamples = (nodeName: string) => ({
+  ...fastConfig(nodeName, 0.05),
+  leaseExpirySeconds: 0.6,
+  sampleIntervalSeconds: 0.2,
+  syncIntervalSeconds: 0.4,
+  heartbeatKeepAliveSeconds: 60,
+});
+
+const storeOf = (over: Partial<StateStoreOptions> = {}): StateStore =>
+  new StateStore(new S3Client({ region: 'us-west-2' }), {
+    bucket: 'b',
+    prefix: 'peer-sync/',
+    maxObjectBytes: 1 << 20,
+    ...over,
+  });
+type NodeConfig = Config & { nodeName: string };
+const agentOf = (config: NodeConfig, store: StateStore, trigger: WatchdogTrigger | null = null): Agent =>
+  new Agent({ config, store, queue: null, log: memoryLogger().log, now: Date.now, alerts: null, trigger });
+/** This test process stands in for the worker of `dataDir`: a live process named by the pid file. */
+const standIn = async (dataDir: string): Promise<string> => {
+  const me = await readProc(process.pid);
+  await writeJsonAtomic(workerPidPath(dataDir), { pid: process.pid, startTicks: me!.startTicks });
+  return `${process.pid}:${me!.startTicks}`;
+};
 
 describe('Agent', () => {
   let s3: MemoryS3;
@@ -36,14 +76,15 @@ describe('Agent', () => {
     s3 = new MemoryS3();
   });
   afterAll(() => s3.restore());
+  const heartbeatPuts = (node: string): number =>
+    s3.puts.filter((p) => p.key === `peer-sync/nodes/${node}/heartbeat.json`).length;
 
-  it('renews its lease on its own loop while a peer-sync round hangs, so a slow manifest never demotes the primary', async () => {
+  it('renews its lease on its own loop while a peer-sync round hangs: a slow manifest never demotes it', async () => {
     const config = fastConfig('node-1', 0.1);
-    s3.set('peer-sync/leader.json', { version: 1, primary: 'node-1', epoch: 1, renewals: 0, reason: 't', changedBy: 't', previous: null, handover: 'immediate' });
+    s3.set('peer-sync/leader.json', LEADER);
     // Every manifest read hangs: each peer-sync round blocks on its first request.
     const release = s3.stallReads((k) => k.startsWith('peer-sync/manifest'));
-    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
-    const agent = new Agent({ config, store, queue: null, log: memoryLogger().log, now: Date.now, alerts: null, trigger: null });
+    const agent = agentOf(config, storeOf());
     await agent.start();
     await new Promise((r) => setTimeout(r, 1_000));
     const renewals = s3.puts.filter((p) => p.key === 'peer-sync/leader.json').length;
@@ -57,124 +98,86 @@ describe('Agent', () => {
     const config = fastConfig('node-2', 0.05);
     s3.set('peer-sync/leader.json', '{"version":1,"primary":"node-1"\u0000 damaged');
     const invoke = jest.fn<Promise<void>, [TriggerReason]>(() => Promise.resolve());
-    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
-    const agent = new Agent({ config, store, queue: null, log: memoryLogger().log, now: Date.now, alerts: null, trigger: { invoke } as unknown as WatchdogTrigger });
+    const agent = agentOf(config, storeOf(), { invoke } as unknown as WatchdogTrigger);
     await agent.start();
     await new Promise((r) => setTimeout(r, 500));
     await agent.close();
     // Read at least a few times in half a second; the one damaged version is told once.
-    expect(s3.mock.commandCalls(GetObjectCommand).filter((c) => c.args[0].input.Key === 'peer-sync/leader.json').length).toBeGreaterThan(3);
-    expect(invoke.mock.calls.map(([why]) => why)).toEqual([{ node: 'node-2', reason: 'leader-damaged', detail: expect.stringMatching(/leader\.json/) }]);
+    const reads = s3.mock.commandCalls(GetObjectCommand).filter((c) => c.args[0].input.Key === 'peer-sync/leader.json');
+    expect(reads.length).toBeGreaterThan(3);
+    const told = { node: 'node-2', reason: 'leader-damaged', detail: expect.stringMatching(/leader\.json/) };
+    expect(invoke.mock.calls.map(([why]) => why)).toEqual([told]);
   });
 
-  it("as a healthy primary, lets its lease renewals carry its samples and writes its heartbeat only with news: at once when its worker is gone", async () => {
-    // A renewal every 50 ms, a sample every 200 ms: only a renewal late by a whole sample interval
-    // (an event loop held that long on a loaded machine) is written for, and the lease fences after 550 ms.
-    const config = { ...fastConfig('node-1', 0.05), leaseExpirySeconds: 0.6, sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, heartbeatKeepAliveSeconds: 60 };
-    s3.set('peer-sync/leader.json', { version: 1, primary: 'node-1', epoch: 1, renewals: 0, reason: 't', changedBy: 't', previous: null, handover: 'immediate' });
-    // This test process stands in for the worker: a live process named by the pid file.
-    const me = await readProc(process.pid);
-    await writeJsonAtomic(workerPidPath(config.dataDir), { pid: process.pid, startTicks: me!.startTicks });
-    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
-    const agent = new Agent({ config, store, queue: null, log: memoryLogger().log, now: Date.now, alerts: null, trigger: null });
-    const heartbeats = (): number => s3.puts.filter((p) => p.key === 'peer-sync/nodes/node-1/heartbeat.json').length;
+  it('as a healthy primary, writes its heartbeat only with news: at once when its worker is gone', async () => {
+    const config = slowSamples('node-1');
+    s3.set('peer-sync/leader.json', LEADER);
+    await standIn(config.dataDir);
+    const agent = agentOf(config, storeOf());
     try {
       await agent.start();
       await new Promise((r) => setTimeout(r, 2_000));
-      const quiet = heartbeats();
-      const hb = s3.json('peer-sync/nodes/node-1/heartbeat.json') as { boot: string; samples: { seq: number }[] };
-      const beat = (s3.json('peer-sync/leader.json') as { beat?: { boot: string; seq: number } }).beat;
-      // About 10 samples in 2 s: the first written (and one for each renewal that came late), the rest carried by the lease.
+      // About 10 samples in 2 s: the first written, the rest only if they bring news.
+      const quiet = heartbeatPuts('node-1');
       expect(quiet).toBeLessThanOrEqual(4);
-      expect(beat).toEqual({ boot: hb.boot, seq: expect.any(Number) });
-      expect(beat!.seq).toBeGreaterThanOrEqual(4);
       // The worker is gone: every sample fails, and each is written.
       rmSync(workerPidPath(config.dataDir));
       await new Promise((r) => setTimeout(r, 1_200));
-      expect(heartbeats() - quiet).toBeGreaterThanOrEqual(3);
-      expect((s3.json('peer-sync/nodes/node-1/heartbeat.json') as { samples: { workerProcesses: number }[] }).samples.at(-1)?.workerProcesses).toBe(0);
+      expect(heartbeatPuts('node-1') - quiet).toBeGreaterThanOrEqual(3);
+      const hb = s3.json('peer-sync/nodes/node-1/heartbeat.json') as { samples: { workerProcesses: number }[] };
+      expect(hb.samples.at(-1)?.workerProcesses).toBe(0);
     } finally {
       await agent.close();
     }
   });
 
-  it('stops carrying its samples on the lease once S3 has taken nothing of it for a sync and a sample interval: a primary cut off from S3 goes silent', async () => {
-    const config = { ...fastConfig('node-1', 0.05), leaseExpirySeconds: 0.6, sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, heartbeatKeepAliveSeconds: 60 };
-    const me = await readProc(process.pid);
-    await writeJsonAtomic(workerPidPath(config.dataDir), { pid: process.pid, startTicks: me!.startTicks });
-    // The lease in the control table (DynamoDB stays reachable), everything else in S3.
-    const table = new MemoryRecords();
-    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20, requestRetry: { attempts: 1, baseMs: 1, capMs: 1 }, records: { owns: inTable, store: table } });
-    const agent = new Agent({ config, store, queue: null, log: memoryLogger().log, now: Date.now, alerts: null, trigger: null });
-    const beat = (): unknown => (JSON.parse(table.items.get(KEYS.leader)?.text ?? '{}') as { beat?: unknown }).beat;
-    try {
-      await agent.start();
-      await new Promise((r) => setTimeout(r, 1_000));
-      expect(beat()).toEqual({ boot: expect.any(String), seq: expect.any(Number) });
-      const refused = Object.assign(new Error('We encountered an internal error.'), { name: 'InternalError', $metadata: { httpStatusCode: 500 } });
-      s3.mock.on(PutObjectCommand).rejects(refused).on(GetObjectCommand).rejects(refused);
-      await new Promise((r) => setTimeout(r, 1_500));
-      expect((JSON.parse(table.items.get(KEYS.leader)?.text ?? '{}') as { primary?: string }).primary).toBe('node-1');
-      expect(beat()).toBeUndefined();
-    } finally {
-      await agent.close();
-    }
-  });
-
-  it("as a standby, writes each sample's number to its beat item and its heartbeat only with news; the primary carries how long it has been quiet, and pokes the watchdog once it is", async () => {
-    const config = (node: string) => ({ ...fastConfig(node, 0.05), leaseExpirySeconds: 0.6, sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, heartbeatKeepAliveSeconds: 60 });
-    const c1 = config('node-1');
-    const c2 = config('node-2');
-    const me = await readProc(process.pid);
+  it("as a standby, writes each sample's number to its beat item and its heartbeat only with news", async () => {
+    const c1 = slowSamples('node-1');
+    const c2 = slowSamples('node-2');
     // This test process stands in for both workers, and the standby's keeps passing its self-test.
-    for (const c of [c1, c2]) await writeJsonAtomic(workerPidPath(c.dataDir), { pid: process.pid, startTicks: me!.startTicks });
-    const prove = async (): Promise<void> => writeJsonAtomic(proofPath(c2.dataDir), { boot: bootId(), at: mono(), ok: true, worker: `${process.pid}:${me!.startTicks}` });
+    await standIn(c1.dataDir);
+    const worker = await standIn(c2.dataDir);
+    const prove = async (): Promise<void> =>
+      writeJsonAtomic(proofPath(c2.dataDir), { boot: bootId(), at: mono(), ok: true, worker });
     await prove();
     const proving = setInterval(() => void prove(), 100);
     const table = new MemoryRecords();
-    table.items.set(KEYS.leader, { text: JSON.stringify({ version: 1, primary: 'node-1', epoch: 1, renewals: 0, reason: 't', changedBy: 't', previous: null, handover: 'immediate' }), version: 1 });
-    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20, requestRetry: { attempts: 1, baseMs: 1, capMs: 1 }, records: { owns: inTable, store: table } });
-    const pokes: TriggerReason[] = [];
-    const trigger = { invoke: (why: TriggerReason) => Promise.resolve(void pokes.push(why)) } as unknown as WatchdogTrigger;
-    const primary = new Agent({ config: c1, store, queue: null, log: memoryLogger().log, now: Date.now, alerts: null, trigger });
-    const standby = new Agent({ config: c2, store, queue: null, log: memoryLogger().log, now: Date.now, alerts: null, trigger: null });
-    const peers = (): Record<string, { seq: number; quietMs: number }> | undefined => (JSON.parse(table.items.get(KEYS.leader)?.text ?? '{}') as { peers?: Record<string, { seq: number; quietMs: number }> }).peers;
-    const beatSeq = (): number => (JSON.parse(table.items.get(KEYS.beat('node-2'))?.text ?? '{}') as { seq?: number }).seq ?? -1;
+    table.items.set(KEYS.leader, { text: JSON.stringify(LEADER), version: 1 });
+    const requestRetry = { attempts: 1, baseMs: 1, capMs: 1 };
+    const store = storeOf({ requestRetry, records: { owns: inTable, store: table } });
+    const primary = agentOf(c1, store);
+    const standby = agentOf(c2, store);
+    const item = (key: string): Record<string, unknown> =>
+      JSON.parse(table.items.get(key)?.text ?? '{}') as Record<string, unknown>;
     try {
       await primary.start();
       await standby.start();
       await new Promise((r) => setTimeout(r, 2_000));
-      // About 10 samples in 2 s: each in the beat item, the heartbeat only the first (and one a late self-test may cost).
-      expect(beatSeq()).toBeGreaterThanOrEqual(7);
-      expect(s3.puts.filter((p) => p.key === 'peer-sync/nodes/node-2/heartbeat.json').length).toBeLessThanOrEqual(3);
-      expect(peers()?.['node-2']?.seq).toBeGreaterThanOrEqual(beatSeq() - 1);
-      expect(peers()?.['node-2']?.quietMs).toBeLessThan(400);
-      const quietPokes = (): TriggerReason[] => pokes.filter((p) => p.reason === 'peer-quiet');
-      expect(quietPokes()).toEqual([]);
-      // The standby's agent stops: within a few renewals after two sample intervals, the lease says so and the watchdog is called once.
-      await standby.close();
-      await new Promise((r) => setTimeout(r, 1_000));
-      expect(peers()?.['node-2']?.quietMs).toBeGreaterThanOrEqual(400);
-      expect(quietPokes()).toEqual([{ node: 'node-2', reason: 'peer-quiet', detail: expect.any(String) }]);
+      // About 10 samples in 2 s: each in the beat item, the heartbeat only the first (and one a late
+      // self-test may cost).
+      expect(item(KEYS.beat('node-2')).seq).toBeGreaterThanOrEqual(7);
+      expect(heartbeatPuts('node-2')).toBeLessThanOrEqual(3);
+      // The lease says nothing of the standby: the watchdog reads its beat itself.
+      expect(item(KEYS.leader)).toMatchObject({ primary: 'node-1' });
+      expect(item(KEYS.leader)).not.toHaveProperty('peers');
     } finally {
       clearInterval(proving);
       await Promise.all([primary.close(), standby.close()]);
     }
   });
 
-  it('carries its own figures on each sample: its last peer-sync round, the CAS races it lost, and as primary the lease it has left', async () => {
+  it('carries its own figures on each sample: its last sync, CAS races lost, as primary its lease left', async () => {
     const config = fastConfig('node-1', 0.1);
-    const leader = { version: 1, primary: 'node-1', epoch: 1, renewals: 0, reason: 't', changedBy: 't', previous: null, handover: 'immediate' };
-    s3.set('peer-sync/leader.json', leader);
-    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
-    const agent = new Agent({ config, store, queue: null, log: memoryLogger().log, now: Date.now, alerts: null, trigger: null });
+    s3.set('peer-sync/leader.json', LEADER);
+    const agent = agentOf(config, storeOf());
     await agent.start();
     await new Promise((r) => setTimeout(r, 300));
     // Another writer's version under the primary: its next renewal loses the race.
-    s3.set('peer-sync/leader.json', { ...leader, renewals: 1_000 });
+    s3.set('peer-sync/leader.json', { ...LEADER, renewals: 1_000 });
     await new Promise((r) => setTimeout(r, 400));
     await agent.close();
-    const newest = (s3.json('peer-sync/nodes/node-1/heartbeat.json') as { samples: Record<string, unknown>[] }).samples.at(-1);
+    const hb = s3.json('peer-sync/nodes/node-1/heartbeat.json') as { samples: Record<string, unknown>[] };
+    const newest = hb.samples.at(-1);
     expect(newest?.syncMs).toEqual(expect.any(Number));
     expect(newest?.casConflicts).toBeGreaterThanOrEqual(1);
     expect(newest?.leaseLeftMs).toBeGreaterThan(0);
@@ -194,13 +197,14 @@ describe('Agent', () => {
     const fileIoPending = (): boolean => process.getActiveResourcesInfo().some((r) => r.startsWith('FSReq'));
     const drain = async (): Promise<void> => {
       const giveUp = process.hrtime.bigint() + 5_000_000_000n;
-      for (let i = 0; i < 20 || (fileIoPending() && process.hrtime.bigint() < giveUp); i++) await new Promise((r) => setImmediate(r));
+      const more = (i: number): boolean => i < 20 || (fileIoPending() && process.hrtime.bigint() < giveUp);
+      for (let i = 0; more(i); i++) await new Promise((r) => setImmediate(r));
     };
 
     it('samples, renews and syncs each on its own period, and leaves no timer behind once closed', async () => {
       const config = {
         ...buildConfig({}, {
-          nodes: [{ name: 'node-1', instanceId: 'mi-00000000000000001' }, { name: 'node-2', instanceId: 'mi-00000000000000002' }],
+          nodes: NODES,
           sampleIntervalSeconds: 1,
           syncIntervalSeconds: 4,
           completionWindowSeconds: 4,
@@ -211,9 +215,8 @@ describe('Agent', () => {
         nodeName: 'node-1',
         dataDir: mkdtempSync(join(tmpdir(), 'qf-agent-')),
       };
-      s3.set('peer-sync/leader.json', { version: 1, primary: 'node-1', epoch: 1, renewals: 0, reason: 't', changedBy: 't', previous: null, handover: 'immediate' });
-      const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
-      const agent = new Agent({ config, store, queue: null, log: memoryLogger().log, now: Date.now, alerts: null, trigger: null });
+      s3.set('peer-sync/leader.json', LEADER);
+      const agent = agentOf(config, storeOf());
       const started = agent.start();
       await drain();
       await started;

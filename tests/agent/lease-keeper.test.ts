@@ -3,13 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
 import fc from 'fast-check';
-import { LeaseKeeper, type LeaseKeeperDeps } from '../../agent/lease-keeper';
+import { LeaseKeeper } from '../../agent/lease-keeper';
 import { StateStore } from '../../lib/aws/state-store';
 import { buildConfig } from '../../lib/core/config';
-import { decide, type WatchdogSettings } from '../../lib/core/fleet/watchdog';
-import { emptyWatchdogState } from '../../lib/core/fleet/watchdog-state';
-import type { Heartbeat, Leader } from '../../lib/core/schemas';
-import { heartbeat, working } from '../helpers/fixtures';
+import type { Leader } from '../../lib/core/schemas';
 import { memoryLogger } from '../helpers/memory-logger';
 import { MemoryS3 } from '../helpers/memory-s3';
 
@@ -18,8 +15,30 @@ const NODES = [
   { name: 'node-2', instanceId: 'mi-00000000000000002', priority: 2 },
   { name: 'node-3', instanceId: 'mi-00000000000000003', priority: 3 },
 ];
-const SETTINGS: WatchdogSettings = { nodes: NODES, stallSamples: 8, recoverySamples: 2, restartBudgetPerHour: 3, restartVerifySeconds: 60, sampleIntervalSeconds: 15, failoverCooldownSeconds: 300, commandWaitSeconds: 10 };
-const LEADER: Leader = { version: 1, primary: 'node-1', epoch: 1, renewals: 0, reason: 't', changedBy: 't', previous: null, handover: 'immediate' };
+const LEADER: Leader = {
+  version: 1,
+  primary: 'node-1',
+  epoch: 1,
+  renewals: 0,
+  reason: 't',
+  changedBy: 't',
+  previous: null,
+  handover: 'immediate',
+};
+const serverError = (): Error =>
+  Object.assign(new Error('InternalError'), { name: 'InternalError', $metadata: { httpStatusCode: 500 } });
+const configFor = (nodeName: string) => ({
+  ...buildConfig({}, { nodes: NODES }),
+  nodeName,
+  dataDir: mkdtempSync(join(tmpdir(), 'qf-lease-')),
+});
+const storeOf = (): StateStore =>
+  new StateStore(new S3Client({ region: 'us-west-2' }), {
+    bucket: 'b',
+    prefix: 'peer-sync/',
+    maxObjectBytes: 1 << 20,
+    requestRetry: { attempts: 1, baseMs: 1, capMs: 1 },
+  });
 
 /**
  * LeaseKeeper rounds on a clock the test moves (defaults: renew 10 s, expiry 30 s), over the
@@ -38,16 +57,16 @@ describe('LeaseKeeper', () => {
 
   /** Every write of the record is answered `latencyMs` after it was sent, by the test's clock. */
   let latencyMs = 0;
-  const keeper = (nodeName: string, beat?: () => Leader['beat'], onUncarried?: () => void, onTookOver?: LeaseKeeperDeps['onTookOver'], reachable?: () => boolean) => {
-    const config = { ...buildConfig({}, { nodes: NODES }), nodeName, dataDir: mkdtempSync(join(tmpdir(), 'qf-lease-')) };
-    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20, requestRetry: { attempts: 1, baseMs: 1, capMs: 1 } });
+  const keeper = (nodeName: string, reachable?: () => boolean) => {
+    const config = configFor(nodeName);
+    const store = storeOf();
     const replace = store.replace.bind(store);
     store.replace = async (...args: Parameters<StateStore['replace']>) => {
       const etag = await replace(...args);
       t += latencyMs;
       return etag;
     };
-    return new LeaseKeeper({ config, store, log: memoryLogger().log, ready: () => true, clock: () => t, beat, onUncarried, onTookOver, reachable });
+    return new LeaseKeeper({ config, store, log: memoryLogger().log, ready: () => true, clock: () => t, reachable });
   };
   const leader = (): Leader => s3.json('peer-sync/leader.json') as Leader;
 
@@ -79,7 +98,7 @@ describe('LeaseKeeper', () => {
   });
 
   it('takes a lapsed lease, when it cannot reach its stores, only after every node that can', async () => {
-    const blind = keeper('node-2', undefined, undefined, undefined, () => false);
+    const blind = keeper('node-2', () => false);
     const sighted = keeper('node-3');
     await blind.round();
     await sighted.round();
@@ -95,7 +114,7 @@ describe('LeaseKeeper', () => {
   });
 
   it('takes it all the same when no node that can reach its stores took it: behind every node, not never', async () => {
-    const blind = keeper('node-2', undefined, undefined, undefined, () => false);
+    const blind = keeper('node-2', () => false);
     await blind.round();
     const start = t;
     await runUntil(blind, start + 59_999);
@@ -124,7 +143,7 @@ describe('LeaseKeeper', () => {
     expect(standby.current.role).toBe('primary');
   });
 
-  it('sends each renewal a renewal period after the last good one was sent, so any latency under the margin never fences', async () => {
+  it('renews a renewal period after the last good renewal was sent: no latency under the margin fences', async () => {
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 0, max: 9_000 }), async (latency) => {
         s3.set('peer-sync/leader.json', LEADER);
@@ -152,14 +171,15 @@ describe('LeaseKeeper', () => {
   it('retries a failed renewal a quarter period later, not a whole period', async () => {
     const primary = keeper('node-1');
     await primary.round();
-    s3.failNext(Object.assign(new Error('InternalError'), { name: 'InternalError', $metadata: { httpStatusCode: 500 } }));
+    s3.failNext(serverError());
     t += primary.nextDelayMs();
     await primary.round();
     expect(primary.nextDelayMs()).toBe(2_500);
   });
 
   it('drops the handover wait from its renewals once released, so its agent restarting resumes at once', async () => {
-    s3.set('peer-sync/leader.json', { ...LEADER, primary: 'node-2', epoch: 2, previous: 'node-1', handover: 'await-fence' });
+    const handedOver: Leader = { ...LEADER, primary: 'node-2', epoch: 2, previous: 'node-1', handover: 'await-fence' };
+    s3.set('peer-sync/leader.json', handedOver);
     const first = keeper('node-2');
     await first.round();
     expect(first.current.role).toBe('pending');
@@ -173,7 +193,7 @@ describe('LeaseKeeper', () => {
     expect(restarted.current).toMatchObject({ role: 'primary', epoch: 2 });
   });
 
-  it('fences a primary whose renewals fail, at expiry less one renewal period after its last good one was sent', async () => {
+  it('fences a primary whose renewals fail at expiry less a renewal after its last good one was sent', async () => {
     const primary = keeper('node-1');
     // Its first round reads its own record and renews it; the next renews by CAS, without a read.
     await primary.round();
@@ -183,7 +203,7 @@ describe('LeaseKeeper', () => {
     const sent = t;
     expect(primary.current).toMatchObject({ role: 'primary', epoch: 1 });
     // S3 refuses every write from now on.
-    for (let i = 0; i < 10; i++) s3.failNext(Object.assign(new Error('InternalError'), { name: 'InternalError', $metadata: { httpStatusCode: 500 } }));
+    for (let i = 0; i < 10; i++) s3.failNext(serverError());
     t = sent + 10_000;
     await primary.round();
     t = sent + 19_999;
@@ -195,71 +215,23 @@ describe('LeaseKeeper', () => {
     expect(leader().renewals).toBe(2);
   });
 
-  it("carries the agent's newest sample on each renewal, says which one landed, and forgets it when a write fails", async () => {
-    let newest: Leader['beat'] = { boot: 'b1', seq: 3 };
-    const uncarried = jest.fn();
-    const primary = keeper('node-1', () => newest, uncarried);
+  it("writes the record as planned, nothing more: an older agent's `beat` and `peers` are not carried on", async () => {
+    const peers = { 'node-2': { boot: 'b2', seq: 3, quietMs: 0 } };
+    s3.set('peer-sync/leader.json', { ...LEADER, beat: { boot: 'b1', seq: 12 }, peers });
+    const primary = keeper('node-1');
     await primary.round();
-    expect(leader().beat).toEqual({ boot: 'b1', seq: 3 });
-    expect(primary.carried).toEqual({ boot: 'b1', seq: 3 });
-    newest = { boot: 'b1', seq: 4 };
-    t += 10_000;
-    await primary.round();
-    expect(leader().beat).toEqual({ boot: 'b1', seq: 4 });
-    // A renewal that fails carried nothing the watchdog will see: the agent writes its heartbeat instead.
-    s3.failNext(Object.assign(new Error('InternalError'), { name: 'InternalError', $metadata: { httpStatusCode: 500 } }));
-    newest = { boot: 'b1', seq: 5 };
-    t += 10_000;
-    await primary.round();
-    expect(primary.carried).toBeNull();
-    // ... and says so at once, so the agent need not wait for its next sample to write it.
-    expect(uncarried).toHaveBeenCalledTimes(1);
-    // With nothing to carry (S3 refused the agent's last heartbeat), the renewal carries no beat at all.
-    newest = undefined;
-    t += 10_000;
-    await primary.round();
-    expect(leader()).not.toHaveProperty('beat');
-    expect(leader().renewals).toBe(3);
-    expect(uncarried).toHaveBeenCalledTimes(1);
-  });
-
-  it("says in its takeover how long the old primary's last renewal went unchanged, so the watchdog run it triggers judges that node silent at once", async () => {
-    s3.set('peer-sync/leader.json', { ...LEADER, renewals: 6, beat: { boot: 'b1', seq: 12 } });
-    const lapsed = jest.fn();
-    const written: Leader[] = [];
-    const standby = keeper('node-2', undefined, undefined, (l) => {
-      lapsed(l);
-      written.push(leader());
-    });
+    expect(leader()).toEqual({ ...LEADER, renewals: 1 });
+    // A standby that takes the lease over writes none of them either.
+    s3.set('peer-sync/leader.json', { ...LEADER, renewals: 6, beat: { boot: 'b1', seq: 12 }, peers });
+    const standby = keeper('node-2');
     await standby.round();
-    const start = t;
-    await runUntil(standby, start + 40_000);
-    // The takeover record (its renewals carry what the agent's peer watch goes on to say).
-    expect(written).toHaveLength(1);
-    const [record] = written as [Leader];
-    expect(record).toMatchObject({ primary: 'node-2', epoch: 2, previous: 'node-1' });
-    const quiet = record.peers?.['node-1'];
-    expect(quiet).toMatchObject({ boot: 'b1', seq: 12 });
-    // A full expiry of unchanged reads, never more than this node watched.
-    expect(quiet!.quietMs).toBeGreaterThanOrEqual(30_000);
-    expect(quiet!.quietMs).toBeLessThanOrEqual(40_000);
-    expect(lapsed).toHaveBeenCalledWith({ node: 'node-1', ...quiet });
-    // The watchdog saw sample 12 first only 5 s before the takeover (by its own clock); the
-    // takeover's word makes node-1 silent in the run it triggers, not a schedule period later.
-    const W0 = 1_800_000_000_000;
-    // node-1's heartbeat object is older (a primary rewrites it only with news); node-2's is fresh.
-    const hb = (): Map<string, Heartbeat> =>
-      new Map([
-        ['node-1', heartbeat('node-1', working(0, 11), 'b1')],
-        ['node-2', { ...heartbeat('node-2', working(0, 6), 'b2'), role: 'primary' }],
-      ]);
-    const watch = decide(emptyWatchdogState(), { ...LEADER, renewals: 6, beat: { boot: 'b1', seq: 12 } }, hb(), W0, SETTINGS);
-    expect(watch.state.nodes['node-1']?.seen).toMatchObject({ boot: 'b1', seq: 12, at: W0 });
-    const run = decide(watch.state, record, hb(), W0 + 5_000, SETTINGS);
-    expect(run.actions.flatMap((a) => (a.kind === 'publish' ? [`${a.event.kind} ${a.event.node}`] : []))).toContain('REDUNDANCY_LOST node-1');
+    await runUntil(standby, t + 35_000);
+    expect(leader()).toMatchObject({ primary: 'node-2', epoch: 2, previous: 'node-1' });
+    expect(leader()).not.toHaveProperty('beat');
+    expect(leader()).not.toHaveProperty('peers');
   });
 
-  it('renews in the same round over a record the watchdog rebuilt for it (same epoch, a new version), so a fenced primary resumes a renewal sooner', async () => {
+  it('renews at once over a record the watchdog rebuilt for it (same epoch, a new version)', async () => {
     const primary = keeper('node-1');
     await primary.round();
     const sent = t;
@@ -272,7 +244,8 @@ describe('LeaseKeeper', () => {
     }
     expect(primary.current.role).not.toBe('primary');
     // The watchdog rebuilds it: the same epoch, this node, renewals from 0 (lib/core/fleet/repair.ts).
-    s3.set('peer-sync/leader.json', { ...LEADER, renewals: 0, changedBy: 'watchdog', reason: 'rebuilt by the watchdog' });
+    const rebuilt: Leader = { ...LEADER, renewals: 0, changedBy: 'watchdog', reason: 'rebuilt by the watchdog' };
+    s3.set('peer-sync/leader.json', rebuilt);
     t = sent + 30_000;
     await primary.round();
     // One round: its renewal lost the race, it read the rebuilt record, and renewed over it.
@@ -280,19 +253,25 @@ describe('LeaseKeeper', () => {
     expect(primary.current).toMatchObject({ role: 'primary', epoch: 1 });
   });
 
-  it('tells of each damaged version of leader.json once, from the primary and from a standby, so the agent pokes the watchdog', async () => {
+  it('tells of each damaged version of leader.json once, from the primary and from a standby', async () => {
     const told: Record<string, string[]> = { 'node-1': [], 'node-2': [] };
     const make = (name: 'node-1' | 'node-2') => {
-      const config = { ...buildConfig({}, { nodes: NODES }), nodeName: name, dataDir: mkdtempSync(join(tmpdir(), 'qf-lease-')) };
-      const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20, requestRetry: { attempts: 1, baseMs: 1, capMs: 1 } });
-      return new LeaseKeeper({ config, store, log: memoryLogger().log, ready: () => true, clock: () => t, onDamaged: (detail) => told[name].push(detail) });
+      return new LeaseKeeper({
+        config: configFor(name),
+        store: storeOf(),
+        log: memoryLogger().log,
+        ready: () => true,
+        clock: () => t,
+        onDamaged: (detail) => told[name].push(detail),
+      });
     };
     const primary = make('node-1');
     const standby = make('node-2');
     await primary.round();
     await standby.round();
     s3.set('peer-sync/leader.json', '{"version":1,"primary":"node-1","epo\u0000 not json');
-    // The primary finds it on its next renewal (a lost race, then a read); the standby on its next read. Later rounds add nothing.
+    // The primary finds it on its next renewal (a lost race, then a read); the standby on its next read.
+    // Later rounds add nothing.
     for (let i = 1; i <= 3; i++) {
       t += 10_000;
       await primary.round();
@@ -311,7 +290,8 @@ describe('LeaseKeeper', () => {
   it('does not renew at once over a record that moved to another epoch, even one naming it', async () => {
     const primary = keeper('node-1');
     await primary.round();
-    s3.set('peer-sync/leader.json', { ...LEADER, epoch: 2, renewals: 0, handover: 'await-fence', changedBy: 'watchdog' });
+    const moved: Leader = { ...LEADER, epoch: 2, renewals: 0, handover: 'await-fence', changedBy: 'watchdog' };
+    s3.set('peer-sync/leader.json', moved);
     t += 10_000;
     await primary.round();
     expect(leader()).toMatchObject({ epoch: 2, renewals: 0 });

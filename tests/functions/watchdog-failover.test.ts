@@ -30,16 +30,20 @@ describe('watchdog handler: failover', () => {
     });
     resetForTests();
     s3.set('peer-sync/leader.json', { version: 1, primary: 'node-1', epoch: 7, renewals: 40, reason: 't', changedBy: 't', previous: null, handover: 'immediate' });
-    // node-1 was last heard 40 s ago (by the watchdog's own record); node-2 reports fresh samples.
+    // node-1 last renewed 100 s ago (by the watchdog's own record); node-2 reports fresh samples.
     const node1 = heartbeat('node-1', working(0, 9));
     s3.set('peer-sync/nodes/node-1/heartbeat.json', node1);
     s3.set('peer-sync/nodes/node-2/heartbeat.json', { ...heartbeat('node-2', working(0, 9).map((s) => ({ ...s, epochSeen: 7, consumingEpoch: null }))), role: 'standby' });
-    const quiet = { counter: emptyCounter(), incident: null, restartTimes: [], incidents: 0 };
+    const quiet = { counter: emptyCounter(), incident: null, restartTimes: [], rejoinTimes: [], incidents: 0 };
+    // The lease has not changed for 100 s by the watchdog's clock, which judged 30 s ago.
+    const now = Date.now();
     s3.set('peer-sync/watchdog/state.json', {
-      version: 1,
+      version: 2,
       revision: 3,
       lastFailoverAt: null,
-      nodes: { 'node-1': { ...quiet, seen: { boot: 'boot-1', seq: 8, at: Date.now() - 40_000 } }, 'node-2': { ...quiet, seen: { boot: 'boot-1', seq: 7, at: Date.now() - 10_000 } } },
+      judgedAt: now - 30_000,
+      lease: { primary: 'node-1', epoch: 7, renewals: 40, changedAt: now - 100_000 },
+      nodes: { 'node-1': { ...quiet, newest: { boot: 'boot-1', seq: 8, changedAt: now - 40_000 } }, 'node-2': { ...quiet, newest: { boot: 'boot-1', seq: 7, changedAt: now - 10_000 } } },
     });
   });
   afterAll(() => {

@@ -15,7 +15,6 @@ export interface RecordWrite {
 export class MemoryRecords implements RecordStore {
   readonly items = new Map<string, { text: string; version: number }>();
   readonly writes: RecordWrite[] = [];
-  readonly counts = { troubledReads: 0 };
 
   read<S extends z.ZodType>(key: string, schema: S): Promise<Versioned<z.output<S>> | null> {
     const item = this.items.get(key);

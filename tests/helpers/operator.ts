@@ -74,7 +74,7 @@ const recent = (now: number, over: Partial<Sample> = {}): Sample[] => [0, 1, 2, 
 const leaderAt1: Leader = { version: 1, primary: 'node-1', epoch: 1, renewals: 12, reason: 'drill bootstrap', changedBy: 'drill', previous: null, handover: 'immediate' };
 
 const watchdogState = (now: number): WatchdogState => {
-  const quiet = { counter: emptyCounter(), incident: null, restartTimes: [], rejoinTimes: [], incidents: 0, seen: null };
+  const quiet = { counter: emptyCounter(), incident: null, restartTimes: [], rejoinTimes: [], incidents: 0, newest: null };
   return {
     version: 2,
     revision: 7,
@@ -94,7 +94,7 @@ const watchdogState = (now: number): WatchdogState => {
         restartTimes: [now - 58_000],
         rejoinTimes: [],
         incidents: 1,
-        seen: null,
+        newest: null,
       },
       'node-2': { ...quiet, counter: { ...emptyCounter(), boot: 'boot-1', lastSeq: 3, healthy: 4 } },
       'node-3': quiet,

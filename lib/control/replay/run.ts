@@ -3,7 +3,8 @@ import { eventKeyParts } from '../../core/views/event-query';
 import { eventKey, fleetEventSchema, type FleetEvent } from '../../core/events';
 import { KEYS, PREFIXES } from '../../core/keys';
 import { claimStaleMs } from '../../core/fleet/ladder';
-import { evidenceOf, readyStandbys, updateSeen } from '../../core/fleet/liveness';
+import { lostAfterMs, newestSample, observe } from '../../core/fleet/membership';
+import { readyStandbys } from '../../core/fleet/readiness';
 import { planReplay, type ReplayAction, type ReplayPlan } from '../../core/views/replay';
 import type { ReplayRef, ReplayRequest } from '../../core/views/replay-input';
 import { advance } from '../../core/fleet/incident';
@@ -46,9 +47,10 @@ const gather = async (deps: WatchdogDeps, event: FleetEvent): Promise<ReplayPlan
   ]);
   const now = deps.now();
   const watches: Record<string, NodeWatch> = {};
-  for (const [name, watch] of Object.entries(state.nodes)) watches[name] = updateSeen(watch, heartbeats.get(name), now, evidenceOf(leader, name, beats));
+  for (const [name, watch] of Object.entries(state.nodes)) watches[name] = observe(watch, newestSample(heartbeats.get(name), beats.get(name)), now);
   const written = new Set(keys.flatMap((k) => eventKeyParts(k)?.kind ?? []));
-  const ready = leader === null ? [] : readyStandbys(deps.config.nodes, watches, heartbeats, leader, now, deps.config.sampleIntervalSeconds * 1000).map((n) => n.name);
+  const standbys = { nodes: deps.config.nodes, watches, heartbeats, now, sampleMs: deps.config.sampleIntervalSeconds * 1000 };
+  const ready = leader === null ? [] : readyStandbys({ ...standbys, leader, lostMs: lostAfterMs(deps.config) }).map((n) => n.name);
   return planReplay({
     event,
     leader,

@@ -1,14 +1,12 @@
 import { CorruptObjectError, describeError, FleetError } from '../../core/errors';
 import { eventOfKey, KEYS, PREFIXES } from '../../core/keys';
-import { isSilent, seenBy, suspectWaitMs, type BeatRef, type Beats, type Confirmation, type Sight } from '../../core/fleet/liveness';
-import { beatSchema, heartbeatSchema, type Heartbeat, type Leader } from '../../core/schemas';
-import { decide, withAdmission, type WatchdogAction } from '../../core/fleet/watchdog';
+import type { BeatRef, Beats } from '../../core/fleet/membership';
+import { beatSchema, heartbeatSchema, type Heartbeat } from '../../core/schemas';
+import { decide, suspects, type Inputs, type WatchdogAction } from '../../core/fleet/watchdog';
 import { emfDocuments } from '../../core/metrics/emf';
 import { watchdogMetricValues } from '../../core/metrics/watchdog-metrics';
-import { stateDamageEvent, withLeaderRepair } from '../../core/fleet/repair';
-import { readsFailureQueues, withDeadLetters, withRise } from '../../core/fleet/dead-letters';
-import { withIntakeWait } from '../../core/fleet/intake-wait';
-import type { QueueDepths } from '../../aws/intake';
+import { stateDamageEvent } from '../../core/fleet/repair';
+import { readsFailureQueues } from '../../core/fleet/dead-letters';
 import { seededState, watchdogStateSchema, type WatchdogState } from '../../core/fleet/watchdog-state';
 import { emit, findRestart, sendCommand, verify } from './actions';
 import { withLogFields } from '../../log';
@@ -78,10 +76,9 @@ export const readBeats = async ({ store, config, log }: WatchdogDeps): Promise<B
   return found;
 };
 
-const quarantine = (deps: WatchdogDeps, found: (error: CorruptObjectError) => void) => async (error: CorruptObjectError): Promise<void> => {
+const quarantine = (deps: WatchdogDeps) => async (error: CorruptObjectError): Promise<void> => {
   await deps.store.quarantine(KEYS.watchdogState, error.message, deps.now());
   deps.log.error({ err: error.message }, 'watchdog state corrupt: copied aside and rebuilt from the next samples');
-  found(error);
 };
 
 /** The state a rebuild starts from: incident numbers carried on from the events written (seededState). */
@@ -136,115 +133,77 @@ const describeAction = (action: WatchdogAction): string => {
   }
 };
 
-/** Asks Lightsail and SSM about nodes that went silent; nobody else costs a request. */
-const confirmSilent = async (deps: WatchdogDeps, state: WatchdogState, heartbeats: ReadonlyMap<string, Heartbeat>, leader: Leader | null, sight: Pick<Sight, 'beats' | 'earlier'>, now: number): Promise<Map<string, Confirmation>> => {
-  const sampleMs = deps.config.sampleIntervalSeconds * 1000;
-  const silent = deps.config.nodes.filter((spec) => {
-    const watch = state.nodes[spec.name];
-    return watch !== undefined && isSilent(seenBy(watch, heartbeats.get(spec.name), now, spec.name, leader, sight), now, sampleMs);
-  });
-  const found = await Promise.all(silent.map(async (spec) => [spec.name, await deps.probe.confirm(spec)] as const));
-  return new Map(found);
-};
+/** What one attempt gathered: the state it judges and everything read for the judgement. */
+interface Gathered {
+  state: WatchdogState;
+  inputs: Inputs;
+  damaged: CorruptObjectError | null;
+  /** Heartbeats that were corrupt or named another node. */
+  rejected: string[];
+}
 
-/** The leader record, every heartbeat and beat, and when this look started if its reads needed retries. */
-const look = async (deps: WatchdogDeps, rejected: string[]) => {
-  const from = deps.now();
-  const troubledBefore = deps.store.counts.troubledReads;
-  const [record, heartbeats, beats] = await Promise.all([readLeaderRecord(deps), readHeartbeats(deps, rejected), readBeats(deps)]).catch((error: unknown) => {
-    deps.sight.failing = true;
-    throw error;
+/**
+ * Reads the leader record, every heartbeat and beat, asks Lightsail and SSM about the nodes
+ * judged gone, and reads the queues' depths on admitting runs. Only I/O; `decide` judges.
+ */
+const gather = async (deps: WatchdogDeps, state: WatchdogState, admit: boolean, rejected: string[]): Promise<Inputs> => {
+  const [record, heartbeats, beats] = await Promise.all([readLeaderRecord(deps), readHeartbeats(deps, rejected), readBeats(deps)]);
+  const now = deps.now();
+  const seen: Inputs = { now, leader: record.leader, heartbeats, beats, blind: deps.sight.failing, damage: record.damage };
+  const settings = deps.config;
+  const asked = await Promise.all(
+    suspects(state, seen, settings).flatMap((name) => {
+      const spec = settings.nodes.find((n) => n.name === name);
+      return spec === undefined ? [] : [deps.probe.confirm(spec).then((c) => [name, c] as const)];
+    }),
+  );
+  if (!admit || deps.intake === null) return { ...seen, confirmations: new Map(asked) };
+  // Queue depths that cannot be read leave admission as it is this run (nothing admitted).
+  const failureQueues = readsFailureQueues(now, settings.watchdogScheduleSeconds * 1000);
+  const depths = await deps.intake.depths({ failureQueues }).catch((error: unknown) => {
+    deps.log.warn({ err: describeError(error) }, 'queue depths unreadable: nothing admitted this run');
+    return null;
   });
-  return { ...record, heartbeats, beats, troubledSince: deps.store.counts.troubledReads > troubledBefore ? from : null };
+  return { ...seen, confirmations: new Map(asked), depths };
 };
 
 /** The incident an action is a step of, if any. */
 const incidentOf = (action: WatchdogAction): string | undefined => ('incidentId' in action ? action.incidentId : action.kind === 'publish' ? action.event.incidentId : undefined);
 
 /**
- * One watchdog invocation: gather heartbeats and the leader record, let the core decide,
- * store the verdict by CAS (a concurrent invocation that loses re-reads and finds the samples
- * already judged), then carry out the actions the winning write claimed.
+ * One watchdog invocation: gather, decide, store the verdict by CAS (a run that loses gathers
+ * and decides again, and finds the samples already judged), then act on what the write claimed.
  */
 export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean } = {}): Promise<WatchdogRun> => {
-  const rejected: string[] = [];
-  // A run that cannot read what it judges fails as a whole (Lambda retries it); the next run
-  // that gets through then judges no silence it could not see. A look whose reads got through
-  // only after retries does not count its own time toward any node's silence. Each attempt looks
-  // after it has read the state it judges (below), never before: a look older than the state
-  // would apply a leader record another run had already seen replaced (a soak drill: a run that
-  // looked before a failover judged the old primary silent as primary, on top of a state that
-  // had it as a lost standby, and its agent was restarted twice for one fault).
-  let seen: Awaited<ReturnType<typeof look>> | undefined;
-  let now = deps.now();
-  let waited = false;
-  /** The leader record read before the wait, and when: its word stays true for a retried attempt too. */
-  let earlier: Sight['earlier'];
-  let confirmations = new Map<string, Confirmation>();
-  // Admission (backpressure) on the schedule and the nodes' own triggers, not on every heartbeat's notification.
-  const intake = options.admit === false ? null : deps.intake;
-  let depths: QueueDepths | null = null;
-  let damaged: CorruptObjectError | null = null;
-  let rebuilt: WatchdogState | null = null;
-  // The state the stored verdict started from and the one it stored (the last attempt's): the metrics'.
-  let judgedStates: { before: WatchdogState; after: WatchdogState } | null = null;
-  const judged = deps.store.update(
-    KEYS.watchdogState,
-    watchdogStateSchema,
-    (current) => {
-      const state = current ?? rebuilt ?? seededState([]);
-      const settings = { ...deps.config, routed: deps.dns !== null };
-      if (seen === undefined) throw new Error('the watchdog judged before it looked');
-      const { leader, damage, heartbeats, beats, troubledSince } = seen;
-      const judged = decide(state, leader, heartbeats, now, settings, confirmations, { failing: deps.sight.failing, troubledSince, beats, ...(earlier === undefined ? {} : { earlier }) });
-      const admitted = deps.intake === null ? judged : withAdmission(judged, depths, leader, heartbeats, now, settings);
-      // What the queues only failures reach, and input waiting too long, say (no alarm of their own).
-      const risen = withRise('notifierFailures', withDeadLetters(admitted, depths?.deadLetters, leader, now), depths?.notifierFailures, leader, now);
-      const watched = withIntakeWait(risen, depths?.intake, leader, now, deps.config.intakeWaitAlertSeconds * 1000);
-      const verdict = withLeaderRepair(watched, damage, heartbeats, now, settings);
-      judgedStates = { before: state, after: verdict.state };
-      return { value: verdict.changed ? verdict.state : null, result: verdict.actions };
-    },
-    quarantine(deps, (error) => (damaged = error)),
-    async (current) => {
-      // No state stored (the first run) or a damaged one: start from the events' incident numbers.
-      if (current === null) rebuilt ??= await seed(deps);
-      const state = current ?? rebuilt ?? seededState([]);
-      // Rejected heartbeats are reported once, from the first look.
-      seen = await look(deps, seen === undefined ? rejected : []);
-      now = deps.now();
-      // A node one heartbeat late: wait (once, at most an interval, or an interval and a renewal
-      // period for a node the primary reports quiet) until its silence is conclusive rather than
-      // until the next trigger, then look again.
-      const wait = waited ? null : suspectWaitMs(state.nodes, seen.heartbeats, now, deps.config.sampleIntervalSeconds * 1000, seen.leader, deps.config.leaseRenewSeconds * 1000, seen.beats);
-      if (wait !== null) {
-        waited = true;
-        await deps.sleep(wait);
-        // What the record said of the nodes' quiet held before the wait: the wait counts on top of it.
-        earlier = { leader: seen.leader, at: now };
-        seen = await look(deps, []);
-        now = deps.now();
-      }
-      // Confirmations are I/O, so they are gathered before the pure decision.
-      confirmations = await confirmSilent(deps, state, seen.heartbeats, seen.leader, { beats: seen.beats, ...(earlier === undefined ? {} : { earlier }) }, now);
-      // Queue depths that cannot be read leave admission as it is this run (nothing admitted).
-      const failureQueues = readsFailureQueues(now, deps.config.watchdogScheduleSeconds * 1000);
-      depths = intake === null ? null : await intake.depths({ failureQueues }).catch((error: unknown) => {
-        deps.log.warn({ err: describeError(error) }, 'queue depths unreadable: nothing admitted this run');
-        return null;
-      });
-    },
-  );
-  let actions: WatchdogAction[];
+  const settings = { ...deps.config, routed: deps.dns !== null };
+  let outcome: { result: { gathered: Gathered; decided: ReturnType<typeof decide> } };
   try {
-    ({ result: actions } = await judged);
+    outcome = await deps.store.update(
+      KEYS.watchdogState,
+      watchdogStateSchema,
+      (_current, gathered: Gathered) => {
+        const decided = decide(gathered.state, gathered.inputs, settings);
+        return { value: decided.changed ? decided.state : null, result: { gathered, decided } };
+      },
+      quarantine(deps),
+      async (current, damaged): Promise<Gathered> => {
+        const state = current ?? (await seed(deps));
+        const rejected: string[] = [];
+        return { state, inputs: await gather(deps, state, options.admit !== false, rejected), damaged, rejected };
+      },
+    );
   } catch (error) {
+    // The next run that gets through judges no silence it could not see.
     deps.sight.failing = true;
     throw error;
   }
   deps.sight.failing = false;
-  const found = damaged as CorruptObjectError | null;
-  if (found !== null) actions = [{ kind: 'publish', event: stateDamageEvent(found.etag, found.message, seen?.leader?.primary ?? null, deps.now()) }, ...actions];
+  const { gathered, decided } = outcome.result;
+  const damage = gathered.damaged;
+  const leader = gathered.inputs.leader;
+  const now = gathered.inputs.now;
+  const stateDamage = damage === null ? [] : [{ kind: 'publish' as const, event: stateDamageEvent(damage.etag, damage.message, leader?.primary ?? null, deps.now()) }];
+  const actions: WatchdogAction[] = [...stateDamage, ...decided.actions];
   const done: string[] = [];
   const carried: WatchdogAction[] = [];
   for (const action of actions) {
@@ -260,10 +219,11 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
       }
     });
   }
-  const states = judgedStates as { before: WatchdogState; after: WatchdogState } | null;
-  if (deps.config.metrics !== 'off' && states !== null && seen !== undefined) {
-    const values = watchdogMetricValues({ ...states, leader: seen.leader, heartbeats: seen.heartbeats, beats: seen.beats, now, nodes: deps.config.nodes, sampleMs: deps.config.sampleIntervalSeconds * 1000, done: carried, gauges: options.admit !== false });
+  if (deps.config.metrics !== 'off') {
+    const { heartbeats, beats } = gathered.inputs;
+    const judged = { before: gathered.state, after: decided.state, leader, heartbeats, beats, now, nodes: deps.config.nodes };
+    const values = watchdogMetricValues({ ...judged, settings, done: carried, gauges: options.admit !== false });
     for (const doc of emfDocuments(deps.config.metrics, deps.config.bucket, deps.now(), values)) deps.metrics(JSON.stringify(doc));
   }
-  return { nodes: deps.config.nodes.length, heartbeats: seen?.heartbeats.size ?? 0, rejected, actions: done };
+  return { nodes: deps.config.nodes.length, heartbeats: gathered.inputs.heartbeats.size, rejected: gathered.rejected, actions: done };
 };

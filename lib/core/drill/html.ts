@@ -3,7 +3,7 @@ import type { Report } from './report-types';
 import { esc, frameFor, legend, lineChart, timeAxis, xOf, type Frame, type Line } from './svg';
 
 /**
- * A drill's report as one self-contained HTML page (`fleet drill --html FILE`, issue 14): the
+ * A drill's report as one self-contained HTML page (`fleet drill --html FILE`): the
  * timeline of each node's role and epoch with the faults and each incident's steps, the
  * heartbeat ages, the backlog and completions, and the expectations and invariants. Inline CSS
  * and SVG only: no script, no font, no request, so it opens from a mail or an artefact store.

@@ -1,4 +1,4 @@
-/** The drill report and what it is built from (DESIGN section 8), apart from how it is built (report.ts). */
+/** The drill report and what it is built from, apart from how it is built (report.ts). */
 import type { RequestFigures } from './requests';
 import type { Unfired } from './trigger';
 

@@ -24,7 +24,7 @@ export const LOSABLE_KEYS = {
 /** Control objects a `corrupt-object` fault writes garbage over (`heartbeat`: the target node's; `manifest-bucket`: shard `bucket`). */
 export const CORRUPTIBLE_KEYS = ['leader', 'watchdog-state', 'heartbeat', 'manifest-bucket'] as const;
 
-/** Every fault kind of DESIGN section 8, each with its own fields. */
+/** Every fault kind, each with its own fields. */
 export const faultSchema = z.discriminatedUnion('kind', [
   z.strictObject({ ...base, kind: z.literal('stall-worker'), until: z.enum(['restart', 'never']).default('restart') }),
   z.strictObject({ ...base, kind: z.literal('crash-worker') }),
@@ -63,7 +63,7 @@ export const faultSchema = z.discriminatedUnion('kind', [
 export type Fault = z.output<typeof faultSchema>;
 export type FaultKind = Fault['kind'];
 
-/** Fault kinds the drill can inject (all of DESIGN section 8); kept as a set so a future kind can be declared before it is built. */
+/** Fault kinds the drill can inject, kept as a set so a future kind can be declared before it is built. */
 export const SUPPORTED_FAULTS: ReadonlySet<FaultKind> = new Set([
   'stall-worker',
   'crash-worker',

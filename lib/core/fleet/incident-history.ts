@@ -3,7 +3,7 @@ import { advance, openIncident, type Incident, type IncidentKind, type Opening, 
 
 /**
  * An incident's history read back: the kinds written under `events/<incidentId>/`, folded
- * through the same TRANSITIONS the watchdog applies forward (lib/core/fleet/incident.ts). A
+ * through the same tables the watchdog applies forward (lib/core/fleet/incident.ts). A
  * replay uses it to show how far an incident got, open or closed. Pure.
  */
 
@@ -91,7 +91,7 @@ const stepOf = (kind: EventKind): Step | null => {
 };
 
 /**
- * Folds the kinds written under `events/<incident>/` through TRANSITIONS, in the order the
+ * Folds the kinds written under `events/<incident>/` through its kind's table, in the order the
  * ladder writes them (each kind is written at most once per incident). A PROMOTED event closes
  * the fold: the failover it belongs to made the new primary. REDUNDANCY_LOST does not say
  * whether an agent restart was claimed; the restart's own later steps do.

@@ -1,120 +1,15 @@
-import type { Config, NodeSpec } from '../config';
-import type { EventKind, FleetEvent } from '../events';
-import { classifySilence, isSilent, PROOF_INTERVALS, readyStandbys, UNREADY_SAMPLES, unreadyWorker, workerFault, type Confirmation } from './liveness';
-import type { Heartbeat, Leader } from '../schemas';
-import { isStalled, type StallCounter } from './stall';
-import { advance, openIncident, type FailoverPlan, type Incident, type IncidentKind, type Opening, type Step } from './incident';
-import { next, outstandingRestart, replacedWorker, type Timing } from './incident-pending';
-import { makeEvent } from './watchdog-events';
+import type { NodeSpec } from '../config';
+import { classify, type Confirmation, type Silence } from './liveness';
+import { isLost } from './membership';
+import { PROOF_INTERVALS, readyStandbys, UNREADY_SAMPLES, unreadyWorker, workerFault } from './readiness';
+import { isStalled } from './stall';
+import { advance, type FailoverPlan, type Opening } from './incident';
+import { next, replacedWorker } from './incident-pending';
 import type { NodeWatch } from './watchdog-state';
+import { move, open, timing, type LadderContext, type WatchdogAction, type WatchdogSettings } from './ladder-context';
+import { claimRestart, progressRestart, recentRestarts } from './restart';
 
-/** What the handler must carry out after the new state was stored by CAS. */
-export type WatchdogAction =
-  | { kind: 'publish'; event: FleetEvent }
-  | { kind: 'command'; node: string; instanceId: string; incidentId: string; command: 'restartWorker' | 'restartAgent' }
-  | { kind: 'verify'; node: string; instanceId: string; incidentId: string; commandId: string; deadline: number }
-  /** A restart claimed long ago and never recorded as sent: ask SSM whether it went out (recorded as sent), or send it now. */
-  | { kind: 'find-restart'; node: string; instanceId: string; incidentId: string; command: 'restartWorker' | 'restartAgent' }
-  | { kind: 'failover'; node: string; incidentId: string; step: FailoverPlan }
-  /** Point the origin record at the primary `leader.json` names (traffic follows the lease). */
-  | { kind: 'route'; primary: string; epoch: number }
-  /** Move this many messages from the intake queue to the task queue (backpressure: lib/core/fleet/admission.ts). */
-  | { kind: 'admit'; count: number }
-  /** Copy the damaged leader record aside and replace exactly that version (`etag`) with `leader`, when one can be named (lib/core/fleet/repair.ts). */
-  | { kind: 'repair-leader'; etag: string; leader: Leader | null };
-
-export type WatchdogSettings = Pick<
-  Config,
-  'nodes' | 'stallSamples' | 'recoverySamples' | 'restartBudgetPerHour' | 'restartVerifySeconds' | 'sampleIntervalSeconds' | 'failoverCooldownSeconds' | 'commandWaitSeconds'
-> & {
-  /** An origin record is configured: the watchdog keeps it on the primary. */
-  routed?: boolean;
-  /** The schedule's period (`watchdogScheduleSeconds`, its default of 60 when absent): how far apart runs may be. */
-  watchdogScheduleSeconds?: number;
-};
-
-/** Everything one judgement reads, and where it puts its actions. */
-export interface LadderContext {
-  now: number;
-  settings: WatchdogSettings;
-  leader: Leader | null;
-  heartbeats: ReadonlyMap<string, Heartbeat>;
-  confirmations: ReadonlyMap<string, Confirmation>;
-  /** Every node's record as judged so far this round (for choosing a standby). */
-  watches: Readonly<Record<string, NodeWatch>>;
-  /** Nodes whose beat says they cannot reach the stores the work needs: never a failover's target. */
-  unready?: ReadonlySet<string>;
-  lastFailoverAt: number | null;
-  actions: WatchdogAction[];
-}
-
-const HOUR_MS = 3_600_000;
-
-const timing = (ctx: LadderContext): Timing => ({ restartVerifyMs: ctx.settings.restartVerifySeconds * 1000 });
-
-const publish = (ctx: LadderContext, spec: NodeSpec, kind: EventKind, incident: Incident, counter: StallCounter, summary: string, extra: Pick<FleetEvent, 'newPrimary' | 'newEpoch'> = {}): void => {
-  ctx.actions.push({ kind: 'publish', event: makeEvent(kind, spec.name, incident, counter, ctx.now, summary, extra) });
-};
-
-/**
- * Moves the node's open incident one step through the machine (lib/core/fleet/incident.ts) and
- * publishes the step's event; a step its stage does not accept changes nothing and says nothing.
- */
-const move = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch, step: Step & { kind: EventKind }, summary: string, extra: Pick<FleetEvent, 'newPrimary' | 'newEpoch'> = {}): NodeWatch => {
-  const incident = watch.incident;
-  if (incident === null) return watch;
-  const moved = advance(incident, step);
-  if (moved === null) return watch;
-  publish(ctx, spec, step.kind, incident, watch.counter, summary, extra);
-  return { ...watch, incident: moved === 'closed' ? null : moved };
-};
-
-/** Opens the node's next incident with the step that detected it, and publishes that step. */
-const open = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch, kind: IncidentKind, step: Opening, summary: string): NodeWatch => {
-  const epoch = ctx.leader?.epoch ?? 0;
-  const incident = openIncident({ id: `${spec.name}-e${epoch}-i${watch.incidents + 1}`, kind, epoch, at: ctx.now }, step);
-  publish(ctx, spec, step.kind, incident, watch.counter, summary);
-  return { ...watch, incident, incidents: watch.incidents + 1 };
-};
-
-/** Restarts that count against a node's hourly budget: the ladder's own, or those that make a standby rejoin. */
-type Budget = 'restartTimes' | 'rejoinTimes';
-
-const budgetOf = (incident: Incident): Budget => (incident.kind === 'rejoin' ? 'rejoinTimes' : 'restartTimes');
-
-/** The budget's restarts within the last hour. */
-const recentRestarts = (ctx: LadderContext, watch: NodeWatch, budget: Budget): number[] => watch[budget].filter((t) => ctx.now - t < HOUR_MS);
-
-/** Sends the restart the incident just claimed, within the hourly budget. */
-const claimRestart = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeWatch => {
-  const incident = watch.incident;
-  if (incident?.stage.name !== 'restart-claimed' || incident.restart === null) return watch;
-  const budget = budgetOf(incident);
-  const recent = recentRestarts(ctx, watch, budget);
-  if (recent.length >= ctx.settings.restartBudgetPerHour) {
-    const summary = `${spec.name}: ${recent.length} ${budget === 'rejoinTimes' ? 'rejoin restarts' : 'restarts'} in the last hour, budget ${ctx.settings.restartBudgetPerHour}.${budget === 'rejoinTimes' ? ' It stays out of the standby pool.' : ''}`;
-    return { ...move(ctx, spec, watch, { kind: 'RESTART_BUDGET_EXHAUSTED', at: ctx.now }, summary), [budget]: recent };
-  }
-  ctx.actions.push({ kind: 'command', node: spec.name, instanceId: spec.instanceId, incidentId: incident.id, command: incident.restart.command });
-  return { ...watch, counter: { ...watch.counter, failing: 0, healthy: 0 }, [budget]: [...recent, ctx.now] };
-};
-
-/** Moves a restart along: a claim nobody sent is sent, a sent one is verified (in whatever stage). */
-const progressRestart = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeWatch => {
-  const incident = watch.incident;
-  if (incident === null) return watch;
-  const pending = next(incident, timing(ctx), ctx.now);
-  // The send may have gone out while its record did not land (S3 throttled, the run died): SSM knows.
-  // Claimed anew, so two runs that both find it overdue race on the state and one sends.
-  if (pending.kind === 'send-restart' && pending.overdue && incident.restart !== null) {
-    ctx.actions.push({ kind: 'find-restart', node: spec.name, instanceId: spec.instanceId, incidentId: incident.id, command: incident.restart.command });
-    return { ...watch, incident: { ...incident, restart: { ...incident.restart, claimedAt: ctx.now } } };
-  }
-  const verify = outstandingRestart(incident, timing(ctx));
-  if (verify !== null) ctx.actions.push({ kind: 'verify', node: spec.name, instanceId: spec.instanceId, incidentId: incident.id, commandId: verify.commandId, deadline: verify.deadline });
-  return watch;
-};
-
+export type { LadderContext, WatchdogAction, WatchdogSettings };
 /**
  * How long a claimed failover belongs to the invocation that claimed it: its stop wait plus a
  * restart's verification, longer than one watchdog invocation can run. Older claims were left
@@ -146,7 +41,9 @@ const tryFailover = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): Node
   const pending = next(incident, timing(ctx), ctx.now);
   if (pending.kind !== 'choose-standby') return watch;
   const cooling = ctx.lastFailoverAt !== null && ctx.now - ctx.lastFailoverAt < ctx.settings.failoverCooldownSeconds * 1000;
-  const target = cooling ? undefined : readyStandbys(ctx.settings.nodes, ctx.watches, ctx.heartbeats, leader, ctx.now, ctx.settings.sampleIntervalSeconds * 1000, ctx.unready)[0];
+  const sampleMs = ctx.settings.sampleIntervalSeconds * 1000;
+  const input = { nodes: ctx.settings.nodes, watches: ctx.watches, heartbeats: ctx.heartbeats, leader, now: ctx.now, sampleMs };
+  const target = cooling ? undefined : readyStandbys({ ...input, lostMs: ctx.lostMs, ...(ctx.unready ? { unready: ctx.unready } : {}) })[0];
   if (target === undefined) {
     if (pending.noStandbyAlerted) return watch;
     return move(ctx, spec, watch, { kind: 'NO_STANDBY' }, cooling ? `${spec.name}: failover held back, the last one was within the cooldown.` : `${spec.name}: no standby is ready to take over.`);
@@ -174,7 +71,7 @@ const evidence = (c: Confirmation | undefined): string => `Lightsail: ${c?.insta
  * once the primary has not renewed for a full expiry by the standby's own clock, so a primary
  * that only lost its heartbeats keeps the role; traffic then follows the lease.
  */
-const judgePrimarySilence = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch, silence: 'silent' | 'dead'): NodeWatch => {
+const judgePrimarySilence = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch, silence: Silence): NodeWatch => {
   const conf = ctx.confirmations.get(spec.name);
   const dead = `${spec.name}: the primary's node is gone (no heartbeat; ${evidence(conf)}).`;
   if (watch.incident?.kind !== 'dead') {
@@ -190,19 +87,39 @@ const judgePrimarySilence = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatc
  * agent is restarted once through SSM: a dead agent comes back; for a crashed node the command
  * waits undelivered and is cancelled when the watchdog gives up on it.
  */
-const judgeStandbySilence = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch, silence: 'silent' | 'dead'): NodeWatch => {
+const judgeStandbySilence = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch, silence: Silence): NodeWatch => {
   if (watch.incident?.kind === 'standby') return progressRestart(ctx, spec, watch);
   const gone = silence === 'dead' ? 'its node is gone' : 'it is silent';
   const summary = `${spec.name}: the standby is lost: ${gone} (no heartbeat; ${evidence(ctx.confirmations.get(spec.name))}).${silence === 'dead' ? '' : ' Restarting its agent.'}`;
   return claimRestart(ctx, spec, open(ctx, spec, watch, 'standby', { kind: 'REDUNDANCY_LOST', at: ctx.now, restart: silence !== 'dead' }, summary));
 };
 
-/** Silence of a node, or null when it is heard from. */
+/** Closes the node's open incident without an event: its reason is gone. */
+const supersede = (watch: NodeWatch): NodeWatch => (watch.incident !== null && advance(watch.incident, { kind: 'SUPERSEDED' }) === 'closed' ? { ...watch, incident: null } : watch);
+
+/** Silence of a node, or null when it is heard from: the primary by its lease, the others by membership. */
 const judgeSilence = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch, isPrimary: boolean): NodeWatch | null => {
-  const silent = isSilent(watch, ctx.now, ctx.settings.sampleIntervalSeconds * 1000);
-  const silence = classifySilence(silent, ctx.confirmations.get(spec.name));
-  if (silence === 'none') return null;
+  const gone = isPrimary ? ctx.leaseStale : isLost(watch, ctx.now, ctx.lostMs);
+  if (!gone) return null;
+  const silence = classify(ctx.confirmations.get(spec.name));
   return isPrimary ? judgePrimarySilence(ctx, spec, watch, silence) : judgeStandbySilence(ctx, spec, watch, silence);
+};
+
+/**
+ * A standby took over this node's expired lease: that is the verdict, alerted with what AWS says
+ * of the node. The role has moved, so the incident closes at once; traffic follows the lease, and
+ * membership judges the node from now on. One already alerted as a silent primary is not again.
+ */
+const judgeTakeover = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeWatch => {
+  const alerted = watch.incident?.kind === 'dead';
+  const closed = supersede(watch);
+  if (alerted) return closed;
+  const conf = ctx.confirmations.get(spec.name);
+  const silence = classify(conf);
+  const to = ctx.leader?.primary ?? 'a standby';
+  const summary = `${spec.name}: its lease expired and ${to} took it over (${evidence(conf)}).`;
+  const opened = open(ctx, spec, closed, 'dead', { kind: silence === 'dead' ? 'NODE_DEAD' : 'NODE_SILENT' }, summary);
+  return supersede(opened);
 };
 
 /** The stall ladder of the primary: restart, recover or escalate, then fail over. */
@@ -265,19 +182,17 @@ const judgeRejoin = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): Node
   return move(ctx, spec, current, { kind: 'REJOIN_FAILED' }, `${spec.name} did not rejoin: ${UNREADY_WHY[fault]} ${Math.round((ctx.now - finishedAt) / sampleMs)} sample intervals after its restart.${then}`);
 };
 
-/** Closes the node's open incident without an event: its reason is gone. */
-const supersede = (watch: NodeWatch): NodeWatch => (watch.incident !== null && advance(watch.incident, { kind: 'SUPERSEDED' }) === 'closed' ? { ...watch, incident: null } : watch);
 
 /** One node's judgement this round: which step of its incident's machine is due. */
 export const judgeNode = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeWatch => {
   if (watch.incident?.stage.name === 'failing-over') return resumeFailover(ctx, spec, watch);
   const isPrimary = ctx.leader?.primary === spec.name;
-  let current = watch;
+  let current = ctx.takenOverFrom === spec.name ? judgeTakeover(ctx, spec, watch) : watch;
   // A node that lost the role has nothing left to heal as a primary, one that took it nothing
   // to rejoin, and a silent one is a lost standby: such an incident is superseded.
   const kind = current.incident?.kind;
   const over = isPrimary ? kind === 'rejoin' : kind === 'stall' || kind === 'dead';
-  if (over || (kind === 'rejoin' && isSilent(current, ctx.now, ctx.settings.sampleIntervalSeconds * 1000))) current = supersede(current);
+  if (over || (kind === 'rejoin' && isLost(current, ctx.now, ctx.lostMs))) current = supersede(current);
   const silent = judgeSilence(ctx, spec, current, isPrimary);
   if (silent !== null) return silent;
   const incident = current.incident;

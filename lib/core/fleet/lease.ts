@@ -2,7 +2,7 @@ import type { Leader } from '../schemas';
 
 /**
  * The primary role as a lease on `leader.json`, decided by pure functions so the agent, the
- * watchdog and a property test share one protocol (DESIGN sections 4 and 9).
+ * watchdog and a property test share one protocol.
  *
  * - Only compare-and-swap changes the record; the epoch only grows.
  * - Expiry is measured by each observer's own monotonic clock from the moment it first saw
@@ -81,10 +81,20 @@ const sameVersion = (a: Leader | null, b: Leader | null): boolean =>
 
 /** True when `next` was written over exactly the version `seen`: the promoter replaced what this node last saw. */
 const replacesSeen = (next: Leader, seen: Leader | null): boolean =>
-  seen !== null && next.replaces !== undefined && next.replaces.epoch === seen.epoch && next.replaces.renewals === seen.renewals && next.previous === seen.primary;
+  seen !== null &&
+  next.replaces !== undefined &&
+  next.replaces.epoch === seen.epoch &&
+  next.replaces.renewals === seen.renewals &&
+  next.previous === seen.primary;
 
 /** Folds a successful read (or write) of the record into the node's state. */
-export const observeLeader = (me: string, s: LeaseState, leader: Leader | null, etag: string | null, now: number): LeaseState => {
+export const observeLeader = (
+  me: string,
+  s: LeaseState,
+  leader: Leader | null,
+  etag: string | null,
+  now: number,
+): LeaseState => {
   if (sameVersion(s.leader, leader)) return { ...s, etag };
   const newEpoch = leader?.epoch !== s.leader?.epoch;
   const wasPrimary = s.leader?.primary === me;
@@ -106,10 +116,19 @@ export const observeLeader = (me: string, s: LeaseState, leader: Leader | null, 
 };
 
 /** A read that failed: until the record is seen again, silence proves nothing. */
-export const observeFailure = (s: LeaseState, now: number): LeaseState => ({ ...s, quietSince: Math.max(s.quietSince, now) });
+export const observeFailure = (s: LeaseState, now: number): LeaseState => ({
+  ...s,
+  quietSince: Math.max(s.quietSince, now),
+});
 
 /** The record that makes `primary` the holder of the next epoch. */
-export const nextEpoch = (current: Leader | null, primary: string, reason: string, changedBy: string, handover: Leader['handover']): Leader => ({
+export const nextEpoch = (
+  current: Leader | null,
+  primary: string,
+  reason: string,
+  changedBy: string,
+  handover: Leader['handover'],
+): Leader => ({
   version: 1,
   primary,
   epoch: (current?.epoch ?? 0) + 1,
@@ -143,7 +162,8 @@ export interface SyncContext {
 }
 
 /** When this standby may take the lease: a full expiry (and its rank) of unbroken, unchanged reads. */
-export const expiresAt = (s: LeaseState, ctx: Pick<SyncContext, 'timing' | 'rank'>): number => s.quietSince + ctx.timing.expiryMs + ctx.rank * ctx.timing.renewMs;
+export const expiresAt = (s: LeaseState, ctx: Pick<SyncContext, 'timing' | 'rank'>): number =>
+  s.quietSince + ctx.timing.expiryMs + ctx.rank * ctx.timing.renewMs;
 
 /** True when this standby has seen no change of the record for a full expiry (and its rank). */
 export const leaseExpired = (s: LeaseState, now: number, ctx: SyncContext): boolean => now >= expiresAt(s, ctx);
@@ -164,27 +184,16 @@ export const planSync = (me: string, s: LeaseState, now: number, ctx: SyncContex
   return { kind: 'none' };
 };
 
-/** What a standby that takes over a lapsed lease can say of the node that held it. */
-export interface LapsedBeat {
-  node: string;
-  boot: string;
-  seq: number;
-  quietMs: number;
-}
-
-/**
- * The old primary's newest sample as its last renewal carried it (`leader.beat`), and how long
- * every read of this node showed that version unchanged (from `quietSince`, its own monotonic
- * clock): the takeover record says so in `peers`, so the watchdog run it triggers judges that
- * node silent at once instead of a schedule period later (a CI run's verdict on a dead agent
- * came 64.2 s after the kill: the run the takeover triggered had seen that sample only seconds
- * before, by its own clock). Never overstated: the version may have been the newest for longer.
- */
-export const lapsedBeat = (s: LeaseState, now: number): LapsedBeat | null =>
-  s.leader?.beat === undefined ? null : { node: s.leader.primary, boot: s.leader.beat.boot, seq: s.leader.beat.seq, quietMs: Math.max(0, Math.round(now - s.quietSince)) };
-
 /** Folds the outcome of a write the node attempted at `sentAt` (send time, its own clock). */
-export const applyWrite = (me: string, s: LeaseState, intent: LeaseIntent, ok: boolean, newEtag: string | null, sentAt: number, now: number): LeaseState => {
+export const applyWrite = (
+  me: string,
+  s: LeaseState,
+  intent: LeaseIntent,
+  ok: boolean,
+  newEtag: string | null,
+  sentAt: number,
+  now: number,
+): LeaseState => {
   if (intent.kind === 'none' || !ok) return s;
   const next = observeLeader(me, s, intent.next, newEtag, now);
   // A lease taken because the old one expired by our own clock needs no handover wait.
@@ -209,13 +218,21 @@ export const releaseAt = (s: LeaseState, timing: LeaseTiming): number | null =>
 export type Role = 'primary' | 'pending' | 'standby' | 'fenced';
 
 /** What the node tells its worker: the role, the epoch and until when it may consume. */
-export const roleOf = (me: string, s: LeaseState, now: number, timing: LeaseTiming): { role: Role; epoch: number; validUntil: number } => {
+export const roleOf = (
+  me: string,
+  s: LeaseState,
+  now: number,
+  timing: LeaseTiming,
+): { role: Role; epoch: number; validUntil: number } => {
   const epoch = s.leader?.epoch ?? 0;
-  if (s.leader?.primary !== me || s.resigned) return { role: s.fenced || s.resigned ? 'fenced' : 'standby', epoch, validUntil: 0 };
+  if (s.leader?.primary !== me || s.resigned) {
+    return { role: s.fenced || s.resigned ? 'fenced' : 'standby', epoch, validUntil: 0 };
+  }
   if (s.renewOkAt === null || !s.released) return { role: 'pending', epoch, validUntil: 0 };
   const validUntil = s.renewOkAt + fenceAfterMs(timing);
   return now < validUntil ? { role: 'primary', epoch, validUntil } : { role: 'fenced', epoch, validUntil: 0 };
 };
 
 /** The worker's own check before every receive and write: the agent's word, still valid by the clock. */
-export const mayConsume = (role: { role: Role; validUntil: number }, now: number): boolean => role.role === 'primary' && now < role.validUntil;
+export const mayConsume = (role: { role: Role; validUntil: number }, now: number): boolean =>
+  role.role === 'primary' && now < role.validUntil;

@@ -1,14 +1,15 @@
 import type { NodeSpec } from '../config';
 import type { FleetEvent } from '../events';
 import type { Heartbeat, Leader } from '../schemas';
-import { isSilent, workerFault } from './liveness';
+import { isLost, lostAfterMs } from './membership';
+import { workerFault } from './readiness';
 import { emptyCounter } from './stall';
 import type { Decision, WatchdogSettings } from './watchdog';
 import { makeEvent } from './watchdog-events';
 import type { WatchdogState } from './watchdog-state';
 
 /**
- * Damaged control objects heal (issue 12), and say so once.
+ * Damaged control objects heal, and say so once.
  *
  * A damaged `leader.json` (unreadable, or not a leader record) is rebuilt, never left to stop
  * the fleet: every renewal and every takeover depends on it. The rebuilt record names the
@@ -39,11 +40,13 @@ export const highestKnownEpoch = (state: WatchdogState, heartbeats: ReadonlyMap<
 };
 
 /** The record that replaces a damaged one, or null when no node can be named (no holder, no node with a proven worker). */
-export const rebuildLeader = (state: WatchdogState, heartbeats: ReadonlyMap<string, Heartbeat>, nodes: readonly NodeSpec[], now: number, sampleMs: number): Leader | null => {
+export const rebuildLeader = (state: WatchdogState, heartbeats: ReadonlyMap<string, Heartbeat>, nodes: readonly NodeSpec[], now: number, settings: WatchdogSettings): Leader | null => {
+  const sampleMs = settings.sampleIntervalSeconds * 1000;
+  const lostMs = lostAfterMs(settings);
   const epoch = highestKnownEpoch(state, heartbeats);
   const heard = nodes.filter((spec) => {
     const watch = state.nodes[spec.name];
-    return heartbeats.has(spec.name) && watch !== undefined && !isSilent(watch, now, sampleMs);
+    return heartbeats.has(spec.name) && watch !== undefined && !isLost(watch, now, lostMs);
   });
   const holders = heard.filter((spec) => {
     const hb = heartbeats.get(spec.name);
@@ -82,7 +85,7 @@ const damageEvent = (damage: LeaderDamage, rebuilt: Leader | null, now: number):
  */
 export const withLeaderRepair = (verdict: Decision, damage: LeaderDamage | null, heartbeats: ReadonlyMap<string, Heartbeat>, now: number, settings: WatchdogSettings): Decision => {
   if (damage === null) return verdict;
-  const rebuilt = rebuildLeader(verdict.state, heartbeats, settings.nodes, now, settings.sampleIntervalSeconds * 1000);
+  const rebuilt = rebuildLeader(verdict.state, heartbeats, settings.nodes, now, settings);
   return {
     ...verdict,
     actions: [{ kind: 'publish', event: damageEvent(damage, rebuilt, now) }, { kind: 'repair-leader', etag: damage.etag, leader: rebuilt }, ...verdict.actions],

@@ -108,7 +108,13 @@ export const upgradeIncident = (i: IncidentV1): Incident => {
 export const upgradeV1 = (s: WatchdogStateV1) => ({
   version: 2 as const,
   revision: s.revision,
-  nodes: Object.fromEntries(Object.entries(s.nodes).map(([name, w]) => [name, { ...w, rejoinTimes: [], incident: w.incident === null ? null : upgradeIncident(w.incident) }])),
+  // Membership starts afresh: version 1 timed nodes by other evidence.
+  nodes: Object.fromEntries(
+    Object.entries(s.nodes).map(([name, w]) => {
+      const incident = w.incident === null ? null : upgradeIncident(w.incident);
+      return [name, { counter: w.counter, restartTimes: w.restartTimes, incidents: w.incidents, rejoinTimes: [], newest: null, incident }];
+    }),
+  ),
   lastFailoverAt: s.lastFailoverAt,
   judgedAt: null,
   ...(s.origin === undefined ? {} : { origin: s.origin }),

@@ -16,8 +16,8 @@ const nodeStateSchema = z.object({
   rejoinTimes: z.array(z.number()).max(1000).default([]),
   /** Incidents opened so far for this node: part of the next incident id. */
   incidents: z.number().int().min(0),
-  /** The newest sample seen from this node and when (the watchdog's clock): silence is measured from it. */
-  seen: z.object({ boot: z.string(), seq: z.number().int(), at: z.number() }).nullable().default(null),
+  /** The node's newest sample, and when it changed by the watchdog's clock (lib/core/fleet/membership.ts). */
+  newest: z.object({ boot: z.string(), seq: z.number().int(), changedAt: z.number() }).nullable().default(null),
 });
 export type NodeWatch = z.output<typeof nodeStateSchema>;
 export type { Incident } from './incident';
@@ -35,6 +35,10 @@ const watchdogStateV2Schema = z.object({
    * silence takes knows the watchdog was not looking meanwhile, whatever container it ran in.
    */
   judgedAt: z.number().nullable().default(null),
+  /** The lease as last read, and when it changed by the watchdog's clock (lib/core/fleet/liveness.ts). */
+  lease: z
+    .object({ primary: nodeNameSchema, epoch: z.number().int().min(0), renewals: z.number().int().min(0), changedAt: z.number() })
+    .optional(),
   /** The primary and epoch the origin record was last made to point at: traffic follows the lease. */
   origin: z.object({ primary: nodeNameSchema, epoch: z.number().int().min(0) }).optional(),
   /** Backpressure: whether input from the intake queue is held, and the operator's override (lib/core/fleet/admission.ts). */
@@ -58,7 +62,7 @@ export const watchdogStateSchema: z.ZodType<WatchdogState, unknown> = z.discrimi
 export const emptyWatchdogState = (): WatchdogState => ({ version: 2, revision: 0, nodes: {}, lastFailoverAt: null, judgedAt: null });
 
 /** A node the watchdog has no record of yet. */
-export const emptyWatch = (): NodeWatch => ({ counter: emptyCounter(), incident: null, restartTimes: [], rejoinTimes: [], incidents: 0, seen: null });
+export const emptyWatch = (): NodeWatch => ({ counter: emptyCounter(), incident: null, restartTimes: [], rejoinTimes: [], incidents: 0, newest: null });
 
 const INCIDENT_ID = /^(.+)-e\d+-i(\d+)$/;
 /** `<prefix>-<n>`: the n of an id a counter of the state names events by. */

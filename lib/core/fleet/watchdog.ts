@@ -1,12 +1,17 @@
 import type { FleetEvent } from '../events';
 import { judgeNode, type LadderContext, type WatchdogAction, type WatchdogSettings } from './ladder';
-import { cannotWork, CLEAR_SIGHT, readyStandbys, regainSight, seenBy, type Confirmation, type Sight } from './liveness';
+import { leaseStale, observeLease, staleAfterMs, takenOverFrom, type Confirmation } from './liveness';
+import { isLost, lostAfterMs, newestSample, observe, restartClocks, type Beats } from './membership';
+import { cannotWork, readyStandbys } from './readiness';
 import { decideAdmission, emptyAdmission, failoverUnderWay, type AdmissionSettings } from './admission';
 import type { Heartbeat, Leader } from '../schemas';
 import { advanceCounter, emptyCounter } from './stall';
 import { advance, type Step } from './incident';
 import { makeEvent } from './watchdog-events';
 import { emptyWatch, type Incident, type NodeWatch, type WatchdogState } from './watchdog-state';
+import { withDeadLetters, withRise } from './dead-letters';
+import { withIntakeWait } from './intake-wait';
+import { withLeaderRepair, type LeaderDamage } from './repair';
 
 export type { WatchdogAction, WatchdogSettings };
 
@@ -17,108 +22,135 @@ export interface Decision {
   changed: boolean;
 }
 
+/** Queue depths as read: the task queue's backlog, intake, and the queues only failures reach. */
+export interface Depths {
+  backlog: number;
+  intake: number;
+  deadLetters?: number;
+  notifierFailures?: number;
+}
+
+/** Everything one run gathered before it decides. */
+export interface Inputs {
+  now: number;
+  leader: Leader | null;
+  heartbeats: ReadonlyMap<string, Heartbeat>;
+  beats?: Beats;
+  /** What Lightsail and SSM said of the nodes `suspects` named. */
+  confirmations?: ReadonlyMap<string, Confirmation>;
+  /** The watchdog's own runs failed until this one: it could not see. */
+  blind?: boolean;
+  /** Absent: no intake queue (no admission); null: the depths could not be read this run. */
+  depths?: Depths | null;
+  damage?: LeaderDamage | null;
+}
+
+export type Settings = WatchdogSettings & Partial<AdmissionSettings> & { intakeWaitAlertSeconds?: number };
 
 /**
- * What must be persisted. A quiet node (no incident, no failing sample) needs only its boot and
- * when its newest sample was seen, and that only to the nearest sample interval: re-judging its
- * healthy samples gives the same answer, so a healthy fleet costs about one PUT per interval.
+ * What must be persisted: the judgement and the clocks to the nearest sample interval. A healthy
+ * fleet then costs about one PUT per interval; a newer sample left unstored is dated by the next run.
  */
-const material = (state: Pick<WatchdogState, 'nodes' | 'origin' | 'judgedAt'>, sampleMs: number): unknown => ({
-  origin: state.origin ?? null,
-  judged: state.judgedAt === null ? null : Math.floor(state.judgedAt / sampleMs),
-  nodes: Object.fromEntries(
-    Object.entries(state.nodes).map(([name, w]) => [
-      name,
-      w.incident === null && w.counter.failing === 0
-        ? { boot: w.counter.boot, restartTimes: w.restartTimes, rejoinTimes: w.rejoinTimes, incidents: w.incidents, seen: w.seen === null ? null : [w.seen.boot, Math.floor(w.seen.at / sampleMs)] }
-        : w,
-    ]),
-  ),
-});
-
-/**
- * Sample intervals between the stored judgement's and now's that mean no run got through when
- * one should have: three (two whole ones unjudged), or more when the schedule's runs are that far
- * apart. EventBridge fires a rate schedule somewhere within each period, so two runs can be
- * almost two periods apart (docs/aws-behaviour.md, eventBridgeSchedule); nodes invoke the
- * watchdog only with news, so in a quiet fleet the schedule's are most of its runs.
- */
-export const unseenIntervals = (sampleMs: number, scheduleMs: number): number => Math.max(3, Math.ceil((2 * scheduleMs) / sampleMs) + 1);
-
-/** Failed heartbeat writes in a row that show S3 refusing the node: two sample intervals of it. */
-const UNSENT_IS_OUTAGE = 2;
-
-/**
- * True when a node says, in a heartbeat this watchdog has not seen before (a sample newer than
- * it knows of the node), that its heartbeats before it could not be written: S3 was down for it,
- * likely for the watchdog too. The same object read again says nothing new: the primary
- * rewrites its heartbeat only with news, and an old outage must not blind every later run.
- */
-const s3WasDown = (heartbeats: ReadonlyMap<string, Heartbeat>, watches: Readonly<Record<string, NodeWatch>>): boolean =>
-  [...heartbeats.entries()].some(([name, hb]) => {
-    if ((hb.unsent ?? 0) < UNSENT_IS_OUTAGE) return false;
-    const seen = watches[name]?.seen ?? null;
-    return seen === null || seen.boot !== hb.boot || hb.samples.some((s) => s.seq > seen.seq);
+const material = (state: WatchdogState, sampleMs: number): unknown => {
+  const at = (t: number | null | undefined): number | null => (t === null || t === undefined ? null : Math.floor(t / sampleMs));
+  const nodes = Object.entries(state.nodes).map(([name, w]): [string, unknown] => {
+    const quiet = w.incident === null && w.counter.failing === 0;
+    const newest = w.newest === null ? null : [w.newest.boot, at(w.newest.changedAt)];
+    return [name, quiet ? { ...w, counter: { boot: w.counter.boot }, newest } : w];
   });
+  const lease = state.lease === undefined ? null : [state.lease.primary, state.lease.epoch, at(state.lease.changedAt)];
+  return { origin: state.origin ?? null, judged: at(state.judgedAt), lease, nodes: Object.fromEntries(nodes) };
+};
 
-/**
- * The watchdog's decision for one invocation: note every node's newest sample, feed the
- * primary's new samples into its stall counter, and move each node's incident along the
- * ladder (DESIGN section 4). Pure: samples already judged are not judged again, so a duplicate
- * or concurrent invocation that loses the state CAS and retries does nothing twice.
- */
-export const decide = (
-  state: WatchdogState,
-  leader: Leader | null,
-  heartbeats: ReadonlyMap<string, Heartbeat>,
-  now: number,
-  settings: WatchdogSettings,
-  confirmations: ReadonlyMap<string, Confirmation> = new Map(),
-  /** What the caller could see: its runs failing until now, or this run's reads troubled. */
-  sight: Sight = CLEAR_SIGHT,
-): Decision => {
-  const sampleMs = settings.sampleIntervalSeconds * 1000;
-  // Silence the watchdog did not see happen proves nothing. After its own runs failed, when a
-  // node says S3 refused its heartbeats, or when no judgement was stored for longer than the
-  // schedule explains (unseenIntervals: no run got through, S3 down for everyone, or the
-  // watchdog not invoked; this container may be a fresh one that saw no failure), it was blind
-  // for an unknown time: every node's silence counts again from now. A judgement is stored at
-  // least once per interval while runs get through, so the stored time is compared by interval. When only this
-  // run's look was troubled, S3 answered in the end: only that look's time is not counted (a
-  // node refused in it misses one heartbeat, which the two-interval threshold allows).
-  const unseen = state.judgedAt !== null && Math.floor(now / sampleMs) - Math.floor(state.judgedAt / sampleMs) >= unseenIntervals(sampleMs, (settings.watchdogScheduleSeconds ?? 60) * 1000);
-  const blindFrom = sight.failing || s3WasDown(heartbeats, state.nodes) || unseen ? -Infinity : sight.troubledSince;
-  const nodes: Record<string, NodeWatch> = blindFrom === null ? { ...state.nodes } : regainSight(state.nodes, blindFrom, now);
-  // First every node's freshness, so choosing a standby sees this round's heartbeats.
+/** The clocks after this run's reads: every node's newest sample and the lease, restarted after a blind spell. */
+const observeAll = (state: WatchdogState, i: Inputs, settings: WatchdogSettings) => {
+  const lostMs = lostAfterMs(settings);
+  const blind = i.blind === true || (state.judgedAt !== null && i.now - state.judgedAt >= lostMs);
+  const nodes: Record<string, NodeWatch> = blind ? restartClocks(state.nodes, i.now) : { ...state.nodes };
   for (const spec of settings.nodes) {
-    let watch = seenBy(nodes[spec.name] ?? emptyWatch(), heartbeats.get(spec.name), now, spec.name, leader, sight);
-    const hb = heartbeats.get(spec.name);
-    if (leader !== null && leader.primary === spec.name) {
-      if (hb !== undefined) watch = { ...watch, counter: advanceCounter(watch.counter, hb.boot, hb.samples) };
-    } else if (hb !== undefined && watch.counter.boot !== hb.boot) {
-      // The stall rule applies to the node that should be consuming; a standby's idle samples
-      // against a growing backlog would only be noise.
-      watch = { ...watch, counter: { ...emptyCounter(), boot: hb.boot } };
-    }
-    nodes[spec.name] = watch;
+    const newest = newestSample(i.heartbeats.get(spec.name), i.beats?.get(spec.name));
+    nodes[spec.name] = observe(nodes[spec.name] ?? emptyWatch(), newest, i.now);
   }
-  const ctx: LadderContext = { now, settings, leader, heartbeats, confirmations, watches: nodes, unready: cannotWork(sight.beats), lastFailoverAt: state.lastFailoverAt, actions: [] };
+  const known = blind && state.lease !== undefined ? { ...state.lease, changedAt: i.now } : state.lease;
+  const lease = observeLease(known, i.leader, i.now);
+  const stale = i.leader !== null && leaseStale(lease, i.now, staleAfterMs(settings));
+  return { nodes, lease, lostMs, stale, takenOver: takenOverFrom(state.lease, i.leader) };
+};
+
+/** The nodes the watchdog asks Lightsail and SSM about this run: judged gone, or about to be. */
+export const suspects = (state: WatchdogState, i: Inputs, settings: WatchdogSettings): string[] => {
+  const seen = observeAll(state, i, settings);
+  return settings.nodes
+    .map((n) => n.name)
+    .filter((name) => {
+      if (name === seen.takenOver) return true;
+      if (name === i.leader?.primary) return seen.stale;
+      const watch = seen.nodes[name];
+      return watch !== undefined && isLost(watch, i.now, seen.lostMs);
+    });
+};
+
+/** Every node's judgement, and the origin record kept on the primary the lease names. */
+const judge = (state: WatchdogState, i: Inputs, settings: WatchdogSettings): Decision => {
+  const sampleMs = settings.sampleIntervalSeconds * 1000;
+  const seen = observeAll(state, i, settings);
+  const nodes = seen.nodes;
+  for (const spec of settings.nodes) {
+    const hb = i.heartbeats.get(spec.name);
+    const watch = nodes[spec.name] ?? emptyWatch();
+    // The stall rule applies to the node that should be consuming; a standby's idle samples would be noise.
+    if (hb === undefined) continue;
+    if (i.leader?.primary === spec.name) nodes[spec.name] = { ...watch, counter: advanceCounter(watch.counter, hb.boot, hb.samples) };
+    else if (watch.counter.boot !== hb.boot) nodes[spec.name] = { ...watch, counter: { ...emptyCounter(), boot: hb.boot } };
+  }
+  const ctx: LadderContext = {
+    now: i.now,
+    settings,
+    leader: i.leader,
+    heartbeats: i.heartbeats,
+    confirmations: i.confirmations ?? new Map(),
+    watches: nodes,
+    unready: cannotWork(i.beats),
+    lastFailoverAt: state.lastFailoverAt,
+    lostMs: seen.lostMs,
+    leaseStale: seen.stale,
+    takenOverFrom: seen.takenOver,
+    actions: [],
+  };
   for (const spec of settings.nodes) nodes[spec.name] = judgeNode(ctx, spec, nodes[spec.name] ?? emptyWatch());
   // Traffic follows the lease: whoever leader.json names, however it got the role.
-  if (settings.routed && leader !== null && (state.origin?.primary !== leader.primary || state.origin.epoch !== leader.epoch)) {
+  const { leader } = i;
+  if (settings.routed === true && leader !== null && (state.origin?.primary !== leader.primary || state.origin.epoch !== leader.epoch)) {
     ctx.actions.push({ kind: 'route', primary: leader.primary, epoch: leader.epoch });
   }
-  const next: WatchdogState = { ...state, nodes, judgedAt: now };
+  const next: WatchdogState = { ...state, nodes, judgedAt: i.now, ...(seen.lease === undefined ? {} : { lease: seen.lease }) };
   const changed = JSON.stringify(material(next, sampleMs)) !== JSON.stringify(material(state, sampleMs));
   return { state: changed ? { ...next, revision: state.revision + 1 } : state, actions: ctx.actions, changed };
 };
 
 /**
+ * The watchdog's decision for one run: judge every node, then admission, the failure queues,
+ * waiting input and a damaged leader record. Pure: samples already judged are not judged again,
+ * so a run that loses the state's CAS and decides again does nothing twice.
+ */
+export const decide = (state: WatchdogState, i: Inputs, settings: Settings): Decision => {
+  const judged = judge(state, i, settings);
+  const { admissionHighMark, admissionLowMark } = settings;
+  const admitted =
+    i.depths === undefined || admissionHighMark === undefined || admissionLowMark === undefined
+      ? judged
+      : withAdmission(judged, i.depths, i.leader, i.heartbeats, i.now, { ...settings, admissionHighMark, admissionLowMark });
+  const depths = i.depths ?? null;
+  const risen = withRise('notifierFailures', withDeadLetters(admitted, depths?.deadLetters, i.leader, i.now), depths?.notifierFailures, i.leader, i.now);
+  const waitMs = (settings.intakeWaitAlertSeconds ?? 0) * 1000;
+  const watched = settings.intakeWaitAlertSeconds === undefined ? risen : withIntakeWait(risen, depths?.intake, i.leader, i.now, waitMs);
+  return withLeaderRepair(watched, i.damage ?? null, i.heartbeats, i.now, settings);
+};
+
+/**
  * Admission after the round's judgement (backpressure): whether input from the intake queue is
  * held, from this round's incidents and standbys and the queues' depths, and how much to admit.
- * Every run may hold input (the run that starts a failover holds it at once); only a run that
- * read the queues' depths resumes or admits. Transitions are alerted (INPUT_HELD,
- * INPUT_RESUMED) and stored with the verdict. Pure.
+ * Every run may hold input; only a run that read the queues' depths resumes or admits. Pure.
  */
 export const withAdmission = (
   verdict: Decision,
@@ -129,9 +161,12 @@ export const withAdmission = (
   settings: WatchdogSettings & AdmissionSettings,
 ): Decision => {
   const state = verdict.state;
-  const ready = leader === null ? 0 : readyStandbys(settings.nodes, state.nodes, heartbeats, leader, now, settings.sampleIntervalSeconds * 1000).length;
+  const sampleMs = settings.sampleIntervalSeconds * 1000;
+  const standbys = { nodes: settings.nodes, watches: state.nodes, heartbeats, now, sampleMs, lostMs: lostAfterMs(settings) };
+  const ready = leader === null ? 0 : readyStandbys({ ...standbys, leader }).length;
   const before = state.admission ?? emptyAdmission();
-  const out = decideAdmission(before, { depths, readyStandbys: ready, failingOver: failoverUnderWay(state.nodes, leader) }, settings, now, leader);
+  const input = { depths, readyStandbys: ready, failingOver: failoverUnderWay(state.nodes, leader) };
+  const out = decideAdmission(before, input, settings, now, leader);
   // Its alert goes out with the round's own alerts, before the slower steps (a failover's stop and promotion).
   const failing = verdict.actions.findIndex((a) => a.kind === 'failover');
   const at = failing === -1 ? verdict.actions.length : failing;
@@ -141,8 +176,10 @@ export const withAdmission = (
     ...verdict.actions.slice(at),
     ...(out.admit > 0 ? [{ kind: 'admit' as const, count: out.admit }] : []),
   ];
-  if (out.admission === state.admission || (state.admission === undefined && JSON.stringify(out.admission) === JSON.stringify(before))) return { ...verdict, actions };
-  return { state: { ...state, admission: out.admission, revision: verdict.changed ? state.revision : state.revision + 1 }, actions, changed: true };
+  const same = out.admission === state.admission || (state.admission === undefined && JSON.stringify(out.admission) === JSON.stringify(before));
+  if (same) return { ...verdict, actions };
+  const revision = verdict.changed ? state.revision : state.revision + 1;
+  return { state: { ...state, admission: out.admission, revision }, actions, changed: true };
 };
 
 /** Records where the origin record now points, once the route action moved (or found) it. */

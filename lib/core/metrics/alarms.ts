@@ -1,7 +1,7 @@
 import { CATALOGUE, publishedAt, type MetricLevel, type MetricSpec } from './catalogue';
 
 /**
- * The alarms on the watchdog's own metrics (issue 14), beside the control-plane alarms of
+ * The alarms on the watchdog's own metrics, beside the control-plane alarms of
  * resources/alarms.yml: no ready standby for a while, a stall left open, a node not heard from.
  * (Input held too long is the intake-age alarm, on SQS's own free metric.) Pure: the stack
  * (lib/deploy/metric-alarms.ts), the README's cost table and the tests read this.

@@ -56,7 +56,7 @@ export const dashboardPanels = (level: MetricLevel, nodes: readonly (string | nu
   const panels: Panel[] = [
     {
       title: 'Heartbeat age',
-      description: "Seconds since the watchdog last saw each node's new sample, by its own clock. Past the line a node is silent: NODE_SILENT, AGENT_DEAD, NODE_DEAD, REDUNDANCY_LOST, and RECOVERED once it is heard again; the HeartbeatOld alarm.",
+      description: "Seconds since each node's lease (the primary) or newest sample (the others) last changed, by the watchdog's clock. Past the line a node is lost: NODE_SILENT, AGENT_DEAD, NODE_DEAD, REDUNDANCY_LOST, and RECOVERED once it is heard again; the HeartbeatOld alarm.",
       unit: 'Seconds',
       series: ours('HeartbeatAge'),
       threshold: { value: settings.silenceSeconds, label: 'silent' },
@@ -106,7 +106,7 @@ export const dashboardPanels = (level: MetricLevel, nodes: readonly (string | nu
     },
     {
       title: 'Worker resources',
-      description: "Each worker's CPU and resident memory, by its node's newest sample (a quiet primary's only when its heartbeat carries that sample).",
+      description: "Each worker's CPU and resident memory, by its node's newest sample.",
       unit: 'Percent',
       series: ours('WorkerCpu', 'WorkerMemory'),
     },

@@ -1,6 +1,7 @@
 import type { NodeSpec } from '../config';
-import { evidenceOf, newestSample, readyStandbys, type Beats } from '../fleet/liveness';
-import type { WatchdogAction } from '../fleet/watchdog';
+import { lostAfterMs, newestSample, type Beats } from '../fleet/membership';
+import { readyStandbys } from '../fleet/readiness';
+import type { WatchdogAction, WatchdogSettings } from '../fleet/watchdog';
 import type { WatchdogState } from '../fleet/watchdog-state';
 import type { Heartbeat, Leader } from '../schemas';
 import type { MetricValues } from './emf';
@@ -16,7 +17,7 @@ export interface RunView {
   beats?: Beats;
   now: number;
   nodes: readonly NodeSpec[];
-  sampleMs: number;
+  settings: Pick<WatchdogSettings, 'sampleIntervalSeconds' | 'watchdogScheduleSeconds'>;
   /** The actions this run carried out (the events it published carry the counts they were judged at). */
   done: readonly WatchdogAction[];
   /**
@@ -58,9 +59,11 @@ export const watchdogMetricValues = (v: RunView): MetricValues => {
     const happened = Object.fromEntries(Object.entries(counts).filter(([, n]) => n > 0));
     return { fleet: happened, nodes: {} };
   }
+  const sampleMs = v.settings.sampleIntervalSeconds * 1000;
+  const standbys = { nodes: v.nodes, watches: v.after.nodes, heartbeats: v.heartbeats, now: v.now, sampleMs, lostMs: lostAfterMs(v.settings) };
   const fleet: Record<string, number> = {
     ...counts,
-    ReadyStandbys: v.leader === null ? 0 : readyStandbys(v.nodes, v.after.nodes, v.heartbeats, v.leader, v.now, v.sampleMs).length,
+    ReadyStandbys: v.leader === null ? 0 : readyStandbys({ ...standbys, leader: v.leader }).length,
     InputHeld: v.after.admission?.held === true ? 1 : 0,
   };
   if (v.leader !== null) fleet.Epoch = v.leader.epoch;
@@ -69,7 +72,10 @@ export const watchdogMetricValues = (v: RunView): MetricValues => {
     const watch = v.after.nodes[spec.name];
     const last = v.heartbeats.get(spec.name)?.samples.at(-1);
     const values: Record<string, number> = { Primary: v.leader?.primary === spec.name ? 1 : 0 };
-    if (watch !== undefined && watch.seen !== null) values.HeartbeatAge = Math.max(0, (v.now - watch.seen.at) / 1000);
+    // Each node's age by the rule that judges it: the primary's lease, the others' newest sample.
+    const lease = v.leader?.primary === spec.name ? v.after.lease : undefined;
+    const since = lease?.changedAt ?? watch?.newest?.changedAt;
+    if (since !== undefined) values.HeartbeatAge = Math.max(0, (v.now - since) / 1000);
     const failing = failingPeak(v, spec.name);
     if (failing !== undefined) values.FailingSamples = failing;
     if (last !== undefined) {
@@ -79,7 +85,7 @@ export const watchdogMetricValues = (v: RunView): MetricValues => {
       // What moves every sample without being news (agent/heartbeat-policy.ts) only from the newest
       // sample known: a quiet primary's heartbeat may be a keep-alive old, and its old CPU is no figure.
       const hb = v.heartbeats.get(spec.name);
-      if (newestSample(hb, evidenceOf(v.leader, spec.name, v.beats).beats)?.seq === last.seq) {
+      if (newestSample(hb, v.beats?.get(spec.name))?.seq === last.seq) {
         values.WorkerCpu = last.cpuPercent;
         values.WorkerMemory = last.memoryBytes;
         if (last.syncMs !== undefined) values.PeerSyncSeconds = last.syncMs / 1000;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { nodeNameSchema, storedVersion, taskIdSchema } from '../schemas';
 
 /**
- * The fleet's task state as a join-semilattice (DESIGN section 4): every field merges by a
+ * The fleet's task state as a join-semilattice: every field merges by a
  * max (or, for the completion, by a fixed total order), so merging is commutative,
  * associative and idempotent, and any order of deltas from any nodes converges.
  */

@@ -82,7 +82,7 @@ const heartbeatCheck = (spec: NodeSpec, facts: DoctorFacts): Check => {
   if (hb.state === 'missing') return check(name, 'fail', 'missing', `install and start the agent on ${spec.name}: ${INSTALL} steps 5-7 (install.sh --node ${spec.name})`);
   if (hb.state === 'corrupt') return check(name, 'fail', `corrupt: ${hb.error}`, `upgrade the agent on ${spec.name} to this version (${INSTALL}, Operations: Upgrade); it rewrites the object (with news, or every heartbeatKeepAliveSeconds)`);
   const record = facts.leader?.state === 'ok' ? facts.leader.value : null;
-  const timing = { sampleMs: facts.config.sampleIntervalSeconds * 1000, keepAliveMs: facts.config.heartbeatKeepAliveSeconds * 1000, holder: record?.primary ?? null, peers: record?.peers };
+  const timing = { sampleMs: facts.config.sampleIntervalSeconds * 1000, keepAliveMs: facts.config.heartbeatKeepAliveSeconds * 1000, holder: record?.primary ?? null };
   const ago = obs?.writtenAt === null || obs?.writtenAt === undefined ? 'at an unknown time' : `${Math.round((facts.now - obs.writtenAt) / 1000)} s ago`;
   if (!isFresh(obs, facts.now, timing)) {
     return check(name, 'fail', `stale: written ${ago} (fresh is under ${Math.round(freshForMs(hb.value, timing) / 1000)} s)`, `on ${spec.name}: sudo systemctl status queen-fleet-peer-sync; journalctl -u queen-fleet-peer-sync (${INSTALL} step 7, Troubleshooting)`);

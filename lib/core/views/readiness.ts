@@ -1,5 +1,6 @@
 import type { NodeSpec } from '../config';
-import { isProven, isSilent, PROOF_INTERVALS, readyStandbys } from '../fleet/liveness';
+import { isLost } from '../fleet/membership';
+import { isProven, PROOF_INTERVALS, readyStandbys } from '../fleet/readiness';
 import { valueOf, type HeartbeatObservation, type Observed } from './observed';
 import type { Heartbeat, Leader } from '../schemas';
 import { emptyWatch, type NodeWatch, type WatchdogState } from '../fleet/watchdog-state';
@@ -15,45 +16,34 @@ export const operatorWatch = (stored: NodeWatch | undefined, obs: HeartbeatObser
   const hb = valueOf(obs?.heartbeat);
   const newest = hb?.samples.at(-1);
   const writtenAt = obs?.writtenAt ?? null;
-  // A heartbeat rewritten only with news is heard from for as long as it stays fresh (freshForMs),
-  // not two sample intervals: the silence rule applied to `seen` then says what isFresh says.
+  // A heartbeat rewritten only with news is heard from for as long as it stays fresh (freshForMs):
+  // the view's loss rule (two sample intervals) applied to `newest` then says what isFresh says.
   const credit = t === undefined ? 0 : freshForMs(hb, t) - 2 * t.sampleMs;
-  const seen = hb === null || newest === undefined || writtenAt === null ? null : { boot: hb.boot, seq: newest.seq, at: writtenAt + credit };
-  return { ...(stored ?? emptyWatch()), seen };
+  const known = hb === null || newest === undefined || writtenAt === null;
+  return { ...(stored ?? emptyWatch()), newest: known ? null : { boot: hb.boot, seq: newest.seq, changedAt: writtenAt + credit } };
 };
 
-/**
- * The sample interval and the heartbeat keep-alive, in ms, who holds the lease (null: unknown,
- * the record unreadable), and what its last renewal said of the other nodes (`leader.peers`).
- */
+/** The sample interval and the heartbeat keep-alive, in ms, and who holds the lease (null: unknown, unreadable). */
 export interface FreshTiming {
   sampleMs: number;
   keepAliveMs: number;
   holder: string | null;
-  peers?: Leader['peers'];
 }
 
 /**
- * How long a heartbeat object stays fresh. Nodes rewrite theirs only when they have news: the
- * primary's lease renewals and the standbys' beat items carry their liveness, and a one-shot
- * command cannot time those. So: the keep-alive and two sample intervals, for the heartbeat of
- * the lease's holder that says it is primary, and for a standby's unless the lease's last renewal
- * says it has been quiet for two sample intervals (`leader.peers`); two sample intervals (the
- * watchdog's silence rule) for the rest, as an old primary's last heartbeat. With the lease
- * unreadable, any heartbeat that says primary is given the keep-alive.
+ * How long a heartbeat object stays fresh. Nodes rewrite theirs only with news (the lease and the
+ * beat items speak for them otherwise), so: the keep-alive and two sample intervals, except for a
+ * heartbeat that says primary while another node holds the lease (an old primary's last word).
  */
 export const freshForMs = (hb: Heartbeat | null, t: FreshTiming): number => {
-  const kept = t.keepAliveMs + 2 * t.sampleMs;
-  if (hb === null) return 2 * t.sampleMs;
-  if (hb.role === 'primary') return t.holder === null || hb.node === t.holder ? kept : 2 * t.sampleMs;
-  const quiet = t.peers?.[hb.node];
-  return quiet !== undefined && quiet.boot === hb.boot && quiet.quietMs >= 2 * t.sampleMs ? 2 * t.sampleMs : kept;
+  const outdated = hb === null || (hb.role === 'primary' && t.holder !== null && hb.node !== t.holder);
+  return outdated ? 2 * t.sampleMs : t.keepAliveMs + 2 * t.sampleMs;
 };
 
 /** Fresh: the heartbeat object was written within freshForMs by S3's clock. */
 export const isFresh = (obs: HeartbeatObservation | undefined, now: number, t: FreshTiming): boolean => {
   const watch = operatorWatch(undefined, obs);
-  return watch.seen !== null && now - watch.seen.at < freshForMs(valueOf(obs?.heartbeat), t);
+  return watch.newest !== null && now - watch.newest.changedAt < freshForMs(valueOf(obs?.heartbeat), t);
 };
 
 /** Everything the readiness of a node depends on. */
@@ -87,9 +77,9 @@ const reasonsAgainst = (name: string, watch: NodeWatch, input: ReadinessInput): 
   else if (hb.state === 'corrupt') reasons.push(`its heartbeat is corrupt (${hb.error})`);
   else {
     const last = hb.value.samples.at(-1);
-    if (watch.seen === null) reasons.push('the age of its heartbeat is unknown');
-    else if (isSilent(watch, now, sampleMs)) {
-      const writtenAt = input.heartbeats.get(name)?.writtenAt ?? watch.seen.at;
+    if (watch.newest === null) reasons.push('the age of its heartbeat is unknown');
+    else if (isLost(watch, now, 2 * sampleMs)) {
+      const writtenAt = input.heartbeats.get(name)?.writtenAt ?? watch.newest.changedAt;
       reasons.push(`its heartbeat was last written ${seconds(now - writtenAt)} s ago (fresh is under ${seconds(freshForMs(hb.value, timingOf(input)))} s)`);
     }
     if (hb.value.role !== 'standby' && hb.value.role !== 'fenced') reasons.push(`it reports role ${hb.value.role}`);
@@ -106,7 +96,7 @@ const reasonsAgainst = (name: string, watch: NodeWatch, input: ReadinessInput): 
  * to the current epoch, no open incident), applied to what an operator can observe; the
  * reasons only put a refusal into words.
  */
-const timingOf = (input: ReadinessInput): FreshTiming => ({ sampleMs: input.sampleMs, keepAliveMs: input.keepAliveMs ?? 0, holder: input.leader.primary, peers: input.leader.peers });
+const timingOf = (input: ReadinessInput): FreshTiming => ({ sampleMs: input.sampleMs, keepAliveMs: input.keepAliveMs ?? 0, holder: input.leader.primary });
 
 export const readiness = (name: string, input: ReadinessInput): Readiness => {
   const stored = input.watchdog.state === 'ok' ? input.watchdog.value.nodes : {};
@@ -119,7 +109,8 @@ export const readiness = (name: string, input: ReadinessInput): Readiness => {
     if (hb !== null) heartbeats.set(spec.name, hb);
   }
   const reasons = reasonsAgainst(name, watches[name] ?? operatorWatch(undefined, undefined), input);
-  const ruled = readyStandbys(input.nodes, watches, heartbeats, input.leader, input.now, input.sampleMs).some((s) => s.name === name);
+  const { nodes, leader, now, sampleMs } = input;
+  const ruled = readyStandbys({ nodes, watches, heartbeats, leader, now, sampleMs, lostMs: 2 * sampleMs }).some((s) => s.name === name);
   const ready = ruled && reasons.length === 0;
   if (!ready && reasons.length === 0) reasons.push('it is not among the ready standbys');
   return { ready, reasons };

@@ -1,5 +1,5 @@
 import type { NodeSpec } from '../config';
-import { workerFault, type WorkerFault } from '../fleet/liveness';
+import { workerFault, type WorkerFault } from '../fleet/readiness';
 import type { Heartbeat, Leader, Sample } from '../schemas';
 import type { Observed } from './observed';
 

@@ -146,7 +146,7 @@ const heartbeatStatus = (obs: HeartbeatObservation | undefined, input: StatusInp
     state: 'ok',
     ageSeconds: newest === undefined ? null : tenths(input.now - newest.at),
     writtenSecondsAgo: writtenAt === null ? null : tenths(input.now - writtenAt),
-    fresh: isFresh(obs, input.now, { sampleMs: input.sampleIntervalSeconds * 1000, keepAliveMs: input.heartbeatKeepAliveSeconds * 1000, holder: valueOf(input.leader)?.primary ?? null, peers: valueOf(input.leader)?.peers }),
+    fresh: isFresh(obs, input.now, { sampleMs: input.sampleIntervalSeconds * 1000, keepAliveMs: input.heartbeatKeepAliveSeconds * 1000, holder: valueOf(input.leader)?.primary ?? null }),
     agentVersion: hb.value.agentVersion,
   };
 };
@@ -234,6 +234,6 @@ const metricsNow = (input: StatusInput, leader: Leader | null, watchdog: Watchdo
     const hb = valueOf(input.heartbeats.get(spec.name)?.heartbeat);
     return hb === null ? [] : [[spec.name, hb] as const];
   }));
-  const values = watchdogMetricValues({ before: state, after: state, leader, heartbeats, now: input.now, nodes: input.nodes, sampleMs: input.sampleIntervalSeconds * 1000, done: [], gauges: true });
+  const values = watchdogMetricValues({ before: state, after: state, leader, heartbeats, now: input.now, nodes: input.nodes, settings: input, done: [], gauges: true });
   return { fleet: Object.fromEntries(Object.entries(values.fleet).filter(([name]) => !COUNTS.has(name))), nodes: values.nodes };
 };

@@ -84,7 +84,7 @@ interface Injected {
 }
 
 /**
- * Injects faults the way they happen to real fleets (DESIGN section 7): a VM that crashes,
+ * Injects faults the way they happen to real fleets: a VM that crashes,
  * stops, freezes or reboots, signals to processes, stages that hang, a node cut off at the
  * cloud's front door, S3 down or slow for everyone, late notifications, a skewed clock, a
  * duplicated or silenced watchdog. Each says how to undo it, for `for` and for the drain.

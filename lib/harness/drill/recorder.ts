@@ -3,7 +3,7 @@ import { fleetEventSchema } from '../../core/events';
 import { eventOfKey, KEYS, nodeOfBeatKey, nodeOfHeartbeatKey, taskOfCheckpointKey, taskOfDoneKey, underPrefix } from '../../core/keys';
 import { checkpointSchema, doneSchema, heartbeatSchema, leaderSchema, type Heartbeat } from '../../core/schemas';
 import { SEED_STAGES } from '../../core/pipeline';
-import { workerFault } from '../../core/fleet/liveness';
+import { workerFault } from '../../core/fleet/readiness';
 import { advanceCounter, emptyCounter, type StallCounter } from '../../core/fleet/stall';
 import type { MetricSeries, Observations, TimelineEntry } from '../../core/drill/report';
 import type { TaskArtifact } from '../../core/drill/report-types';
@@ -137,7 +137,8 @@ export class Recorder {
       }
       if (key === KEYS.leader) {
         const leader = leaderSchema.safeParse(json(body));
-        if (leader.success && leader.data.beat !== undefined) this.noteAlive(leader.data.primary);
+        // Only the holder renews: a renewal is the primary's word that it is alive.
+        if (leader.success && leader.data.renewals > 0) this.noteAlive(leader.data.primary);
         if (leader.success && !this.leaders.some((l) => l.epoch === leader.data.epoch)) {
           this.leaders.push({ t: this.t(), epoch: leader.data.epoch, primary: leader.data.primary });
           this.note(leader.data.primary, 'role', `primary, epoch ${leader.data.epoch} (${leader.data.handover}, by ${leader.data.changedBy})`);

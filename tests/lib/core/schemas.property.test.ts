@@ -23,7 +23,6 @@ const EVENT: FleetEvent = {
 const HEARTBEAT = {
   ...heartbeat('node-1', [sample(1, { inFlight: [{ taskId: 'task-0001', progress: 3, stage: 'transcode', stageCpuMs: 10 }], mayConsume: true, worker: '123:456' })]),
   instanceId: 'mi-00000000000000001',
-  unsent: 0,
   held: [{ taskId: 'task-0001', receipt: 'receipt-1', id: 'msg-1', receiveCount: 1, body: '{"taskId":"task-0001","workSeconds":1}' }],
 };
 

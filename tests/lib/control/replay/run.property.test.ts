@@ -10,7 +10,7 @@ import { frozen, heartbeat, working } from '../../../helpers/fixtures';
 import { MemoryS3 } from '../../../helpers/memory-s3';
 
 /**
- * DESIGN section 5: a replay dry run changes nothing (6), and every action is idempotent per
+ * The invariants (docs/architecture.md): a replay dry run changes nothing (6), and every action is idempotent per
  * (incident, epoch) (5). Checked over arbitrary incident records, event histories and epochs,
  * not only the states the examples in tests/functions/replay.test.ts pick.
  */
@@ -86,7 +86,7 @@ const setUp = (world: World): void => {
   s3.set('peer-sync/leader.json', { version: 1, primary, epoch, renewals: 1, reason: 't', changedBy: 't', previous: null, handover: 'immediate' });
   s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', frozen(0, 9, { epochSeen: epoch })));
   s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9).map((s) => ({ ...s, epochSeen: epoch, consumingEpoch: null }))));
-  const quiet = { counter: emptyCounter(), incident: null, restartTimes: [], incidents: 1, seen: null };
+  const quiet = { counter: emptyCounter(), incident: null, restartTimes: [], incidents: 1, newest: null };
   s3.set('peer-sync/watchdog/state.json', { version: 2, revision: 1, lastFailoverAt: null, nodes: { 'node-1': { ...quiet, incident: world.incident }, 'node-2': quiet } });
   // Written as the watchdog writes them: failover steps name their target (and the new epoch once promoted).
   const extra = (kind: EventKind): { newPrimary?: string; newEpoch?: number } =>

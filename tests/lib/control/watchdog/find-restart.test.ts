@@ -1,10 +1,11 @@
 import { S3Client } from '@aws-sdk/client-s3';
+import { judgeAlive } from '../../../helpers/judge';
 import { findRestart } from '../../../../lib/control/watchdog/actions';
 import type { WatchdogDeps } from '../../../../lib/control/watchdog/deps';
 import { StateStore } from '../../../../lib/aws/state-store';
 import { buildConfig } from '../../../../lib/core/config';
 import type { FleetEvent } from '../../../../lib/core/events';
-import { decide, type WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
+import { type WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
 import { emptyWatchdogState, type WatchdogState } from '../../../../lib/core/fleet/watchdog-state';
 import type { Leader } from '../../../../lib/core/schemas';
 import { frozen, heartbeat, NODES } from '../../../helpers/fixtures';
@@ -12,7 +13,7 @@ import { memoryLogger } from '../../../helpers/memory-logger';
 import { MemoryS3 } from '../../../helpers/memory-s3';
 
 const T0 = 1_800_000_000_000;
-const settings: WatchdogSettings = { nodes: NODES, stallSamples: 8, recoverySamples: 2, restartBudgetPerHour: 3, restartVerifySeconds: 60, sampleIntervalSeconds: 15, failoverCooldownSeconds: 300, commandWaitSeconds: 10 };
+const settings: WatchdogSettings = { nodes: NODES, stallSamples: 8, recoverySamples: 2, restartBudgetPerHour: 3, restartVerifySeconds: 60, sampleIntervalSeconds: 15, failoverCooldownSeconds: 300, commandWaitSeconds: 10, leaseExpirySeconds: 30 };
 const leader: Leader = { version: 1, primary: 'node-1', epoch: 1, renewals: 0, reason: 'test', changedBy: 'test', previous: null, handover: 'immediate' };
 
 /** A watchdog whose run claimed a restart of node-1's worker and died before sending it. */
@@ -34,7 +35,7 @@ describe('findRestart: a restart claimed and never sent', () => {
     s3 = new MemoryS3();
     sent.length = 0;
     published.length = 0;
-    const claimed: WatchdogState = decide(emptyWatchdogState(), leader, new Map([['node-1', heartbeat('node-1', frozen(0, 9))]]), T0, settings).state;
+    const claimed: WatchdogState = judgeAlive(emptyWatchdogState(), leader, new Map([['node-1', heartbeat('node-1', frozen(0, 9))]]), T0, settings).state;
     s3.set('peer-sync/watchdog/state.json', claimed);
   });
   afterAll(() => s3.restore());

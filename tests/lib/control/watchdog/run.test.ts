@@ -11,11 +11,10 @@ import { memoryLogger } from '../../../helpers/memory-logger';
 import { MemoryS3 } from '../../../helpers/memory-s3';
 
 /**
- * One watchdog run over the memory S3, on a clock the test moves: its sleep moves the clock and
- * returns at once. node-1 held the lease, wrote a heartbeat with sample 8 after the renewal that
- * carried sample 7, and died; node-2 took the lapsed lease, saying sample 7 was quiet 30.5 s.
+ * One watchdog run over the memory S3, on a clock the test moves. node-1 held the lease and died;
+ * node-2 took the expired lease over. The run gathers, decides and acts, and never sleeps.
  */
-describe('runWatchdog: a run that waits for a node the primary reports quiet', () => {
+describe('runWatchdog: gather, decide, act', () => {
   const T0 = 1_800_000_000_000;
   let s3: MemoryS3;
   let now: number;
@@ -42,7 +41,7 @@ describe('runWatchdog: a run that waits for a node the primary reports quiet', (
       metrics: () => undefined,
     }) as unknown as WatchdogDeps;
 
-  const taken: Leader = { version: 1, primary: 'node-2', epoch: 2, renewals: 0, reason: 'lease of node-1 (epoch 1) expired: standby took over', changedBy: 'node-2', previous: 'node-1', handover: 'immediate', replaces: { epoch: 1, renewals: 9 }, peers: { 'node-1': { boot: 'b1', seq: 7, quietMs: 30_500 } } };
+  const taken: Leader = { version: 1, primary: 'node-2', epoch: 2, renewals: 0, reason: 'lease of node-1 (epoch 1) expired: standby took over', changedBy: 'node-2', previous: 'node-1', handover: 'immediate', replaces: { epoch: 1, renewals: 9 } };
   // Samples 0-8 of node-1, 15 s apart by its own monotonic clock: 8 was taken 15 s after 7.
   const node1: Heartbeat = heartbeat('node-1', working(0, 9).map((s: Sample) => ({ ...s, mono: 50_000 + s.seq * 15_000 })), 'b1');
   const node2: Heartbeat = { ...heartbeat('node-2', working(0, 9), 'b2'), role: 'primary' };
@@ -62,44 +61,36 @@ describe('runWatchdog: a run that waits for a node the primary reports quiet', (
       revision: 5,
       lastFailoverAt: null,
       judgedAt: T0 - 12_000,
-      nodes: { 'node-1': { ...quiet, seen: { boot: 'b1', seq: 8, at: T0 - 12_000 } }, 'node-2': { ...quiet, counter: { ...quiet.counter, boot: 'b2' }, seen: { boot: 'b2', seq: 8, at: T0 } } },
+      lease: { primary: 'node-1', epoch: 1, renewals: 9, changedAt: T0 - 40_000 },
+      nodes: { 'node-1': { ...quiet, newest: { boot: 'b1', seq: 8, changedAt: T0 - 12_000 } }, 'node-2': { ...quiet, counter: { ...quiet.counter, boot: 'b2' }, newest: { boot: 'b2', seq: 8, changedAt: T0 } } },
     });
   });
   afterAll(() => s3.restore());
 
-  it('judges the old primary lost after one wait, counting the wait on top of the quiet the same record states', async () => {
+  it('alerts the takeover of node-1\'s expired lease in the run it triggers, without sleeping', async () => {
     await runWatchdog(deps());
-    // Sample 8 is credited 30.5 - 15 = 15.5 s of quiet: the run waits the 14.5 s left, once.
-    expect(slept).toEqual([14_500]);
-    expect(published.map((e) => `${e.kind} ${e.node}`)).toContain('REDUNDANCY_LOST node-1');
+    expect(slept).toEqual([]);
+    expect(published.map((e) => `${e.kind} ${e.node}`)).toEqual(['NODE_SILENT node-1']);
+    expect(published[0]?.summary).toContain('node-2 took it over');
   });
 
-  it('keeps what the record said before the wait when its state write loses a race and the run tries again', async () => {
+  it('gathers and decides again when its state write loses a race, and alerts once', async () => {
     const d = deps();
-    d.sleep = (ms: number) => {
-      slept.push(ms);
-      now += ms;
-      // Another run stores the same judgement meanwhile: this run's write loses its race.
-      const state = s3.json('peer-sync/watchdog/state.json') as { revision: number };
-      s3.set('peer-sync/watchdog/state.json', { ...state, revision: state.revision + 1 });
-      return Promise.resolve();
-    };
+    let asked = 0;
+    d.probe = {
+      confirm: () => {
+        asked += 1;
+        // Another run stores a judgement meanwhile, the first time only: this run's write loses its race.
+        if (asked === 1) {
+          const state = s3.json('peer-sync/watchdog/state.json') as { revision: number };
+          s3.set('peer-sync/watchdog/state.json', { ...state, revision: state.revision + 1 });
+        }
+        return Promise.resolve({ instance: 'running', ssm: 'online' });
+      },
+    } as unknown as WatchdogDeps['probe'];
     await runWatchdog(d);
-    expect(slept).toEqual([14_500]);
-    expect(published.map((e) => `${e.kind} ${e.node}`)).toContain('REDUNDANCY_LOST node-1');
-  });
-
-  it('goes by both records when the primary renewed during the wait: the first one\'s word, dated from the first look, still counts', async () => {
-    const d = deps();
-    d.sleep = (ms: number) => {
-      slept.push(ms);
-      now += ms;
-      // node-2 renewed meanwhile, saying the same (its peer watch goes on from the takeover).
-      s3.set('peer-sync/leader.json', { ...taken, renewals: 1, peers: { 'node-1': { boot: 'b1', seq: 7, quietMs: 40_500 } } });
-      return Promise.resolve();
-    };
-    await runWatchdog(d);
-    expect(slept).toEqual([14_500]);
-    expect(published.map((e) => `${e.kind} ${e.node}`)).toContain('REDUNDANCY_LOST node-1');
+    expect(asked).toBe(2);
+    expect(published.map((e) => e.kind)).toEqual(['NODE_SILENT']);
+    expect(slept).toEqual([]);
   });
 });

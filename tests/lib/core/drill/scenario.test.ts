@@ -25,7 +25,7 @@ const fieldOf = (input: unknown): string => {
 };
 
 describe('parseScenario', () => {
-  it('accepts the DESIGN example and fills defaults', () => {
+  it('accepts a full example and fills defaults', () => {
     const s = parseScenario(valid);
     expect(s.workload.spread).toBe(0.3);
     expect(s.faults[0]).toMatchObject({ kind: 'stall-worker', until: 'restart' });

@@ -1,11 +1,12 @@
 import fc from 'fast-check';
-import { readyStandbys } from '../../../../lib/core/fleet/liveness';
+import { judgeAlive } from '../../../helpers/judge';
+import { readyStandbys } from '../../../../lib/core/fleet/readiness';
 import type { Heartbeat, Leader, Sample } from '../../../../lib/core/schemas';
-import { decide, markRestartResult, markRestartSent, type WatchdogAction, type WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
+import { markRestartResult, markRestartSent, type WatchdogAction, type WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
 import { emptyWatchdogState, type WatchdogState } from '../../../../lib/core/fleet/watchdog-state';
 import { heartbeat, NODES, sample, working } from '../../../helpers/fixtures';
 
-const settings: WatchdogSettings = { nodes: NODES, stallSamples: 8, recoverySamples: 2, restartBudgetPerHour: 3, restartVerifySeconds: 60, sampleIntervalSeconds: 15, failoverCooldownSeconds: 300, commandWaitSeconds: 10 };
+const settings: WatchdogSettings = { nodes: NODES, stallSamples: 8, recoverySamples: 2, restartBudgetPerHour: 3, restartVerifySeconds: 60, sampleIntervalSeconds: 15, failoverCooldownSeconds: 300, commandWaitSeconds: 10, leaseExpirySeconds: 30 };
 const leader: Leader = { version: 1, primary: 'node-1', epoch: 4, renewals: 9, reason: 't', changedBy: 't', previous: null, handover: 'immediate' };
 const T0 = 1_800_000_000_000;
 const INTERVAL = 15_000;
@@ -30,7 +31,7 @@ const run = (states: Worker[], start: WatchdogState = emptyWatchdogState()) => {
   const sent: { at: number; command: string }[] = [];
   for (let n = 1; n <= states.length; n++) {
     const now = T0 + n * INTERVAL;
-    const v = decide(state, leader, new Map([['node-1', primary(n)], ['node-2', node2(states.slice(0, n))]]), now, settings);
+    const v = judgeAlive(state, leader, new Map([['node-1', primary(n)], ['node-2', node2(states.slice(0, n))]]), now, settings);
     state = v.state;
     events.push(...published(v.actions));
     for (const c of commands(v.actions)) {
@@ -55,7 +56,7 @@ describe('rejoin: a standby whose worker is not ready is restarted in standby mo
     expect(state.nodes['node-2']?.rejoinTimes).toEqual([T0 + 4 * INTERVAL]);
     // The stall budget is untouched: a rejoin is not a stall restart.
     expect(state.nodes['node-2']?.restartTimes).toEqual([]);
-    expect(readyStandbys(NODES, state.nodes, new Map([['node-2', node2(['ready'])]]), leader, T0 + 5 * INTERVAL, INTERVAL).map((n) => n.name)).toEqual(['node-2']);
+    expect(readyStandbys({ nodes: NODES, watches: state.nodes, heartbeats: new Map([['node-2', node2(['ready'])]]), leader, now: T0 + 5 * INTERVAL, sampleMs: INTERVAL, lostMs: 8 * INTERVAL }).map((n) => n.name)).toEqual(['node-2']);
   });
 
   it('gives a worker that just started or stopped consuming two intervals to pass its first self-test', () => {
@@ -64,15 +65,15 @@ describe('rejoin: a standby whose worker is not ready is restarted in standby mo
 
   it('never restarts the primary to rejoin, nor counts a standby with an unready worker as ready', () => {
     const { state } = run(['frozen', 'frozen']);
-    expect(readyStandbys(NODES, state.nodes, new Map([['node-2', node2(['frozen', 'frozen'])]]), leader, T0 + 2 * INTERVAL, INTERVAL)).toEqual([]);
-    const primaryStopped = decide(emptyWatchdogState(), leader, new Map([['node-1', heartbeat('node-1', [0, 1, 2, 3].map((i) => sample(i, { workerProcesses: 0, consumingEpoch: null, proofAgeMs: null })))]]), T0, settings);
+    expect(readyStandbys({ nodes: NODES, watches: state.nodes, heartbeats: new Map([['node-2', node2(['frozen', 'frozen'])]]), leader, now: T0 + 2 * INTERVAL, sampleMs: INTERVAL, lostMs: 8 * INTERVAL })).toEqual([]);
+    const primaryStopped = judgeAlive(emptyWatchdogState(), leader, new Map([['node-1', heartbeat('node-1', [0, 1, 2, 3].map((i) => sample(i, { workerProcesses: 0, consumingEpoch: null, proofAgeMs: null })))]]), T0, settings);
     expect(published(primaryStopped.actions)).not.toContain('STANDBY_UNREADY');
     // An old primary whose agent has not yet found its lease lost: a worker started now could consume beside the new primary.
     const stillLeased = (role: Heartbeat['role'], mayConsume: boolean): Heartbeat => ({ ...heartbeat('node-2', [0, 1, 2, 3].map((i) => standbySample(i, 'stopped'))), role, samples: [0, 1, 2, 3].map((i) => ({ ...standbySample(i, 'stopped'), mayConsume })) });
     for (const hb of [stillLeased('primary', false), stillLeased('fenced', true)]) {
-      expect(published(decide(emptyWatchdogState(), leader, new Map([['node-1', primary(4)], ['node-2', hb]]), T0, settings).actions)).toEqual([]);
+      expect(published(judgeAlive(emptyWatchdogState(), leader, new Map([['node-1', primary(4)], ['node-2', hb]]), T0, settings).actions)).toEqual([]);
     }
-    expect(published(decide(emptyWatchdogState(), leader, new Map([['node-1', primary(4)], ['node-2', stillLeased('fenced', false)]]), T0, settings).actions)).toEqual(['STANDBY_UNREADY']);
+    expect(published(judgeAlive(emptyWatchdogState(), leader, new Map([['node-1', primary(4)], ['node-2', stillLeased('fenced', false)]]), T0, settings).actions)).toEqual(['STANDBY_UNREADY']);
   });
 
   it('keeps a worker that still fails out with REJOIN_FAILED, tries again within the budget, then stays out quietly until the hour has room', () => {

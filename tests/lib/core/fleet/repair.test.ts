@@ -1,6 +1,7 @@
 import fc from 'fast-check';
+import { judgeAlive } from '../../../helpers/judge';
 import { damageId, highestKnownEpoch, rebuildLeader } from '../../../../lib/core/fleet/repair';
-import { decide, type WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
+import { type WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
 import { emptyWatchdogState, seededState, type WatchdogState } from '../../../../lib/core/fleet/watchdog-state';
 import type { Heartbeat } from '../../../../lib/core/schemas';
 import { heartbeat, working } from '../../../helpers/fixtures';
@@ -10,9 +11,8 @@ const NODES3 = [
   { name: 'node-2', instanceId: 'mi-00000000000000002', priority: 2 },
   { name: 'node-3', instanceId: 'mi-00000000000000003', priority: 3 },
 ];
-const settings: WatchdogSettings = { nodes: NODES3, stallSamples: 8, recoverySamples: 2, restartBudgetPerHour: 3, restartVerifySeconds: 60, sampleIntervalSeconds: 15, failoverCooldownSeconds: 300, commandWaitSeconds: 10 };
+const settings: WatchdogSettings = { nodes: NODES3, stallSamples: 8, recoverySamples: 2, restartBudgetPerHour: 3, restartVerifySeconds: 60, sampleIntervalSeconds: 15, failoverCooldownSeconds: 300, commandWaitSeconds: 10, leaseExpirySeconds: 30 };
 const T0 = 1_800_000_000_000;
-const SAMPLE_MS = 15_000;
 
 const beat = (node: string, epoch: number, role: Heartbeat['role'], proven = true): Heartbeat => ({
   ...heartbeat(node, working(0, 4).map((s) => ({ ...s, epochSeen: epoch, consumingEpoch: role === 'primary' ? epoch : null, proofAgeMs: proven ? 1_000 : null }))),
@@ -20,25 +20,25 @@ const beat = (node: string, epoch: number, role: Heartbeat['role'], proven = tru
 });
 const beats = (...hbs: Heartbeat[]): Map<string, Heartbeat> => new Map(hbs.map((h) => [h.node, h]));
 /** The state after a round that saw these heartbeats (the repair runs on it). */
-const seen = (hbs: Map<string, Heartbeat>): WatchdogState => decide(emptyWatchdogState(), null, hbs, T0, settings).state;
+const seen = (hbs: Map<string, Heartbeat>): WatchdogState => judgeAlive(emptyWatchdogState(), null, hbs, T0, settings).state;
 
 describe('rebuildLeader', () => {
   it('restores the one node that holds the highest epoch, at that epoch', () => {
     const hbs = beats(beat('node-1', 5, 'standby'), beat('node-2', 5, 'primary'), beat('node-3', 4, 'standby'));
-    expect(rebuildLeader(seen(hbs), hbs, NODES3, T0, SAMPLE_MS)).toMatchObject({ primary: 'node-2', epoch: 5, handover: 'immediate', changedBy: 'watchdog' });
+    expect(rebuildLeader(seen(hbs), hbs, NODES3, T0, settings)).toMatchObject({ primary: 'node-2', epoch: 5, handover: 'immediate', changedBy: 'watchdog' });
   });
 
   it('promotes the best proven node at the next epoch, after a full lease, when no single node holds it', () => {
     const none = beats(beat('node-1', 5, 'fenced', false), beat('node-2', 5, 'standby'), beat('node-3', 5, 'standby'));
-    expect(rebuildLeader(seen(none), none, NODES3, T0, SAMPLE_MS)).toMatchObject({ primary: 'node-2', epoch: 6, handover: 'await-fence' });
+    expect(rebuildLeader(seen(none), none, NODES3, T0, settings)).toMatchObject({ primary: 'node-2', epoch: 6, handover: 'await-fence' });
     const two = beats(beat('node-1', 5, 'primary'), beat('node-2', 5, 'primary'), beat('node-3', 5, 'standby'));
-    expect(rebuildLeader(seen(two), two, NODES3, T0, SAMPLE_MS)).toMatchObject({ primary: 'node-1', epoch: 6, handover: 'await-fence' });
+    expect(rebuildLeader(seen(two), two, NODES3, T0, settings)).toMatchObject({ primary: 'node-1', epoch: 6, handover: 'await-fence' });
   });
 
   it('names nobody when no node is heard from with a proven worker', () => {
     const hbs = beats(beat('node-1', 5, 'standby', false));
-    expect(rebuildLeader(seen(hbs), hbs, NODES3, T0, SAMPLE_MS)).toBeNull();
-    expect(rebuildLeader(emptyWatchdogState(), new Map(), NODES3, T0, SAMPLE_MS)).toBeNull();
+    expect(rebuildLeader(seen(hbs), hbs, NODES3, T0, settings)).toBeNull();
+    expect(rebuildLeader(emptyWatchdogState(), new Map(), NODES3, T0, settings)).toBeNull();
   });
 
   it('never names an epoch below one any heartbeat saw, nor a node it did not hear from (property)', () => {
@@ -46,7 +46,7 @@ describe('rebuildLeader', () => {
     fc.assert(
       fc.property(fc.array(fc.record({ epoch: fc.integer({ min: 1, max: 50 }), role, proven: fc.boolean() }), { minLength: 1, maxLength: 3 }), (nodes) => {
         const hbs = beats(...nodes.map((n, i) => beat(`node-${i + 1}`, n.epoch, n.role, n.proven)));
-        const leader = rebuildLeader(seen(hbs), hbs, NODES3, T0, SAMPLE_MS);
+        const leader = rebuildLeader(seen(hbs), hbs, NODES3, T0, settings);
         const top = Math.max(...nodes.map((n) => n.epoch));
         if (leader === null) return true;
         const named = nodes[Number(leader.primary.slice(5)) - 1];
@@ -70,7 +70,7 @@ describe('highestKnownEpoch', () => {
           restartTimes: [],
           rejoinTimes: [],
           incidents: 1,
-          seen: null,
+          newest: null,
         },
       },
     };

@@ -1,6 +1,7 @@
 import { next, outstandingRestart } from '../../../../lib/core/fleet/incident-pending';
+import { judge } from '../../../helpers/judge';
 import { emptyCounter } from '../../../../lib/core/fleet/stall';
-import { decide, markRestartSent, type WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
+import { markRestartSent, type WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
 import { watchdogStateSchema } from '../../../../lib/core/fleet/watchdog-state';
 import { upgradeIncident, type IncidentV1 } from '../../../../lib/core/fleet/watchdog-state-v1';
 import type { Leader } from '../../../../lib/core/schemas';
@@ -107,7 +108,7 @@ describe('watchdog/state.json version 1 → 2', () => {
   it('reads a version-1 state with no incident, and a version-2 state unchanged', () => {
     const v2 = watchdogStateSchema.parse(v1State(null));
     const v1 = v1State(null);
-    expect(v2).toEqual({ ...v1, version: 2, judgedAt: null, nodes: Object.fromEntries(Object.entries(v1.nodes).map(([n, w]) => [n, { ...w, rejoinTimes: [] }])) });
+    expect(v2).toEqual({ ...v1, version: 2, judgedAt: null, nodes: Object.fromEntries(Object.entries(v1.nodes).map(([n, w]) => [n, { counter: w.counter, incident: w.incident, restartTimes: w.restartTimes, incidents: w.incidents, rejoinTimes: [], newest: null }])) });
     expect(watchdogStateSchema.parse(JSON.parse(JSON.stringify(v2)))).toEqual(v2);
   });
 
@@ -116,9 +117,9 @@ describe('watchdog/state.json version 1 → 2', () => {
     const sent = all.find((i) => i.kind === 'stall' && i.restart?.status === 'sent' && i.failover === null && !i.escalated && !i.noStandbyAlerted && i.confirmed === undefined);
     if (sent === undefined) throw new Error('no such combination');
     const state = watchdogStateSchema.parse(v1State(sent));
-    const settings: WatchdogSettings = { nodes: NODES, stallSamples: 8, recoverySamples: 2, restartBudgetPerHour: 3, restartVerifySeconds: 60, sampleIntervalSeconds: 15, failoverCooldownSeconds: 300, commandWaitSeconds: 10 };
+    const settings: WatchdogSettings = { nodes: NODES, stallSamples: 8, recoverySamples: 2, restartBudgetPerHour: 3, restartVerifySeconds: 60, sampleIntervalSeconds: 15, failoverCooldownSeconds: 300, commandWaitSeconds: 10, leaseExpirySeconds: 30 };
     const healthy = heartbeat('node-1', [...frozen(0, 9), ...working(9, 3)].map((s) => ({ ...s, epochSeen: 3 })));
-    const v = decide(state, leader, new Map([['node-1', healthy]]), 200_000, settings);
+    const v = judge(state, leader, new Map([['node-1', healthy]]), 200_000, settings);
     const events = v.actions.flatMap((a) => (a.kind === 'publish' ? [a.event.id] : []));
     expect(events).toEqual(['node-1-e3-i2.RECOVERED']);
     expect(v.state).toMatchObject({ version: 2, nodes: { 'node-1': { incident: null } } });

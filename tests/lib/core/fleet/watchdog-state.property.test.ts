@@ -34,7 +34,7 @@ const V2 = {
       restartTimes: [110],
       rejoinTimes: [120],
       incidents: 2,
-      seen: { boot: 'boot-1', seq: 4, at: 1_700_000_000_000 },
+      newest: { boot: 'boot-1', seq: 4, changedAt: 1_700_000_000_000 },
     },
   },
 };

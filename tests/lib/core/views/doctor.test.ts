@@ -46,7 +46,6 @@ describe('doctorChecks', () => {
   it.each([
     ['a missing heartbeat', { heartbeats: new Map([['node-1', beat('node-1')]]) }, 'heartbeat node-2', 'fail', /install and start the agent on node-2/],
     ['a stale heartbeat', { heartbeats: new Map([['node-1', beat('node-1')], ['node-2', { ...beat('node-2'), writtenAt: NOW - STALE_MS }]]) }, 'heartbeat node-2', 'fail', /systemctl status queen-fleet-peer-sync/],
-    ["a standby the lease says went quiet", { leader: { state: 'ok', value: { version: 1, primary: 'node-1', epoch: 1, renewals: 3, reason: '', changedBy: '', previous: null, handover: 'immediate', peers: { 'node-2': { boot: 'boot-1', seq: 1, quietMs: 40_000 } } } }, heartbeats: new Map([['node-1', beat('node-1')], ['node-2', { ...beat('node-2'), writtenAt: NOW - 45_000 }]]) }, 'heartbeat node-2', 'fail', /systemctl status queen-fleet-peer-sync/],
     ["the lease holder's heartbeat older than its keep-alive", { heartbeats: new Map([['node-1', { ...beat('node-1'), writtenAt: NOW - STALE_MS }], ['node-2', beat('node-2')]]) }, 'heartbeat node-1', 'fail', /systemctl status queen-fleet-peer-sync/],
     ['a standby without worker', { heartbeats: new Map([['node-1', beat('node-1')], ['node-2', beat('node-2', { workerProcesses: 0 })]]) }, 'heartbeat node-2', 'warn', /systemctl start queen-fleet-worker/],
     ['a lost SSM agent', { instances: new Map([['node-2', { instance: 'running', ssm: 'lost' }]]) }, 'ssm node-2', 'fail', /restart amazon-ssm-agent/],

@@ -28,7 +28,7 @@ const busyWith = (over: Partial<Incident>): ManualFailoverInput['watchdog'] => (
     revision: 1,
     lastFailoverAt: null,
     judgedAt: null,
-    nodes: { 'node-1': { counter: emptyCounter(), incident: { id: 'node-1-e4-i1', kind: 'stall', openedAt: 1, epoch: 4, stage: { name: 'watching' }, restart: null, ...over }, restartTimes: [], rejoinTimes: [], incidents: 1, seen: null } },
+    nodes: { 'node-1': { counter: emptyCounter(), incident: { id: 'node-1-e4-i1', kind: 'stall', openedAt: 1, epoch: 4, stage: { name: 'watching' }, restart: null, ...over }, restartTimes: [], rejoinTimes: [], incidents: 1, newest: null } },
   },
 });
 

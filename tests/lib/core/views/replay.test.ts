@@ -6,7 +6,7 @@ import type { Incident, NodeWatch } from '../../../../lib/core/fleet/watchdog-st
 import { makeEvent } from '../../../../lib/core/fleet/watchdog-events';
 
 const leader = (primary: string, epoch: number): Leader => ({ version: 1, primary, epoch, renewals: 0, reason: 't', changedBy: 't', previous: null, handover: 'immediate' });
-const watch = (incident: Incident | null): NodeWatch => ({ counter: emptyCounter(), incident, restartTimes: [], rejoinTimes: [], incidents: 1, seen: null });
+const watch = (incident: Incident | null): NodeWatch => ({ counter: emptyCounter(), incident, restartTimes: [], rejoinTimes: [], incidents: 1, newest: null });
 const incident = (over: Partial<Incident>): Incident => ({ id: 'node-1-e3-i1', kind: 'dead', openedAt: 1, epoch: 3, stage: { name: 'silent' }, restart: null, ...over });
 const event = (kind: EventKind, incidentId = 'node-1-e3-i1'): FleetEvent => makeEvent(kind, 'node-1', { id: incidentId, epoch: 3 }, emptyCounter(), 1, kind);
 const facts = (over: Partial<ReplayFacts>): ReplayFacts => ({
