@@ -140,10 +140,28 @@ export class Agent {
     const onError = (what: string) => (error: unknown) =>
       deps.log.error({ err: describeError(error) }, `${what} failed; next round retries`);
     const sampleMs = c.sampleIntervalSeconds * 1000;
-    this.sampleLoop = new Loop(sampleMs, async () => { await this.sampleOnce(); }, onError('sample'));
+    this.sampleLoop = new Loop(
+      sampleMs,
+      async () => {
+        await this.sampleOnce();
+      },
+      onError('sample'),
+    );
     const leaseDelay = (): number => this.lease.nextDelayMs();
-    this.leaseLoop = new Loop(leaseDelay, async () => { await this.leaseRound(); }, onError('lease'));
-    this.syncLoop = new Loop(c.syncIntervalSeconds * 1000, async () => { await this.syncOnce(); }, onError('sync'));
+    this.leaseLoop = new Loop(
+      leaseDelay,
+      async () => {
+        await this.leaseRound();
+      },
+      onError('lease'),
+    );
+    this.syncLoop = new Loop(
+      c.syncIntervalSeconds * 1000,
+      async () => {
+        await this.syncOnce();
+      },
+      onError('sync'),
+    );
   }
 
   /** One lease round; the primary then judges whether it must step down for want of S3. */

@@ -85,7 +85,12 @@ export class LeaseKeeper {
       .sort((a, b) => a.priority - b.priority || a.name.localeCompare(b.name));
     // One that gave the role up, or cannot reach its stores, comes after every node that can work.
     const behind = this.deps.reachable?.() === false || this.state.resigned ? nodes.length : 0;
-    return Math.max(0, others.findIndex((n) => n.name === nodeName)) + behind;
+    return (
+      Math.max(
+        0,
+        others.findIndex((n) => n.name === nodeName),
+      ) + behind
+    );
   }
 
   private isPrimary(): boolean {

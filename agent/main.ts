@@ -10,8 +10,19 @@ void runDaemon('agent', async ({ config, clients, store, reach, log }) => {
   const queue = config.queueUrl === undefined ? null : new TaskQueue(clients.sqs(), config.queueUrl);
   const instanceId = config.nodes.find((n) => n.name === config.nodeName)?.instanceId;
   const alerts = config.topicArn === undefined ? null : new AlertTopic(clients.sns(), config.topicArn);
-  const trigger = config.watchdogFunction === undefined ? null : new WatchdogTrigger(clients.lambda(), config.watchdogFunction);
-  const agent = new Agent({ config, store, queue, log, now: wall, alerts, trigger, reach, ...(instanceId === undefined ? {} : { instanceId }) });
+  const trigger =
+    config.watchdogFunction === undefined ? null : new WatchdogTrigger(clients.lambda(), config.watchdogFunction);
+  const agent = new Agent({
+    config,
+    store,
+    queue,
+    log,
+    now: wall,
+    alerts,
+    trigger,
+    reach,
+    ...(instanceId === undefined ? {} : { instanceId }),
+  });
   const port = await agent.start();
   log.info({ healthPort: port }, 'agent started');
   return agent;

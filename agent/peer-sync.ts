@@ -1,5 +1,19 @@
 import { CorruptObjectError, describeError, lostRace } from '../lib/core/errors';
-import { archiveDay, bucketOf, bucketsToSync, splitByAge, hashTasks, manifestRootSchema, manifestShardSchema, mergeTasks, partition, BUCKETS, type ManifestRoot, type TaskEntry, type TaskMap } from '../lib/core/sync/manifest';
+import {
+  archiveDay,
+  bucketOf,
+  bucketsToSync,
+  splitByAge,
+  hashTasks,
+  manifestRootSchema,
+  manifestShardSchema,
+  mergeTasks,
+  partition,
+  BUCKETS,
+  type ManifestRoot,
+  type TaskEntry,
+  type TaskMap,
+} from '../lib/core/sync/manifest';
 import { bucketOfShardKey, KEYS, PREFIXES, taskOfDoneKey } from '../lib/core/keys';
 import { doneSchema } from '../lib/core/schemas';
 import { retry, realRetryDeps, type RetryDeps } from '../lib/core/retry';
@@ -112,7 +126,14 @@ export class PeerSync {
       const id = taskOfDoneKey(key);
       if (id === null || bucketOf(id) !== bucket) continue;
       const done = await this.deps.store.read(key, doneSchema).catch(() => null);
-      if (done !== null) out[id] = { status: 'done', stages: 0, progress: 0, epoch: done.value.epoch, done: { node: done.value.node, epoch: done.value.epoch, at: done.value.finishedAt } };
+      if (done !== null)
+        out[id] = {
+          status: 'done',
+          stages: 0,
+          progress: 0,
+          epoch: done.value.epoch,
+          done: { node: done.value.node, epoch: done.value.epoch, at: done.value.finishedAt },
+        };
     }
     return out;
   }
@@ -120,9 +141,13 @@ export class PeerSync {
   /** Moves old completions into their day's archive (a merge, so repeating it is harmless). */
   private async archive(bucket: number, old: Record<string, TaskEntry>): Promise<void> {
     const byDay = new Map<string, Record<string, TaskEntry>>();
-    for (const [id, entry] of Object.entries(old)) byDay.set(archiveDay(entry), { ...byDay.get(archiveDay(entry)), [id]: entry });
+    for (const [id, entry] of Object.entries(old))
+      byDay.set(archiveDay(entry), { ...byDay.get(archiveDay(entry)), [id]: entry });
     for (const [day, tasks] of byDay) {
-      await this.deps.store.update(KEYS.archive(day, bucket), manifestShardSchema, (current) => ({ value: { version: 1 as const, bucket, tasks: mergeTasks(current?.tasks ?? {}, tasks) }, result: null }));
+      await this.deps.store.update(KEYS.archive(day, bucket), manifestShardSchema, (current) => ({
+        value: { version: 1 as const, bucket, tasks: mergeTasks(current?.tasks ?? {}, tasks) },
+        result: null,
+      }));
     }
   }
 
@@ -133,10 +158,14 @@ export class PeerSync {
    * without reading it first. A peer that wrote it meanwhile makes the CAS fail, and the retry
    * reads it.
    */
-  private async syncBucket(bucket: number, mine: Record<string, TaskEntry>): Promise<{ hash: string; pushed: boolean }> {
+  private async syncBucket(
+    bucket: number,
+    mine: Record<string, TaskEntry>,
+  ): Promise<{ hash: string; pushed: boolean }> {
     const key = KEYS.manifestShard(bucket);
     const last = this.shards.get(bucket);
-    if (last !== undefined && !this.rebuildRoot && this.root.hashes[String(bucket)] === last.hash) return this.pushOver(bucket, mine, last);
+    if (last !== undefined && !this.rebuildRoot && this.root.hashes[String(bucket)] === last.hash)
+      return this.pushOver(bucket, mine, last);
     let remote: Record<string, TaskEntry> = {};
     let etag: string | null = null;
     let corrupt = false;
@@ -170,7 +199,11 @@ export class PeerSync {
   }
 
   /** The shard unchanged since this node's last look: push the bucket over it by CAS, unread. */
-  private async pushOver(bucket: number, mine: Record<string, TaskEntry>, last: { etag: string; hash: string }): Promise<{ hash: string; pushed: boolean }> {
+  private async pushOver(
+    bucket: number,
+    mine: Record<string, TaskEntry>,
+    last: { etag: string; hash: string },
+  ): Promise<{ hash: string; pushed: boolean }> {
     const { live: merged, old } = splitByAge(mine, this.deps.now(), this.deps.retentionMs);
     await this.archive(bucket, old);
     // Nothing archived: the bucket is `mine`, whose hash is kept.
@@ -181,7 +214,11 @@ export class PeerSync {
     }
     let etag: string;
     try {
-      etag = await this.deps.store.replace(KEYS.manifestShard(bucket), { version: 1, bucket, tasks: merged }, last.etag);
+      etag = await this.deps.store.replace(
+        KEYS.manifestShard(bucket),
+        { version: 1, bucket, tasks: merged },
+        last.etag,
+      );
     } catch (error) {
       // Written by a peer since (or gone): the retry reads it.
       this.shards.delete(bucket);
@@ -201,7 +238,8 @@ export class PeerSync {
     // This node's news, merged once before any request: a round that fails keeps it, and the
     // next finds its buckets' hashes differ from the manifest's. Old completions among it are
     // moved to the archives by their bucket's sync, never pushed back into the live manifest.
-    for (const [b, tasks] of partition(await this.deps.localChanges())) this.setBucket(b, mergeTasks(this.buckets.get(b) ?? {}, tasks));
+    for (const [b, tasks] of partition(await this.deps.localChanges()))
+      this.setBucket(b, mergeTasks(this.buckets.get(b) ?? {}, tasks));
     try {
       await retry(
         async () => {
@@ -221,8 +259,15 @@ export class PeerSync {
             if (this.root.hashes[String(b)] !== out.hash) newHashes[String(b)] = out.hash;
           }
           if (Object.keys(newHashes).length === 0) return;
-          const next: ManifestRoot = { ...this.root, revision: this.root.revision + 1, hashes: { ...this.root.hashes, ...newHashes } };
-          this.rootEtag = this.rootEtag === null ? await this.deps.store.create(KEYS.manifest, next) : await this.deps.store.replace(KEYS.manifest, next, this.rootEtag);
+          const next: ManifestRoot = {
+            ...this.root,
+            revision: this.root.revision + 1,
+            hashes: { ...this.root.hashes, ...newHashes },
+          };
+          this.rootEtag =
+            this.rootEtag === null
+              ? await this.deps.store.create(KEYS.manifest, next)
+              : await this.deps.store.replace(KEYS.manifest, next, this.rootEtag);
           this.root = next;
           this.rebuildRoot = false;
           rootChanged = true;

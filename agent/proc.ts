@@ -39,8 +39,15 @@ export const readProc = async (pid: number, procRoot = '/proc'): Promise<ProcInf
 export const childrenOf = async (pid: number, procRoot = '/proc'): Promise<number[]> => {
   try {
     const tids = await readdir(`${procRoot}/${pid}/task`);
-    const lists = await Promise.all(tids.map((t) => readFile(`${procRoot}/${pid}/task/${t}/children`, 'utf8').catch(() => '')));
-    return lists.flatMap((l) => l.split(' ').filter((s) => s.trim() !== '').map(Number));
+    const lists = await Promise.all(
+      tids.map((t) => readFile(`${procRoot}/${pid}/task/${t}/children`, 'utf8').catch(() => '')),
+    );
+    return lists.flatMap((l) =>
+      l
+        .split(' ')
+        .filter((s) => s.trim() !== '')
+        .map(Number),
+    );
   } catch {
     return [];
   }

@@ -35,7 +35,15 @@ export type Registry = z.output<typeof registrySchema>;
 export const pidFileSchema = z.strictObject({ pid: z.number().int().positive(), startTicks: z.number().int().min(0) });
 export type PidFile = z.output<typeof pidFileSchema>;
 
-export const emptyRegistry = (): Registry => ({ version: 1, completedTotal: 0, recentCompletions: [], inFlight: [], consumingEpoch: null, unreachable: [], tasksGeneration: 0 });
+export const emptyRegistry = (): Registry => ({
+  version: 1,
+  completedTotal: 0,
+  recentCompletions: [],
+  inFlight: [],
+  consumingEpoch: null,
+  unreachable: [],
+  tasksGeneration: 0,
+});
 
 export const registryPath = (dataDir: string): string => `${dataDir}/registry.json`;
 export const workerPidPath = (dataDir: string): string => `${dataDir}/worker.pid.json`;
@@ -117,7 +125,10 @@ export type RoleFile = z.output<typeof roleFileSchema>;
  * and starts empty: the fleet's copy of every task lives in the S3 manifest, so nothing valid
  * is lost. Returns the reason when it quarantined.
  */
-export const loadRegistry = async (dataDir: string, now: number): Promise<{ registry: Registry; damaged: string | null }> => {
+export const loadRegistry = async (
+  dataDir: string,
+  now: number,
+): Promise<{ registry: Registry; damaged: string | null }> => {
   const path = registryPath(dataDir);
   try {
     return { registry: (await readJsonFile(path, registrySchema)) ?? emptyRegistry(), damaged: null };

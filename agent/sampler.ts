@@ -2,7 +2,17 @@ import { STORE_NAMES, type Sample, type StoreName } from '../lib/core/schemas';
 import { processTree } from './proc';
 import { bootId } from './runtime/boot';
 import { mono } from './runtime/clock';
-import { emptyRegistry, pidFileSchema, proofPath, proofSchema, readJsonFile, registryPath, registrySchema, workerPidPath, type Registry } from './registry';
+import {
+  emptyRegistry,
+  pidFileSchema,
+  proofPath,
+  proofSchema,
+  readJsonFile,
+  registryPath,
+  registrySchema,
+  workerPidPath,
+  type Registry,
+} from './registry';
 
 /** Inputs the sampler needs from outside: paths, the window, clocks, the queue backlog. */
 export interface SamplerDeps {
@@ -63,7 +73,11 @@ export class Sampler {
   }
 
   async take(): Promise<Sample> {
-    const [procs, registry, backlog] = await Promise.all([this.workerProcesses(), this.registry(), this.deps.backlog()]);
+    const [procs, registry, backlog] = await Promise.all([
+      this.workerProcesses(),
+      this.registry(),
+      this.deps.backlog(),
+    ]);
     const now = this.deps.now();
     let cpuPercent = 0;
     if (this.lastCpu !== null && now > this.lastCpu.at && procs.cpuMs >= this.lastCpu.cpuMs) {
@@ -71,7 +85,9 @@ export class Sampler {
     }
     this.lastCpu = { cpuMs: procs.cpuMs, at: now };
     const since = now - this.deps.completionWindowMs;
-    const unreachable = STORE_NAMES.filter((n) => this.deps.unreachable().includes(n) || registry.unreachable.includes(n));
+    const unreachable = STORE_NAMES.filter(
+      (n) => this.deps.unreachable().includes(n) || registry.unreachable.includes(n),
+    );
     return {
       seq: this.seq++,
       at: now,

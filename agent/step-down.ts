@@ -65,11 +65,25 @@ export class StepDown {
     if (outage && this.outage === null) {
       this.outage = `outage-${config.nodeName}-${now()}`;
       const summary = `${config.nodeName} has not reached S3 for ${down} s and no other node reports it can: an outage, not a node fault. No failover; tasks wait, held, and go on once S3 answers.`;
-      await alertFromNode(alerts, log, { kind: 'OUTAGE', node: config.nodeName, incidentId: this.outage, epoch, at: now(), summary });
+      await alertFromNode(alerts, log, {
+        kind: 'OUTAGE',
+        node: config.nodeName,
+        incidentId: this.outage,
+        epoch,
+        at: now(),
+        summary,
+      });
     }
     if (this.outage !== null && down === 0) {
       const summary = `${config.nodeName} reaches S3 again: the outage is over and work goes on.`;
-      await alertFromNode(alerts, log, { kind: 'RECOVERED', node: config.nodeName, incidentId: this.outage, epoch, at: now(), summary });
+      await alertFromNode(alerts, log, {
+        kind: 'RECOVERED',
+        node: config.nodeName,
+        incidentId: this.outage,
+        epoch,
+        at: now(),
+        summary,
+      });
       this.outage = null;
     }
   }

@@ -58,7 +58,15 @@ export const journalLine = (taskId: string, entry: TaskEntry): string => `${JSON
  * snapshot is named in `snapshotDamaged` and read as empty, never thrown: the fleet's copy of
  * every task is the S3 manifest, and a reader that threw would stop peer-sync at every round.
  */
-export const readGeneration = async (dataDir: string, generation: number): Promise<{ tasks: Record<string, TaskEntry>; journalBytes: number; damaged: number; snapshotDamaged: string | null }> => {
+export const readGeneration = async (
+  dataDir: string,
+  generation: number,
+): Promise<{
+  tasks: Record<string, TaskEntry>;
+  journalBytes: number;
+  damaged: number;
+  snapshotDamaged: string | null;
+}> => {
   let snapshotDamaged: string | null = null;
   const snapshot = await readFile(snapshotPath(dataDir, generation), 'utf8').then(
     (text) => {
@@ -81,8 +89,14 @@ export const readGeneration = async (dataDir: string, generation: number): Promi
   const whole = journal.slice(0, journal.lastIndexOf('\n') + 1);
   const { tasks, damaged } = parseJournal(whole);
   const merged: Record<string, TaskEntry> = { ...snapshot };
-  for (const [id, entry] of Object.entries(tasks)) merged[id] = merged[id] === undefined ? entry : mergeEntry(merged[id], entry);
-  return { tasks: merged, journalBytes: Buffer.byteLength(whole), damaged: damaged + (snapshotDamaged === null ? 0 : 1), snapshotDamaged };
+  for (const [id, entry] of Object.entries(tasks))
+    merged[id] = merged[id] === undefined ? entry : mergeEntry(merged[id], entry);
+  return {
+    tasks: merged,
+    journalBytes: Buffer.byteLength(whole),
+    damaged: damaged + (snapshotDamaged === null ? 0 : 1),
+    snapshotDamaged,
+  };
 };
 
 /** Writes generation `generation` from `tasks` and removes every older one's files. */

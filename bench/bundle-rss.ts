@@ -44,7 +44,10 @@ const stubSdk: Plugin = {
   name: 'stub-sdk',
   setup(b) {
     b.onResolve({ filter: /^@(aws-sdk|smithy)\// }, (args) => ({ path: args.path, namespace: 'stub-sdk' }));
-    b.onLoad({ filter: /.*/, namespace: 'stub-sdk' }, () => ({ contents: 'module.exports = new Proxy({}, { get: () => class {} });', loader: 'js' }));
+    b.onLoad({ filter: /.*/, namespace: 'stub-sdk' }, () => ({
+      contents: 'module.exports = new Proxy({}, { get: () => class {} });',
+      loader: 'js',
+    }));
   },
 };
 
@@ -58,14 +61,25 @@ interface Measured {
 }
 
 /** Bundles `source` with `options` and loads it in `runs` fresh processes with `flags`. */
-const measure = async (node: string, runs: number, name: string, source: string, options: BuildOptions, flags: readonly string[] = []): Promise<Measured> => {
+const measure = async (
+  node: string,
+  runs: number,
+  name: string,
+  source: string,
+  options: BuildOptions,
+  flags: readonly string[] = [],
+): Promise<Measured> => {
   const entry = join(WORK, `${name}.ts`);
   const out = join(WORK, `${name}.js`);
   writeFileSync(entry, source);
   await build({ ...options, entryPoints: [entry], outfile: out });
   const got: { rss: number; heap: number }[] = [];
   for (let i = 0; i < runs; i++) {
-    const res = spawnSync(node, ['--expose-gc', ...flags, out], { encoding: 'utf8', cwd: WORK, env: { PATH: process.env.PATH ?? '', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } });
+    const res = spawnSync(node, ['--expose-gc', ...flags, out], {
+      encoding: 'utf8',
+      cwd: WORK,
+      env: { PATH: process.env.PATH ?? '', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    });
     if (res.status !== 0) throw new Error(`${name}: ${res.stderr}`);
     got.push(JSON.parse(res.stdout) as { rss: number; heap: number });
   }
@@ -75,7 +89,11 @@ const measure = async (node: string, runs: number, name: string, source: string,
 const table = (head: string[]): Table.Table => new Table({ head, style: { head: [], border: [] } });
 
 const main = async (): Promise<void> => {
-  const opts = new Command().option('--runs <n>', 'fresh processes per variant', '5').option('--node <path>', 'the Node binary to load them with', process.execPath).parse().opts<{ runs: string; node: string }>();
+  const opts = new Command()
+    .option('--runs <n>', 'fresh processes per variant', '5')
+    .option('--node <path>', 'the Node binary to load them with', process.execPath)
+    .parse()
+    .opts<{ runs: string; node: string }>();
   const runs = Number(opts.runs);
   mkdirSync(WORK, { recursive: true });
   const version = spawnSync(opts.node, ['--version'], { encoding: 'utf8' }).stdout.trim();
@@ -95,19 +113,41 @@ const main = async (): Promise<void> => {
   console.log(builds.toString());
 
   const shipped = buildOptions({ minify: true });
-  const layers = table(['node process (as shipped: minified, names kept)', 'bundle KiB', 'RSS MiB (median)', 'heap used MiB']);
+  const layers = table([
+    'node process (as shipped: minified, names kept)',
+    'bundle KiB',
+    'RSS MiB (median)',
+    'heap used MiB',
+  ]);
   const rows: [string, string, BuildOptions, readonly string[]][] = [
     ['a bare Node', REPORT, shipped, []],
-    ['the agent and worker code, the SDK stubbed out', NODE_CODE + REPORT, { ...shipped, plugins: [...(shipped.plugins ?? []), stubSdk] }, []],
+    [
+      'the agent and worker code, the SDK stubbed out',
+      NODE_CODE + REPORT,
+      { ...shipped, plugins: [...(shipped.plugins ?? []), stubSdk] },
+      [],
+    ],
     ['the code with the S3, SQS and DynamoDB clients', NODE_CODE + CLIENTS + REPORT, shipped, []],
-    [`the same with the units' ${DAEMON_NODE_FLAGS.join(' ')}`, NODE_CODE + CLIENTS + REPORT, shipped, DAEMON_NODE_FLAGS],
-    ['the same with --enable-source-maps (map beside it)', NODE_CODE + CLIENTS + REPORT, buildOptions({ minify: true, sourcemap: true }), [...DAEMON_NODE_FLAGS, '--enable-source-maps']],
+    [
+      `the same with the units' ${DAEMON_NODE_FLAGS.join(' ')}`,
+      NODE_CODE + CLIENTS + REPORT,
+      shipped,
+      DAEMON_NODE_FLAGS,
+    ],
+    [
+      'the same with --enable-source-maps (map beside it)',
+      NODE_CODE + CLIENTS + REPORT,
+      buildOptions({ minify: true, sourcemap: true }),
+      [...DAEMON_NODE_FLAGS, '--enable-source-maps'],
+    ],
   ];
   for (const [i, [name, source, options, flags]] of rows.entries()) {
     const m = await measure(opts.node, runs, `layer-${i}`, source, options, flags);
     layers.push([name, m.kib.toFixed(0), mib(m.rss), mib(m.heap)]);
   }
-  console.log(`what a node process is made of, loaded and settled (no requests sent), ${runs} fresh ${version} processes each:`);
+  console.log(
+    `what a node process is made of, loaded and settled (no requests sent), ${runs} fresh ${version} processes each:`,
+  );
   console.log(layers.toString());
 };
 

@@ -39,7 +39,11 @@ const mark = (ok: boolean): string => (ok ? 'ok' : 'OVER');
 const packageService = (dir: string): void => {
   const tmp = join(ROOT, '.tmp', 'tmpdir');
   mkdirSync(tmp, { recursive: true });
-  execFileSync(join(ROOT, 'node_modules', '.bin', 'sls'), ['package', '--stage', 'bench', '--package', dir], { cwd: ROOT, stdio: 'ignore', env: { ...process.env, TMPDIR: tmp } });
+  execFileSync(join(ROOT, 'node_modules', '.bin', 'sls'), ['package', '--stage', 'bench', '--package', dir], {
+    cwd: ROOT,
+    stdio: 'ignore',
+    env: { ...process.env, TMPDIR: tmp },
+  });
 };
 
 /**
@@ -48,14 +52,31 @@ const packageService = (dir: string): void => {
  * start included) to the bundle loaded, `load` is the require alone.
  */
 const LOADER = `const t=performance.now();require(process.argv[1]);const l=performance.now();process.stdout.write(JSON.stringify({load:l-t,total:l,rss:process.memoryUsage().rss}))`;
-const coldStart = (node: string, bundle: string, nodePath: string, runs: number): { load: number; total: number; rssMb: number } => {
+const coldStart = (
+  node: string,
+  bundle: string,
+  nodePath: string,
+  runs: number,
+): { load: number; total: number; rssMb: number } => {
   const got: { load: number; total: number; rss: number }[] = [];
   for (let i = 0; i < runs; i++) {
-    const res = spawnSync(node, ['-e', LOADER, bundle], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', NODE_PATH: nodePath, AWS_REGION: 'us-west-2', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } });
+    const res = spawnSync(node, ['-e', LOADER, bundle], {
+      encoding: 'utf8',
+      env: {
+        PATH: process.env.PATH ?? '',
+        NODE_PATH: nodePath,
+        AWS_REGION: 'us-west-2',
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      },
+    });
     if (res.status !== 0) throw new Error(`loading ${bundle} failed: ${res.stderr}`);
     got.push(JSON.parse(res.stdout) as { load: number; total: number; rss: number });
   }
-  return { load: median(got.map((g) => g.load)), total: median(got.map((g) => g.total)), rssMb: median(got.map((g) => g.rss)) / 2 ** 20 };
+  return {
+    load: median(got.map((g) => g.load)),
+    total: median(got.map((g) => g.total)),
+    rssMb: median(got.map((g) => g.rss)) / 2 ** 20,
+  };
 };
 
 const rssMb = (pid: number): number | null => {
@@ -100,7 +121,11 @@ const main = async (): Promise<void> => {
     .option('--runs <n>', 'cold starts per function', '7')
     .option('--time-scale <k>', 'drill time scale for the RSS run', '10')
     .option('--no-drill', 'functions only: no drill, no RSS of the node processes')
-    .option('--node-args <flags>', 'Node options for the drill\'s agents and workers ("" for none)', DAEMON_NODE_FLAGS.join(' '))
+    .option(
+      '--node-args <flags>',
+      'Node options for the drill\'s agents and workers ("" for none)',
+      DAEMON_NODE_FLAGS.join(' '),
+    )
     .parse()
     .opts<{ package?: string; node: string; runs: string; timeScale: string; drill: boolean; nodeArgs: string }>();
 
@@ -110,7 +135,10 @@ const main = async (): Promise<void> => {
     packageService(dir);
   }
   const nodeVersion = execFileSync(opts.node, ['--version'], { encoding: 'utf8' }).trim();
-  const fns = new Table({ head: ['function', 'zip KiB', 'bundle KiB', 'cold start ms (load)', 'RSS MiB after load', 'zip', 'cold start'], style: { head: [], border: [] } });
+  const fns = new Table({
+    head: ['function', 'zip KiB', 'bundle KiB', 'cold start ms (load)', 'RSS MiB after load', 'zip', 'cold start'],
+    style: { head: [], border: [] },
+  });
   // Where the bundles are loaded from: no node_modules above it, so nothing resolves but from the layer.
   const lambda = lambdaLikeDir('qf-footprint-');
   process.once('exit', () => rmSync(lambda, { recursive: true, force: true }));
@@ -125,22 +153,41 @@ const main = async (): Promise<void> => {
     const bundle = join(lambda, fn, entry.name);
     const zipBytes = statSync(zip).size;
     const cold = coldStart(opts.node, bundle, nodePath, Number(opts.runs));
-    fns.push([fn, (zipBytes / 1024).toFixed(0), (entry.size / 1024).toFixed(0), `${cold.total.toFixed(0)} (${cold.load.toFixed(0)})`, cold.rssMb.toFixed(0), mark(zipBytes <= TARGETS.zipBytes), mark(cold.total <= TARGETS.coldStartMs)]);
+    fns.push([
+      fn,
+      (zipBytes / 1024).toFixed(0),
+      (entry.size / 1024).toFixed(0),
+      `${cold.total.toFixed(0)} (${cold.load.toFixed(0)})`,
+      cold.rssMb.toFixed(0),
+      mark(zipBytes <= TARGETS.zipBytes),
+      mark(cold.total <= TARGETS.coldStartMs),
+    ]);
   }
-  console.log(`functions (cold start: median of ${opts.runs} fresh ${nodeVersion} processes, from process start to bundle loaded; targets: zip ≤ ${TARGETS.zipBytes / 1024} KiB, cold start ≤ ${TARGETS.coldStartMs} ms):`);
+  console.log(
+    `functions (cold start: median of ${opts.runs} fresh ${nodeVersion} processes, from process start to bundle loaded; targets: zip ≤ ${TARGETS.zipBytes / 1024} KiB, cold start ≤ ${TARGETS.coldStartMs} ms):`,
+  );
   console.log(fns.toString());
   console.log(`the AWS SDK layer (shared by the three): ${(statSync(layerZip).size / 1024).toFixed(0)} KiB zipped`);
 
   if (!opts.drill) return;
   const timeScale = Number(opts.timeScale);
   // Busy for the first half (the primary's two slots full), idle for the second: both workers' shapes.
-  const scenario = parseScenario({ name: 'footprint: 2-node fleet, busy then idle', nodes: 2, seconds: 600, workload: { tasks: 8, meanTaskSeconds: 60, arrivalSeconds: 240 }, expect: { restarts: 0, failovers: 0 } });
+  const scenario = parseScenario({
+    name: 'footprint: 2-node fleet, busy then idle',
+    nodes: 2,
+    seconds: 600,
+    workload: { tasks: 8, meanTaskSeconds: 60, arrivalSeconds: 240 },
+    expect: { restarts: 0, failovers: 0 },
+  });
   console.log(`running a 2-node drill (${scenario.seconds} s at ×${timeScale}) and sampling RSS every second …`);
   const sampler = sampleRss(1000);
   const nodeArgs = opts.nodeArgs.split(' ').filter((a) => a !== '');
   const report = await runDrill(scenario, { timeScale, seed: 1, announce: false, nodeArgs });
   const series = sampler.stop();
-  const procs = new Table({ head: ['process', 'samples', 'median MiB', 'peak MiB', 'target'], style: { head: [], border: [] } });
+  const procs = new Table({
+    head: ['process', 'samples', 'median MiB', 'peak MiB', 'target'],
+    style: { head: [], border: [] },
+  });
   for (const [key, mbs] of [...series.entries()].sort()) {
     const target = key.endsWith('agent') ? TARGETS.agentRssMb : TARGETS.idleWorkerRssMb;
     // The standby's worker never consumes: it is the idle worker the target speaks of.
@@ -148,7 +195,9 @@ const main = async (): Promise<void> => {
     const judged = key.endsWith('agent') || idle ? mark(Math.max(...mbs) <= target) : '(busy: reported)';
     procs.push([key, mbs.length, median(mbs).toFixed(1), Math.max(...mbs).toFixed(1), judged]);
   }
-  console.log(`drill ok=${report.ok}; RSS on ${process.version}${nodeArgs.length === 0 ? ' with no Node options' : ` with ${nodeArgs.join(' ')}`} (targets: agent ≤ ${TARGETS.agentRssMb} MiB, idle worker ≤ ${TARGETS.idleWorkerRssMb} MiB):`);
+  console.log(
+    `drill ok=${report.ok}; RSS on ${process.version}${nodeArgs.length === 0 ? ' with no Node options' : ` with ${nodeArgs.join(' ')}`} (targets: agent ≤ ${TARGETS.agentRssMb} MiB, idle worker ≤ ${TARGETS.idleWorkerRssMb} MiB):`,
+  );
   console.log(procs.toString());
 };
 

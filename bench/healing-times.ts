@@ -15,7 +15,16 @@ import { runDrill } from '../lib/harness/drill/run';
 // As in bin/fleet.js: the SDK's notice about Node 20 is for long-lived installs, not a bench run.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-const SCENARIOS = ['stall-recovers-after-restart', 'notification-lag-stall', 'kill-primary', 'kill-agent-primary', 'three-nodes-kill-primary', 'freeze-primary', 'stop-primary', 'partition-primary'];
+const SCENARIOS = [
+  'stall-recovers-after-restart',
+  'notification-lag-stall',
+  'kill-primary',
+  'kill-agent-primary',
+  'three-nodes-kill-primary',
+  'freeze-primary',
+  'stop-primary',
+  'partition-primary',
+];
 const TIME_SCALE = 20;
 
 type Measure = 'verdict' | 'detected' | 'promoted' | 'serving' | 'traffic' | 'insync';
@@ -37,22 +46,42 @@ const spread = (xs: number[]): string => {
 
 /** The checks a failed drill missed, by name. */
 const failures = (report: Report): string =>
-  [...Object.entries(report.invariants).filter(([, ok]) => !ok).map(([name]) => name), ...report.expectations.filter((e) => !e.ok).map((e) => e.name)].join(', ');
+  [
+    ...Object.entries(report.invariants)
+      .filter(([, ok]) => !ok)
+      .map(([name]) => name),
+    ...report.expectations.filter((e) => !e.ok).map((e) => e.name),
+  ].join(', ');
 
 const main = async (): Promise<void> => {
   const seeds = Number(process.argv[2] ?? '5');
-  const table = new Table({ head: ['scenario', 'passed', ...Object.keys(MEASURES).map((m) => `${m} (min/med/max s)`)], style: { head: [], border: [] } });
+  const table = new Table({
+    head: ['scenario', 'passed', ...Object.keys(MEASURES).map((m) => `${m} (min/med/max s)`)],
+    style: { head: [], border: [] },
+  });
   const named = process.argv.slice(3);
   const unknown = named.filter((n) => !SCENARIOS.includes(n));
-  if (unknown.length > 0) throw new Error(`not a scenario of this bench: ${unknown.join(', ')} (one of ${SCENARIOS.join(', ')})`);
+  if (unknown.length > 0)
+    throw new Error(`not a scenario of this bench: ${unknown.join(', ')} (one of ${SCENARIOS.join(', ')})`);
   for (const name of named.length > 0 ? named : SCENARIOS) {
-    const scenario = parseScenario(JSON.parse(readFileSync(join(__dirname, '..', 'tests', 'scenarios', `${name}.json`), 'utf8')));
-    const values: Record<Measure, number[]> = { verdict: [], detected: [], promoted: [], serving: [], traffic: [], insync: [] };
+    const scenario = parseScenario(
+      JSON.parse(readFileSync(join(__dirname, '..', 'tests', 'scenarios', `${name}.json`), 'utf8')),
+    );
+    const values: Record<Measure, number[]> = {
+      verdict: [],
+      detected: [],
+      promoted: [],
+      serving: [],
+      traffic: [],
+      insync: [],
+    };
     let passed = 0;
     for (let seed = 1; seed <= seeds; seed++) {
       const report = await runDrill(scenario, { timeScale: TIME_SCALE, seed, announce: false });
       if (report.ok) passed++;
-      const verdict = report.ok ? 'passed' : `FAILED (${failures(report)}; ${report.tasks.completed}/${report.tasks.enqueued} tasks completed)`;
+      const verdict = report.ok
+        ? 'passed'
+        : `FAILED (${failures(report)}; ${report.tasks.completed}/${report.tasks.enqueued} tasks completed)`;
       process.stderr.write(`${name} seed ${seed}: ${verdict}\n`);
       const incident = report.incidents.find((i) => i.watched);
       if (incident === undefined) continue;
@@ -63,7 +92,9 @@ const main = async (): Promise<void> => {
     }
     table.push([name, `${passed}/${seeds}`, ...Object.keys(MEASURES).map((m) => spread(values[m as Measure]))]);
   }
-  console.log(`healing times on the faithful local cloud, ×${TIME_SCALE}, seeds 1–${seeds} (scenario seconds from the fault; verdict from the close of the stall window)`);
+  console.log(
+    `healing times on the faithful local cloud, ×${TIME_SCALE}, seeds 1–${seeds} (scenario seconds from the fault; verdict from the close of the stall window)`,
+  );
   console.log(table.toString());
 };
 

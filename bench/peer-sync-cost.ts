@@ -25,7 +25,9 @@ const SIZES = [1_000, 10_000, 100_000];
 const CHANGES = [0, 10, 1_000];
 
 const startCloud = async (): Promise<{ endpoint: string; bucket: string; stop: () => void }> => {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'lib/harness/localcloud/serve.ts')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'lib/harness/localcloud/serve.ts')], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
   const info = JSON.parse(line) as { endpoint: string; bucket: string };
   return { ...info, stop: () => child.kill('SIGTERM') };
@@ -42,7 +44,20 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 const main = async (): Promise<void> => {
   const cloud = await startCloud();
   const log = pino({ level: 'silent' });
-  const table = new Table({ head: ['tasks', 'changed', 'GET', 'PUT', 'LIST', 'KiB up', 'KiB down', 'agent CPU ms', 'worker CPU ms per flush', 'target'] });
+  const table = new Table({
+    head: [
+      'tasks',
+      'changed',
+      'GET',
+      'PUT',
+      'LIST',
+      'KiB up',
+      'KiB down',
+      'agent CPU ms',
+      'worker CPU ms per flush',
+      'target',
+    ],
+  });
   try {
     for (const size of SIZES) {
       const dataDir = mkdtempSync(join(tmpdir(), 'qf-peer-sync-bench-'));
@@ -51,13 +66,22 @@ const main = async (): Promise<void> => {
       for (let i = 0; i < size; i++) book.record(`task-${i}`, { status: 'running', stages: 1, progress: 10, epoch: 1 });
       await book.flush([]);
       // The S3 client as the agent builds it (lib/aws/clients.ts), so its settings are measured too.
-      const clients = new ClientFactory({ region: 'us-west-2', endpoint: cloud.endpoint, credentials: { accessKeyId: 'bench', secretAccessKey: 'x' } }, {});
+      const clients = new ClientFactory(
+        { region: 'us-west-2', endpoint: cloud.endpoint, credentials: { accessKeyId: 'bench', secretAccessKey: 'x' } },
+        {},
+      );
       const store = new StateStore(clients.s3(), {
         bucket: cloud.bucket,
         prefix: `bench-${size}/`,
         maxObjectBytes: 8 << 20,
       });
-      const sync = new PeerSync({ store, log, localChanges: localTaskFeed(dataDir, log), now: Date.now, retentionMs: 7 * 86_400_000 });
+      const sync = new PeerSync({
+        store,
+        log,
+        localChanges: localTaskFeed(dataDir, log),
+        now: Date.now,
+        retentionMs: 7 * 86_400_000,
+      });
       await sync.round();
       await sync.round();
       // The agent is a long-running process: its code is warm by the time a round matters.
@@ -85,7 +109,18 @@ const main = async (): Promise<void> => {
         if (r === undefined) continue;
         const ms = median(agent);
         const target = size === 100_000 ? TARGET_MS[changed] : undefined;
-        table.push([size, changed, r.requests.GET, r.requests.PUT, r.requests.LIST, (r.bytesUp / 1024).toFixed(1), (r.bytesDown / 1024).toFixed(1), ms.toFixed(1), median(worker).toFixed(1), target === undefined ? '' : `${ms <= target ? 'ok' : 'OVER'} (≤ ${target})`]);
+        table.push([
+          size,
+          changed,
+          r.requests.GET,
+          r.requests.PUT,
+          r.requests.LIST,
+          (r.bytesUp / 1024).toFixed(1),
+          (r.bytesDown / 1024).toFixed(1),
+          ms.toFixed(1),
+          median(worker).toFixed(1),
+          target === undefined ? '' : `${ms <= target ? 'ok' : 'OVER'} (≤ ${target})`,
+        ]);
       }
       rmSync(dataDir, { recursive: true, force: true });
     }

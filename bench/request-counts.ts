@@ -29,7 +29,8 @@ const arg = (name: string): string | undefined => {
   return i < 0 ? undefined : process.argv[i + 1];
 };
 
-const mean = (all: RequestUnits[]): RequestUnits => mapUnits((u) => Math.round((all.reduce((s, x) => s + x[u], 0) / all.length) * 10) / 10);
+const mean = (all: RequestUnits[]): RequestUnits =>
+  mapUnits((u) => Math.round((all.reduce((s, x) => s + x[u], 0) / all.length) * 10) / 10);
 
 const main = async (): Promise<void> => {
   const seeds = (arg('--seeds') ?? '1').split(',').map(Number);
@@ -38,27 +39,48 @@ const main = async (): Promise<void> => {
   for (const seed of seeds) {
     const report = await runDrill(scenario, { timeScale: TIME_SCALE, seed, announce: false });
     if (!report.ok) {
-      const failed = [...report.expectations.filter((e) => !e.ok).map((e) => `${e.name}: expected ${JSON.stringify(e.expected)}, actual ${JSON.stringify(e.actual)}`), ...Object.entries(report.invariants).filter(([, ok]) => !ok).map(([name]) => `invariant ${name}`)];
+      const failed = [
+        ...report.expectations
+          .filter((e) => !e.ok)
+          .map((e) => `${e.name}: expected ${JSON.stringify(e.expected)}, actual ${JSON.stringify(e.actual)}`),
+        ...Object.entries(report.invariants)
+          .filter(([, ok]) => !ok)
+          .map(([name]) => `invariant ${name}`),
+      ];
       throw new Error(`steady-no-fault failed at seed ${seed} (${failed.join('; ')}): its counts measure nothing`);
     }
     runs.push(report.requests);
-    console.log(`seed ${seed}: ${report.tasks.completed} tasks in ${Math.round(report.wallSeconds * TIME_SCALE)} scenario s`);
+    console.log(
+      `seed ${seed}: ${report.tasks.completed} tasks in ${Math.round(report.wallSeconds * TIME_SCALE)} scenario s`,
+    );
   }
   const none = mapUnits(() => 0);
-  const baseline = existsSync(BASELINE_FILE) ? (JSON.parse(readFileSync(BASELINE_FILE, 'utf8')) as Pick<RequestFigures, 'perHour' | 'perTask'>) : { perHour: none, perTask: none };
-  const table = new Table({ head: ['figure', 'baseline', ...seeds.map((s) => `seed ${s}`)], style: { head: [], border: [] } });
+  const baseline = existsSync(BASELINE_FILE)
+    ? (JSON.parse(readFileSync(BASELINE_FILE, 'utf8')) as Pick<RequestFigures, 'perHour' | 'perTask'>)
+    : { perHour: none, perTask: none };
+  const table = new Table({
+    head: ['figure', 'baseline', ...seeds.map((s) => `seed ${s}`)],
+    style: { head: [], border: [] },
+  });
   for (const scope of ['perHour', 'perTask'] as const) {
-    for (const u of Object.keys(none) as (keyof RequestUnits)[]) table.push([`${scope}.${u}`, baseline[scope][u], ...runs.map((r) => r[scope][u])]);
+    for (const u of Object.keys(none) as (keyof RequestUnits)[])
+      table.push([`${scope}.${u}`, baseline[scope][u], ...runs.map((r) => r[scope][u])]);
   }
   console.log(table.toString());
   if (process.argv.includes('--update')) {
-    const next = { command: 'npx tsx bench/request-counts.ts --update', seeds, perHour: mean(runs.map((r) => r.perHour)), perTask: mean(runs.map((r) => r.perTask)) };
+    const next = {
+      command: 'npx tsx bench/request-counts.ts --update',
+      seeds,
+      perHour: mean(runs.map((r) => r.perHour)),
+      perTask: mean(runs.map((r) => r.perTask)),
+    };
     writeFileSync(BASELINE_FILE, `${JSON.stringify(next, null, 2)}\n`);
     console.log(`baseline written: ${BASELINE_FILE}`);
     return;
   }
   const found = runs.flatMap((r, i) => regressions(r, baseline).map((g) => ({ seed: seeds[i], ...g })));
-  for (const g of found) console.log(`REGRESSION seed ${g.seed}: ${g.figure} ${g.actual} against ${g.baseline} (×${g.ratio})`);
+  for (const g of found)
+    console.log(`REGRESSION seed ${g.seed}: ${g.figure} ${g.actual} against ${g.baseline} (×${g.ratio})`);
   if (found.length > 0) process.exitCode = 1;
 };
 

@@ -43,7 +43,9 @@ const LAMBDA_GB = ((): number => {
   return mb / 1024;
 })();
 /** The stack's CloudWatch alarms (resources/alarms.yml), each billed whether it fires or not. */
-const ALARMS = (readFileSync(join(__dirname, '..', 'resources', 'alarms.yml'), 'utf8').match(/Type: AWS::CloudWatch::Alarm\b/g) ?? []).length;
+const ALARMS = (
+  readFileSync(join(__dirname, '..', 'resources', 'alarms.yml'), 'utf8').match(/Type: AWS::CloudWatch::Alarm\b/g) ?? []
+).length;
 const MONTH_SECONDS = 720 * 3600;
 
 type Counts = Record<'get' | 'put' | 'sqs' | 'rru' | 'wru' | 'sns' | 'ssm', number>;
@@ -68,14 +70,22 @@ const countsOf = (c: Record<string, number>): Counts => ({
   sns: c.sns ?? 0,
   ssm: c.ssm ?? 0,
 });
-const usdOf = (c: Counts): number => c.get * PRICE.s3Get + c.put * PRICE.s3Put + c.sqs * PRICE.sqs + c.rru * PRICE.ddbRead + c.wru * PRICE.ddbWrite + c.sns * PRICE.sns;
+const usdOf = (c: Counts): number =>
+  c.get * PRICE.s3Get +
+  c.put * PRICE.s3Put +
+  c.sqs * PRICE.sqs +
+  c.rru * PRICE.ddbRead +
+  c.wru * PRICE.ddbWrite +
+  c.sns * PRICE.sns;
 /**
  * Billed duration at the p95 rounded up to 1 ms, at the deployed memory, a generous bound for the real Lambda,
  * plus the average sleep (for a late node, an SSM result, a DNS change) at real time: the drill
  * runs it `timeScale` times faster, and Lambda bills a sleeping run all the same.
  */
-const lambdaUsd = (runs: number, m: Pick<Measured, 'p95Ms' | 'sleepMs'>): number => runs * PRICE.lambdaRequest + runs * ((Math.ceil(m.p95Ms) + m.sleepMs) / 1000) * LAMBDA_GB * PRICE.lambdaGbSecond;
-const combine = (f: (field: (typeof FIELDS)[number]) => number): Counts => Object.fromEntries(FIELDS.map((k) => [k, f(k)])) as Counts;
+const lambdaUsd = (runs: number, m: Pick<Measured, 'p95Ms' | 'sleepMs'>): number =>
+  runs * PRICE.lambdaRequest + runs * ((Math.ceil(m.p95Ms) + m.sleepMs) / 1000) * LAMBDA_GB * PRICE.lambdaGbSecond;
+const combine = (f: (field: (typeof FIELDS)[number]) => number): Counts =>
+  Object.fromEntries(FIELDS.map((k) => [k, f(k)])) as Counts;
 const scaled = (c: Counts, k: number): Counts => combine((f) => c[f] * k);
 const row = (c: Counts): number[] => FIELDS.map((f) => Math.round(c[f]));
 
@@ -87,7 +97,11 @@ const measured = (cloud: LocalCloud, stats: DrillStats, timeScale: number): Omit
   const sorted = [...stats.invocationMs].sort((a, b) => a - b);
   return {
     seconds: stats.wallSeconds * timeScale,
-    callers: new Map([...cloud.callers.entries()].filter(([name]) => name !== 'drill' && name !== 'anonymous').map(([name, c]) => [name, countsOf(c)])),
+    callers: new Map(
+      [...cloud.callers.entries()]
+        .filter(([name]) => name !== 'drill' && name !== 'anonymous')
+        .map(([name, c]) => [name, countsOf(c)]),
+    ),
     invocations: stats.invocations,
     byTrigger: { ...stats.byTrigger },
     p95Ms: sorted[Math.floor(sorted.length * 0.95)] ?? 0,
@@ -96,15 +110,33 @@ const measured = (cloud: LocalCloud, stats: DrillStats, timeScale: number): Omit
 };
 
 /** A 2-node fleet at default settings from cold; with `warmSeconds`, also what it had done by then. */
-const measure = async (tasks: number, timeScale: number, seconds = 900, warmSeconds?: number): Promise<{ run: Measured; warm: Measured | null }> => {
-  const scenario = parseScenario({ name: `cost: 2-node fleet, ${tasks} tasks`, nodes: 2, seconds, workload: { tasks, meanTaskSeconds: 90, arrivalSeconds: Math.min(900, seconds) }, expect: { restarts: 0, failovers: 0 } });
+const measure = async (
+  tasks: number,
+  timeScale: number,
+  seconds = 900,
+  warmSeconds?: number,
+): Promise<{ run: Measured; warm: Measured | null }> => {
+  const scenario = parseScenario({
+    name: `cost: 2-node fleet, ${tasks} tasks`,
+    nodes: 2,
+    seconds,
+    workload: { tasks, meanTaskSeconds: 90, arrivalSeconds: Math.min(900, seconds) },
+    expect: { restarts: 0, failovers: 0 },
+  });
   let m: Omit<Measured, 'ok'> = { seconds: 0, callers: new Map(), invocations: 0, byTrigger: {}, p95Ms: 0, sleepMs: 0 };
   let warm: Omit<Measured, 'ok'> | null = null;
   const report = await runDrill(scenario, {
     timeScale,
     seed: 1,
     announce: false,
-    ...(warmSeconds === undefined ? {} : { snapshot: { at: warmSeconds, take: (cloud: LocalCloud, stats: DrillStats) => (warm = measured(cloud, stats, timeScale)) } }),
+    ...(warmSeconds === undefined
+      ? {}
+      : {
+          snapshot: {
+            at: warmSeconds,
+            take: (cloud: LocalCloud, stats: DrillStats) => (warm = measured(cloud, stats, timeScale)),
+          },
+        }),
     inspect: (cloud, stats) => (m = measured(cloud, stats, timeScale)),
   });
   const taken = warm as Omit<Measured, 'ok'> | null;
@@ -116,10 +148,23 @@ const steady = (short: Measured, long: Measured): Measured => {
   const callers = new Map<string, Counts>();
   for (const [caller, c] of long.callers) {
     const before = short.callers.get(caller) ?? countsOf({});
-    callers.set(caller, combine((f) => c[f] - before[f]));
+    callers.set(
+      caller,
+      combine((f) => c[f] - before[f]),
+    );
   }
-  const byTrigger = Object.fromEntries(Object.entries(long.byTrigger).map(([kind, n]) => [kind, n - (short.byTrigger[kind] ?? 0)]));
-  return { ok: short.ok && long.ok, seconds: long.seconds - short.seconds, callers, invocations: long.invocations - short.invocations, byTrigger, p95Ms: long.p95Ms, sleepMs: long.sleepMs };
+  const byTrigger = Object.fromEntries(
+    Object.entries(long.byTrigger).map(([kind, n]) => [kind, n - (short.byTrigger[kind] ?? 0)]),
+  );
+  return {
+    ok: short.ok && long.ok,
+    seconds: long.seconds - short.seconds,
+    callers,
+    invocations: long.invocations - short.invocations,
+    byTrigger,
+    p95Ms: long.p95Ms,
+    sleepMs: long.sleepMs,
+  };
 };
 
 const main = async (): Promise<void> => {
@@ -149,7 +194,17 @@ const main = async (): Promise<void> => {
   }
   const runs = idle.invocations * perMonth;
   total += lambdaUsd(runs, idle);
-  month.push(['watchdog Lambda', '', '', '', '', '', '', `${Math.round(runs)} runs, ${Math.round(LAMBDA_GB * 1024)} MB`, lambdaUsd(runs, idle).toFixed(2)]);
+  month.push([
+    'watchdog Lambda',
+    '',
+    '',
+    '',
+    '',
+    '',
+    '',
+    `${Math.round(runs)} runs, ${Math.round(LAMBDA_GB * 1024)} MB`,
+    lambdaUsd(runs, idle).toFixed(2),
+  ]);
   total += ALARMS * PRICE.alarm;
   month.push(['CloudWatch alarms', '', '', '', '', '', '', `${ALARMS} alarms`, (ALARMS * PRICE.alarm).toFixed(2)]);
 
@@ -161,20 +216,44 @@ const main = async (): Promise<void> => {
     // The busy run starts cold too: its base is what the idle fleet did in as long from cold,
     // its warm-up and then its steady rate.
     const base = idleFor(caller, busy.seconds);
-    const extra = scaled(combine((f) => c[f] - base[f]), perThousand);
+    const extra = scaled(
+      combine((f) => c[f] - base[f]),
+      perThousand,
+    );
     const usd = usdOf(extra);
     workTotal += usd;
     work.push([caller, ...row(extra), usd.toFixed(2)]);
   }
-  const extraRuns = (busy.invocations - (warm.invocations + idle.invocations * ((busy.seconds - warm.seconds) / idle.seconds))) * perThousand;
+  const extraRuns =
+    (busy.invocations - (warm.invocations + idle.invocations * ((busy.seconds - warm.seconds) / idle.seconds))) *
+    perThousand;
   workTotal += lambdaUsd(Math.max(0, extraRuns), busy);
-  work.push(['watchdog Lambda', '', '', '', '', '', '', `${Math.round(extraRuns)} runs`, lambdaUsd(Math.max(0, extraRuns), busy).toFixed(2)]);
+  work.push([
+    'watchdog Lambda',
+    '',
+    '',
+    '',
+    '',
+    '',
+    '',
+    `${Math.round(extraRuns)} runs`,
+    lambdaUsd(Math.max(0, extraRuns), busy).toFixed(2),
+  ]);
 
-  const triggers = Object.entries(idle.byTrigger).filter(([, n]) => n > 0).map(([kind, n]) => `${kind} ${Math.round(n * perMonth)}`).join(', ');
-  console.log(`idle fleet: ${idle.seconds.toFixed(0)} s at ×${timeScale} after ${WARM_SECONDS} s of warm-up, ok=${idle.ok}, ${idle.invocations} watchdog runs (a month: ${triggers}), p95 ${idle.p95Ms.toFixed(1)} ms, ${(idle.sleepMs / 1000).toFixed(2)} s asleep a run on average at real time (a late node, an SSM result, a DNS change); per month:`);
+  const triggers = Object.entries(idle.byTrigger)
+    .filter(([, n]) => n > 0)
+    .map(([kind, n]) => `${kind} ${Math.round(n * perMonth)}`)
+    .join(', ');
+  console.log(
+    `idle fleet: ${idle.seconds.toFixed(0)} s at ×${timeScale} after ${WARM_SECONDS} s of warm-up, ok=${idle.ok}, ${idle.invocations} watchdog runs (a month: ${triggers}), p95 ${idle.p95Ms.toFixed(1)} ms, ${(idle.sleepMs / 1000).toFixed(2)} s asleep a run on average at real time (a late node, an SSM result, a DNS change); per month:`,
+  );
   console.log(month.toString());
-  console.log(`control loop ≈ $${total.toFixed(2)} per month for 2 nodes (before the free tier; Lambda's and the agents' logs not counted)`);
-  console.log(`busy fleet: ${tasks} tasks in ${busy.seconds.toFixed(0)} s at ×${timeScale}, ok=${busy.ok}; what 1,000 tasks add:`);
+  console.log(
+    `control loop ≈ $${total.toFixed(2)} per month for 2 nodes (before the free tier; Lambda's and the agents' logs not counted)`,
+  );
+  console.log(
+    `busy fleet: ${tasks} tasks in ${busy.seconds.toFixed(0)} s at ×${timeScale}, ok=${busy.ok}; what 1,000 tasks add:`,
+  );
   console.log(work.toString());
   console.log(`tasks ≈ $${workTotal.toFixed(2)} per 1,000 (before the free tier)`);
   printMetrics();
@@ -182,19 +261,41 @@ const main = async (): Promise<void> => {
 
 /** The `metrics` setting's own line (issue 14): its custom metrics and the alarms on them, for 2 and 3 nodes; the dashboard apart. */
 const printMetrics = (): void => {
-  const settings = { standbyAlarmMinutes: 10, stallAlarmMinutes: 10, heartbeatAlarmSeconds: 120, stallSamples: configSchema.parse({}).stallSamples };
-  const table = new Table({ head: ['metrics', 'nodes', 'custom metrics', 'USD', 'alarms on them', 'USD', 'together'], style: { head: [], border: [] } });
+  const settings = {
+    standbyAlarmMinutes: 10,
+    stallAlarmMinutes: 10,
+    heartbeatAlarmSeconds: 120,
+    stallSamples: configSchema.parse({}).stallSamples,
+  };
+  const table = new Table({
+    head: ['metrics', 'nodes', 'custom metrics', 'USD', 'alarms on them', 'USD', 'together'],
+    style: { head: [], border: [] },
+  });
   for (const level of ['off', 'essential', 'detailed'] as const) {
     for (const nodes of [2, 3]) {
       const metrics = monthlyUsd(level, nodes);
       const alarms = alarmsMonthlyUsd(level, nodes, settings);
-      const count = metricAlarms(level, Array.from({ length: nodes }, (_, i) => `node-${i + 1}`), settings).length;
-      table.push([level, nodes, seriesAt(level, nodes), metrics.toFixed(2), count, alarms.toFixed(2), (metrics + alarms).toFixed(2)]);
+      const count = metricAlarms(
+        level,
+        Array.from({ length: nodes }, (_, i) => `node-${i + 1}`),
+        settings,
+      ).length;
+      table.push([
+        level,
+        nodes,
+        seriesAt(level, nodes),
+        metrics.toFixed(2),
+        count,
+        alarms.toFixed(2),
+        (metrics + alarms).toFixed(2),
+      ]);
     }
   }
-  console.log('the metrics setting, per month at list price (its own line: not in the control loop above; essential is the default):');
+  console.log(
+    'the metrics setting, per month at list price (its own line: not in the control loop above; essential is the default):',
+  );
   console.log(table.toString());
-  console.log('the CloudWatch dashboard (dashboard: true): $3.00 per month beyond an account\'s first three');
+  console.log("the CloudWatch dashboard (dashboard: true): $3.00 per month beyond an account's first three");
 };
 
 void main();

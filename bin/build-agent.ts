@@ -32,14 +32,18 @@ export const buildAgent = async (out: string): Promise<string[]> => {
 const cli = (): Command =>
   new Command()
     .name('build-agent')
-    .description('Build the node bundle: agent.js, worker.js, source maps, systemd units and install.sh in one directory.')
+    .description(
+      'Build the node bundle: agent.js, worker.js, source maps, systemd units and install.sh in one directory.',
+    )
     .option('--out <dir>', 'output directory', DEFAULT_OUT)
     .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2))
     .action(async (opts: { out: string }) => {
       const out = resolve(opts.out);
       try {
         console.log(`built ${out}: ${(await buildAgent(out)).join(', ')}`);
-        console.log(`next (docs/install.md): scp -r ${out} <node>:  then on the node: sudo ./${basename(out)}/install.sh --config config.json --node <name>`);
+        console.log(
+          `next (docs/install.md): scp -r ${out} <node>:  then on the node: sudo ./${basename(out)}/install.sh --config config.json --node <name>`,
+        );
       } catch (error) {
         console.error(`build-agent: ${describeError(error)}`);
         process.exit(1);

@@ -17,11 +17,14 @@ import { registerOperatorCommands } from './commands';
 /** The CLI's exit codes. */
 const EXIT = { ok: 0, failed: 1, badInput: 2 } as const;
 
-const positiveNumber = (name: string, max: number) => (raw: string): number => {
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0 || n > max) throw new InvalidArgumentError(`${name} must be a number in (0, ${max}]`);
-  return n;
-};
+const positiveNumber =
+  (name: string, max: number) =>
+  (raw: string): number => {
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n <= 0 || n > max)
+      throw new InvalidArgumentError(`${name} must be a number in (0, ${max}]`);
+    return n;
+  };
 const integer = (raw: string): number => {
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a non-negative integer');
@@ -66,17 +69,24 @@ const checkWritable = (file: string | undefined, flag: string): void => {
     if (!statSync(dir).isDirectory()) throw new Error('not a directory');
     accessSync(dir, constants.W_OK);
   } catch (error) {
-    throw new ValidationError(`${flag} ${file}: its folder ${dir} is not a writable directory (${(error as NodeJS.ErrnoException).code ?? describeError(error)})`, flag);
+    throw new ValidationError(
+      `${flag} ${file}: its folder ${dir} is not a writable directory (${(error as NodeJS.ErrnoException).code ?? describeError(error)})`,
+      flag,
+    );
   }
 };
 
 /** Keeps a finished drill's fleet running until Ctrl-C, for `fleet status --local` and friends. */
-const holdUntil = (signal: AbortSignal) => async (report: Report): Promise<void> => {
-  console.log(formatSummary(report));
-  if (signal.aborted) return;
-  console.log('Holding the local fleet: try `npx fleet status --local`, `npx fleet events --local`. Ctrl-C stops it.');
-  await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-};
+const holdUntil =
+  (signal: AbortSignal) =>
+  async (report: Report): Promise<void> => {
+    console.log(formatSummary(report));
+    if (signal.aborted) return;
+    console.log(
+      'Holding the local fleet: try `npx fleet status --local`, `npx fleet events --local`. Ctrl-C stops it.',
+    );
+    await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  };
 
 type DrillOptions = { timeScale: number; seed: number; json?: string; html?: string; keep?: boolean; hold?: boolean };
 
@@ -91,7 +101,9 @@ const drill = async (scenario: Scenario, opts: DrillOptions): Promise<number> =>
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  console.log(`Scenario "${scenario.name}": ${scenario.nodes} nodes, ${scenario.seconds}s at ×${opts.timeScale} (≈${Math.round(scenario.seconds / opts.timeScale)}s + drain), seed ${opts.seed}`);
+  console.log(
+    `Scenario "${scenario.name}": ${scenario.nodes} nodes, ${scenario.seconds}s at ×${opts.timeScale} (≈${Math.round(scenario.seconds / opts.timeScale)}s + drain), seed ${opts.seed}`,
+  );
   const report: Report = await runDrill(scenario, {
     timeScale: opts.timeScale,
     seed: opts.seed,
@@ -121,7 +133,11 @@ program
   .command('drill')
   .description('run a scenario file on the local cloud and check its expectations and invariants')
   .requiredOption('--scenario <file>', 'scenario JSON file (README "Drills", docs/pipeline.md; see tests/scenarios/)')
-  .addOption(new Option('--time-scale <n>', 'divide every duration by n').argParser(positiveNumber('--time-scale', 100)).default(20))
+  .addOption(
+    new Option('--time-scale <n>', 'divide every duration by n')
+      .argParser(positiveNumber('--time-scale', 100))
+      .default(20),
+  )
   .addOption(new Option('--seed <n>', 'workload seed').argParser(integer).default(1))
   .option('--json <file>', 'write the report as JSON')
   .option('--html <file>', 'write the report as a self-contained HTML page (charts, no script, no network)')
@@ -147,7 +163,7 @@ program
   .addOption(new Option('--seed <n>', 'workload seed').argParser(integer).default(1))
   .option('--json <file>', 'write the report as JSON')
   .option('--html <file>', 'where to write the report as an HTML page', join(tmpdir(), 'queens-fleet-demo.html'))
-  .option('--keep', 'keep the run directory (node logs, and the media demo\'s deliveries)')
+  .option('--keep', "keep the run directory (node logs, and the media demo's deliveries)")
   .option('--hold', 'keep the fleet running after the report, until Ctrl-C')
   .addHelpText('after', '\nExamples:\n  fleet demo\n  fleet demo --pipeline examples/ffmpeg --keep\n')
   .action(async (o: DemoOptions) => {
@@ -164,7 +180,10 @@ const main = async (): Promise<void> => {
   } catch (error) {
     const e = error as { code?: string; exitCode?: number };
     if (typeof e.code === 'string' && e.code.startsWith('commander.')) {
-      process.exitCode = e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help' ? EXIT.ok : EXIT.badInput;
+      process.exitCode =
+        e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help'
+          ? EXIT.ok
+          : EXIT.badInput;
       return;
     }
     if (error instanceof ValidationError) {

@@ -11,7 +11,9 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new ValidationError(`config file ${file}: cannot be read (${(error as Error).message})`, CONFIG_FILE_ENV, { cause: error });
+    throw new ValidationError(`config file ${file}: cannot be read (${(error as Error).message})`, CONFIG_FILE_ENV, {
+      cause: error,
+    });
   }
   return buildConfig(env, parseJsonText(text, `config file ${file}`));
 };

@@ -25,7 +25,15 @@ export const logToForTests = (stream: DestinationStream | null): void => {
  * One structured logger for the whole project. JSON lines on stderr (Lambda and journald
  * both keep them); `FLEET_LOG_LEVEL`-free: the level comes from LOG_LEVEL, default info.
  */
-export const createLogger = (name: string, bindings: Record<string, unknown> = {}, level = process.env.LOG_LEVEL ?? 'info', destination: DestinationStream = testDestination ?? pino.destination(2)): Logger =>
-  pino({ name, level, base: bindings, redact: ['webhookUrl', '*.webhookUrl'], mixin: () => ({ ...scope.getStore() }) }, destination);
+export const createLogger = (
+  name: string,
+  bindings: Record<string, unknown> = {},
+  level = process.env.LOG_LEVEL ?? 'info',
+  destination: DestinationStream = testDestination ?? pino.destination(2),
+): Logger =>
+  pino(
+    { name, level, base: bindings, redact: ['webhookUrl', '*.webhookUrl'], mixin: () => ({ ...scope.getStore() }) },
+    destination,
+  );
 
 export type { Logger };

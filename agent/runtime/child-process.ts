@@ -11,7 +11,9 @@ export const describeExit = (code: number | null, signal: NodeJS.Signals | null)
 
 /** Resolves when the child has exited (at once if it already has). */
 export const exited = (child: ChildProcess): Promise<void> =>
-  child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve()));
+  child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((resolve) => child.once('exit', () => resolve()));
 
 /**
  * Stops a child like systemd does: SIGTERM followed by SIGCONT (a stopped process must run to

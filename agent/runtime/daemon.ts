@@ -28,7 +28,11 @@ export interface Daemon {
  * bad input, so systemd's start limit stops a crash loop), start, and on SIGTERM close once
  * and exit, forcing exit 1 if closing overruns the stop timeout.
  */
-export const runDaemon = async (name: string, start: (ctx: DaemonContext) => Promise<Daemon>, required: (keyof Config)[] = []): Promise<void> => {
+export const runDaemon = async (
+  name: string,
+  start: (ctx: DaemonContext) => Promise<Daemon>,
+  required: (keyof Config)[] = [],
+): Promise<void> => {
   listenForClockSkew();
   const log = createLogger(name);
   let config: Config;
@@ -47,7 +51,13 @@ export const runDaemon = async (name: string, start: (ctx: DaemonContext) => Pro
   const reach = new Reach(mono);
   const clients = new ClientFactory({ region: config.region, timeouts: clientTimeouts(config), reach });
   const store = stateStoreFor(config, clients);
-  const daemon = await start({ config: { ...config, nodeName }, clients, store, reach, log: log.child({ node: nodeName }) });
+  const daemon = await start({
+    config: { ...config, nodeName },
+    clients,
+    store,
+    reach,
+    log: log.child({ node: nodeName }),
+  });
   const stop = (): void => {
     setTimeout(() => process.exit(1), config.workerStopTimeoutSeconds * 1000).unref();
     void daemon.close().finally(() => {

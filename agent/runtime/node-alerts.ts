@@ -12,6 +12,15 @@ export const alertFromNode = async (
   event: { kind: EventKind; node: string; incidentId: string; epoch: number; at: number; summary: string },
 ): Promise<void> => {
   if (alerts === null) return;
-  const body = makeEvent(event.kind, event.node, { id: event.incidentId.slice(0, 160), epoch: event.epoch }, emptyCounter(), event.at, event.summary);
-  await alerts.publish(body).catch((error: unknown) => log.error({ err: describeError(error) }, `${event.kind} alert not published`));
+  const body = makeEvent(
+    event.kind,
+    event.node,
+    { id: event.incidentId.slice(0, 160), epoch: event.epoch },
+    emptyCounter(),
+    event.at,
+    event.summary,
+  );
+  await alerts
+    .publish(body)
+    .catch((error: unknown) => log.error({ err: describeError(error) }, `${event.kind} alert not published`));
 };

@@ -69,13 +69,20 @@ export class Custody {
    * visibility timeout): a node fenced since may no longer hand them back, since the new primary
    * may hold them under a later receive. Resolves once `held.json` says what it decided.
    */
-  async takeUp(left: Leftovers, role: RoleFile | null, begin: (message: QueueMessage, epoch: number, sentAt: number) => void): Promise<void> {
+  async takeUp(
+    left: Leftovers,
+    role: RoleFile | null,
+    begin: (message: QueueMessage, epoch: number, sentAt: number) => void,
+  ): Promise<void> {
     const { queue, log, config } = this.deps;
     await Promise.allSettled(
       left.messages.map(async ({ taskId, message, epoch }) => {
         // A file of an earlier release names no epoch: judged by the role alone, as it was then.
         if (role === null || (epoch !== null && epoch !== role.epoch)) {
-          log.info({ taskId, heldUnder: epoch, epoch: role?.epoch ?? null }, 'left a message the previous worker held to the primary that took over, or to its visibility timeout');
+          log.info(
+            { taskId, heldUnder: epoch, epoch: role?.epoch ?? null },
+            'left a message the previous worker held to the primary that took over, or to its visibility timeout',
+          );
           return;
         }
         if (!left.sameBoot) {
@@ -88,7 +95,10 @@ export class Custody {
           await queue.setVisibility(message.receiptHandle, config.visibilityTimeoutSeconds);
         } catch (error) {
           this.held.release(taskId);
-          log.warn({ err: describeError(error), taskId }, 'a held message could not be extended; it returns after its visibility timeout');
+          log.warn(
+            { err: describeError(error), taskId },
+            'a held message could not be extended; it returns after its visibility timeout',
+          );
           return;
         }
         log.info({ taskId, epoch: role.epoch }, 'carrying on with a task the previous worker held');
@@ -120,7 +130,10 @@ export class Custody {
         else await this.deps.queue.setVisibility(m.receiptHandle, 0);
       }),
     );
-    this.deps.log.info({ messages: messages.length, kept: handOn }, 'a receive answered while stopping: its messages kept held or handed back');
+    this.deps.log.info(
+      { messages: messages.length, kept: handOn },
+      'a receive answered while stopping: its messages kept held or handed back',
+    );
   }
 
   /**
@@ -155,7 +168,12 @@ export class Custody {
     if (deadLetters === undefined || deadLetters === null) {
       await this.handBack(message, receivedAt);
       if (message.receiveCount < config.maxReceiveCount) return;
-      await this.alert('POISON_TASK', `poison-${message.id}`, epoch, `message ${message.id} failed ${message.receiveCount} times: ${reason}`);
+      await this.alert(
+        'POISON_TASK',
+        `poison-${message.id}`,
+        epoch,
+        `message ${message.id} failed ${message.receiveCount} times: ${reason}`,
+      );
       return;
     }
     // Its visibility ran out: another consumer may hold it now, and it is not this worker's to move.
@@ -167,17 +185,40 @@ export class Custody {
     try {
       await (poison ? deadLetters : queue).send(message.body, failures);
     } catch (error) {
-      log.warn({ err: describeError(error), messageId: message.id }, 'failed task not moved; handed back for SQS to redeliver');
+      log.warn(
+        { err: describeError(error), messageId: message.id },
+        'failed task not moved; handed back for SQS to redeliver',
+      );
       await this.handBack(message, receivedAt);
       return;
     }
-    await queue.delete(message.receiptHandle).catch((error: unknown) => log.warn({ err: describeError(error), messageId: message.id }, 'old copy of a moved task not deleted; it returns after its visibility timeout'));
+    await queue
+      .delete(message.receiptHandle)
+      .catch((error: unknown) =>
+        log.warn(
+          { err: describeError(error), messageId: message.id },
+          'old copy of a moved task not deleted; it returns after its visibility timeout',
+        ),
+      );
     if (!poison) return;
-    const what = task === null ? `message ${message.id} is no task message` : `task ${task.taskId} failed ${failures} times`;
-    await this.alert('POISON_TASK', `poison-${message.id}`, epoch, clip(`${what}. Moved to the dead-letter queue. ${reason}`));
+    const what =
+      task === null ? `message ${message.id} is no task message` : `task ${task.taskId} failed ${failures} times`;
+    await this.alert(
+      'POISON_TASK',
+      `poison-${message.id}`,
+      epoch,
+      clip(`${what}. Moved to the dead-letter queue. ${reason}`),
+    );
   }
 
   alert(kind: 'POISON_TASK' | 'MANIFEST_DAMAGED', incidentId: string, epoch: number, summary: string): Promise<void> {
-    return alertFromNode(this.deps.alerts, this.deps.log, { kind, node: this.deps.config.nodeName, incidentId, epoch, at: this.deps.now(), summary });
+    return alertFromNode(this.deps.alerts, this.deps.log, {
+      kind,
+      node: this.deps.config.nodeName,
+      incidentId,
+      epoch,
+      at: this.deps.now(),
+      summary,
+    });
   }
 }

@@ -29,7 +29,8 @@ export class HangWatch {
     const hung: { run: T; idleMs: number }[] = [];
     for (const r of running) {
       if (paused > 0) r.lastProgress += paused;
-      if (!r.abort.signal.aborted && now - r.lastProgress >= (r.hangMs ?? this.limitMs)) hung.push({ run: r, idleMs: now - r.lastProgress });
+      if (!r.abort.signal.aborted && now - r.lastProgress >= (r.hangMs ?? this.limitMs))
+        hung.push({ run: r, idleMs: now - r.lastProgress });
     }
     return hung;
   }

@@ -50,13 +50,20 @@ export interface Leftovers {
 export const heldPath = (dataDir: string): string => `${dataDir}/held.json`;
 
 /** A held message as the queue gave it. */
-const asMessage = (m: HeldMessage): QueueMessage => ({ id: m.id, receiptHandle: m.receipt, body: m.body, receiveCount: m.receiveCount, ...(m.failures === undefined ? {} : { failures: m.failures }) });
+const asMessage = (m: HeldMessage): QueueMessage => ({
+  id: m.id,
+  receiptHandle: m.receipt,
+  body: m.body,
+  receiveCount: m.receiveCount,
+  ...(m.failures === undefined ? {} : { failures: m.failures }),
+});
 
 /**
  * How often a held message's visibility is extended: a third of the visibility timeout, so two
  * extensions in a row may fail before SQS hands the message out again.
  */
-export const extendEveryMs = (c: Pick<Config, 'visibilityTimeoutSeconds'>): number => (c.visibilityTimeoutSeconds * 1000) / 3;
+export const extendEveryMs = (c: Pick<Config, 'visibilityTimeoutSeconds'>): number =>
+  (c.visibilityTimeoutSeconds * 1000) / 3;
 
 /**
  * Which leftovers of a previous worker may be handed back: only those whose visibility has not
@@ -65,8 +72,12 @@ export const extendEveryMs = (c: Pick<Config, 'visibilityTimeoutSeconds'>): numb
  * clock decides; across a reboot only this machine's wall clock can, and the margin covers its
  * steps. Pure.
  */
-export const stillInvisible = (m: HeldMessage, sameBoot: boolean, now: { mono: number; wall: number }, marginMs: number): boolean =>
-  sameBoot ? now.mono < m.invisibleUntilMono - marginMs : now.wall < m.invisibleUntilWall - marginMs;
+export const stillInvisible = (
+  m: HeldMessage,
+  sameBoot: boolean,
+  now: { mono: number; wall: number },
+  marginMs: number,
+): boolean => (sameBoot ? now.mono < m.invisibleUntilMono - marginMs : now.wall < m.invisibleUntilWall - marginMs);
 
 export class HeldMessages {
   private readonly messages = new Map<string, HeldMessage>();
@@ -86,7 +97,16 @@ export class HeldMessages {
   hold(taskId: string, message: QueueMessage, sentAt: number, epoch: number): void {
     const left = this.visibilityMs - (mono() - sentAt);
     const { receiptHandle: receipt, id, body, receiveCount, failures } = message;
-    this.messages.set(taskId, { receipt, id, body, receiveCount, failures, invisibleUntilMono: sentAt + this.visibilityMs, invisibleUntilWall: wall() + left, epoch });
+    this.messages.set(taskId, {
+      receipt,
+      id,
+      body,
+      receiveCount,
+      failures,
+      invisibleUntilMono: sentAt + this.visibilityMs,
+      invisibleUntilWall: wall() + left,
+      epoch,
+    });
     this.save();
   }
 
@@ -106,7 +126,9 @@ export class HeldMessages {
    */
   heldUnder(epoch: number, running: ReadonlySet<string>, marginMs: number): Leftovers {
     const now = { mono: mono(), wall: wall() };
-    const mine = [...this.messages].filter(([taskId, m]) => m.epoch === epoch && !running.has(taskId) && stillInvisible(m, true, now, marginMs));
+    const mine = [...this.messages].filter(
+      ([taskId, m]) => m.epoch === epoch && !running.has(taskId) && stillInvisible(m, true, now, marginMs),
+    );
     return { sameBoot: true, messages: mine.map(([taskId, m]) => ({ taskId, message: asMessage(m), epoch })) };
   }
 
@@ -117,7 +139,12 @@ export class HeldMessages {
     const file: HeldFile = { version: 1, boot: bootId(), messages: Object.fromEntries(this.messages) };
     this.writing = this.writing
       .then(() => writeJsonAtomic(heldPath(this.dataDir), file))
-      .catch((error: unknown) => this.log.warn({ err: describeError(error) }, 'held messages not written; a crash now leaves them to their visibility timeout'));
+      .catch((error: unknown) =>
+        this.log.warn(
+          { err: describeError(error) },
+          'held messages not written; a crash now leaves them to their visibility timeout',
+        ),
+      );
   }
 
   /** Waits for the writes under way. */
@@ -146,10 +173,19 @@ export class HeldMessages {
     // Across a reboot the monotonic deadlines mean nothing: taken again from the wall clock's.
     const kept = Object.entries(file?.messages ?? {})
       .filter(([, m]) => stillInvisible(m, sameBoot, now, marginMs))
-      .map(([taskId, m]) => [taskId, sameBoot ? m : { ...m, invisibleUntilMono: now.mono + (m.invisibleUntilWall - now.wall) - marginMs }] as const);
+      .map(
+        ([taskId, m]) =>
+          [
+            taskId,
+            sameBoot ? m : { ...m, invisibleUntilMono: now.mono + (m.invisibleUntilWall - now.wall) - marginMs },
+          ] as const,
+      );
     for (const [taskId, m] of kept) this.messages.set(taskId, m);
     this.save();
     await this.flushed();
-    return { sameBoot, messages: kept.map(([taskId, m]) => ({ taskId, message: asMessage(m), epoch: m.epoch ?? null })) };
+    return {
+      sameBoot,
+      messages: kept.map(([taskId, m]) => ({ taskId, message: asMessage(m), epoch: m.epoch ?? null })),
+    };
   }
 }

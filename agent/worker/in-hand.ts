@@ -66,7 +66,11 @@ export class InHand {
     const { custody, log, book } = this.deps;
     let body: TaskMessage;
     try {
-      body = parseWith(taskMessageSchema, parseJsonText(message.body, `message ${message.id}`), `message ${message.id}`);
+      body = parseWith(
+        taskMessageSchema,
+        parseJsonText(message.body, `message ${message.id}`),
+        `message ${message.id}`,
+      );
     } catch (error) {
       log.error({ err: describeError(error), messageId: message.id }, 'malformed task message');
       void custody.fail(message, `malformed: ${describeError(error)}`, epoch, receivedAt);
@@ -83,7 +87,16 @@ export class InHand {
       return;
     }
     const task = { taskId, progress: 0, stage: pipelineOf(this.deps.config)[0]?.name };
-    const run: Running = { task, message, body, abort: new AbortController(), receivedAt, lastProgress: mono(), epoch, parked: null };
+    const run: Running = {
+      task,
+      message,
+      body,
+      abort: new AbortController(),
+      receivedAt,
+      lastProgress: mono(),
+      epoch,
+      parked: null,
+    };
     this.running.set(taskId, run);
     custody.held.hold(taskId, message, receivedAt, epoch);
     book.record(taskId, { status: 'running', epoch });
@@ -107,17 +120,28 @@ export class InHand {
       const seconds = pipeline.find((p) => p.name === name)?.hangSeconds;
       return seconds === undefined ? undefined : seconds * 1000;
     };
-    const events = taskEvents(run, run.epoch, { book: this.deps.book, log, now: this.deps.now, completionWindowMs: config.completionWindowSeconds * 1000, stages: pipeline.length, hangMs });
+    const events = taskEvents(run, run.epoch, {
+      book: this.deps.book,
+      log,
+      now: this.deps.now,
+      completionWindowMs: config.completionWindowSeconds * 1000,
+      stages: pipeline.length,
+      hangMs,
+    });
     const attempt: Promise<void> = this.deps.runner
       .run(run.body, run.message, run.epoch, run.abort.signal, this.deps.draining, events)
       .then((outcome) => void (settled = outcome !== 'aborted'))
       .catch(async (error: unknown) => {
         // Fenced or stopped as hung: the fence watch and the hang check already handed it back.
-        if (error instanceof FencedError || run.abort.signal.aborted) return void (settled = !this.deps.stopping.aborted);
+        if (error instanceof FencedError || run.abort.signal.aborted)
+          return void (settled = !this.deps.stopping.aborted);
         if (error instanceof StageTempFailError) {
           // Exit 75: the message comes back after a back-off, counted only by SQS's receives (the backstop).
           const seconds = config.visibilityTimeoutSeconds * Math.min(30, run.message.receiveCount);
-          log.info({ taskId: run.task.taskId, seconds }, 'a stage asked to be tried later; its message comes back after a back-off');
+          log.info(
+            { taskId: run.task.taskId, seconds },
+            'a stage asked to be tried later; its message comes back after a back-off',
+          );
           await custody.later(run.message, run.receivedAt, seconds);
           return;
         }
@@ -126,10 +150,16 @@ export class InHand {
           const tries = (run.parked?.tries ?? 0) + 1;
           const waitMs = Math.min(config.syncIntervalSeconds * 1000, config.retryCapSeconds * 1000 * 2 ** (tries - 1));
           run.parked = { until: mono() + waitMs, tries };
-          log.warn({ err: describeError(error), taskId: run.task.taskId, tries }, 'task waits out an outage; its message stays held');
+          log.warn(
+            { err: describeError(error), taskId: run.task.taskId, tries },
+            'task waits out an outage; its message stays held',
+          );
           return;
         }
-        log.error({ err: describeError(error), taskId: run.task.taskId }, 'task failed; its message goes back to the queue');
+        log.error(
+          { err: describeError(error), taskId: run.task.taskId },
+          'task failed; its message goes back to the queue',
+        );
         await custody.fail(run.message, describeError(error), run.epoch, run.receivedAt);
       })
       .finally(() => {

@@ -39,7 +39,10 @@ export class LeaseView {
     } catch {
       this.role = NO_ROLE;
     }
-    if (!this.mayAct()) throw new FencedError(`${this.nodeName}: no valid lease (role ${this.role.role}, epoch ${this.role.epoch}): not acting`);
+    if (!this.mayAct())
+      throw new FencedError(
+        `${this.nodeName}: no valid lease (role ${this.role.role}, epoch ${this.role.epoch}): not acting`,
+      );
   }
 
   /**
@@ -48,7 +51,9 @@ export class LeaseView {
    * (a renewal period after the fence). A slow path's answer may still come within the grace.
    */
   deadline(): AbortSignal {
-    return AbortSignal.timeout(this.mayAct() ? Math.max(0, Math.ceil(this.role.validUntil + this.graceMs - mono())) : 0);
+    return AbortSignal.timeout(
+      this.mayAct() ? Math.max(0, Math.ceil(this.role.validUntil + this.graceMs - mono())) : 0,
+    );
   }
 
   /** Re-reads the file: the role this worker may consume under now, or null. */

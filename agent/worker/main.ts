@@ -11,9 +11,22 @@ void runDaemon(
   'worker',
   async ({ config, clients, store, log }) => {
     const alerts = config.topicArn === undefined ? null : new AlertTopic(clients.sns(), config.topicArn);
-    const deadLetters = config.deadLetterQueueUrl === undefined ? null : new TaskQueue(clients.sqs(), config.deadLetterQueueUrl);
-    const artifacts = new ArtifactStore(clients.s3(), { bucket: config.artifactsBucket ?? config.bucket, prefix: config.prefix });
-    const worker = new Worker({ config, store, queue: new TaskQueue(clients.sqs(), config.queueUrl ?? ''), deadLetters, log, now: wall, alerts, artifacts });
+    const deadLetters =
+      config.deadLetterQueueUrl === undefined ? null : new TaskQueue(clients.sqs(), config.deadLetterQueueUrl);
+    const artifacts = new ArtifactStore(clients.s3(), {
+      bucket: config.artifactsBucket ?? config.bucket,
+      prefix: config.prefix,
+    });
+    const worker = new Worker({
+      config,
+      store,
+      queue: new TaskQueue(clients.sqs(), config.queueUrl ?? ''),
+      deadLetters,
+      log,
+      now: wall,
+      alerts,
+      artifacts,
+    });
     // Every write attempt of the worker's S3 client, retries included, needs a valid lease.
     guardWrites(clients.s3(), () => worker.mayAct(), config.nodeName);
     await worker.start();

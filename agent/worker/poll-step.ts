@@ -6,9 +6,7 @@ type PollConfig = Pick<Config, 'leaseRenewSeconds' | 'leaseExpirySeconds' | 'rec
 
 /** What the worker's poll loop does next: a long poll of `waitSeconds`, a wait for the renewal, or idle. */
 export type PollStep =
-  | { kind: 'receive'; waitSeconds: number }
-  | { kind: 'await-renewal'; ms: number }
-  | { kind: 'idle' };
+  { kind: 'receive'; waitSeconds: number } | { kind: 'await-renewal'; ms: number } | { kind: 'idle' };
 
 /**
  * A long poll must end before the lease does: no message is handed out after it. SQS waits whole

@@ -63,7 +63,11 @@ export const taskEvents = (run: Running, epoch: number, c: TaskEventsContext): T
       c.book.record(taskId, { status: 'checkpointed', stages, epoch });
     },
     done: (winner, first) => {
-      c.book.record(taskId, { status: 'done', stages: c.stages, done: { node: winner.node, epoch: winner.epoch, at: winner.finishedAt } });
+      c.book.record(taskId, {
+        status: 'done',
+        stages: c.stages,
+        done: { node: winner.node, epoch: winner.epoch, at: winner.finishedAt },
+      });
       if (first) c.book.completed(c.now(), c.completionWindowMs);
     },
   };

@@ -20,7 +20,12 @@ export const SELF_TEST_BODY = JSON.stringify({ taskId: 'self-test', payload: { s
  * below `<dataDir>/self-test/`: no message, no S3, no checkpoint. It must finish within
  * `timeoutMs`. Writes the proof either way, naming `worker` (this process, `pid:startTicks`).
  */
-export const selfTest = async (config: Pick<Config, 'dataDir' | 'pipeline' | 'stageCommands' | 'workerStopTimeoutSeconds'>, timeoutMs: number, log: Logger, worker?: string): Promise<Proof> => {
+export const selfTest = async (
+  config: Pick<Config, 'dataDir' | 'pipeline' | 'stageCommands' | 'workerStopTimeoutSeconds'>,
+  timeoutMs: number,
+  log: Logger,
+  worker?: string,
+): Promise<Proof> => {
   const who = worker === undefined ? {} : { worker };
   const signal = AbortSignal.timeout(timeoutMs);
   let proof: Proof;

@@ -133,7 +133,9 @@ export const commandStage = (ctx: StageContext): Promise<void> =>
     const timeoutMs = ctx.stage.timeoutSeconds === undefined ? undefined : ctx.stage.timeoutSeconds * 1000;
     const timer = timeoutMs === undefined ? undefined : setTimeout(() => ((timedOut = true), abort()), timeoutMs);
     ctx.signal.addEventListener('abort', abort, { once: true });
-    child.once('error', (error) => reject(new StageFailedError(`stage ${ctx.stage.name} did not start: ${error.message}`, '')));
+    child.once('error', (error) =>
+      reject(new StageFailedError(`stage ${ctx.stage.name} did not start: ${error.message}`, '')),
+    );
     // 'close', not 'exit': the last lines of stdout and stderr are read by then.
     child.once('close', (code, signal) => {
       clearInterval(poll);
@@ -144,12 +146,26 @@ export const commandStage = (ctx: StageContext): Promise<void> =>
       if (ctx.signal.aborted || timedOut) killGroup(child.pid, 'SIGKILL');
       const stderr = tail.join('\n');
       if (ctx.signal.aborted) resolve();
-      else if (timedOut) reject(new StageFailedError(`stage ${ctx.stage.name} ran past its timeout of ${ctx.stage.timeoutSeconds ?? 0} s`, stderr));
+      else if (timedOut)
+        reject(
+          new StageFailedError(
+            `stage ${ctx.stage.name} ran past its timeout of ${ctx.stage.timeoutSeconds ?? 0} s`,
+            stderr,
+          ),
+        );
       else if (code === 0) resolve();
-      else if (code === EX_TEMPFAIL) reject(new StageTempFailError(`stage ${ctx.stage.name} asked to be tried later (exit 75)`));
-      else reject(new StageFailedError(`stage ${ctx.stage.name} ${signal === null ? `exited with ${code ?? '?'}` : `killed by ${signal}`}`, stderr));
+      else if (code === EX_TEMPFAIL)
+        reject(new StageTempFailError(`stage ${ctx.stage.name} asked to be tried later (exit 75)`));
+      else
+        reject(
+          new StageFailedError(
+            `stage ${ctx.stage.name} ${signal === null ? `exited with ${code ?? '?'}` : `killed by ${signal}`}`,
+            stderr,
+          ),
+        );
     });
   });
 
 /** The runner of a stage: its command, or the synthetic stage. */
-export const stageRunnerFor = (stage: PipelineStage): StageRunner => (stage.command === undefined ? syntheticStage : commandStage);
+export const stageRunnerFor = (stage: PipelineStage): StageRunner =>
+  stage.command === undefined ? syntheticStage : commandStage;

@@ -2,7 +2,17 @@ import type { Config } from '../../lib/core/config';
 import { ConflictError, describeError, FleetError } from '../../lib/core/errors';
 import { KEYS } from '../../lib/core/keys';
 import { pipelineOf, type PipelineStage, type ProgressLine } from '../../lib/core/pipeline';
-import { checkpointSchema, doneSchema, stageOutputSchema, workSecondsOf, type Artifact, type Checkpoint, type Done, type StageOutput, type TaskMessage } from '../../lib/core/schemas';
+import {
+  checkpointSchema,
+  doneSchema,
+  stageOutputSchema,
+  workSecondsOf,
+  type Artifact,
+  type Checkpoint,
+  type Done,
+  type StageOutput,
+  type TaskMessage,
+} from '../../lib/core/schemas';
 import { randomUUID } from 'node:crypto';
 import { BadArtifactError, type ArtifactStore } from '../../lib/aws/artifacts';
 import type { QueueMessage, TaskQueue } from '../../lib/aws/queue';
@@ -91,14 +101,25 @@ export class TaskRunner {
         epoch,
         node: this.deps.config.nodeName,
         outputs: { ...current?.outputs, ...change.output },
-        ...(current?.artifacts === undefined && change.artifacts === undefined ? {} : { artifacts: { ...current?.artifacts, ...change.artifacts } }),
-        ...(change.stage === undefined ? (current?.stage === undefined ? {} : { stage: current.stage }) : { stage: change.stage }),
+        ...(current?.artifacts === undefined && change.artifacts === undefined
+          ? {}
+          : { artifacts: { ...current?.artifacts, ...change.artifacts } }),
+        ...(change.stage === undefined
+          ? current?.stage === undefined
+            ? {}
+            : { stage: current.stage }
+          : { stage: change.stage }),
         ...(change.resumedFrom === undefined ? {} : { resumedFrom: change.resumedFrom }),
-        ...(change.next === undefined ? (change.stage === undefined && current?.next !== undefined ? { next: current.next } : {}) : { next: change.next }),
+        ...(change.next === undefined
+          ? change.stage === undefined && current?.next !== undefined
+            ? { next: current.next }
+            : {}
+          : { next: change.next }),
       };
       return { value: next, result: 'ok' as const };
     });
-    if (result === 'stale') throw new StaleEpochError(`${taskId}: a newer epoch checkpointed this task; epoch ${epoch} may not write`);
+    if (result === 'stale')
+      throw new StaleEpochError(`${taskId}: a newer epoch checkpointed this task; epoch ${epoch} may not write`);
   }
 
   /**
@@ -118,19 +139,31 @@ export class TaskRunner {
       stageOutputSchema,
       (current) => {
         this.deps.guard();
-        return current !== null && current.epoch > output.epoch ? { value: null, result: 'stale' as const } : { value: output, result: 'ok' as const };
+        return current !== null && current.epoch > output.epoch
+          ? { value: null, result: 'stale' as const }
+          : { value: output, result: 'ok' as const };
       },
       // A damaged record is nobody's input: replaced by CAS on its own ETag.
       () => Promise.resolve(),
     );
-    if (result === 'stale') throw new StaleEpochError(`${output.taskId}: a newer epoch wrote the ${output.stage} output; epoch ${output.epoch} may not write`);
+    if (result === 'stale')
+      throw new StaleEpochError(
+        `${output.taskId}: a newer epoch wrote the ${output.stage} output; epoch ${output.epoch} may not write`,
+      );
   }
 
   /**
    * `signal` aborts at once (fencing); `drain` stops after the current stage is checkpointed
    * (SIGTERM), so a restart resumes from there instead of from the first stage.
    */
-  async run(task: TaskMessage, message: QueueMessage, epoch: number, signal: AbortSignal, drain: AbortSignal, on: TaskEvents): Promise<TaskOutcome> {
+  async run(
+    task: TaskMessage,
+    message: QueueMessage,
+    epoch: number,
+    signal: AbortSignal,
+    drain: AbortSignal,
+    on: TaskEvents,
+  ): Promise<TaskOutcome> {
     const { store, queue, config, guard } = this.deps;
     const { taskId } = task;
     const existing = await store.read(KEYS.done(taskId), doneSchema);
@@ -141,7 +174,8 @@ export class TaskRunner {
       return 'already-done';
     }
     const saved = await store.read(KEYS.checkpoint(taskId), checkpointSchema);
-    if (saved !== null && saved.value.epoch > epoch) throw new StaleEpochError(`${taskId}: checkpointed by epoch ${saved.value.epoch}, this worker holds ${epoch}`);
+    if (saved !== null && saved.value.epoch > epoch)
+      throw new StaleEpochError(`${taskId}: checkpointed by epoch ${saved.value.epoch}, this worker holds ${epoch}`);
     const pipeline = pipelineOf(config);
     const from = saved?.value.stages ?? 0;
     if (from > 0) on.resumed(from, pipeline[from]?.name ?? '?');
@@ -149,7 +183,16 @@ export class TaskRunner {
     await space.open(message.body);
     let next = saved?.value.next;
     const artifacts = { ...saved?.value.artifacts };
-    const at = (i: number): StageAt => ({ task, space, stage: pipeline[i], index: i, of: pipeline.length, epoch, signal, on });
+    const at = (i: number): StageAt => ({
+      task,
+      space,
+      stage: pipeline[i],
+      index: i,
+      of: pipeline.length,
+      epoch,
+      signal,
+      on,
+    });
     for (let i = from; i < pipeline.length; i++) {
       const stage = pipeline[i];
       if ((await this.inputs(at(i), pipeline, artifacts)) === 'aborted') return 'aborted';
@@ -160,7 +203,14 @@ export class TaskRunner {
       const uploaded = await this.upload(at(i), artifacts);
       const outputKey = KEYS.output(taskId, stage.name);
       await this.writeOutput(outputKey, { taskId, stage: stage.name, node: config.nodeName, epoch });
-      await this.checkpoint(taskId, epoch, { done: i + 1, of: pipeline.length, stage: stage.name, output: { [stage.name]: outputKey }, ...uploaded, ...(i === from && from > 0 ? { resumedFrom: from } : {}) });
+      await this.checkpoint(taskId, epoch, {
+        done: i + 1,
+        of: pipeline.length,
+        stage: stage.name,
+        output: { [stage.name]: outputKey },
+        ...uploaded,
+        ...(i === from && from > 0 ? { resumedFrom: from } : {}),
+      });
       on.checkpointed(i + 1, pipeline.length);
       if (drain.aborted && i + 1 < pipeline.length) return 'aborted';
     }
@@ -183,7 +233,10 @@ export class TaskRunner {
   }
 
   /** Uploads the stage's OUTPUT_DIR (before its checkpoint names it); `artifacts` learns them. */
-  private async upload(at: StageAt, artifacts: Record<string, Artifact[]>): Promise<{ artifacts?: Record<string, Artifact[]> }> {
+  private async upload(
+    at: StageAt,
+    artifacts: Record<string, Artifact[]>,
+  ): Promise<{ artifacts?: Record<string, Artifact[]> }> {
     const store = this.deps.artifacts;
     if (store === undefined || store === null) return {};
     const tag = `e${at.epoch}-${randomUUID().slice(0, 8)}`;
@@ -197,7 +250,11 @@ export class TaskRunner {
    * node ran those stages). One missing or corrupt is never passed on: its stage runs again here,
    * and its new artifacts replace the bad ones in the checkpoint.
    */
-  private async inputs(at: StageAt, pipeline: readonly PipelineStage[], artifacts: Record<string, Artifact[]>): Promise<'done' | 'aborted'> {
+  private async inputs(
+    at: StageAt,
+    pipeline: readonly PipelineStage[],
+    artifacts: Record<string, Artifact[]>,
+  ): Promise<'done' | 'aborted'> {
     const store = this.deps.artifacts;
     if (store === undefined || store === null) return 'done';
     for (let j = 0; j < at.index; j++) {
@@ -209,7 +266,10 @@ export class TaskRunner {
         continue;
       } catch (error) {
         if (!(error instanceof BadArtifactError)) throw error;
-        this.deps.log.warn({ taskId: at.task.taskId, stage: earlier.name, err: describeError(error) }, 'an artifact is missing or corrupt: its stage runs again');
+        this.deps.log.warn(
+          { taskId: at.task.taskId, stage: earlier.name, err: describeError(error) },
+          'an artifact is missing or corrupt: its stage runs again',
+        );
       }
       const redo: StageAt = { ...at, stage: earlier, index: j };
       if ((await this.stage(redo)) === 'aborted') return 'aborted';
@@ -260,7 +320,11 @@ export class TaskRunner {
         if (!(error instanceof StageFailedError || error instanceof StageTempFailError)) throw error;
         attempts = attempt;
         token = reported;
-        await this.checkpoint(task.taskId, epoch, { done: index, of, next: { stage: stage.name, attempts, ...(token === undefined ? {} : { token }) } });
+        await this.checkpoint(task.taskId, epoch, {
+          done: index,
+          of,
+          next: { stage: stage.name, attempts, ...(token === undefined ? {} : { token }) },
+        });
         if (error instanceof StageFailedError && tries < stage.retries) {
           log.warn({ ...where, err: describeError(error) }, 'stage failed; retried on this node');
           continue;
@@ -270,7 +334,11 @@ export class TaskRunner {
       if (!signal.aborted) return 'done';
       // Stopped (hung, fenced, stopping): a token it reported is kept for the next attempt when it may still write.
       if (reported !== undefined && reported !== token) {
-        await this.checkpoint(task.taskId, epoch, { done: index, of, next: { stage: stage.name, attempts: attempt, token: reported } }).catch(() => undefined);
+        await this.checkpoint(task.taskId, epoch, {
+          done: index,
+          of,
+          next: { stage: stage.name, attempts: attempt, token: reported },
+        }).catch(() => undefined);
       }
       return 'aborted';
     }

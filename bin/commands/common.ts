@@ -22,7 +22,10 @@ export interface TargetOptions {
  */
 export const withTargetOptions = (cmd: Command): Command =>
   cmd
-    .option('--local', 'act on the running local fleet (npm start, fleet drill --hold); without it, on AWS with FLEET_CONFIG_FILE / FLEET_* settings')
+    .option(
+      '--local',
+      'act on the running local fleet (npm start, fleet drill --hold); without it, on AWS with FLEET_CONFIG_FILE / FLEET_* settings',
+    )
     .option('--local-file <file>', `the local fleet announced in FILE (default ${defaultLocalFile()}); implies --local`)
     .option('--json', 'print one JSON document on stdout');
 
@@ -62,7 +65,12 @@ export const paint = (): Paint => pc.createColors(process.stdout.isTTY === true 
 
 /** A plain table: cli-table3's own colours off, cells coloured by the caller. */
 export const table = (head: string[], rows: string[][], colWidths?: (number | null)[]): string => {
-  const t = new Table({ head, style: { head: [], border: [] }, wordWrap: true, ...(colWidths === undefined ? {} : { colWidths }) });
+  const t = new Table({
+    head,
+    style: { head: [], border: [] },
+    wordWrap: true,
+    ...(colWidths === undefined ? {} : { colWidths }),
+  });
   t.push(...rows);
   return t.toString();
 };
@@ -71,7 +79,14 @@ export const table = (head: string[], rows: string[][], colWidths?: (number | nu
 export const when = (at: number | null, now: number): string => {
   if (at === null) return 'never';
   const s = Math.round((now - at) / 1000);
-  const ago = Math.abs(s) < 120 ? `${s} s` : Math.abs(s) < 7200 ? `${Math.round(s / 60)} min` : Math.abs(s) < 172_800 ? `${Math.round(s / 3600)} h` : `${Math.round(s / 86_400)} d`;
+  const ago =
+    Math.abs(s) < 120
+      ? `${s} s`
+      : Math.abs(s) < 7200
+        ? `${Math.round(s / 60)} min`
+        : Math.abs(s) < 172_800
+          ? `${Math.round(s / 3600)} h`
+          : `${Math.round(s / 86_400)} d`;
   // A stored time may be any finite number: one outside the Date range prints as it is.
   const date = new Date(at);
   return `${Number.isNaN(date.getTime()) ? String(at) : date.toISOString().replace(/\.\d{3}Z$/, 'Z')} (${ago} ago)`;

@@ -23,13 +23,17 @@ const diagnose = async (o: TargetOptions): Promise<{ where: string; checks: Chec
 
 /** `fleet doctor`: configuration, bucket, leader, heartbeats, queue, topic, SSM, DNS; exit 1 when a check fails. */
 export const registerDoctor = (program: Command): void => {
-  withTargetOptions(program.command('doctor').description('check configuration, state bucket, leader, heartbeats, queue, topic, SSM registration and the origin record')).action(
-    async (o: TargetOptions) => {
-      const { where, checks } = await diagnose(o);
-      const ok = doctorPassed(checks);
-      if (o.json === true) printJson({ where, ok, checks });
-      else console.log(renderDoctor(checks, where, paint()));
-      process.exitCode = ok ? EXIT.ok : EXIT.failed;
-    },
-  );
+  withTargetOptions(
+    program
+      .command('doctor')
+      .description(
+        'check configuration, state bucket, leader, heartbeats, queue, topic, SSM registration and the origin record',
+      ),
+  ).action(async (o: TargetOptions) => {
+    const { where, checks } = await diagnose(o);
+    const ok = doctorPassed(checks);
+    if (o.json === true) printJson({ where, ok, checks });
+    else console.log(renderDoctor(checks, where, paint()));
+    process.exitCode = ok ? EXIT.ok : EXIT.failed;
+  });
 };

@@ -11,14 +11,25 @@ interface RejoinOptions extends TargetOptions {
 
 const parseWait = (raw: string): number => {
   const seconds = Number(raw);
-  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600) throw new ValidationError('--wait: must be a number of seconds from 1 to 3600', '--wait');
+  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600)
+    throw new ValidationError('--wait: must be a number of seconds from 1 to 3600', '--wait');
   return seconds;
 };
 
 /** `fleet rejoin NODE [--wait SECONDS]`: restarts a standby's worker in standby mode and waits for its self-test. */
 export const registerRejoin = (program: Command): void => {
-  withTargetOptions(program.command('rejoin').description("make a standby ready again: restart its worker in standby mode (fenced, never consuming), reset the watchdog's rejoin budget for it, and wait for its self-test"))
-    .argument('<node>', 'the standby (node-N)', argument((raw) => parseNode(raw, 'NODE')))
+  withTargetOptions(
+    program
+      .command('rejoin')
+      .description(
+        "make a standby ready again: restart its worker in standby mode (fenced, never consuming), reset the watchdog's rejoin budget for it, and wait for its self-test",
+      ),
+  )
+    .argument(
+      '<node>',
+      'the standby (node-N)',
+      argument((raw) => parseNode(raw, 'NODE')),
+    )
     .option('--wait <seconds>', 'how long to wait for the self-test (default: 6 sample intervals)', argument(parseWait))
     .action(async (node: string, o: RejoinOptions) => {
       const { target, deps } = connect(o);

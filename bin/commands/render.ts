@@ -10,7 +10,8 @@ const dash = '–';
 
 const roleCell = (n: NodeStatus, c: Paint): string => {
   const role = n.role ?? (n.designated === null ? 'unknown' : `${n.designated}?`);
-  const colour = role === 'primary' ? c.green : role === 'fenced' ? c.red : role === 'pending' ? c.yellow : (s: string) => s;
+  const colour =
+    role === 'primary' ? c.green : role === 'fenced' ? c.red : role === 'pending' ? c.yellow : (s: string) => s;
   return colour(role) + (n.roleNote === null ? '' : c.yellow(' *'));
 };
 
@@ -34,7 +35,14 @@ const num = (v: number | null, unit = ''): string => (v === null ? dash : `${v}$
 /** One metric's value as a dashboard shows it, by its unit in the catalogue. */
 const metricText = (name: string, value: number): string => {
   const unit = CATALOGUE.find((m) => m.name === name)?.unit;
-  const shown = unit === 'Bytes' ? `${Math.round(value / 1024 / 1024)} MiB` : unit === 'Seconds' ? `${Math.round(value * 10) / 10} s` : unit === 'Percent' ? `${Math.round(value * 10) / 10}%` : String(Math.round(value * 100) / 100);
+  const shown =
+    unit === 'Bytes'
+      ? `${Math.round(value / 1024 / 1024)} MiB`
+      : unit === 'Seconds'
+        ? `${Math.round(value * 10) / 10} s`
+        : unit === 'Percent'
+          ? `${Math.round(value * 10) / 10}%`
+          : String(Math.round(value * 100) / 100);
   return `${name} ${shown}`;
 };
 
@@ -48,15 +56,28 @@ const metricLine = (values: Readonly<Record<string, number>>): string =>
 export const renderStatus = (v: StatusView, where: string, c: Paint): string => {
   const lines: string[] = [c.bold(`Queen's Fleet: ${where}, ${new Date(v.at).toISOString()}`)];
   const l = v.leader;
-  if (l.state === 'ok') lines.push(`primary   ${c.green(l.primary)}, epoch ${l.epoch}, handover ${l.handover} (by ${l.changedBy}: ${l.reason})`);
-  else lines.push(`primary   ${c.red(l.state === 'missing' ? 'leader.json missing' : `leader.json corrupt: ${l.error}`)}`);
+  if (l.state === 'ok')
+    lines.push(
+      `primary   ${c.green(l.primary)}, epoch ${l.epoch}, handover ${l.handover} (by ${l.changedBy}: ${l.reason})`,
+    );
+  else
+    lines.push(`primary   ${c.red(l.state === 'missing' ? 'leader.json missing' : `leader.json corrupt: ${l.error}`)}`);
   const f = v.lastFailover;
   const failover =
-    f.state === 'none' ? 'none so far' : f.state === 'corrupt' ? c.red(`newest PROMOTED event ${f.key} is corrupt: ${f.error}`) : `${when(f.at, v.at)}: ${f.from} → ${f.newPrimary ?? '?'}, epoch ${f.newEpoch ?? '?'} (${f.manual ? 'manual, ' : ''}${f.incidentId})`;
+    f.state === 'none'
+      ? 'none so far'
+      : f.state === 'corrupt'
+        ? c.red(`newest PROMOTED event ${f.key} is corrupt: ${f.error}`)
+        : `${when(f.at, v.at)}: ${f.from} → ${f.newPrimary ?? '?'}, epoch ${f.newEpoch ?? '?'} (${f.manual ? 'manual, ' : ''}${f.incidentId})`;
   lines.push(`failover  ${failover}`);
-  if (v.watchdog.state !== 'ok') lines.push(`watchdog  ${c.yellow(`watchdog/state.json ${v.watchdog.state}${v.watchdog.error === null ? ' (the watchdog has not run yet)' : `: ${v.watchdog.error}`}`)}`);
+  if (v.watchdog.state !== 'ok')
+    lines.push(
+      `watchdog  ${c.yellow(`watchdog/state.json ${v.watchdog.state}${v.watchdog.error === null ? ' (the watchdog has not run yet)' : `: ${v.watchdog.error}`}`)}`,
+    );
   const q = v.queue;
-  lines.push(`queue     ${q.state === 'ok' ? `${q.visible + q.inFlight} (${q.visible} visible, ${q.inFlight} in flight)` : q.state === 'not-configured' ? 'not configured (queueUrl)' : c.red(`unreadable: ${q.error}`)}`);
+  lines.push(
+    `queue     ${q.state === 'ok' ? `${q.visible + q.inFlight} (${q.visible} visible, ${q.inFlight} in flight)` : q.state === 'not-configured' ? 'not configured (queueUrl)' : c.red(`unreadable: ${q.error}`)}`,
+  );
   const i = v.lastIncident;
   if (i.state === 'none') lines.push('incident  none so far (no events)');
   else if (i.state === 'corrupt') lines.push(`incident  ${c.red(`newest event ${i.key} is corrupt: ${i.error}`)}`);
@@ -69,23 +90,37 @@ export const renderStatus = (v: StatusView, where: string, c: Paint): string => 
     num(n.workerProcesses),
     num(n.cpuPercent, '%'),
     num(n.backlog),
-    n.stall === null ? dash : `${n.stall.failing}/${n.stall.healthy}${n.stall.fault === null ? '' : ` ${n.stall.fault}`}`,
+    n.stall === null
+      ? dash
+      : `${n.stall.failing}/${n.stall.healthy}${n.stall.fault === null ? '' : ` ${n.stall.fault}`}`,
     incidentCell(n, c),
   ]);
-  lines.push(table(['node', 'role', 'epoch', 'heartbeat age', 'workers', 'cpu', 'backlog', 'failing/healthy', 'open incident'], rows));
+  lines.push(
+    table(
+      ['node', 'role', 'epoch', 'heartbeat age', 'workers', 'cpu', 'backlog', 'failing/healthy', 'open incident'],
+      rows,
+    ),
+  );
   for (const n of v.nodes) {
     if (n.roleNote !== null) lines.push(`${c.yellow('*')} ${n.name}: ${n.roleNote}`);
     if (n.heartbeat.state === 'corrupt') lines.push(`${c.red('!')} ${n.name}: heartbeat corrupt: ${n.heartbeat.error}`);
-    if (n.heartbeat.state === 'ok' && !n.heartbeat.fresh) lines.push(`${c.yellow('!')} ${n.name}: heartbeat written ${n.heartbeat.writtenSecondsAgo ?? '?'} s ago: silent`);
+    if (n.heartbeat.state === 'ok' && !n.heartbeat.fresh)
+      lines.push(`${c.yellow('!')} ${n.name}: heartbeat written ${n.heartbeat.writtenSecondsAgo ?? '?'} s ago: silent`);
   }
-  if (v.strays.length > 0) lines.push(`${c.yellow('!')} heartbeats from nodes not in the configuration: ${v.strays.join(', ')}`);
+  if (v.strays.length > 0)
+    lines.push(`${c.yellow('!')} heartbeats from nodes not in the configuration: ${v.strays.join(', ')}`);
   lines.push(`metrics   ${metricLine(v.metrics.fleet)} ${c.dim('(as the watchdog publishes them: README "Metrics")')}`);
   for (const [node, values] of Object.entries(v.metrics.nodes)) lines.push(`  ${node}  ${metricLine(values)}`);
   return lines.join('\n');
 };
 
 /** `fleet events` for people: newest first. */
-export const renderEvents = (events: readonly FleetEvent[], corrupt: readonly { key: string; error: string }[], now: number, c: Paint): string => {
+export const renderEvents = (
+  events: readonly FleetEvent[],
+  corrupt: readonly { key: string; error: string }[],
+  now: number,
+  c: Paint,
+): string => {
   const lines: string[] = [];
   if (events.length === 0) lines.push('No events match.');
   else {
@@ -113,7 +148,8 @@ export const renderFailover = (r: FailoverResult, where: string, c: Paint): stri
 };
 
 /** One step of `fleet rejoin`, printed as it ends. */
-export const renderRejoinStep = (s: RejoinLogEntry, c: Paint): string => `${MARK[s.status](c)}  ${s.step.padEnd(15)} ${s.detail}`;
+export const renderRejoinStep = (s: RejoinLogEntry, c: Paint): string =>
+  `${MARK[s.status](c)}  ${s.step.padEnd(15)} ${s.detail}`;
 
 /** `fleet doctor` for people: one line per check, its hint below, then a count. */
 export const renderDoctor = (checks: readonly Check[], where: string, c: Paint): string => {
@@ -124,6 +160,10 @@ export const renderDoctor = (checks: readonly Check[], where: string, c: Paint):
   }
   const failed = checks.filter((k) => k.status === 'fail').length;
   const warned = checks.filter((k) => k.status === 'warn').length;
-  lines.push(failed === 0 ? c.green(`No check failed${warned > 0 ? ` (${warned} warning${warned === 1 ? '' : 's'})` : ''}.`) : c.red(`${failed} check${failed === 1 ? '' : 's'} failed, ${warned} warning${warned === 1 ? '' : 's'}.`));
+  lines.push(
+    failed === 0
+      ? c.green(`No check failed${warned > 0 ? ` (${warned} warning${warned === 1 ? '' : 's'})` : ''}.`)
+      : c.red(`${failed} check${failed === 1 ? '' : 's'} failed, ${warned} warning${warned === 1 ? '' : 's'}.`),
+  );
   return lines.join('\n');
 };

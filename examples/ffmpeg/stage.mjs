@@ -29,14 +29,22 @@ const run = (file, args, onLine = () => undefined) =>
       rest = lines.pop() ?? '';
       for (const line of lines) onLine(line);
     });
-    child.once('error', (error) => reject(new Error(`${file}: ${error.message} (is ffmpeg installed? apt-get install ffmpeg)`)));
-    child.once('close', (code, signal) => (code === 0 ? resolve() : reject(new Error(`${file} exited with ${code ?? signal}`))));
+    child.once('error', (error) =>
+      reject(new Error(`${file}: ${error.message} (is ffmpeg installed? apt-get install ffmpeg)`)),
+    );
+    child.once('close', (code, signal) =>
+      code === 0 ? resolve() : reject(new Error(`${file} exited with ${code ?? signal}`)),
+    );
   });
 
 /** Seconds of media in a file, from ffprobe: what `-progress` is measured against. */
 const durationOf = async (file) => {
   let text = '';
-  await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'default=nw=1:nk=1', file], (l) => (text += l));
+  await run(
+    'ffprobe',
+    ['-v', 'error', '-show_entries', 'format=duration', '-of', 'default=nw=1:nk=1', file],
+    (l) => (text += l),
+  );
   const seconds = Number(text.trim());
   return Number.isFinite(seconds) && seconds > 0 ? seconds : null;
 };
@@ -44,13 +52,17 @@ const durationOf = async (file) => {
 /** ffmpeg with its machine-readable progress turned into the fleet's progress lines. */
 const ffmpeg = async (args, duration) => {
   let last = -1;
-  await run('ffmpeg', ['-nostdin', '-hide_banner', '-loglevel', 'error', '-nostats', '-progress', 'pipe:1', '-y', ...args], (line) => {
-    const m = /^out_time_us=(\d+)$/.exec(line);
-    if (m === null || duration === null) return;
-    const fraction = Math.min(1, Number(m[1]) / 1e6 / duration);
-    if (fraction - last >= 0.01) console.log(`progress ${fraction.toFixed(3)}`);
-    last = fraction;
-  });
+  await run(
+    'ffmpeg',
+    ['-nostdin', '-hide_banner', '-loglevel', 'error', '-nostats', '-progress', 'pipe:1', '-y', ...args],
+    (line) => {
+      const m = /^out_time_us=(\d+)$/.exec(line);
+      if (m === null || duration === null) return;
+      const fraction = Math.min(1, Number(m[1]) / 1e6 / duration);
+      if (fraction - last >= 0.01) console.log(`progress ${fraction.toFixed(3)}`);
+      last = fraction;
+    },
+  );
 };
 
 /**
@@ -66,7 +78,22 @@ const hls = (dir) => [
 /** A second of test pattern and tone: the self-test's source, made here, never downloaded. */
 const sample = async () => {
   const file = join(out, 'sample.mp4');
-  await run('ffmpeg', ['-nostdin', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=160x90:rate=10:duration=1', '-f', 'lavfi', '-i', 'sine=duration=1', '-shortest', file]);
+  await run('ffmpeg', [
+    '-nostdin',
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=160x90:rate=10:duration=1',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=duration=1',
+    '-shortest',
+    file,
+  ]);
   return file;
 };
 
@@ -75,7 +102,22 @@ const stages = {
     const source = selfTest ? await sample() : payload.source;
     if (typeof source !== 'string') throw new Error('payload.source must name the file or URL to transcode');
     await mkdir(join(out, 'hls'), { recursive: true });
-    const codecs = ['-map', '0:v:0', '-map', '0:a:0?', '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '128k'];
+    const codecs = [
+      '-map',
+      '0:v:0',
+      '-map',
+      '0:a:0?',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '128k',
+    ];
     await ffmpeg(['-i', source, ...codecs, ...hls(join(out, 'hls'))], await durationOf(source));
   },
   async titling() {
@@ -91,9 +133,24 @@ const stages = {
   },
   async metadata() {
     let json = '';
-    await run('ffprobe', ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', join(input('titling'), 'hls', 'index.m3u8')], (l) => (json += `${l}\n`));
+    await run(
+      'ffprobe',
+      [
+        '-v',
+        'error',
+        '-print_format',
+        'json',
+        '-show_format',
+        '-show_streams',
+        join(input('titling'), 'hls', 'index.m3u8'),
+      ],
+      (l) => (json += `${l}\n`),
+    );
     const probe = JSON.parse(json);
-    await writeFile(join(out, 'metadata.json'), `${JSON.stringify({ taskId: task.taskId, title: payload.title ?? null, shots: payload.shots ?? [], probe }, null, 2)}\n`);
+    await writeFile(
+      join(out, 'metadata.json'),
+      `${JSON.stringify({ taskId: task.taskId, title: payload.title ?? null, shots: payload.shots ?? [], probe }, null, 2)}\n`,
+    );
     console.log('progress 1');
   },
   async delivery() {
@@ -154,7 +211,9 @@ const toBucket = async ({ bucket, prefix = '' }) => {
     const type = TYPES[extname(name)] ?? 'application/octet-stream';
     for (let tries = 1; ; tries++) {
       try {
-        await s3.send(new sdk.PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: type, IfNoneMatch: '*' }));
+        await s3.send(
+          new sdk.PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: type, IfNoneMatch: '*' }),
+        );
         return;
       } catch (error) {
         const status = error.$metadata?.httpStatusCode;

@@ -7,7 +7,12 @@ import { createLogger, withLogFields } from '../../lib/log';
 import { createNotifier, type Notifier, type NotifierResult } from '../../lib/control/notifier/notify';
 import { sleep } from '../../lib/sleep';
 
-export { createNotifier, type Notifier, type NotifierDeps, type NotifierResult } from '../../lib/control/notifier/notify';
+export {
+  createNotifier,
+  type Notifier,
+  type NotifierDeps,
+  type NotifierResult,
+} from '../../lib/control/notifier/notify';
 
 /**
  * The Slack notifier, subscribed to the alert topic. Its own environment, not the fleet's: it

@@ -12,7 +12,9 @@ let run: WatchdogHandler | undefined;
 export const handler = async (event: unknown, context?: Context): Promise<WatchdogRun> => {
   if (run === undefined) {
     const config = loadConfig();
-    run = createWatchdogHandler(buildWatchdogDeps(config, new ClientFactory({ region: config.region }), createLogger('watchdog')));
+    run = createWatchdogHandler(
+      buildWatchdogDeps(config, new ClientFactory({ region: config.region }), createLogger('watchdog')),
+    );
   }
   const built = run;
   // Every line of this invocation carries its request id (and an action's, its incident's).

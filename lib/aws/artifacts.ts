@@ -58,7 +58,12 @@ export class ArtifactStore {
       const key = KEYS.artifact(taskId, stage, tag, path);
       const upload = new Upload({
         client: this.s3,
-        params: { Bucket: this.options.bucket, Key: this.options.prefix + key, Body: createReadStream(file), ContentLength: size },
+        params: {
+          Bucket: this.options.bucket,
+          Key: this.options.prefix + key,
+          Body: createReadStream(file),
+          ContentLength: size,
+        },
         partSize: this.options.partSizeBytes ?? 8 * 1024 * 1024,
         queueSize: 2,
         leavePartsOnError: false,
@@ -90,11 +95,15 @@ export class ArtifactStore {
       const part = `${file}.part`;
       let body: Readable;
       try {
-        const got = await this.s3.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: this.options.prefix + a.key }), { abortSignal: signal });
+        const got = await this.s3.send(
+          new GetObjectCommand({ Bucket: this.options.bucket, Key: this.options.prefix + a.key }),
+          { abortSignal: signal },
+        );
         body = got.Body as Readable;
       } catch (error) {
         const e = toFleetError(error, `S3 GET ${a.key}`);
-        if (e instanceof NotFoundError) throw new BadArtifactError(`${stage}: artifact ${a.path} is missing (${a.key})`, stage);
+        if (e instanceof NotFoundError)
+          throw new BadArtifactError(`${stage}: artifact ${a.path} is missing (${a.key})`, stage);
         throw e;
       }
       const hash = createHash('sha256');
@@ -115,7 +124,10 @@ export class ArtifactStore {
       const sha256 = hash.digest('hex');
       if (size !== a.size || sha256 !== a.sha256) {
         await rm(part, { force: true });
-        throw new BadArtifactError(`${stage}: artifact ${a.path} is not what was uploaded (${size} bytes, sha256 ${sha256.slice(0, 12)}…)`, stage);
+        throw new BadArtifactError(
+          `${stage}: artifact ${a.path} is not what was uploaded (${size} bytes, sha256 ${sha256.slice(0, 12)}…)`,
+          stage,
+        );
       }
       await rename(part, file);
     }

@@ -100,24 +100,53 @@ export class ClientFactory {
     const fromFile = sharedFile !== undefined && sharedFile !== '' && this.env.AWS_ACCESS_KEY_ID === undefined;
     const chosen = credentials ?? (fromFile ? rotatingFileCredentials(sharedFile) : undefined);
     // A request timeout only warns unless told to throw (smithy's NodeHttpHandler).
-    const handler = timeouts === undefined ? {} : { requestHandler: { connectionTimeout: timeouts.connectionMs, requestTimeout: timeouts.requestMs, throwOnRequestTimeout: true as const } };
-    return { region, maxAttempts: maxAttempts ?? 3, ...(endpoint === undefined ? {} : { endpoint }), ...(chosen === undefined ? {} : { credentials: chosen }), ...handler };
+    const handler =
+      timeouts === undefined
+        ? {}
+        : {
+            requestHandler: {
+              connectionTimeout: timeouts.connectionMs,
+              requestTimeout: timeouts.requestMs,
+              throwOnRequestTimeout: true as const,
+            },
+          };
+    return {
+      region,
+      maxAttempts: maxAttempts ?? 3,
+      ...(endpoint === undefined ? {} : { endpoint }),
+      ...(chosen === undefined ? {} : { credentials: chosen }),
+      ...handler,
+    };
   }
 
   s3(): S3Client {
-    const overridden = this.options.endpoint !== undefined || this.env.AWS_ENDPOINT_URL_S3 !== undefined || this.env.AWS_ENDPOINT_URL !== undefined;
+    const overridden =
+      this.options.endpoint !== undefined ||
+      this.env.AWS_ENDPOINT_URL_S3 !== undefined ||
+      this.env.AWS_ENDPOINT_URL !== undefined;
     // One attempt per call: the state store retries, paced by the configuration (lib/aws/state-store.ts).
     // Checksums only where S3 requires them: the SDK's default computes a CRC32 of every PutObject
     // body in JavaScript, a third of a peer-sync round's CPU (bench/peer-sync-cost.ts: 53 → 35 ms
     // for 10 changes at 100,000 tasks). TLS guards the bytes in transit, and every object read
     // is validated against its schema (damage is quarantined and rebuilt).
     return this.memo('s3', () =>
-      this.observed('s3', new (sdk.s3().S3Client)({ ...this.base, maxAttempts: 1, forcePathStyle: overridden, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' })),
+      this.observed(
+        's3',
+        new (sdk.s3().S3Client)({
+          ...this.base,
+          maxAttempts: 1,
+          forcePathStyle: overridden,
+          requestChecksumCalculation: 'WHEN_REQUIRED',
+          responseChecksumValidation: 'WHEN_REQUIRED',
+        }),
+      ),
     );
   }
   /** One attempt per call, like S3's: the table store retries (lib/aws/table-store.ts). */
   dynamodb(): DynamoDBClient {
-    return this.memo('dynamodb', () => this.observed('dynamodb', new (sdk.dynamodb().DynamoDBClient)({ ...this.base, maxAttempts: 1 })));
+    return this.memo('dynamodb', () =>
+      this.observed('dynamodb', new (sdk.dynamodb().DynamoDBClient)({ ...this.base, maxAttempts: 1 })),
+    );
   }
   sqs(): SQSClient {
     return this.memo('sqs', () => this.observed('sqs', new (sdk.sqs().SQSClient)(this.base)));
@@ -127,17 +156,21 @@ export class ClientFactory {
   private observed<C extends { middlewareStack: { add: (...args: never[]) => void } }>(store: StoreName, client: C): C {
     const reach = this.options.reach;
     if (reach === undefined) return client;
-    const watch = (next: (args: unknown) => Promise<unknown>) => async (args: unknown): Promise<unknown> => {
-      try {
-        const out = await next(args);
-        reach.record(store, 'answered');
-        return out;
-      } catch (error) {
-        reach.record(store, outcomeOf(error));
-        throw error;
-      }
-    };
-    (client.middlewareStack as unknown as { add: (m: typeof watch, o: { step: 'initialize'; name: string }) => void }).add(watch, { step: 'initialize', name: 'queenFleetReach' });
+    const watch =
+      (next: (args: unknown) => Promise<unknown>) =>
+      async (args: unknown): Promise<unknown> => {
+        try {
+          const out = await next(args);
+          reach.record(store, 'answered');
+          return out;
+        } catch (error) {
+          reach.record(store, outcomeOf(error));
+          throw error;
+        }
+      };
+    (
+      client.middlewareStack as unknown as { add: (m: typeof watch, o: { step: 'initialize'; name: string }) => void }
+    ).add(watch, { step: 'initialize', name: 'queenFleetReach' });
     return client;
   }
   sns(): SNSClient {
@@ -161,18 +194,23 @@ export class ClientFactory {
   /** A stand-in for the client `key`: every property read builds it (once) and reads the real one. */
   private onFirstUse<T extends object>(key: string, build: () => T): T {
     const real = (): T => this.memo(key, build);
-    return this.memo(`${key}:stand-in`, () => new Proxy({} as T, {
-      get: (_target, prop) => {
-        const client = real();
-        const value: unknown = Reflect.get(client, prop, client);
-        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(client) : value;
-      },
-    }));
+    return this.memo(
+      `${key}:stand-in`,
+      () =>
+        new Proxy({} as T, {
+          get: (_target, prop) => {
+            const client = real();
+            const value: unknown = Reflect.get(client, prop, client);
+            return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(client) : value;
+          },
+        }),
+    );
   }
 
   /** Closes every client built so far (idempotent). */
   destroy(): void {
-    for (const [key, client] of this.cache.entries()) if (!key.endsWith(':stand-in')) (client as { destroy(): void }).destroy();
+    for (const [key, client] of this.cache.entries())
+      if (!key.endsWith(':stand-in')) (client as { destroy(): void }).destroy();
     this.cache.clear();
   }
 }

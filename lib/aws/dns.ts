@@ -59,7 +59,12 @@ export class OriginRecord {
           HostedZoneId: hostedZoneId,
           ChangeBatch: {
             Comment: COMMENT,
-            Changes: [{ Action: 'UPSERT', ResourceRecordSet: { Name: recordName, Type: type, TTL: ttl, ResourceRecords: [{ Value: value }] } }],
+            Changes: [
+              {
+                Action: 'UPSERT',
+                ResourceRecordSet: { Name: recordName, Type: type, TTL: ttl, ResourceRecords: [{ Value: value }] },
+              },
+            ],
           },
         }),
       );
@@ -88,8 +93,17 @@ export class OriginRecord {
     try {
       // The listing starts at the name and type but returns whatever follows when they are
       // missing, so the first set must still be matched exactly.
-      const out = await this.route53.send(new (sdk.route53().ListResourceRecordSetsCommand)({ HostedZoneId: hostedZoneId, StartRecordName: recordName, StartRecordType: type, MaxItems: 1 }));
-      const set = (out.ResourceRecordSets ?? []).find((s) => s.Type === type && dnsName(s.Name ?? '') === dnsName(recordName));
+      const out = await this.route53.send(
+        new (sdk.route53().ListResourceRecordSetsCommand)({
+          HostedZoneId: hostedZoneId,
+          StartRecordName: recordName,
+          StartRecordType: type,
+          MaxItems: 1,
+        }),
+      );
+      const set = (out.ResourceRecordSets ?? []).find(
+        (s) => s.Type === type && dnsName(s.Name ?? '') === dnsName(recordName),
+      );
       return set?.ResourceRecords?.[0]?.Value ?? null;
     } catch (error) {
       throw toFleetError(error, 'Route 53 ListResourceRecordSets');
@@ -105,7 +119,8 @@ export class OriginRecord {
     const now = opts.now ?? ((): number => performance.now());
     const existing = await this.current();
     // A CNAME's value is itself a DNS name; an A record's is an address compared as written.
-    const same = existing !== null && (this.options.type === 'CNAME' ? dnsName(existing) === dnsName(value) : existing === value);
+    const same =
+      existing !== null && (this.options.type === 'CNAME' ? dnsName(existing) === dnsName(value) : existing === value);
     if (same) return { changed: false, insync: true, changeId: null };
     const changeId = await this.upsert(value);
     const deadline = now() + opts.timeoutMs;
@@ -124,7 +139,15 @@ export class OriginRecord {
 }
 
 /** The origin record a configuration names, or null when it names none. */
-export const originRecordFor = (config: Pick<Config, 'hostedZoneId' | 'recordName' | 'recordType' | 'recordTtl'>, route53: Route53Client): OriginRecord | null =>
+export const originRecordFor = (
+  config: Pick<Config, 'hostedZoneId' | 'recordName' | 'recordType' | 'recordTtl'>,
+  route53: Route53Client,
+): OriginRecord | null =>
   config.hostedZoneId === undefined || config.recordName === undefined
     ? null
-    : new OriginRecord(route53, { hostedZoneId: config.hostedZoneId, recordName: config.recordName, type: config.recordType, ttl: config.recordTtl });
+    : new OriginRecord(route53, {
+        hostedZoneId: config.hostedZoneId,
+        recordName: config.recordName,
+        type: config.recordType,
+        ttl: config.recordTtl,
+      });

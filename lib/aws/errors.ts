@@ -1,4 +1,12 @@
-import { ConcurrentWriteError, ConflictError, FleetError, NotFoundError, ThrottledError, TransientError, UnreachableError } from '../core/errors';
+import {
+  ConcurrentWriteError,
+  ConflictError,
+  FleetError,
+  NotFoundError,
+  ThrottledError,
+  TransientError,
+  UnreachableError,
+} from '../core/errors';
 
 interface SdkErrorLike {
   name?: string;
@@ -29,20 +37,55 @@ export const isClockSkewError = (error: unknown): boolean => {
   return SIGNATURE_NAMES.has(name) && (SIGNING_TIME.test(e.message ?? '') || e.$metadata?.clockSkewCorrected === true);
 };
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
-const THROTTLE_NAMES = new Set(['SlowDown', 'ProvisionedThroughputExceededException', 'ThrottlingException', 'Throttling', 'TooManyRequestsException', 'RequestLimitExceeded', 'RequestThrottled', 'ThrottledException', 'PriorRequestNotComplete']);
-const NOT_FOUND_NAMES = new Set(['NoSuchKey', 'NotFound', 'NoSuchBucket', 'QueueDoesNotExist', 'AWS.SimpleQueueService.NonExistentQueue', 'InvocationDoesNotExist', 'NotFoundException', 'NoSuchHostedZone', 'InvalidInstanceId']);
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+]);
+const THROTTLE_NAMES = new Set([
+  'SlowDown',
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'Throttling',
+  'TooManyRequestsException',
+  'RequestLimitExceeded',
+  'RequestThrottled',
+  'ThrottledException',
+  'PriorRequestNotComplete',
+]);
+const NOT_FOUND_NAMES = new Set([
+  'NoSuchKey',
+  'NotFound',
+  'NoSuchBucket',
+  'QueueDoesNotExist',
+  'AWS.SimpleQueueService.NonExistentQueue',
+  'InvocationDoesNotExist',
+  'NotFoundException',
+  'NoSuchHostedZone',
+  'InvalidInstanceId',
+]);
 
 /**
  * The SDK's wrapper (`asSdkError`) for a thrown value that is not an Error of this realm, such
  * as a socket error raised in another VM context (jest's sandbox): only its message says what it was.
  */
-const WRAPPED_CONNECTION = /^AWS SDK error wrapper for (TimeoutError|AbortError|Error): (socket hang up|read ECONNRESET|connect ECONNREFUSED)/;
+const WRAPPED_CONNECTION =
+  /^AWS SDK error wrapper for (TimeoutError|AbortError|Error): (socket hang up|read ECONNRESET|connect ECONNREFUSED)/;
 
 /** True for network-level failures: nothing reached the service. */
 export const isConnectionError = (error: unknown): boolean => {
   const e = error as SdkErrorLike & { cause?: SdkErrorLike; message?: string };
-  return CONNECTION_CODES.has(e.code ?? '') || CONNECTION_CODES.has(e.cause?.code ?? '') || e.name === 'TimeoutError' || e.name === 'AbortError' || WRAPPED_CONNECTION.test(e.message ?? '');
+  return (
+    CONNECTION_CODES.has(e.code ?? '') ||
+    CONNECTION_CODES.has(e.cause?.code ?? '') ||
+    e.name === 'TimeoutError' ||
+    e.name === 'AbortError' ||
+    WRAPPED_CONNECTION.test(e.message ?? '')
+  );
 };
 
 /**
@@ -58,15 +101,20 @@ export const toFleetError = (error: unknown, what: string): FleetError => {
     return new ClockSkewError(`${what}: signed too far from the service's clock (${name})`, { cause: error });
   }
   if (name === 'ConditionalRequestConflict' || (status === 409 && name !== 'PreconditionFailed')) {
-    return new ConcurrentWriteError(`${what}: a concurrent write to the key is in progress (${name})`, { cause: error });
+    return new ConcurrentWriteError(`${what}: a concurrent write to the key is in progress (${name})`, {
+      cause: error,
+    });
   }
-  if (status === 412 || name === 'PreconditionFailed' || name === 'ConditionalCheckFailedException') return new ConflictError(`${what}: precondition failed (${name})`, { cause: error });
+  if (status === 412 || name === 'PreconditionFailed' || name === 'ConditionalCheckFailedException')
+    return new ConflictError(`${what}: precondition failed (${name})`, { cause: error });
   if (THROTTLE_NAMES.has(name) || status === 429 || status === 503 || e.$retryable?.throttling === true) {
     return new ThrottledError(`${what}: throttled (${name})`, { cause: error });
   }
-  if (NOT_FOUND_NAMES.has(name) || status === 404) return new NotFoundError(`${what}: not found (${name})`, { cause: error });
+  if (NOT_FOUND_NAMES.has(name) || status === 404)
+    return new NotFoundError(`${what}: not found (${name})`, { cause: error });
   if (isConnectionError(error)) return new UnreachableError(`${what}: unreachable (${name})`, { cause: error });
-  if (status !== undefined && status >= 500) return new TransientError(`${what}: the service failed the request (${name}, ${status})`, { cause: error });
+  if (status !== undefined && status >= 500)
+    return new TransientError(`${what}: the service failed the request (${name}, ${status})`, { cause: error });
   const message = error instanceof Error ? error.message : String(error);
   return new FleetError(`${what}: ${name}: ${message}`, { cause: error });
 };

@@ -10,7 +10,8 @@ export const guardWrites = (client: S3Client, mayAct: () => boolean, who: string
   client.middlewareStack.add(
     (next) => (args) => {
       const method = (args.request as { method?: string }).method ?? 'GET';
-      if (method !== 'GET' && method !== 'HEAD' && !mayAct()) throw new FencedError(`${who}: no valid lease: ${method} refused`);
+      if (method !== 'GET' && method !== 'HEAD' && !mayAct())
+        throw new FencedError(`${who}: no valid lease: ${method} refused`);
       return next(args);
     },
     { step: 'finalizeRequest', priority: 'low', name: 'queenFleetFence' },

@@ -27,9 +27,17 @@ export class InstanceProbe {
   private async instance(spec: NodeSpec): Promise<Confirmation['instance']> {
     if (spec.lightsailName === undefined) return 'unknown';
     try {
-      const out = await this.lightsail.send(new (sdk.lightsail().GetInstanceStateCommand)({ instanceName: spec.lightsailName }));
+      const out = await this.lightsail.send(
+        new (sdk.lightsail().GetInstanceStateCommand)({ instanceName: spec.lightsailName }),
+      );
       const name = out.state?.name ?? '';
-      return RUNNING.has(name) ? 'running' : STOPPED.has(name) ? 'stopped' : STOPPING.has(name) ? 'stopping' : 'unknown';
+      return RUNNING.has(name)
+        ? 'running'
+        : STOPPED.has(name)
+          ? 'stopped'
+          : STOPPING.has(name)
+            ? 'stopping'
+            : 'unknown';
     } catch (error) {
       this.onError(`Lightsail GetInstanceState ${spec.lightsailName}`, error);
       return 'unknown';
@@ -38,7 +46,11 @@ export class InstanceProbe {
 
   private async ping(spec: NodeSpec): Promise<Confirmation['ssm']> {
     try {
-      const out = await this.ssm.send(new (sdk.ssm().DescribeInstanceInformationCommand)({ Filters: [{ Key: 'InstanceIds', Values: [spec.instanceId] }] }));
+      const out = await this.ssm.send(
+        new (sdk.ssm().DescribeInstanceInformationCommand)({
+          Filters: [{ Key: 'InstanceIds', Values: [spec.instanceId] }],
+        }),
+      );
       const info = (out.InstanceInformationList ?? []).find((i) => i.InstanceId === spec.instanceId);
       if (info === undefined) return 'unknown';
       return info.PingStatus === 'Online' ? 'online' : 'lost';

@@ -1,4 +1,9 @@
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import { callSqs, TaskQueue } from './queue';
 
 /** How long a message the watchdog took from intake stays invisible while it moves it. */
@@ -58,9 +63,20 @@ export class IntakeQueue {
    */
   async depths(options: { failureQueues?: boolean } = {}): Promise<QueueDepths> {
     const queue = (url: string) => new TaskQueue(this.sqs, url).backlog();
-    const optional = async (url: string | null) => (url === null || options.failureQueues === false ? null : queue(url).then((d) => d.visible + d.inFlight));
-    const [tasks, intake, dead, failed] = await Promise.all([queue(this.taskQueueUrl), queue(this.intakeUrl), optional(this.deadLetterUrl), optional(this.notifierFailureUrl)]);
-    return { backlog: tasks.visible + tasks.inFlight, intake: intake.visible, ...(dead === null ? {} : { deadLetters: dead }), ...(failed === null ? {} : { notifierFailures: failed }) };
+    const optional = async (url: string | null) =>
+      url === null || options.failureQueues === false ? null : queue(url).then((d) => d.visible + d.inFlight);
+    const [tasks, intake, dead, failed] = await Promise.all([
+      queue(this.taskQueueUrl),
+      queue(this.intakeUrl),
+      optional(this.deadLetterUrl),
+      optional(this.notifierFailureUrl),
+    ]);
+    return {
+      backlog: tasks.visible + tasks.inFlight,
+      intake: intake.visible,
+      ...(dead === null ? {} : { deadLetters: dead }),
+      ...(failed === null ? {} : { notifierFailures: failed }),
+    };
   }
 
   /** Moves up to `count` messages from intake to the task queue, ten at a time; returns how many moved. */
@@ -69,21 +85,38 @@ export class IntakeQueue {
     while (moved < count) {
       const want = Math.min(10, count - moved);
       const got = await this.call('ReceiveMessage', () =>
-        this.sqs.send(new ReceiveMessageCommand({ QueueUrl: this.intakeUrl, MaxNumberOfMessages: want, WaitTimeSeconds: 0, VisibilityTimeout: MOVE_VISIBILITY_SECONDS })),
+        this.sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: this.intakeUrl,
+            MaxNumberOfMessages: want,
+            WaitTimeSeconds: 0,
+            VisibilityTimeout: MOVE_VISIBILITY_SECONDS,
+          }),
+        ),
       );
       const messages = (got.Messages ?? []).filter((m) => m.ReceiptHandle !== undefined && m.Body !== undefined);
       if (messages.length === 0) break;
       const done: typeof messages = [];
       for (const batch of byPayload(messages)) {
         const sent = await this.call('SendMessageBatch', () =>
-          this.sqs.send(new SendMessageBatchCommand({ QueueUrl: this.taskQueueUrl, Entries: batch.map((m, i) => ({ Id: String(i), MessageBody: m.Body ?? '' })) })),
+          this.sqs.send(
+            new SendMessageBatchCommand({
+              QueueUrl: this.taskQueueUrl,
+              Entries: batch.map((m, i) => ({ Id: String(i), MessageBody: m.Body ?? '' })),
+            }),
+          ),
         );
         const ok = new Set((sent.Successful ?? []).map((s) => s.Id));
         done.push(...batch.filter((_, i) => ok.has(String(i))));
       }
       if (done.length > 0) {
         await this.call('DeleteMessageBatch', () =>
-          this.sqs.send(new DeleteMessageBatchCommand({ QueueUrl: this.intakeUrl, Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })) })),
+          this.sqs.send(
+            new DeleteMessageBatchCommand({
+              QueueUrl: this.intakeUrl,
+              Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })),
+            }),
+          ),
         );
       }
       moved += done.length;

@@ -61,7 +61,11 @@ export class SecureParameter {
     const value = parameter?.Value?.trim() ?? '';
     if (value === '') throw new NotFoundError(`${what}: the parameter has no value`);
     // A plain String is readable by anyone allowed to describe parameters: refuse it.
-    if (parameter?.Type !== 'SecureString') throw new ValidationError(`${what}: the parameter must be a SecureString, not ${parameter?.Type ?? 'untyped'}`, 'Type');
+    if (parameter?.Type !== 'SecureString')
+      throw new ValidationError(
+        `${what}: the parameter must be a SecureString, not ${parameter?.Type ?? 'untyped'}`,
+        'Type',
+      );
     this.cached = { value, expiresAt: this.now() + this.ttlMs };
     return value;
   }

@@ -50,7 +50,14 @@ export class TaskQueue {
    * drill passes whole seconds of its own time, a fraction its local cloud accepts. `epoch` travels as the `x-queen-fleet-epoch` header:
    * SQS ignores it, request logs and the drills' invariant checker read it.
    */
-  async receive(max: number, waitSeconds: number, visibilitySeconds: number, signal?: AbortSignal, epoch?: number, timeoutMs?: number): Promise<QueueMessage[]> {
+  async receive(
+    max: number,
+    waitSeconds: number,
+    visibilitySeconds: number,
+    signal?: AbortSignal,
+    epoch?: number,
+    timeoutMs?: number,
+  ): Promise<QueueMessage[]> {
     const command = new ReceiveMessageCommand({
       QueueUrl: this.queueUrl,
       MaxNumberOfMessages: Math.min(10, Math.max(1, max)),
@@ -70,7 +77,9 @@ export class TaskQueue {
     }
     // The client's request timeout is shorter than a long poll: this one waits its own wait on top.
     const requestTimeout = timeoutMs === undefined ? undefined : waitSeconds * 1000 + timeoutMs;
-    const out = await this.call('ReceiveMessage', () => this.sqs.send(command, { abortSignal: signal, requestTimeout }));
+    const out = await this.call('ReceiveMessage', () =>
+      this.sqs.send(command, { abortSignal: signal, requestTimeout }),
+    );
     return (out.Messages ?? []).flatMap((m) =>
       m.MessageId === undefined || m.ReceiptHandle === undefined
         ? []
@@ -80,7 +89,10 @@ export class TaskQueue {
               receiptHandle: m.ReceiptHandle,
               body: m.Body ?? '',
               receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? '1'),
-              failures: Math.max(0, Math.floor(Number(m.MessageAttributes?.[FAILURES_ATTRIBUTE]?.StringValue ?? '0')) || 0),
+              failures: Math.max(
+                0,
+                Math.floor(Number(m.MessageAttributes?.[FAILURES_ATTRIBUTE]?.StringValue ?? '0')) || 0,
+              ),
             },
           ],
     );
@@ -88,24 +100,39 @@ export class TaskQueue {
 
   /** `signal` abandons the call and its retries (a worker's lease ending). */
   async delete(receiptHandle: string, signal?: AbortSignal): Promise<void> {
-    await this.call('DeleteMessage', () => this.sqs.send(new DeleteMessageCommand({ QueueUrl: this.queueUrl, ReceiptHandle: receiptHandle }), { abortSignal: signal }));
+    await this.call('DeleteMessage', () =>
+      this.sqs.send(new DeleteMessageCommand({ QueueUrl: this.queueUrl, ReceiptHandle: receiptHandle }), {
+        abortSignal: signal,
+      }),
+    );
   }
 
   async setVisibility(receiptHandle: string, seconds: number, signal?: AbortSignal): Promise<void> {
-    const command = new ChangeMessageVisibilityCommand({ QueueUrl: this.queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: Math.max(0, Math.ceil(seconds)) });
+    const command = new ChangeMessageVisibilityCommand({
+      QueueUrl: this.queueUrl,
+      ReceiptHandle: receiptHandle,
+      VisibilityTimeout: Math.max(0, Math.ceil(seconds)),
+    });
     await this.call('ChangeMessageVisibility', () => this.sqs.send(command, { abortSignal: signal }));
   }
 
   /** Sends `body` as it is; `failures`, when given, travels as the message's `failures` attribute. */
   async send(body: string, failures?: number): Promise<string> {
-    const attributes = failures === undefined ? {} : { MessageAttributes: { [FAILURES_ATTRIBUTE]: { DataType: 'Number', StringValue: String(failures) } } };
-    const out = await this.call('SendMessage', () => this.sqs.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: body, ...attributes })));
+    const attributes =
+      failures === undefined
+        ? {}
+        : { MessageAttributes: { [FAILURES_ATTRIBUTE]: { DataType: 'Number', StringValue: String(failures) } } };
+    const out = await this.call('SendMessage', () =>
+      this.sqs.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: body, ...attributes })),
+    );
     return out.MessageId ?? '';
   }
 
   /** The ARN of the dead-letter queue in the queue's redrive policy, or null when it has none. */
   async deadLetterArn(): Promise<string | null> {
-    const out = await this.call('GetQueueAttributes', () => this.sqs.send(new GetQueueAttributesCommand({ QueueUrl: this.queueUrl, AttributeNames: ['RedrivePolicy'] })));
+    const out = await this.call('GetQueueAttributes', () =>
+      this.sqs.send(new GetQueueAttributesCommand({ QueueUrl: this.queueUrl, AttributeNames: ['RedrivePolicy'] })),
+    );
     const policy = out.Attributes?.RedrivePolicy;
     if (policy === undefined || policy === '') return null;
     try {
@@ -120,7 +147,10 @@ export class TaskQueue {
   async backlog(): Promise<{ visible: number; inFlight: number }> {
     const out = await this.call('GetQueueAttributes', () =>
       this.sqs.send(
-        new GetQueueAttributesCommand({ QueueUrl: this.queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+        new GetQueueAttributesCommand({
+          QueueUrl: this.queueUrl,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+        }),
       ),
     );
     return {

@@ -17,7 +17,11 @@ export interface Versioned<T> {
  */
 export interface RecordStore {
   read<S extends z.ZodType>(key: string, schema: S): Promise<Versioned<z.output<S>> | null>;
-  readIfChanged<S extends z.ZodType>(key: string, schema: S, etag: string | null): Promise<{ changed: false } | ({ changed: true } & Versioned<z.output<S>>) | null>;
+  readIfChanged<S extends z.ZodType>(
+    key: string,
+    schema: S,
+    etag: string | null,
+  ): Promise<{ changed: false } | ({ changed: true } & Versioned<z.output<S>>) | null>;
   /** Creates the record only if it does not exist; ConflictError otherwise. */
   create(key: string, value: unknown): Promise<string>;
   /** Replaces the record only if its version is still `etag`; ConflictError otherwise. */
@@ -29,7 +33,11 @@ export interface RecordStore {
 }
 
 /** Parses a record's text against its schema; damage becomes CorruptObjectError naming `where` and the version. */
-export const parseRecord = <S extends z.ZodType>(schema: S, where: string, raw: { text: string; etag: string }): Versioned<z.output<S>> => {
+export const parseRecord = <S extends z.ZodType>(
+  schema: S,
+  where: string,
+  raw: { text: string; etag: string },
+): Versioned<z.output<S>> => {
   try {
     return { value: parseWith(schema, parseJsonText(raw.text, where), where), etag: raw.etag };
   } catch (error) {

@@ -65,10 +65,17 @@ export class RunCommand {
 
   async result(commandId: string, instanceId: string): Promise<InvocationResult> {
     try {
-      const out = await this.ssm.send(new (sdk.ssm().GetCommandInvocationCommand)({ CommandId: commandId, InstanceId: instanceId }));
+      const out = await this.ssm.send(
+        new (sdk.ssm().GetCommandInvocationCommand)({ CommandId: commandId, InstanceId: instanceId }),
+      );
       const word = out.Status ?? 'Pending';
-      const output = [out.StatusDetails === word ? undefined : out.StatusDetails, out.StandardErrorContent].filter((s) => s !== undefined && s !== '').join(' ');
-      return { status: STATUS[word] ?? 'running', detail: `${word}${output === '' ? '' : `: ${output}`}`.slice(0, 500) };
+      const output = [out.StatusDetails === word ? undefined : out.StatusDetails, out.StandardErrorContent]
+        .filter((s) => s !== undefined && s !== '')
+        .join(' ');
+      return {
+        status: STATUS[word] ?? 'running',
+        detail: `${word}${output === '' ? '' : `: ${output}`}`.slice(0, 500),
+      };
     } catch (error) {
       throw toFleetError(error, `SSM GetCommandInvocation ${commandId}`);
     }
@@ -84,8 +91,12 @@ export class RunCommand {
     let token: string | undefined;
     for (let page = 0; page < pages; page++) {
       try {
-        const out = await this.ssm.send(new (sdk.ssm().ListCommandsCommand)({ InstanceId: instanceId, MaxResults: 50, NextToken: token }));
-        const found = (out.Commands ?? []).find((c) => c.Comment === comment.slice(0, 100) && c.CommandId !== undefined);
+        const out = await this.ssm.send(
+          new (sdk.ssm().ListCommandsCommand)({ InstanceId: instanceId, MaxResults: 50, NextToken: token }),
+        );
+        const found = (out.Commands ?? []).find(
+          (c) => c.Comment === comment.slice(0, 100) && c.CommandId !== undefined,
+        );
         if (found?.CommandId !== undefined) return found.CommandId;
         token = out.NextToken;
       } catch (error) {

@@ -35,7 +35,12 @@ export const listPages = async (
     );
     const out = await request(`LIST ${full}`, () => s3.send(command));
     for (const o of out.Contents ?? []) {
-      if (o.Key !== undefined) entries.push({ key: o.Key.slice(where.prefix.length), lastModified: o.LastModified?.getTime() ?? null, size: o.Size ?? 0 });
+      if (o.Key !== undefined)
+        entries.push({
+          key: o.Key.slice(where.prefix.length),
+          lastModified: o.LastModified?.getTime() ?? null,
+          size: o.Size ?? 0,
+        });
     }
     token = out.IsTruncated === true ? out.NextContinuationToken : undefined;
   } while (token !== undefined);

@@ -25,7 +25,13 @@ import type * as Credentials from '@aws-sdk/credential-providers';
  * have; `tests/lib/aws/sdk.test.ts` holds the direct imports from `@aws-sdk/*` to the list.
  */
 export const SDK_EXPORTS = {
-  '@aws-sdk/client-s3': ['S3Client', 'GetObjectCommand', 'PutObjectCommand', 'HeadObjectCommand', 'ListObjectsV2Command'],
+  '@aws-sdk/client-s3': [
+    'S3Client',
+    'GetObjectCommand',
+    'PutObjectCommand',
+    'HeadObjectCommand',
+    'ListObjectsV2Command',
+  ],
   '@aws-sdk/client-sqs': [
     'SQSClient',
     'ReceiveMessageCommand',
@@ -48,7 +54,12 @@ export const SDK_EXPORTS = {
     'DescribeInstanceInformationCommand',
   ],
   '@aws-sdk/client-lightsail': ['LightsailClient', 'GetInstanceStateCommand'],
-  '@aws-sdk/client-route-53': ['Route53Client', 'ChangeResourceRecordSetsCommand', 'GetChangeCommand', 'ListResourceRecordSetsCommand'],
+  '@aws-sdk/client-route-53': [
+    'Route53Client',
+    'ChangeResourceRecordSetsCommand',
+    'GetChangeCommand',
+    'ListResourceRecordSetsCommand',
+  ],
   '@aws-sdk/client-lambda': ['LambdaClient', 'InvokeCommand'],
   '@aws-sdk/credential-providers': ['fromIni'],
   // The worker's artifact uploads (lib/aws/artifacts.ts): multipart for large files.
@@ -63,11 +74,15 @@ export const SDK_PACKAGES = Object.keys(SDK_EXPORTS) as SdkPackage[];
 export const sdk = {
   s3: (): Taken<'@aws-sdk/client-s3', typeof S3> => require('@aws-sdk/client-s3') as typeof S3,
   sqs: (): Taken<'@aws-sdk/client-sqs', typeof SQS> => require('@aws-sdk/client-sqs') as typeof SQS,
-  dynamodb: (): Taken<'@aws-sdk/client-dynamodb', typeof DynamoDB> => require('@aws-sdk/client-dynamodb') as typeof DynamoDB,
+  dynamodb: (): Taken<'@aws-sdk/client-dynamodb', typeof DynamoDB> =>
+    require('@aws-sdk/client-dynamodb') as typeof DynamoDB,
   sns: (): Taken<'@aws-sdk/client-sns', typeof SNS> => require('@aws-sdk/client-sns') as typeof SNS,
   ssm: (): Taken<'@aws-sdk/client-ssm', typeof SSM> => require('@aws-sdk/client-ssm') as typeof SSM,
-  lightsail: (): Taken<'@aws-sdk/client-lightsail', typeof Lightsail> => require('@aws-sdk/client-lightsail') as typeof Lightsail,
-  route53: (): Taken<'@aws-sdk/client-route-53', typeof Route53> => require('@aws-sdk/client-route-53') as typeof Route53,
+  lightsail: (): Taken<'@aws-sdk/client-lightsail', typeof Lightsail> =>
+    require('@aws-sdk/client-lightsail') as typeof Lightsail,
+  route53: (): Taken<'@aws-sdk/client-route-53', typeof Route53> =>
+    require('@aws-sdk/client-route-53') as typeof Route53,
   lambda: (): Taken<'@aws-sdk/client-lambda', typeof Lambda> => require('@aws-sdk/client-lambda') as typeof Lambda,
-  credentials: (): Taken<'@aws-sdk/credential-providers', typeof Credentials> => require('@aws-sdk/credential-providers') as typeof Credentials,
+  credentials: (): Taken<'@aws-sdk/credential-providers', typeof Credentials> =>
+    require('@aws-sdk/credential-providers') as typeof Credentials,
 };

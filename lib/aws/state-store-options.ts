@@ -23,7 +23,6 @@ export interface StateStoreOptions {
   records?: { owns: (key: string) => boolean; store: RecordStore };
 }
 
-
 /** Counts of the requests this store made, for drills and cost benches. */
 export interface RequestCounts {
   GET: number;

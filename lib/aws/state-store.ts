@@ -3,14 +3,20 @@ import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } 
 import { listPages, type ListedObject } from './s3-list';
 import type { z } from 'zod';
 import type { Config } from '../core/config';
-import type { CorruptObjectError} from '../core/errors';
+import type { CorruptObjectError } from '../core/errors';
 import { lostRace, NotFoundError, OversizedError, TransientError, UnreachableError } from '../core/errors';
 import { realRetryDeps, type RetryDeps, type RetryPolicy } from '../core/retry';
 import { KEYS, nodeOfBeatKey } from '../core/keys';
 import { toFleetError } from './errors';
 import { casUpdate, parseRecord, retried, type RecordStore } from './records';
 import { TableStore } from './table-store';
-import { DEFAULT_CAS_RETRY, DEFAULT_REQUEST_RETRY, type RequestCounts, type StateStoreOptions, type Versioned } from './state-store-options';
+import {
+  DEFAULT_CAS_RETRY,
+  DEFAULT_REQUEST_RETRY,
+  type RequestCounts,
+  type StateStoreOptions,
+  type Versioned,
+} from './state-store-options';
 import { landing, WRITE_TOKENS, WriteTokens } from './write-tokens';
 
 export { WRITE_TOKENS };
@@ -53,7 +59,11 @@ export class StateStore implements RecordStore {
    * written before it moved (an upgrade: the lease was `peer-sync/leader.json`): it is created
    * there once, as it was, so the fleet keeps its epoch, and the read is made again.
    */
-  private async routed<T>(key: string, other: RecordStore, read: (o: RecordStore) => Promise<T | null>): Promise<T | null> {
+  private async routed<T>(
+    key: string,
+    other: RecordStore,
+    read: (o: RecordStore) => Promise<T | null>,
+  ): Promise<T | null> {
     const got = await read(other);
     if (got !== null) return got;
     const legacy = await this.bucketText(key);
@@ -79,28 +89,40 @@ export class StateStore implements RecordStore {
     return retried(what, fn, this.requestRetry, this.deps);
   }
 
-
   /** One GET, with an optional If-None-Match; `unchanged` on 304, null when absent. */
   private fetchText(full: string, ifNoneMatch?: string): Promise<{ text: string; etag: string } | 'unchanged' | null> {
     return this.request(`GET ${full}`, async () => {
       this.counts.GET++;
       try {
-        const out = await this.s3.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: full, IfNoneMatch: ifNoneMatch }));
+        const out = await this.s3.send(
+          new GetObjectCommand({ Bucket: this.options.bucket, Key: full, IfNoneMatch: ifNoneMatch }),
+        );
         const size = out.ContentLength ?? 0;
         if (size > this.options.maxObjectBytes) {
           (out.Body as { destroy?: () => void } | undefined)?.destroy?.();
-          throw new OversizedError(`${full}: ${size} bytes exceeds the limit of ${this.options.maxObjectBytes}`, full, out.ETag ?? '', size);
+          throw new OversizedError(
+            `${full}: ${size} bytes exceeds the limit of ${this.options.maxObjectBytes}`,
+            full,
+            out.ETag ?? '',
+            size,
+          );
         }
         const text = (await out.Body?.transformToString('utf8')) ?? '';
         this.counts.bytesDown += Buffer.byteLength(text);
         // A response without Content-Length (a proxy, a fake) is measured as read: never parsed past the limit either.
         if (out.ContentLength === undefined && Buffer.byteLength(text) > this.options.maxObjectBytes) {
-          throw new OversizedError(`${full}: ${Buffer.byteLength(text)} bytes exceeds the limit of ${this.options.maxObjectBytes}`, full, out.ETag ?? '', Buffer.byteLength(text));
+          throw new OversizedError(
+            `${full}: ${Buffer.byteLength(text)} bytes exceeds the limit of ${this.options.maxObjectBytes}`,
+            full,
+            out.ETag ?? '',
+            Buffer.byteLength(text),
+          );
         }
         this.tokens.remember(full, out.ETag ?? '', out.Metadata?.[WRITE_TOKENS]);
         return { text, etag: out.ETag ?? '' };
       } catch (error) {
-        if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 304) return 'unchanged' as const;
+        if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 304)
+          return 'unchanged' as const;
         const failed = toFleetError(error, full);
         if (failed instanceof NotFoundError) return null;
         throw error;
@@ -124,7 +146,11 @@ export class StateStore implements RecordStore {
    * Conditional read (If-None-Match: etag): `unchanged` costs a 304 and no body. Null when the
    * object does not exist. Corrupt content throws CorruptObjectError like `read`.
    */
-  async readIfChanged<S extends z.ZodType>(key: string, schema: S, etag: string | null): Promise<{ changed: false } | ({ changed: true } & Versioned<z.output<S>>) | null> {
+  async readIfChanged<S extends z.ZodType>(
+    key: string,
+    schema: S,
+    etag: string | null,
+  ): Promise<{ changed: false } | ({ changed: true } & Versioned<z.output<S>>) | null> {
     const other = this.elsewhere(key);
     if (other !== null) return this.routed(key, other, (o) => o.readIfChanged(key, schema, etag));
     const full = this.fullKey(key);
@@ -150,7 +176,11 @@ export class StateStore implements RecordStore {
    * One conditional or plain PUT. Resolves with the new ETag, or with '' when this write landed
    * but someone else has written on top of it since (the caller's next CAS must then re-read).
    */
-  private async putBody(key: string, value: unknown, condition: { IfMatch?: string; IfNoneMatch?: string }): Promise<string> {
+  private async putBody(
+    key: string,
+    value: unknown,
+    condition: { IfMatch?: string; IfNoneMatch?: string },
+  ): Promise<string> {
     const full = this.fullKey(key);
     const body = JSON.stringify(value);
     const { token, chain } = this.tokens.next(full, condition.IfMatch);
@@ -161,7 +191,14 @@ export class StateStore implements RecordStore {
       this.counts.bytesUp += Buffer.byteLength(body);
       try {
         const out = await this.s3.send(
-          new PutObjectCommand({ Bucket: this.options.bucket, Key: full, Body: body, ContentType: 'application/json', Metadata: { [WRITE_TOKENS]: chain.join(' ') }, ...condition }),
+          new PutObjectCommand({
+            Bucket: this.options.bucket,
+            Key: full,
+            Body: body,
+            ContentType: 'application/json',
+            Metadata: { [WRITE_TOKENS]: chain.join(' ') },
+            ...condition,
+          }),
         );
         this.tokens.remember(full, out.ETag ?? '', chain);
         return out.ETag ?? '';
@@ -174,7 +211,12 @@ export class StateStore implements RecordStore {
         // because an earlier attempt (ours, or the SDK's retry of it) landed and lost its
         // response. Either way, our token in the object's chain says the write is there.
         const ambiguous = refused instanceof TransientError || refused instanceof UnreachableError;
-        if (ambiguous || (conditional && lostRace(refused) && (attempts > 1 || (error as { $metadata?: { attempts?: number } }).$metadata?.attempts !== 1))) {
+        if (
+          ambiguous ||
+          (conditional &&
+            lostRace(refused) &&
+            (attempts > 1 || (error as { $metadata?: { attempts?: number } }).$metadata?.attempts !== 1))
+        ) {
           // A look that fails itself proves nothing: the write is sent again (or refused) as before.
           const now = ambiguous ? await this.head(full).catch(() => null) : await this.head(full);
           const mine = landing(token, now);
@@ -246,7 +288,13 @@ export class StateStore implements RecordStore {
     return this.request(`GET ${full}`, async () => {
       this.counts.GET++;
       try {
-        const out = await this.s3.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: full, Range: `bytes=0-${this.options.maxObjectBytes - 1}` }));
+        const out = await this.s3.send(
+          new GetObjectCommand({
+            Bucket: this.options.bucket,
+            Key: full,
+            Range: `bytes=0-${this.options.maxObjectBytes - 1}`,
+          }),
+        );
         return (await out.Body?.transformToString('utf8')) ?? '';
       } catch (error) {
         if (toFleetError(error, full) instanceof NotFoundError) return null;
@@ -293,16 +341,30 @@ export class StateStore implements RecordStore {
  * - each standby's beat, written every sample (172,800 writes a month: $0.86 as S3 PUTs, $0.11
  *   as write units).
  */
-export const inTable = (key: string): boolean => key === KEYS.leader || key === KEYS.watchdogState || nodeOfBeatKey(key) !== null;
+export const inTable = (key: string): boolean =>
+  key === KEYS.leader || key === KEYS.watchdogState || nodeOfBeatKey(key) !== null;
 
 /**
  * The state store of a configuration: its bucket and prefix, the lease in its table, and retries paced by
  * `retryCapSeconds` (the S3 client itself makes one attempt per call, so every attempt, and
  * every pause between them, is this store's and follows the configuration's time).
  */
-export const stateStoreFor = (config: Pick<Config, 'bucket' | 'table' | 'prefix' | 'maxObjectBytes' | 'retryCapSeconds'>, clients: { s3(): S3Client; dynamodb(): DynamoDBClient }): StateStore => {
+export const stateStoreFor = (
+  config: Pick<Config, 'bucket' | 'table' | 'prefix' | 'maxObjectBytes' | 'retryCapSeconds'>,
+  clients: { s3(): S3Client; dynamodb(): DynamoDBClient },
+): StateStore => {
   const capMs = config.retryCapSeconds * 1000;
   const requestRetry = { attempts: 6, baseMs: capMs / 40, capMs };
-  const table = new TableStore(clients.dynamodb(), { table: config.table, maxObjectBytes: config.maxObjectBytes, requestRetry });
-  return new StateStore(clients.s3(), { bucket: config.bucket, prefix: config.prefix, maxObjectBytes: config.maxObjectBytes, requestRetry, records: { owns: inTable, store: table } });
+  const table = new TableStore(clients.dynamodb(), {
+    table: config.table,
+    maxObjectBytes: config.maxObjectBytes,
+    requestRetry,
+  });
+  return new StateStore(clients.s3(), {
+    bucket: config.bucket,
+    prefix: config.prefix,
+    maxObjectBytes: config.maxObjectBytes,
+    requestRetry,
+    records: { owns: inTable, store: table },
+  });
 };

@@ -90,12 +90,16 @@ export class TableStore implements RecordStore {
     return retried(what, fn, this.requestRetry, this.deps);
   }
 
-
   /** One strongly consistent GetItem, unretried; undefined when the item does not exist. */
   private async getItem(key: string): Promise<Item | undefined> {
     this.counts.reads++;
     const out = await this.client.send(
-      new (sdk.dynamodb().GetItemCommand)({ TableName: this.options.table, Key: { [ITEM.key]: { S: key } }, ConsistentRead: true, ReturnConsumedCapacity: 'TOTAL' }),
+      new (sdk.dynamodb().GetItemCommand)({
+        TableName: this.options.table,
+        Key: { [ITEM.key]: { S: key } },
+        ConsistentRead: true,
+        ReturnConsumedCapacity: 'TOTAL',
+      }),
     );
     this.counts.readUnits += out.ConsumedCapacity?.CapacityUnits ?? 0;
     return out.Item;
@@ -111,7 +115,8 @@ export class TableStore implements RecordStore {
       const body = text(item, ITEM.body) ?? '';
       this.tokens.remember(key, etag, text(item, ITEM.tokens));
       const size = Buffer.byteLength(body);
-      if (size > this.limit) throw new OversizedError(`${where}: ${size} bytes exceeds the limit of ${this.limit}`, where, etag, size);
+      if (size > this.limit)
+        throw new OversizedError(`${where}: ${size} bytes exceeds the limit of ${this.limit}`, where, etag, size);
       return { text: body, etag };
     });
   }
@@ -122,7 +127,11 @@ export class TableStore implements RecordStore {
   }
 
   /** DynamoDB has no conditional read: a GetItem (1 read unit up to 4 KB) compared by version. */
-  async readIfChanged<S extends z.ZodType>(key: string, schema: S, etag: string | null): Promise<{ changed: false } | ({ changed: true } & Versioned<z.output<S>>) | null> {
+  async readIfChanged<S extends z.ZodType>(
+    key: string,
+    schema: S,
+    etag: string | null,
+  ): Promise<{ changed: false } | ({ changed: true } & Versioned<z.output<S>>) | null> {
     const raw = await this.fetch(key);
     if (raw === null) return null;
     if (etag !== null && raw.etag === etag) return { changed: false };
@@ -143,7 +152,8 @@ export class TableStore implements RecordStore {
     const where = this.where(key);
     const body = JSON.stringify(value);
     const size = Buffer.byteLength(body);
-    if (size > this.limit) throw new OversizedError(`${where}: ${size} bytes exceeds the limit of ${this.limit}`, where, '', size);
+    if (size > this.limit)
+      throw new OversizedError(`${where}: ${size} bytes exceeds the limit of ${this.limit}`, where, '', size);
     const { token, chain } = this.tokens.next(key, expected === ABSENT ? undefined : expected);
     const conditional = expected !== undefined;
     const names: Record<string, string> = { '#b': ITEM.body, '#v': ITEM.version, '#t': ITEM.tokens };
@@ -153,7 +163,8 @@ export class TableStore implements RecordStore {
       // DynamoDB refuses a request naming an attribute no expression uses.
       names['#k'] = ITEM.key;
       // '' is an item without a version (written by hand): replaced only while it still has none.
-      condition = expected === ABSENT ? 'attribute_not_exists(#k)' : 'attribute_exists(#k) AND attribute_not_exists(#v)';
+      condition =
+        expected === ABSENT ? 'attribute_not_exists(#k)' : 'attribute_exists(#k) AND attribute_not_exists(#v)';
     } else if (expected !== undefined) {
       condition = '#v = :expected';
       values[':expected'] = { N: expected };
@@ -177,7 +188,8 @@ export class TableStore implements RecordStore {
         this.counts.writeUnits += out.ConsumedCapacity?.CapacityUnits ?? 0;
         const version = out.Attributes?.[ITEM.version];
         // ADD always returns the new version; '' would read as "landed, then superseded".
-        if (version === undefined || !('N' in version) || version.N === undefined) throw new TransientError(`UpdateItem ${where}: the answer has no version`);
+        if (version === undefined || !('N' in version) || version.N === undefined)
+          throw new TransientError(`UpdateItem ${where}: the answer has no version`);
         this.tokens.remember(key, version.N, chain);
         return version.N;
       } catch (error) {
@@ -187,7 +199,9 @@ export class TableStore implements RecordStore {
         // refusal after an earlier attempt may be that attempt's own write. The token decides.
         const ambiguous = refused instanceof TransientError || refused instanceof UnreachableError;
         // As in the S3 store: a refusal after a retry, ours or the SDK's own, may be our own write.
-        const retriedBySdk = (error as { $metadata?: { attempts?: number } }).$metadata?.attempts !== undefined && (error as { $metadata: { attempts: number } }).$metadata.attempts !== 1;
+        const retriedBySdk =
+          (error as { $metadata?: { attempts?: number } }).$metadata?.attempts !== undefined &&
+          (error as { $metadata: { attempts: number } }).$metadata.attempts !== 1;
         if (ambiguous || (conditional && lostRace(refused) && (attempts > 1 || retriedBySdk))) {
           const now = ambiguous ? await this.look(key).catch(() => null) : await this.look(key);
           const mine = landing(token, now);

@@ -8,9 +8,14 @@ import { pipelineSchema, stageCommandsSchema } from './pipeline';
 /** One node of the fleet as the watchdog knows it. */
 export const nodeSpecSchema = z.strictObject({
   /** Logical name, also the S3 heartbeat prefix: `node-1`. */
-  name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be lower-case letters, digits and dashes').refine((name) => !isInheritedName(name), 'must not be a name every JavaScript object has (constructor)'),
+  name: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be lower-case letters, digits and dashes')
+    .refine((name) => !isInheritedName(name), 'must not be a name every JavaScript object has (constructor)'),
   /** SSM managed-instance id (hybrid activation) or EC2 id the Run Command targets. */
-  instanceId: z.string().regex(/^(mi|i)-[0-9a-f]{8,17}$/, 'must be an SSM managed-instance id such as mi-0123456789abcdef0'),
+  instanceId: z
+    .string()
+    .regex(/^(mi|i)-[0-9a-f]{8,17}$/, 'must be an SSM managed-instance id such as mi-0123456789abcdef0'),
   /** Lightsail instance name, for the independent liveness confirmation. */
   lightsailName: z.string().min(1).optional(),
   /** Lower is preferred when promoting a standby. */
@@ -18,7 +23,10 @@ export const nodeSpecSchema = z.strictObject({
   /** Address the origin record points at while this node is primary (A: IPv4, CNAME: host name). */
   address: z.string().min(1).max(253).optional(),
   /** The node's availability zone (`eu-west-2a`): at equal priority a standby in another zone than the primary's is preferred. */
-  zone: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d[a-z]$/, 'must be an availability zone such as eu-west-2a').optional(),
+  zone: z
+    .string()
+    .regex(/^[a-z]{2}(-[a-z]+)+-\d[a-z]$/, 'must be an availability zone such as eu-west-2a')
+    .optional(),
 });
 export type NodeSpec = z.output<typeof nodeSpecSchema>;
 
@@ -31,10 +39,19 @@ const seconds = z.number().positive();
 export const configSchema = z
   .strictObject({
     region: z.string().min(1).default('us-west-2'),
-    bucket: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name').default('dablio-queens-fleet-state'),
+    bucket: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name')
+      .default('dablio-queens-fleet-state'),
     /** The DynamoDB table of the control records: the lease and the watchdog's state (lib/aws/table-store.ts). */
-    table: z.string().regex(/^[a-zA-Z0-9_.-]{3,255}$/, 'must be a valid DynamoDB table name').default('queens-fleet-control'),
-    prefix: z.string().regex(/^([a-zA-Z0-9._-]+\/)*$/, 'must be empty or end with /').default('peer-sync/'),
+    table: z
+      .string()
+      .regex(/^[a-zA-Z0-9_.-]{3,255}$/, 'must be a valid DynamoDB table name')
+      .default('queens-fleet-control'),
+    prefix: z
+      .string()
+      .regex(/^([a-zA-Z0-9._-]+\/)*$/, 'must be empty or end with /')
+      .default('peer-sync/'),
     queueUrl: z.url().optional(),
     /** The queue producers send to; the watchdog admits from it to the task queue (backpressure). Unset: producers send to the task queue. */
     intakeQueueUrl: z.url().optional(),
@@ -42,7 +59,10 @@ export const configSchema = z
     deadLetterQueueUrl: z.url().optional(),
     /** Where the Slack notifier's undelivered alerts land: the watchdog alerts each rise of its depth (NOTIFIER_FAILED). Unset: not watched. */
     notifierFailureQueueUrl: z.url().optional(),
-    topicArn: z.string().regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$/, 'must be an SNS topic ARN').optional(),
+    topicArn: z
+      .string()
+      .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$/, 'must be an SNS topic ARN')
+      .optional(),
     nodes: z.array(nodeSpecSchema).default([]),
 
     sampleIntervalSeconds: seconds.default(15),
@@ -75,7 +95,10 @@ export const configSchema = z
     /** How long one watchdog run waits for a stop command's result before handing over anyway. */
     commandWaitSeconds: seconds.default(10),
     /** Route 53 origin record the watchdog moves on failover; all three set, or none. */
-    hostedZoneId: z.string().regex(/^[A-Z0-9]{1,32}$/, 'must be a Route 53 hosted zone id').optional(),
+    hostedZoneId: z
+      .string()
+      .regex(/^[A-Z0-9]{1,32}$/, 'must be a Route 53 hosted zone id')
+      .optional(),
     recordName: z.string().min(1).max(253).optional(),
     recordType: z.enum(['A', 'CNAME']).default('A'),
     recordTtl: z.number().int().min(0).max(86_400).default(60),
@@ -86,7 +109,10 @@ export const configSchema = z
      * The watchdog function (name or ARN) the agent invokes asynchronously when a sample of the
      * primary fails or the role changes, so a verdict never waits for S3's notifications.
      */
-    watchdogFunction: z.string().regex(/^[A-Za-z0-9:_./-]{1,170}$/, 'must be a Lambda function name or ARN').optional(),
+    watchdogFunction: z
+      .string()
+      .regex(/^[A-Za-z0-9:_./-]{1,170}$/, 'must be a Lambda function name or ARN')
+      .optional(),
     /**
      * The custom CloudWatch metrics the watchdog publishes as Embedded Metric Format log lines
      * (lib/core/metrics/catalogue.ts): `off`, `essential` ($1.80 a month for 2 nodes) or `detailed`.
@@ -105,7 +131,10 @@ export const configSchema = z
     /** Shorthand of earlier releases: a command for some of the seed's stages (`pipeline` replaces it). */
     stageCommands: stageCommandsSchema.optional(),
     /** Where stages' artifacts go (under `<prefix>artifacts/`): the state bucket by default. */
-    artifactsBucket: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name').optional(),
+    artifactsBucket: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name')
+      .optional(),
     /**
      * Real failures of a task (its stage failed or hung) before the worker moves it to the
      * dead-letter queue; hand-backs that are no failure (fencing, drains) never count.
@@ -127,7 +156,11 @@ export const configSchema = z
     receiveWaitSeconds: z.number().min(0).max(20).default(20),
     workerStopTimeoutSeconds: seconds.default(30),
     workerRestartSeconds: seconds.default(1),
-    maxObjectBytes: z.number().int().min(1024).default(1024 * 1024),
+    maxObjectBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .default(1024 * 1024),
     /** The longest pause between two retries of one S3 request (full jitter below it); a drill scales it like any duration. */
     retryCapSeconds: seconds.default(2),
     /**
@@ -148,34 +181,62 @@ export const configSchema = z
     const issue = (path: string, message: string): void => {
       ctx.addIssue({ code: 'custom', path: [path], message });
     };
-    if (!(c.sampleIntervalSeconds < c.syncIntervalSeconds)) issue('syncIntervalSeconds', 'must be greater than sampleIntervalSeconds');
+    if (!(c.sampleIntervalSeconds < c.syncIntervalSeconds))
+      issue('syncIntervalSeconds', 'must be greater than sampleIntervalSeconds');
     // A hair of tolerance: a drill divides both by its time scale, and 3 × (10/30) is not 30/30 in floating point.
-    if (!(c.leaseExpirySeconds >= 3 * c.leaseRenewSeconds - 1e-9)) issue('leaseExpirySeconds', 'must be at least 3 × leaseRenewSeconds, so one failed renewal does not fence the primary');
+    if (!(c.leaseExpirySeconds >= 3 * c.leaseRenewSeconds - 1e-9))
+      issue(
+        'leaseExpirySeconds',
+        'must be at least 3 × leaseRenewSeconds, so one failed renewal does not fence the primary',
+      );
     if (c.stageHangSeconds !== undefined && !(c.stageHangSeconds < c.stallSamples * c.sampleIntervalSeconds)) {
-      issue('stageHangSeconds', 'must be shorter than the stall window (stallSamples × sampleIntervalSeconds): a hung task is retried before the whole worker is judged stalled');
+      issue(
+        'stageHangSeconds',
+        'must be shorter than the stall window (stallSamples × sampleIntervalSeconds): a hung task is retried before the whole worker is judged stalled',
+      );
     }
-    if (c.pipeline !== undefined && c.stageCommands !== undefined) issue('stageCommands', 'is a shorthand for pipeline: set one of the two (move each command into its pipeline stage)');
+    if (c.pipeline !== undefined && c.stageCommands !== undefined)
+      issue(
+        'stageCommands',
+        'is a shorthand for pipeline: set one of the two (move each command into its pipeline stage)',
+      );
     c.pipeline?.forEach((s, i) => {
       if (s.hangSeconds !== undefined && !(s.hangSeconds < c.stallSamples * c.sampleIntervalSeconds)) {
-        ctx.addIssue({ code: 'custom', path: ['pipeline', i, 'hangSeconds'], message: 'must be shorter than the stall window (stallSamples × sampleIntervalSeconds)' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['pipeline', i, 'hangSeconds'],
+          message: 'must be shorter than the stall window (stallSamples × sampleIntervalSeconds)',
+        });
       }
     });
-    if (!(c.admissionLowMark < c.admissionHighMark)) issue('admissionLowMark', 'must be below admissionHighMark, or held input would flap');
-    if (!(c.completionWindowSeconds >= c.sampleIntervalSeconds)) issue('completionWindowSeconds', 'must be at least sampleIntervalSeconds');
-    if (!(c.heartbeatKeepAliveSeconds >= c.sampleIntervalSeconds)) issue('heartbeatKeepAliveSeconds', 'must be at least sampleIntervalSeconds');
-    if (!(c.heartbeatSamples >= c.stallSamples)) issue('heartbeatSamples', 'must be at least stallSamples so a late watchdog sees a whole window');
+    if (!(c.admissionLowMark < c.admissionHighMark))
+      issue('admissionLowMark', 'must be below admissionHighMark, or held input would flap');
+    if (!(c.completionWindowSeconds >= c.sampleIntervalSeconds))
+      issue('completionWindowSeconds', 'must be at least sampleIntervalSeconds');
+    if (!(c.heartbeatKeepAliveSeconds >= c.sampleIntervalSeconds))
+      issue('heartbeatKeepAliveSeconds', 'must be at least sampleIntervalSeconds');
+    if (!(c.heartbeatSamples >= c.stallSamples))
+      issue('heartbeatSamples', 'must be at least stallSamples so a late watchdog sees a whole window');
     const names = new Set<string>();
     c.nodes.forEach((n, i) => {
-      if (names.has(n.name)) ctx.addIssue({ code: 'custom', path: ['nodes', i, 'name'], message: `duplicate node name ${n.name}` });
+      if (names.has(n.name))
+        ctx.addIssue({ code: 'custom', path: ['nodes', i, 'name'], message: `duplicate node name ${n.name}` });
       names.add(n.name);
     });
-    if ((c.hostedZoneId === undefined) !== (c.recordName === undefined)) issue(c.hostedZoneId === undefined ? 'hostedZoneId' : 'recordName', 'hostedZoneId and recordName go together');
+    if ((c.hostedZoneId === undefined) !== (c.recordName === undefined))
+      issue(c.hostedZoneId === undefined ? 'hostedZoneId' : 'recordName', 'hostedZoneId and recordName go together');
     if (c.hostedZoneId !== undefined) {
       c.nodes.forEach((n, i) => {
-        if (n.address === undefined) ctx.addIssue({ code: 'custom', path: ['nodes', i, 'address'], message: 'is required when a Route 53 record is configured' });
+        if (n.address === undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['nodes', i, 'address'],
+            message: 'is required when a Route 53 record is configured',
+          });
       });
     }
-    if (c.nodeName !== undefined && c.nodes.length > 0 && !names.has(c.nodeName)) issue('nodeName', `is not one of the configured nodes (${[...names].join(', ')})`);
+    if (c.nodeName !== undefined && c.nodes.length > 0 && !names.has(c.nodeName))
+      issue('nodeName', `is not one of the configured nodes (${[...names].join(', ')})`);
   });
 
 export type Config = z.output<typeof configSchema>;
@@ -186,15 +247,17 @@ export type ConfigInput = z.input<typeof configSchema>;
  * short of the stall window (at least one sample), so a hung task is retried before the whole
  * worker would be judged stalled and restarted.
  */
-export const stageHangSeconds = (c: Pick<Config, 'stageHangSeconds' | 'stallSamples' | 'sampleIntervalSeconds'>): number =>
-  c.stageHangSeconds ?? Math.max(1, c.stallSamples - 2) * c.sampleIntervalSeconds;
+export const stageHangSeconds = (
+  c: Pick<Config, 'stageHangSeconds' | 'stallSamples' | 'sampleIntervalSeconds'>,
+): number => c.stageHangSeconds ?? Math.max(1, c.stallSamples - 2) * c.sampleIntervalSeconds;
 
 /**
  * `seconds` rounded down to whole seconds of a clock running `timeScale` times faster than real
  * time: what an AWS parameter in whole seconds can carry (the hair of tolerance absorbs the
  * floating point of a divided duration).
  */
-export const wholeSeconds = (seconds: number, timeScale: number): number => Math.floor(seconds * timeScale + 1e-9) / timeScale;
+export const wholeSeconds = (seconds: number, timeScale: number): number =>
+  Math.floor(seconds * timeScale + 1e-9) / timeScale;
 
 /** Duration settings the drill divides by its time scale. */
 export const DURATION_KEYS = [
@@ -222,7 +285,9 @@ const ENV_PREFIX = 'FLEET_';
 const toEnvName = (key: string): string => ENV_PREFIX + key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase();
 const CONFIG_KEYS = Object.keys(configSchema.shape) as (keyof Config)[];
 /** Environment variable name for each config key. */
-export const ENV_NAMES: Readonly<Record<keyof Config, string>> = Object.fromEntries(CONFIG_KEYS.map((k) => [k, toEnvName(k)])) as Record<keyof Config, string>;
+export const ENV_NAMES: Readonly<Record<keyof Config, string>> = Object.fromEntries(
+  CONFIG_KEYS.map((k) => [k, toEnvName(k)]),
+) as Record<keyof Config, string>;
 /** `FLEET_CONFIG_FILE` names an optional JSON file; the environment overrides it key by key. */
 export const CONFIG_FILE_ENV = 'FLEET_CONFIG_FILE';
 
@@ -237,7 +302,8 @@ const coerceEnv = (key: keyof Config, raw: string): unknown => {
   const sample = DEFAULTS[key];
   if (typeof sample === 'number') {
     const n = Number(raw);
-    if (raw.trim() === '' || Number.isNaN(n)) throw new ValidationError(`config: ${ENV_NAMES[key]} (${key}): must be a number, got "${raw}"`, key);
+    if (raw.trim() === '' || Number.isNaN(n))
+      throw new ValidationError(`config: ${ENV_NAMES[key]} (${key}): must be a number, got "${raw}"`, key);
     return n;
   }
   if (Array.isArray(sample) || JSON_KEYS.has(key)) {
@@ -255,7 +321,8 @@ const coerceEnv = (key: keyof Config, raw: string): unknown => {
  * caller reads the file. Unknown `FLEET_*` variables are rejected like unknown file keys.
  */
 export const buildConfig = (env: Readonly<Record<string, string | undefined>>, file?: unknown): Config => {
-  if (file !== undefined && (typeof file !== 'object' || file === null || Array.isArray(file))) throw new ValidationError('config file: must be a JSON object', '(root)');
+  if (file !== undefined && (typeof file !== 'object' || file === null || Array.isArray(file)))
+    throw new ValidationError('config file: must be a JSON object', '(root)');
   // Spread as parsed (a record schema would drop a `__proto__` key unseen): the strict schema below refuses it like any unknown key.
   const fromFile = (file ?? {}) as Record<string, unknown>;
   const known = new Set<string>([...Object.values(ENV_NAMES), CONFIG_FILE_ENV]);

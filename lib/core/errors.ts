@@ -85,11 +85,15 @@ export class OversizedError extends CorruptObjectError {
 }
 
 /** A compare-and-swap lost to another writer, or raced one (409): re-read and decide again. */
-export const lostRace = (error: unknown): boolean => error instanceof ConflictError || error instanceof ConcurrentWriteError;
+export const lostRace = (error: unknown): boolean =>
+  error instanceof ConflictError || error instanceof ConcurrentWriteError;
 
 /** True for errors a bounded retry with back-off may cure. */
 export const isRetryable = (error: unknown): boolean =>
-  error instanceof ThrottledError || error instanceof UnreachableError || error instanceof TransientError || error instanceof ConcurrentWriteError;
+  error instanceof ThrottledError ||
+  error instanceof UnreachableError ||
+  error instanceof TransientError ||
+  error instanceof ConcurrentWriteError;
 
 /** A message safe to show a person or put in an alert: never a stack or a raw SDK object. */
 export const describeError = (error: unknown): string =>

@@ -71,11 +71,17 @@ export const fleetEventSchema = z.object({
 export type FleetEvent = z.output<typeof fleetEventSchema>;
 
 /** The key of an event object below the state prefix. */
-export const eventKey = (event: Pick<FleetEvent, 'incidentId' | 'kind'>): string => KEYS.event(event.incidentId, event.kind);
+export const eventKey = (event: Pick<FleetEvent, 'incidentId' | 'kind'>): string =>
+  KEYS.event(event.incidentId, event.kind);
 
 /**
  * True when two events are the same incident step: what concurrent or repeated runs of one
  * step write under one id (their times and wording may differ, the step may not).
  */
 export const sameStep = (a: FleetEvent, b: FleetEvent): boolean =>
-  a.id === b.id && a.kind === b.kind && a.node === b.node && a.epoch === b.epoch && a.newPrimary === b.newPrimary && a.newEpoch === b.newEpoch;
+  a.id === b.id &&
+  a.kind === b.kind &&
+  a.node === b.node &&
+  a.epoch === b.epoch &&
+  a.newPrimary === b.newPrimary &&
+  a.newEpoch === b.newEpoch;

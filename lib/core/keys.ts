@@ -15,7 +15,8 @@ export const KEYS = {
   checkpoint: (taskId: string): string => `tasks/${taskId}/checkpoint.json`,
   output: (taskId: string, stage: string): string => `outputs/${taskId}/${stage}.json`,
   /** A file a stage left in its OUTPUT_DIR, under the attempt that made it: no upload replaces another. */
-  artifact: (taskId: string, stage: string, attempt: string, path: string): string => `artifacts/${taskId}/${stage}/${attempt}/${path}`,
+  artifact: (taskId: string, stage: string, attempt: string, path: string): string =>
+    `artifacts/${taskId}/${stage}/${attempt}/${path}`,
   event: (incidentId: string, kind: string): string => `events/${incidentId}/${kind}.json`,
   quarantine: (key: string, at: number): string => `quarantine/${key.replace(/\//g, '_')}.${at}.txt`,
 } as const;
@@ -39,7 +40,8 @@ const EVENT_RE = /^events\/(.+)\/([A-Z_]+)\.json$/;
 const group = (re: RegExp, key: string): string | null => re.exec(key)?.[1] ?? null;
 
 /** The key below `prefix`, or null when the full key is not under it. */
-export const underPrefix = (prefix: string, fullKey: string): string | null => (fullKey.startsWith(prefix) ? fullKey.slice(prefix.length) : null);
+export const underPrefix = (prefix: string, fullKey: string): string | null =>
+  fullKey.startsWith(prefix) ? fullKey.slice(prefix.length) : null;
 
 /** The node named by a heartbeat key, or null when the key is not a heartbeat. */
 export const nodeOfHeartbeatKey = (key: string): string | null => group(HEARTBEAT_RE, key);

@@ -10,7 +10,9 @@ import { z } from 'zod';
 export const SEED_STAGES = ['transcode', 'titling', 'metadata', 'delivery'] as const;
 
 /** Names a stage folder and an S3 key part, so it stays short and plain. */
-export const stageNameSchema = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, 'must be lower-case letters, digits, - and _, 32 at most');
+export const stageNameSchema = z
+  .string()
+  .regex(/^[a-z][a-z0-9_-]{0,31}$/, 'must be lower-case letters, digits, - and _, 32 at most');
 
 export const pipelineStageSchema = z.strictObject({
   name: stageNameSchema,
@@ -34,7 +36,8 @@ export const pipelineSchema = z
   .superRefine((stages, ctx) => {
     const seen = new Set<string>();
     stages.forEach((s, i) => {
-      if (seen.has(s.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate stage name ${s.name}` });
+      if (seen.has(s.name))
+        ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate stage name ${s.name}` });
       seen.add(s.name);
     });
   });
@@ -43,7 +46,10 @@ export const pipelineSchema = z
 export const stageCommandsSchema = z.partialRecord(z.enum(SEED_STAGES), z.array(z.string().min(1)).min(1));
 
 /** The stages a worker runs: `pipeline`, else the seed's stages with `stageCommands` where given. */
-export const pipelineOf = (c: { pipeline?: readonly PipelineStage[] | undefined; stageCommands?: z.output<typeof stageCommandsSchema> | undefined }): readonly PipelineStage[] =>
+export const pipelineOf = (c: {
+  pipeline?: readonly PipelineStage[] | undefined;
+  stageCommands?: z.output<typeof stageCommandsSchema> | undefined;
+}): readonly PipelineStage[] =>
   c.pipeline ??
   SEED_STAGES.map((name) => {
     const command = c.stageCommands?.[name];

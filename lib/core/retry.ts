@@ -19,7 +19,12 @@ export const backoffDelay = (attempt: number, policy: RetryPolicy, random: () =>
  * Runs `fn` until it succeeds, `shouldRetry` says no, or the attempts are spent; the last
  * error is rethrown unchanged.
  */
-export const retry = async <T>(fn: (attempt: number) => Promise<T>, shouldRetry: (error: unknown) => boolean, policy: RetryPolicy, deps: RetryDeps): Promise<T> => {
+export const retry = async <T>(
+  fn: (attempt: number) => Promise<T>,
+  shouldRetry: (error: unknown) => boolean,
+  policy: RetryPolicy,
+  deps: RetryDeps,
+): Promise<T> => {
   for (let attempt = 1; ; attempt++) {
     try {
       return await fn(attempt);

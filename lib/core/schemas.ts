@@ -23,8 +23,14 @@ export const isInheritedName = (name: string): boolean => name in Object.prototy
 const notInherited = (name: string): boolean => !isInheritedName(name);
 const INHERITED = 'must not be a name every JavaScript object has (constructor, __proto__, toString, …)';
 
-const nodeName = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/).refine(notInherited, INHERITED);
-const taskId = z.string().regex(/^[A-Za-z0-9._-]{1,128}$/).refine(notInherited, INHERITED);
+const nodeName = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9-]{0,62}$/)
+  .refine(notInherited, INHERITED);
+const taskId = z
+  .string()
+  .regex(/^[A-Za-z0-9._-]{1,128}$/)
+  .refine(notInherited, INHERITED);
 
 /** One in-flight task as the worker reports it. */
 /** The stores a node's work needs: S3 for task state, SQS for the tasks, DynamoDB for the lease. */

@@ -7,9 +7,15 @@ import type { Config } from './config';
  * one a cooldown); and each real failure before the last starts a new message. An hour is an
  * hour of the configuration's own time (a drill runs it faster).
  */
-export const outageHourReceives = (c: Pick<Config, 'visibilityTimeoutSeconds' | 'failoverCooldownSeconds' | 'maxTaskFailures' | 'timeScale'>): number => {
+export const outageHourReceives = (
+  c: Pick<Config, 'visibilityTimeoutSeconds' | 'failoverCooldownSeconds' | 'maxTaskFailures' | 'timeScale'>,
+): number => {
   const hour = 3600 / c.timeScale;
-  return Math.ceil(hour / c.visibilityTimeoutSeconds + hour / Math.max(c.failoverCooldownSeconds, c.visibilityTimeoutSeconds)) + c.maxTaskFailures;
+  return (
+    Math.ceil(
+      hour / c.visibilityTimeoutSeconds + hour / Math.max(c.failoverCooldownSeconds, c.visibilityTimeoutSeconds),
+    ) + c.maxTaskFailures
+  );
 };
 
 /**

@@ -3,7 +3,15 @@
  * `Fn::Join` without its list fails here and not at deploy time. Only the shape is checked;
  * the names a call refers to are checked in references.ts.
  */
-import { asIntrinsic, getAttTarget, mixedIntrinsicKey, resultShapes, subParts, type Intrinsic, type Shape } from './intrinsics';
+import {
+  asIntrinsic,
+  getAttTarget,
+  mixedIntrinsicKey,
+  resultShapes,
+  subParts,
+  type Intrinsic,
+  type Shape,
+} from './intrinsics';
 import { isObject, type Problem } from './types';
 import { article, describeValue } from './values';
 
@@ -41,7 +49,9 @@ export const argumentProblems = (fn: Intrinsic, at: string, parameterType: Param
       // The attribute name may come from a Ref, and from nothing else.
       const attribute = target.attribute;
       const fromRef = asIntrinsic(attribute)?.name === 'Ref';
-      return typeof attribute === 'string' || fromRef ? [] : [{ path: `${at}.1`, message: 'the Fn::GetAtt attribute must be a name or a Ref' }];
+      return typeof attribute === 'string' || fromRef
+        ? []
+        : [{ path: `${at}.1`, message: 'the Fn::GetAtt attribute must be a name or a Ref' }];
     }
     case 'Fn::Join':
       if (pair === undefined) return usage;
@@ -49,7 +59,9 @@ export const argumentProblems = (fn: Intrinsic, at: string, parameterType: Param
         ...literalDelimiter(pair[0], `${at}.0`, fn.name),
         ...expectShape(pair[1], 'list', `${at}.1`, 'Fn::Join needs a list of values', parameterType),
         ...(Array.isArray(pair[1])
-          ? pair[1].flatMap((element: unknown, i) => expectShape(element, 'scalar', `${at}.1.${i}`, 'Fn::Join joins strings', parameterType))
+          ? pair[1].flatMap((element: unknown, i) =>
+              expectShape(element, 'scalar', `${at}.1.${i}`, 'Fn::Join joins strings', parameterType),
+            )
           : []),
       ];
     case 'Fn::Select':
@@ -71,14 +83,19 @@ export const argumentProblems = (fn: Intrinsic, at: string, parameterType: Param
 
 /** CloudFormation resolves no function in a delimiter. */
 const literalDelimiter = (value: unknown, path: string, name: string): Problem[] =>
-  typeof value === 'string' ? [] : [{ path, message: `the ${name} delimiter must be a literal string, got ${describeValue(value)}` }];
+  typeof value === 'string'
+    ? []
+    : [{ path, message: `the ${name} delimiter must be a literal string, got ${describeValue(value)}` }];
 
 /** The index is a literal (checked against a literal list) or a call yielding one value. */
 const selectIndex = (index: unknown, list: unknown, at: string, parameterType: ParameterType): Problem[] => {
-  if (asIntrinsic(index) !== undefined) return expectShape(index, 'scalar', `${at}.0`, 'the Fn::Select index must be one value', parameterType);
+  if (asIntrinsic(index) !== undefined)
+    return expectShape(index, 'scalar', `${at}.0`, 'the Fn::Select index must be one value', parameterType);
   const n = typeof index === 'number' ? index : typeof index === 'string' && /^\d+$/.test(index) ? Number(index) : NaN;
   if (!Number.isInteger(n) || n < 0) {
-    return [{ path: `${at}.0`, message: `the Fn::Select index must be a non-negative integer, got ${describeValue(index)}` }];
+    return [
+      { path: `${at}.0`, message: `the Fn::Select index must be a non-negative integer, got ${describeValue(index)}` },
+    ];
   }
   if (Array.isArray(list) && n >= list.length) {
     return [{ path: `${at}.0`, message: `Fn::Select index ${n} is out of range for a list of ${list.length}` }];
@@ -91,7 +108,13 @@ const selectIndex = (index: unknown, list: unknown, at: string, parameterType: P
  * whose result the checker cannot tell (`Fn::If`, unknown ones) and mixed-key objects,
  * reported on their own, pass.
  */
-const expectShape = (value: unknown, shape: Shape, path: string, what: string, parameterType: ParameterType): Problem[] => {
+const expectShape = (
+  value: unknown,
+  shape: Shape,
+  path: string,
+  what: string,
+  parameterType: ParameterType,
+): Problem[] => {
   const fn = asIntrinsic(value);
   if (fn !== undefined) {
     const produced = resultShapes(fn, parameterType);

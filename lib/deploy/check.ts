@@ -11,12 +11,27 @@ import { checkProperties, checkValue } from './values';
 export type { Problem, PropertySpec, PropertySpecs, ResourceSpec, SpecLookup, SpecType } from './types';
 
 const SECTIONS = new Set([
-  'AWSTemplateFormatVersion', 'Description', 'Metadata', 'Parameters', 'Rules', 'Mappings',
-  'Conditions', 'Transform', 'Resources', 'Outputs',
+  'AWSTemplateFormatVersion',
+  'Description',
+  'Metadata',
+  'Parameters',
+  'Rules',
+  'Mappings',
+  'Conditions',
+  'Transform',
+  'Resources',
+  'Outputs',
 ]);
 const RESOURCE_KEYS = new Set([
-  'Type', 'Properties', 'DependsOn', 'Condition', 'Metadata',
-  'DeletionPolicy', 'UpdateReplacePolicy', 'UpdatePolicy', 'CreationPolicy',
+  'Type',
+  'Properties',
+  'DependsOn',
+  'Condition',
+  'Metadata',
+  'DeletionPolicy',
+  'UpdateReplacePolicy',
+  'UpdatePolicy',
+  'CreationPolicy',
 ]);
 const OUTPUT_KEYS = new Set(['Description', 'Value', 'Export', 'Condition']);
 const RETENTION_POLICIES = ['Delete', 'Retain', 'RetainExceptOnCreate', 'Snapshot'];
@@ -35,7 +50,8 @@ export const checkTemplate = (template: unknown, spec: SpecLookup): Problem[] =>
     if (!SECTIONS.has(key)) problems.push({ path: key, message: `unknown template section ${key}` });
   }
   const resources = section(template, 'Resources', problems);
-  if (template.Resources === undefined) problems.push({ path: 'Resources', message: 'a template needs a Resources section' });
+  if (template.Resources === undefined)
+    problems.push({ path: 'Resources', message: 'a template needs a Resources section' });
   else if (isObject(template.Resources) && Object.keys(resources).length === 0) {
     problems.push({ path: 'Resources', message: 'a template needs at least one resource' });
   }
@@ -44,7 +60,12 @@ export const checkTemplate = (template: unknown, spec: SpecLookup): Problem[] =>
   const outputs = section(template, 'Outputs', problems);
   const index: TemplateIndex = {
     resourceTypes: new Map(Object.entries(resources).map(([id, r]) => [id, isObject(r) ? r.Type : undefined])),
-    parameterTypes: new Map(Object.entries(parameters).map(([name, p]) => [name, isObject(p) && typeof p.Type === 'string' ? p.Type : undefined])),
+    parameterTypes: new Map(
+      Object.entries(parameters).map(([name, p]) => [
+        name,
+        isObject(p) && typeof p.Type === 'string' ? p.Type : undefined,
+      ]),
+    ),
     conditions: new Set(Object.keys(conditions)),
     mappings: section(template, 'Mappings', problems),
     spec,
@@ -52,8 +73,10 @@ export const checkTemplate = (template: unknown, spec: SpecLookup): Problem[] =>
 
   for (const [name, parameter] of Object.entries(parameters)) {
     const at = `Parameters.${name}`;
-    if (!isObject(parameter) || typeof parameter.Type !== 'string') problems.push({ path: at, message: 'a parameter needs a Type' });
-    if (index.resourceTypes.has(name)) problems.push({ path: at, message: `${name} names both a parameter and a resource` });
+    if (!isObject(parameter) || typeof parameter.Type !== 'string')
+      problems.push({ path: at, message: 'a parameter needs a Type' });
+    if (index.resourceTypes.has(name))
+      problems.push({ path: at, message: `${name} names both a parameter and a resource` });
   }
   for (const [id, resource] of Object.entries(resources)) problems.push(...checkResource(id, resource, index));
   for (const [name, condition] of Object.entries(conditions)) {
@@ -114,7 +137,8 @@ const checkResource = (id: string, resource: unknown, index: TemplateIndex): Pro
   if (!isObject(properties)) problem(`${at}.Properties`, 'Properties must be an object');
   if (typeof resource.Type !== 'string') problem(`${at}.Type`, 'a resource needs a Type');
   // Properties that mix a function key with others are reported by checkReferences.
-  else if (isObject(properties) && mixedIntrinsicKey(properties) === undefined) problems.push(...checkTyped(resource.Type, properties, at, index));
+  else if (isObject(properties) && mixedIntrinsicKey(properties) === undefined)
+    problems.push(...checkTyped(resource.Type, properties, at, index));
   problems.push(...checkReferences(resource, at, 'Resources', index));
   return problems;
 };
@@ -124,12 +148,16 @@ const checkTyped = (type: string, properties: Record<string, unknown>, at: strin
   const parameterType = (name: string): string | undefined => index.parameterTypes.get(name);
   const token = `${at}.Properties.ServiceToken`;
   if (isCustomResourceType(type)) {
-    if (properties.ServiceToken === undefined || isNoValue(properties.ServiceToken)) return [{ path: token, message: `missing required property ServiceToken of ${type}` }];
+    if (properties.ServiceToken === undefined || isNoValue(properties.ServiceToken))
+      return [{ path: token, message: `missing required property ServiceToken of ${type}` }];
     return checkValue(properties.ServiceToken, { kind: 'string' }, token, { definitions: {}, parameterType });
   }
   const spec = index.spec.resource(type);
   if (spec === undefined) return [{ path: `${at}.Type`, message: `unknown resource type ${type}` }];
-  return checkProperties(properties, spec.properties, type, `${at}.Properties`, { definitions: spec.definitions, parameterType });
+  return checkProperties(properties, spec.properties, type, `${at}.Properties`, {
+    definitions: spec.definitions,
+    parameterType,
+  });
 };
 
 const checkOutput = (name: string, output: unknown, index: TemplateIndex): Problem[] => {

@@ -32,7 +32,12 @@ const subValue = (v: DimensionValue, bucket: string): string => {
       if (v.node === null) throw new Error('the CloudWatch dashboard names every node');
       return v.node;
     case 'queue':
-      return { tasks: '${TaskQueue.QueueName}', intake: '${IntakeQueue.QueueName}', 'dead-letter': '${DeadLetterQueue.QueueName}', 'notifier-failures': '${NotifierFailureQueue.QueueName}' }[v.queue];
+      return {
+        tasks: '${TaskQueue.QueueName}',
+        intake: '${IntakeQueue.QueueName}',
+        'dead-letter': '${DeadLetterQueue.QueueName}',
+        'notifier-failures': '${NotifierFailureQueue.QueueName}',
+      }[v.queue];
     case 'watchdog':
       return '${WatchdogLambdaFunction}';
   }
@@ -49,27 +54,44 @@ const widget = (p: Panel, i: number, bucket: string): unknown => ({
     view: 'timeSeries',
     region: '${AWS::Region}',
     period: 60,
-    metrics: p.series.map((s) => [s.namespace, s.metric, ...Object.entries(s.dimensions).flatMap(([name, v]) => [name, subValue(v, bucket)]), { stat: s.stat, label: s.label }]),
-    ...(p.threshold === undefined ? {} : { annotations: { horizontal: [{ value: p.threshold.value, label: p.threshold.label }] } }),
+    metrics: p.series.map((s) => [
+      s.namespace,
+      s.metric,
+      ...Object.entries(s.dimensions).flatMap(([name, v]) => [name, subValue(v, bucket)]),
+      { stat: s.stat, label: s.label },
+    ]),
+    ...(p.threshold === undefined
+      ? {}
+      : { annotations: { horizontal: [{ value: p.threshold.value, label: p.threshold.label }] } }),
   },
 });
 
 /** The dashboard's body as CloudWatch takes it (PutDashboard's DashboardBody): JSON text, with ${…} for Fn::Sub. */
 export const dashboardBody = (level: MetricLevel, nodes: readonly string[], bucket: string): string => {
-  const panels = dashboardPanels(level, nodes, { silenceSeconds: lostAfterMs(DEFAULTS) / 1000, stallSamples: DEFAULTS.stallSamples });
+  const panels = dashboardPanels(level, nodes, {
+    silenceSeconds: lostAfterMs(DEFAULTS) / 1000,
+    stallSamples: DEFAULTS.stallSamples,
+  });
   return JSON.stringify({ widgets: panels.map((p, i) => widget(p, i, bucket)) });
 };
 
 export const dashboardFragment = (inputs: DashboardInputs): { Resources: Record<string, unknown> } => {
   const level = parseWith(z.enum(METRIC_LEVELS), inputs.metrics, 'parameter metrics');
-  const wanted = parseWith(z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]), inputs.dashboard, 'parameter dashboard');
+  const wanted = parseWith(
+    z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]),
+    inputs.dashboard,
+    'parameter dashboard',
+  );
   if (!wanted) return { Resources: {} };
   const nodes = nodeNamesOf({ nodes: inputs.nodes, enrollingNodes: '[]' });
   return {
     Resources: {
       FleetDashboard: {
         Type: 'AWS::CloudWatch::Dashboard',
-        Properties: { DashboardName: `${inputs.service}-${inputs.stage}`, DashboardBody: { 'Fn::Sub': dashboardBody(level, nodes, inputs.bucket) } },
+        Properties: {
+          DashboardName: `${inputs.service}-${inputs.stage}`,
+          DashboardBody: { 'Fn::Sub': dashboardBody(level, nodes, inputs.bucket) },
+        },
       },
     },
   };

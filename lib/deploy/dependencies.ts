@@ -48,7 +48,8 @@ export const callDependencies = (owner: unknown, path: string, isResource: (name
         const target = getAttTarget(fn.argument);
         if (target !== undefined) add(target.resource, 'Fn::GetAtt', at, guards);
       }
-      if (fn.name === 'Fn::Sub') for (const { name } of unboundPlaceholders(fn.argument)) add(name, 'Fn::Sub', at, guards);
+      if (fn.name === 'Fn::Sub')
+        for (const { name } of unboundPlaceholders(fn.argument)) add(name, 'Fn::Sub', at, guards);
     },
   });
   return found;
@@ -74,7 +75,10 @@ export const checkDependencies = (
     const uses = [
       ...callDependencies(resource, at, isResource),
       ...dependsOnEntries(resource.DependsOn, `${at}.DependsOn`)
-        .filter((entry): entry is { target: string; path: string } => typeof entry.target === 'string' && isResource(entry.target))
+        .filter(
+          (entry): entry is { target: string; path: string } =>
+            typeof entry.target === 'string' && isResource(entry.target),
+        )
         .map(({ target, path }) => ({ target, via: 'DependsOn' as const, path, guards: [] })),
     ];
     problems.push(...judge(id, resource.Condition, uses));
@@ -83,7 +87,10 @@ export const checkDependencies = (
     edges.set(id, [...new Set(targets)]);
   }
   for (const [name, output] of Object.entries(outputs)) {
-    if (isObject(output)) problems.push(...judge(`output ${name}`, output.Condition, callDependencies(output, `Outputs.${name}`, isResource)));
+    if (isObject(output))
+      problems.push(
+        ...judge(`output ${name}`, output.Condition, callDependencies(output, `Outputs.${name}`, isResource)),
+      );
   }
   for (const cycle of findCycles([...edges.keys()], edges, CYCLE_LIMIT)) {
     problems.push({ path: `Resources.${cycle[0]}`, message: `dependency cycle ${[...cycle, cycle[0]].join(' → ')}` });
@@ -132,7 +139,8 @@ const conditionalUses = (
     condition !== undefined && (implied.get(condition)?.has(needed) ?? false);
   return (owner: string, ownerCondition: unknown, uses: readonly Dependency[]): Problem[] => {
     if (ownerCondition !== undefined && !known(ownerCondition)) return [];
-    const ownerState = ownerCondition === undefined ? `${owner} has no Condition` : `${owner} has Condition ${ownerCondition}`;
+    const ownerState =
+      ownerCondition === undefined ? `${owner} has no Condition` : `${owner} has Condition ${ownerCondition}`;
     const seen = new Set<string>();
     const problems: Problem[] = [];
     for (const { target, via, path, guards } of uses) {

@@ -55,7 +55,16 @@ const panel = (p: Panel, i: number): unknown => ({
       unit: UNIT[p.unit] ?? 'none',
       ...(p.threshold === undefined
         ? {}
-        : { thresholds: { mode: 'absolute', steps: [{ color: 'green', value: null }, { color: 'red', value: p.threshold.value }] }, custom: { thresholdsStyle: { mode: 'line' } } }),
+        : {
+            thresholds: {
+              mode: 'absolute',
+              steps: [
+                { color: 'green', value: null },
+                { color: 'red', value: p.threshold.value },
+              ],
+            },
+            custom: { thresholdsStyle: { mode: 'line' } },
+          }),
     },
     overrides: [],
   },
@@ -73,13 +82,20 @@ const panel = (p: Panel, i: number): unknown => ({
     matchExact: !Object.values(s.dimensions).some((v) => v.of === 'node' && v.node === null),
     statistic: s.stat,
     period: '60',
-    label: s.label.replace('{{Node}}', '${PROP(\'Dim.Node\')}'),
+    label: s.label.replace('{{Node}}', "${PROP('Dim.Node')}"),
     id: '',
     expression: '',
   })),
 });
 
-const textbox = (name: string, label: string, description: string): unknown => ({ name, label, description, type: 'textbox', query: '', hide: 0 });
+const textbox = (name: string, label: string, description: string): unknown => ({
+  name,
+  label,
+  description,
+  type: 'textbox',
+  query: '',
+  hide: 0,
+});
 
 /** The dashboard JSON, Grafana's dashboard model (schemaVersion 39). */
 export const grafanaDashboard = (): Record<string, unknown> => ({
@@ -94,17 +110,46 @@ export const grafanaDashboard = (): Record<string, unknown> => ({
   time: { from: 'now-6h', to: 'now' },
   templating: {
     list: [
-      { name: 'datasource', label: 'CloudWatch', type: 'datasource', query: 'cloudwatch', current: { text: 'CloudWatch', value: DATASOURCE_UID }, hide: 0 },
-      { name: 'region', label: 'Region', type: 'custom', query: 'us-west-2', current: { text: 'us-west-2', value: 'us-west-2' }, hide: 0 },
-      textbox(VARIABLES.fleet, 'Fleet (state bucket)', 'The stack output StateBucketName: the Fleet dimension of the QueensFleet metrics.'),
-      textbox(VARIABLES.tasks, 'Task queue', 'The task queue\'s name (the last part of the stack output TaskQueueUrl).'),
-      textbox(VARIABLES.intake, 'Intake queue', 'The intake queue\'s name (the last part of the stack output IntakeQueueUrl).'),
-      textbox(VARIABLES['dead-letter'], 'Dead-letter queue', 'The dead-letter queue\'s name.'),
-      textbox(VARIABLES['notifier-failures'], 'Notifier failure queue', 'The name of the queue undelivered Slack alerts land in (queens-fleet-notifier-failures-<stage>).'),
+      {
+        name: 'datasource',
+        label: 'CloudWatch',
+        type: 'datasource',
+        query: 'cloudwatch',
+        current: { text: 'CloudWatch', value: DATASOURCE_UID },
+        hide: 0,
+      },
+      {
+        name: 'region',
+        label: 'Region',
+        type: 'custom',
+        query: 'us-west-2',
+        current: { text: 'us-west-2', value: 'us-west-2' },
+        hide: 0,
+      },
+      textbox(
+        VARIABLES.fleet,
+        'Fleet (state bucket)',
+        'The stack output StateBucketName: the Fleet dimension of the QueensFleet metrics.',
+      ),
+      textbox(VARIABLES.tasks, 'Task queue', "The task queue's name (the last part of the stack output TaskQueueUrl)."),
+      textbox(
+        VARIABLES.intake,
+        'Intake queue',
+        "The intake queue's name (the last part of the stack output IntakeQueueUrl).",
+      ),
+      textbox(VARIABLES['dead-letter'], 'Dead-letter queue', "The dead-letter queue's name."),
+      textbox(
+        VARIABLES['notifier-failures'],
+        'Notifier failure queue',
+        'The name of the queue undelivered Slack alerts land in (queens-fleet-notifier-failures-<stage>).',
+      ),
       textbox(VARIABLES.watchdog, 'Watchdog function', 'The stack output WatchdogFunctionName.'),
     ],
   },
-  panels: dashboardPanels('detailed', [null], { silenceSeconds: lostAfterMs(DEFAULTS) / 1000, stallSamples: DEFAULTS.stallSamples }).map(panel),
+  panels: dashboardPanels('detailed', [null], {
+    silenceSeconds: lostAfterMs(DEFAULTS) / 1000,
+    stallSamples: DEFAULTS.stallSamples,
+  }).map(panel),
 });
 
 /** Grafana's data-source provisioning file (YAML is a superset of JSON, so this is JSON text). */
@@ -128,7 +173,15 @@ export const grafanaDatasource = (): Record<string, unknown> => ({
 /** Grafana's dashboard provisioning file: where it finds the dashboard JSON. */
 export const grafanaDashboardProvider = (): Record<string, unknown> => ({
   apiVersion: 1,
-  providers: [{ name: 'queens-fleet', type: 'file', disableDeletion: false, allowUiUpdates: false, options: { path: '/var/lib/grafana/dashboards/queens-fleet' } }],
+  providers: [
+    {
+      name: 'queens-fleet',
+      type: 'file',
+      disableDeletion: false,
+      allowUiUpdates: false,
+      options: { path: '/var/lib/grafana/dashboards/queens-fleet' },
+    },
+  ],
 });
 
 /** Every file of dashboards/, by its path there, with its text. */

@@ -22,7 +22,10 @@ export interface MetricAlarmInputs {
 }
 
 const DEFAULTS = configSchema.parse({});
-const positive = z.coerce.number().positive().max(1440 * 60);
+const positive = z.coerce
+  .number()
+  .positive()
+  .max(1440 * 60);
 
 export const metricAlarmsFragment = (inputs: MetricAlarmInputs): { Resources: Record<string, unknown> } => {
   const level = parseWith(z.enum(METRIC_LEVELS), inputs.metrics, 'parameter metrics');
@@ -42,7 +45,10 @@ export const metricAlarmsFragment = (inputs: MetricAlarmInputs): { Resources: Re
         AlarmDescription: `${a.description} docs/runbook.md "${a.runbook}"; dashboard panel "${a.panel}".`,
         Namespace: METRICS_NAMESPACE,
         MetricName: a.metric,
-        Dimensions: [{ Name: 'Fleet', Value: inputs.bucket }, ...(a.node === null ? [] : [{ Name: 'Node', Value: a.node }])],
+        Dimensions: [
+          { Name: 'Fleet', Value: inputs.bucket },
+          ...(a.node === null ? [] : [{ Name: 'Node', Value: a.node }]),
+        ],
         Statistic: a.statistic,
         Period: a.periodSeconds,
         EvaluationPeriods: a.evaluationPeriods,

@@ -46,16 +46,31 @@ const ROLE_NAME_MAX = 64;
 const nodeNameSchema = nodeSpecSchema.shape.name;
 
 /** A parameter given on the command line arrives as JSON text; one set in YAML arrives parsed. */
-const jsonParam = (value: unknown, what: string): unknown => (typeof value === 'string' ? parseJsonText(value === '' ? '[]' : value, what) : value);
+const jsonParam = (value: unknown, what: string): unknown =>
+  typeof value === 'string' ? parseJsonText(value === '' ? '[]' : value, what) : value;
 
 /** A managed policy's ARN, the user's own or AWS's. */
-const policyArnSchema = z.string().regex(/^arn:aws[a-z-]*:iam::(\d{12}|aws):policy\/[\w+=,.@/-]{1,512}$/, 'must be a managed policy ARN such as arn:aws:iam::123456789012:policy/media-read');
+const policyArnSchema = z
+  .string()
+  .regex(
+    /^arn:aws[a-z-]*:iam::(\d{12}|aws):policy\/[\w+=,.@/-]{1,512}$/,
+    'must be a managed policy ARN such as arn:aws:iam::123456789012:policy/media-read',
+  );
 /** IAM's default quota of managed policies per role, less the fleet's two. */
 const USER_POLICIES_MAX = 8;
 
 /** The user's policies every node role attaches beside the fleet's own. */
 export const nodePolicyArnsOf = (value: unknown): string[] => {
-  const arns = parseWith(z.array(policyArnSchema).max(USER_POLICIES_MAX, `at most ${USER_POLICIES_MAX}: a role holds 10 managed policies by default, and the fleet's take 2`), jsonParam(value ?? '[]', 'parameter nodePolicyArns'), 'parameter nodePolicyArns');
+  const arns = parseWith(
+    z
+      .array(policyArnSchema)
+      .max(
+        USER_POLICIES_MAX,
+        `at most ${USER_POLICIES_MAX}: a role holds 10 managed policies by default, and the fleet's take 2`,
+      ),
+    jsonParam(value ?? '[]', 'parameter nodePolicyArns'),
+    'parameter nodePolicyArns',
+  );
   return [...new Set(arns)];
 };
 
@@ -72,8 +87,14 @@ export const nodeRoleName = (inputs: Pick<NodeRoleInputs, 'service' | 'stage' | 
 
 /** The names the roles are for: every configured node, then every enrolling one not yet configured. */
 export const nodeNamesOf = (inputs: Pick<NodeRoleInputs, 'nodes' | 'enrollingNodes'>): string[] => {
-  const nodes = parseWith(z.array(nodeSpecSchema), jsonParam(inputs.nodes, 'parameter nodes'), 'parameter nodes').map((n) => n.name);
-  const enrolling = parseWith(z.array(nodeNameSchema), jsonParam(inputs.enrollingNodes, 'parameter enrollingNodes'), 'parameter enrollingNodes');
+  const nodes = parseWith(z.array(nodeSpecSchema), jsonParam(inputs.nodes, 'parameter nodes'), 'parameter nodes').map(
+    (n) => n.name,
+  );
+  const enrolling = parseWith(
+    z.array(nodeNameSchema),
+    jsonParam(inputs.enrollingNodes, 'parameter enrollingNodes'),
+    'parameter enrollingNodes',
+  );
   const twice = nodes.find((name, i) => nodes.indexOf(name) !== i);
   if (twice !== undefined) throw new ValidationError(`parameter nodes: ${twice} is named twice`, 'nodes');
   return [...new Set([...nodes, ...enrolling])];
@@ -88,11 +109,18 @@ export const nodeRolesFragment = (inputs: NodeRoleInputs): NodeRolesFragment => 
   for (const node of nodeNamesOf(inputs)) {
     const id = `NodeRole${idPart(node)}`;
     const clash = ids.get(id);
-    if (clash !== undefined) throw new ValidationError(`parameter nodes: ${clash} and ${node} would share the resource id ${id}; rename one`, 'nodes');
+    if (clash !== undefined)
+      throw new ValidationError(
+        `parameter nodes: ${clash} and ${node} would share the resource id ${id}; rename one`,
+        'nodes',
+      );
     ids.set(id, node);
     const roleName = nodeRoleName(inputs, node);
     if (roleName.length > ROLE_NAME_MAX) {
-      throw new ValidationError(`parameter nodes: the role name ${roleName} is longer than IAM's ${ROLE_NAME_MAX} characters; shorten the node name`, 'nodes');
+      throw new ValidationError(
+        `parameter nodes: the role name ${roleName} is longer than IAM's ${ROLE_NAME_MAX} characters; shorten the node name`,
+        'nodes',
+      );
     }
     Resources[id] = {
       Type: 'AWS::IAM::Role',
@@ -109,7 +137,9 @@ export const nodeRolesFragment = (inputs: NodeRoleInputs): NodeRolesFragment => 
               // The confused-deputy guard AWS's hybrid service role page gives.
               Condition: {
                 StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
-                ArnLike: { 'aws:SourceArn': { 'Fn::Sub': 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:*' } },
+                ArnLike: {
+                  'aws:SourceArn': { 'Fn::Sub': 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:*' },
+                },
               },
             },
           ],
@@ -125,7 +155,14 @@ export const nodeRolesFragment = (inputs: NodeRoleInputs): NodeRolesFragment => 
               Statement: [
                 // Plain PUT, this key only: the heartbeat has one writer, and its writes are what
                 // call the watchdog (the bucket's notification). Every other node key is refused.
-                { Sid: 'OwnHeartbeat', Effect: 'Allow', Action: 's3:PutObject', Resource: { 'Fn::Sub': `arn:\${AWS::Partition}:s3:::${inputs.bucket}/${STATE_PREFIX}nodes/${node}/heartbeat.json` } },
+                {
+                  Sid: 'OwnHeartbeat',
+                  Effect: 'Allow',
+                  Action: 's3:PutObject',
+                  Resource: {
+                    'Fn::Sub': `arn:\${AWS::Partition}:s3:::${inputs.bucket}/${STATE_PREFIX}nodes/${node}/heartbeat.json`,
+                  },
+                },
                 // The beat, a standby's newest sample, written every sample (UpdateItem, as the
                 // TableStore writes every item), this item only: one writer per beat, as per
                 // heartbeat, so no node can speak for another's liveness. Table items have no

@@ -56,7 +56,8 @@ export const checkReferences = (value: unknown, path: string, section: Section, 
       }
       case 'Fn::Sub':
         for (const { name, attribute } of unboundPlaceholders(arg)) {
-          const problem = attribute === undefined ? refProblem(name, section, index) : getAttProblem(name, attribute, section, index);
+          const problem =
+            attribute === undefined ? refProblem(name, section, index) : getAttProblem(name, attribute, section, index);
           const placeholder = attribute === undefined ? name : `${name}.${attribute}`;
           report(at, problem === undefined ? undefined : `\${${placeholder}}: ${problem}`);
         }
@@ -94,11 +95,19 @@ export const checkReferences = (value: unknown, path: string, section: Section, 
     }
   };
 
-  walkCalls(value, path, {
-    call: ({ fn, at }) => call(fn, at),
-    mixed: (key, others, at) =>
-      report(at, `${key} must be the only key of its object, but it has ${others.join(', ')} too; CloudFormation rejects this`),
-  }, section === 'Conditions');
+  walkCalls(
+    value,
+    path,
+    {
+      call: ({ fn, at }) => call(fn, at),
+      mixed: (key, others, at) =>
+        report(
+          at,
+          `${key} must be the only key of its object, but it has ${others.join(', ')} too; CloudFormation rejects this`,
+        ),
+    },
+    section === 'Conditions',
+  );
   return problems;
 };
 

@@ -22,7 +22,13 @@ export const LAYER_GROUPS: Readonly<Record<string, readonly SdkPackage[]>> = {
   // Loaded by every watchdog and replay run, and by the agents (the lease is in DynamoDB).
   'every-run': ['@aws-sdk/client-s3', '@aws-sdk/client-sqs', '@aws-sdk/client-dynamodb'],
   // Loaded only to act: alert, restart, fail over, move the records, trigger a run.
-  actions: ['@aws-sdk/client-sns', '@aws-sdk/client-ssm', '@aws-sdk/client-lightsail', '@aws-sdk/client-route-53', '@aws-sdk/client-lambda'],
+  actions: [
+    '@aws-sdk/client-sns',
+    '@aws-sdk/client-ssm',
+    '@aws-sdk/client-lightsail',
+    '@aws-sdk/client-route-53',
+    '@aws-sdk/client-lambda',
+  ],
   // The nodes' credentials file; no function loads it.
   credentials: ['@aws-sdk/credential-providers'],
   // The worker's multipart artifact uploads; no function loads it either.
@@ -35,20 +41,27 @@ export const bundleOf = (group: string): string => `@queen-fleet/aws-sdk-${group
 const ROOT = resolve(__dirname, '..', '..');
 
 /** The version package-lock.json installed, as the package says. */
-const installedVersion = (pkg: string): string => (JSON.parse(readFileSync(join(ROOT, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
+const installedVersion = (pkg: string): string =>
+  (JSON.parse(readFileSync(join(ROOT, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
 
 /**
  * A group bundle's entry, an ES module: each package's listed names imported by name (so the
  * rest of the package can be left out) and exported as `packages[pkg]`.
  */
 export const groupEntry = (pkgs: readonly SdkPackage[]): string => {
-  const imports = pkgs.map((pkg, i) => `import { ${SDK_EXPORTS[pkg].map((name) => `${name} as p${i}_${name}`).join(', ')} } from ${JSON.stringify(pkg)};`);
-  const entries = pkgs.map((pkg, i) => `  ${JSON.stringify(pkg)}: { ${SDK_EXPORTS[pkg].map((name) => `${name}: p${i}_${name}`).join(', ')} },`);
+  const imports = pkgs.map(
+    (pkg, i) =>
+      `import { ${SDK_EXPORTS[pkg].map((name) => `${name} as p${i}_${name}`).join(', ')} } from ${JSON.stringify(pkg)};`,
+  );
+  const entries = pkgs.map(
+    (pkg, i) => `  ${JSON.stringify(pkg)}: { ${SDK_EXPORTS[pkg].map((name) => `${name}: p${i}_${name}`).join(', ')} },`,
+  );
   return `${imports.join('\n')}\nexport const packages = {\n${entries.join('\n')}\n};\n`;
 };
 
 /** The package that stands for `pkg` in the layer: its part of its group's bundle. */
-export const stubOf = (pkg: SdkPackage, group: string): string => `module.exports = require(${JSON.stringify(bundleOf(group))}).packages[${JSON.stringify(pkg)}];\n`;
+export const stubOf = (pkg: SdkPackage, group: string): string =>
+  `module.exports = require(${JSON.stringify(bundleOf(group))}).packages[${JSON.stringify(pkg)}];\n`;
 
 /** The group that holds `pkg`; every package of SDK_PACKAGES is in exactly one. */
 export const groupOf = (pkg: SdkPackage): string => {
@@ -63,7 +76,11 @@ export const groupOf = (pkg: SdkPackage): string => {
  * esbuild's, passed in by the caller: loaded through tsx's namespaced require (the packaging
  * plugin), esbuild would look for its binary at a path that does not exist.
  */
-export const buildSdkLayer = async (dir: string, build: typeof esbuildBuild, plugins: Plugin[] = []): Promise<Record<string, number>> => {
+export const buildSdkLayer = async (
+  dir: string,
+  build: typeof esbuildBuild,
+  plugins: Plugin[] = [],
+): Promise<Record<string, number>> => {
   rmSync(dir, { recursive: true, force: true });
   const modules = join(dir, 'nodejs', 'node_modules');
   const sizes: Record<string, number> = {};
@@ -86,12 +103,18 @@ export const buildSdkLayer = async (dir: string, build: typeof esbuildBuild, plu
       plugins,
     });
     sizes[group] = Object.values(result.metafile.outputs)[0]?.bytes ?? 0;
-    writeFileSync(join(home, 'package.json'), `${JSON.stringify({ name: bundleOf(group), private: true, main: 'index.js', sdk: Object.fromEntries(pkgs.map((p) => [p, installedVersion(p)])) }, null, 2)}\n`);
+    writeFileSync(
+      join(home, 'package.json'),
+      `${JSON.stringify({ name: bundleOf(group), private: true, main: 'index.js', sdk: Object.fromEntries(pkgs.map((p) => [p, installedVersion(p)])) }, null, 2)}\n`,
+    );
   }
   for (const pkg of SDK_PACKAGES) {
     const home = join(modules, pkg);
     mkdirSync(home, { recursive: true });
-    writeFileSync(join(home, 'package.json'), `${JSON.stringify({ name: pkg, version: installedVersion(pkg), private: true, main: 'index.js' }, null, 2)}\n`);
+    writeFileSync(
+      join(home, 'package.json'),
+      `${JSON.stringify({ name: pkg, version: installedVersion(pkg), private: true, main: 'index.js' }, null, 2)}\n`,
+    );
     writeFileSync(join(home, 'index.js'), stubOf(pkg, groupOf(pkg)));
   }
   return sizes;

@@ -36,7 +36,8 @@ export const createSpecLookup = (load: () => SpecDatabase = loadAwsServiceSpecSy
   };
   return {
     resource(cloudFormationType) {
-      if (!cache.has(cloudFormationType)) cache.set(cloudFormationType, convertResource(database(), cloudFormationType));
+      if (!cache.has(cloudFormationType))
+        cache.set(cloudFormationType, convertResource(database(), cloudFormationType));
       return cache.get(cloudFormationType);
     },
   };
@@ -51,13 +52,18 @@ const convertResource = (db: SpecDatabase, cloudFormationType: string): Resource
 
   const convertProperties = (properties: ResourceProperties): PropertySpecs =>
     Object.fromEntries(
-      Object.entries(properties).map(([name, p]) => [name, { type: convertType(p.type), required: p.required === true }]),
+      Object.entries(properties).map(([name, p]) => [
+        name,
+        { type: convertType(p.type), required: p.required === true },
+      ]),
     );
 
   const convertType = (type: PropertyType): SpecType => {
     switch (type.type) {
       case 'string':
-        return type.allowedValues === undefined ? { kind: 'string' } : { kind: 'string', allowedValues: type.allowedValues };
+        return type.allowedValues === undefined
+          ? { kind: 'string' }
+          : { kind: 'string', allowedValues: type.allowedValues };
       case 'tag':
         definitions[TAG_DEFINITION] = TAG_PROPERTIES;
         return { kind: 'object', definition: TAG_DEFINITION };

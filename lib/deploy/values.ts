@@ -31,10 +31,14 @@ export const checkProperties = (
   }
   for (const [name, spec] of Object.entries(specs)) {
     if (spec.required !== true) continue;
-    if (!Object.hasOwn(value, name)) problems.push({ path: `${path}.${name}`, message: `missing required property ${name} of ${owner}` });
+    if (!Object.hasOwn(value, name))
+      problems.push({ path: `${path}.${name}`, message: `missing required property ${name} of ${owner}` });
     // AWS::NoValue removes the property; inside Fn::If only one branch does, which may be intended.
     else if (isNoValue(value[name])) {
-      problems.push({ path: `${path}.${name}`, message: `missing required property ${name} of ${owner} (Ref AWS::NoValue removes it)` });
+      problems.push({
+        path: `${path}.${name}`,
+        message: `missing required property ${name} of ${owner} (Ref AWS::NoValue removes it)`,
+      });
     }
   }
   return problems;
@@ -99,7 +103,12 @@ const checkIntrinsic = (fn: Intrinsic, type: SpecType, path: string, ctx: ValueC
   if (produced === undefined) return [];
   const accepted = acceptedShapes(type);
   if (produced.some((shape) => accepted.has(shape))) return [];
-  return [{ path, message: `expected ${describeType(type)}, got ${fn.name}, which yields ${produced.map(article).join(' or ')}` }];
+  return [
+    {
+      path,
+      message: `expected ${describeType(type)}, got ${fn.name}, which yields ${produced.map(article).join(' or ')}`,
+    },
+  ];
 };
 
 const checkUnion = (value: unknown, types: readonly SpecType[], path: string, ctx: ValueContext): Problem[] => {
@@ -107,7 +116,9 @@ const checkUnion = (value: unknown, types: readonly SpecType[], path: string, ct
   if (attempts.some((problems) => problems.length === 0)) return [];
   // When the value had the right outer shape for a member, its inner problems are the useful ones.
   const inner = attempts.find((problems) => problems.every((p) => p.path !== path));
-  return inner ?? [{ path, message: `expected ${describeType({ kind: 'union', types })}, got ${describeValue(value)}` }];
+  return (
+    inner ?? [{ path, message: `expected ${describeType({ kind: 'union', types })}, got ${describeValue(value)}` }]
+  );
 };
 
 /** The shapes a slot of this type can hold. */

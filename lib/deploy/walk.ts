@@ -37,7 +37,12 @@ export const walkCalls = (value: unknown, path: string, visitor: CallVisitor, co
     const fn = asIntrinsic(node, conditionSection);
     if (fn === undefined) {
       const key = root ? undefined : mixedIntrinsicKey(node, conditionSection);
-      if (key !== undefined) visitor.mixed?.(key, Object.keys(node).filter((k) => k !== key), at);
+      if (key !== undefined)
+        visitor.mixed?.(
+          key,
+          Object.keys(node).filter((k) => k !== key),
+          at,
+        );
       for (const [name, child] of Object.entries(node)) walk(child, `${at}.${name}`, guards, false);
       return;
     }

@@ -21,9 +21,18 @@ export const admission = async (deps: OpsDeps, mode: AdmissionMode | null): Prom
   const { result } = await deps.store.update(KEYS.watchdogState, watchdogStateSchema, (current) => {
     const now = current?.admission ?? emptyAdmission();
     const next = mode === null || current === null ? null : withMode(current.admission, mode);
-    return { value: next === null || current === null ? null : { ...current, revision: current.revision + 1, admission: next }, result: { ...(next ?? now), changed: next !== null } };
+    return {
+      value: next === null || current === null ? null : { ...current, revision: current.revision + 1, admission: next },
+      result: { ...(next ?? now), changed: next !== null },
+    };
   });
-  if (mode !== null && result.mode !== mode) throw new Error('the watchdog has not run yet (no watchdog/state.json): deploy it, or wait for its first run, then try again');
-  const depths = deps.intake === null ? null : await deps.intake.depths().catch((error: unknown) => ({ error: describeError(error) }));
+  if (mode !== null && result.mode !== mode)
+    throw new Error(
+      'the watchdog has not run yet (no watchdog/state.json): deploy it, or wait for its first run, then try again',
+    );
+  const depths =
+    deps.intake === null
+      ? null
+      : await deps.intake.depths().catch((error: unknown) => ({ error: describeError(error) }));
   return { ...result, depths };
 };

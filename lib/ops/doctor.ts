@@ -1,5 +1,12 @@
 import { describeError } from '../core/errors';
-import { deadLetterUrl, doctorChecks, type Check, type DeadLetterObservation, type DoctorFacts, type OriginObservation } from '../core/views/doctor';
+import {
+  deadLetterUrl,
+  doctorChecks,
+  type Check,
+  type DeadLetterObservation,
+  type DoctorFacts,
+  type OriginObservation,
+} from '../core/views/doctor';
 import { KEYS } from '../core/keys';
 import type { Confirmation } from '../core/fleet/liveness';
 import { leaderSchema } from '../core/schemas';
@@ -9,19 +16,33 @@ import { observeObject, observeHeartbeats, observeQueue, type OpsDeps } from './
  * The bucket, by listing the heartbeats (a missing bucket fails a LIST, not only a GET), then the
  * control table, by reading leader.json from it (an upgrade's first read may copy it from the bucket).
  */
-const observeBucket = async (deps: OpsDeps): Promise<Pick<DoctorFacts, 'bucket' | 'table' | 'leader' | 'heartbeats'> & { serverNow: number | null }> => {
+const observeBucket = async (
+  deps: OpsDeps,
+): Promise<Pick<DoctorFacts, 'bucket' | 'table' | 'leader' | 'heartbeats'> & { serverNow: number | null }> => {
   let seen: Awaited<ReturnType<typeof observeHeartbeats>>;
   try {
     seen = await observeHeartbeats(deps.store, deps.config.nodes);
   } catch (error) {
-    return { bucket: { state: 'error', error: describeError(error) }, table: null, leader: null, heartbeats: null, serverNow: null };
+    return {
+      bucket: { state: 'error', error: describeError(error) },
+      table: null,
+      leader: null,
+      heartbeats: null,
+      serverNow: null,
+    };
   }
   const { heartbeats, serverNow } = seen;
   try {
     const leader = await observeObject(deps.store, KEYS.leader, leaderSchema);
     return { bucket: { state: 'ok' }, table: { state: 'ok' }, leader, heartbeats, serverNow };
   } catch (error) {
-    return { bucket: { state: 'ok' }, table: { state: 'error', error: describeError(error) }, leader: null, heartbeats, serverNow };
+    return {
+      bucket: { state: 'ok' },
+      table: { state: 'error', error: describeError(error) },
+      leader: null,
+      heartbeats,
+      serverNow,
+    };
   }
 };
 
@@ -54,9 +75,22 @@ export const runDoctor = async (deps: OpsDeps): Promise<Check[]> => {
     observeBucket(deps),
     observeQueue(deps.queue),
     observeOrigin(deps),
-    Promise.all(deps.config.nodes.map(async (spec): Promise<[string, Confirmation]> => [spec.name, await deps.probe.confirm(spec)])),
+    Promise.all(
+      deps.config.nodes.map(async (spec): Promise<[string, Confirmation]> => [
+        spec.name,
+        await deps.probe.confirm(spec),
+      ]),
+    ),
   ]);
   const deadLetter = queue.state === 'ok' ? await observeDeadLetter(deps) : null;
   const { serverNow, ...facts } = storage;
-  return doctorChecks({ config: deps.config, ...facts, queue, deadLetter, instances: new Map(probes), origin, now: serverNow ?? deps.now() });
+  return doctorChecks({
+    config: deps.config,
+    ...facts,
+    queue,
+    deadLetter,
+    instances: new Map(probes),
+    origin,
+    now: serverNow ?? deps.now(),
+  });
 };

@@ -27,11 +27,19 @@ export const queryEvents = async (store: StateStore, q: EventQuery): Promise<Eve
   while (next < candidates.length && found.length < q.limit) {
     const batch = candidates.slice(next, next + Math.min(BATCH, q.limit - found.length));
     next += batch.length;
-    const read = await Promise.all(batch.map(async (listed) => ({ listed, event: await observeObject(store, listed.key, fleetEventSchema) })));
+    const read = await Promise.all(
+      batch.map(async (listed) => ({ listed, event: await observeObject(store, listed.key, fleetEventSchema) })),
+    );
     for (const { listed, event } of read) {
       if (event.state === 'corrupt') corrupt.push({ key: listed.key, error: event.error });
       else if (event.state === 'ok' && eventMatches(event.value, listed, q)) found.push({ listed, event: event.value });
     }
   }
-  return { events: orderEvents(found).slice(0, q.limit).map((f) => f.event), corrupt, read: next };
+  return {
+    events: orderEvents(found)
+      .slice(0, q.limit)
+      .map((f) => f.event),
+    corrupt,
+    read: next,
+  };
 };

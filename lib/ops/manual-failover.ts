@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { CorruptObjectError, describeError, lostRace, ValidationError } from '../core/errors';
 import { KEYS } from '../core/keys';
 import type { NodeSpec } from '../core/config';
-import { leaderReason, planManualFailover, promotedSummary, type ManualFailoverPlan } from '../core/views/manual-failover';
+import {
+  leaderReason,
+  planManualFailover,
+  promotedSummary,
+  type ManualFailoverPlan,
+} from '../core/views/manual-failover';
 import { leaderSchema, type Leader } from '../core/schemas';
 import { emptyCounter, type StallCounter } from '../core/fleet/stall';
 import { makeEvent } from '../core/fleet/watchdog-events';
@@ -22,7 +27,15 @@ export type FailoverStepOutcome = 'ok' | 'warn' | 'fail' | 'skipped';
 
 /** One thing the failover did (or could not do), in order. */
 export interface FailoverLogEntry {
-  step: 'check' | 'stop-old-worker' | 'promote' | 'cooldown' | 'restart-old-worker' | 'event' | 'start-worker' | 'origin-record';
+  step:
+    | 'check'
+    | 'stop-old-worker'
+    | 'promote'
+    | 'cooldown'
+    | 'restart-old-worker'
+    | 'event'
+    | 'start-worker'
+    | 'origin-record';
   status: FailoverStepOutcome;
   detail: string;
 }
@@ -55,7 +68,8 @@ const promote = async (deps: OpsDeps, move: Parameters<typeof promoteGuarded>[1]
     return await promoteGuarded(deps.store, move);
   } catch (error) {
     // Lost every CAS round, or the record turned unreadable: either way it is not ours to move.
-    if (lostRace(error) || error instanceof CorruptObjectError) return { ok: false, leader: null, detail: describeError(error) };
+    if (lostRace(error) || error instanceof CorruptObjectError)
+      return { ok: false, leader: null, detail: describeError(error) };
     throw error;
   }
 };
@@ -67,9 +81,20 @@ const stopOldWorker = async (deps: OpsDeps, plan: Go, from: NodeSpec | undefined
     step('stop-old-worker', 'warn', `${plan.from} is not a configured node: its worker cannot be stopped; ${lapse}`);
     return false;
   }
-  const stopped = await runAndWait(deps, from.instanceId, 'stopWorker', `queen-fleet ${plan.incidentId}`, deps.config.commandWaitSeconds * 1000);
+  const stopped = await runAndWait(
+    deps,
+    from.instanceId,
+    'stopWorker',
+    `queen-fleet ${plan.incidentId}`,
+    deps.config.commandWaitSeconds * 1000,
+  );
   if (stopped) step('stop-old-worker', 'ok', `${plan.from}: worker stopped (${from.instanceId})`);
-  else step('stop-old-worker', 'warn', `${plan.from}: worker not confirmed stopped (the command was not delivered, failed, or had no result within ${deps.config.commandWaitSeconds} s); ${lapse}`);
+  else
+    step(
+      'stop-old-worker',
+      'warn',
+      `${plan.from}: worker not confirmed stopped (the command was not delivered, failed, or had no result within ${deps.config.commandWaitSeconds} s); ${lapse}`,
+    );
   return stopped;
 };
 
@@ -79,28 +104,51 @@ const giveBackWorker = async (deps: OpsDeps, plan: Go, from: NodeSpec, step: Ste
     await deps.commands.send(from.instanceId, 'startWorker', `queen-fleet ${plan.incidentId}`);
     step('restart-old-worker', 'ok', `${plan.from}: start command sent`);
   } catch (error) {
-    step('restart-old-worker', 'fail', `${plan.from}: start command not delivered (${describeError(error)}): run sudo systemctl start queen-fleet-worker on it`);
+    step(
+      'restart-old-worker',
+      'fail',
+      `${plan.from}: start command not delivered (${describeError(error)}): run sudo systemctl start queen-fleet-worker on it`,
+    );
   }
 };
 
 /** After the move, like the watchdog: announce it once, start the new worker, move the record. */
-const carryOutFailover = async (deps: OpsDeps, plan: Go, o: { to: NodeSpec; leader: Leader; summary: string; counter: StallCounter }, step: StepLog): Promise<void> => {
+const carryOutFailover = async (
+  deps: OpsDeps,
+  plan: Go,
+  o: { to: NodeSpec; leader: Leader; summary: string; counter: StallCounter },
+  step: StepLog,
+): Promise<void> => {
   const { to, leader } = o;
   const incident = { id: plan.incidentId, epoch: plan.fromEpoch };
   const extra = { newPrimary: plan.to, newEpoch: leader.epoch };
   try {
     await emit(deps, makeEvent('PROMOTED', plan.from, incident, o.counter, deps.now(), o.summary, extra));
-    step('event', 'ok', `events/${plan.incidentId}/PROMOTED.json written${deps.alerts === null ? ' (no topic configured: not alerted)' : ' and alerted'}`);
+    step(
+      'event',
+      'ok',
+      `events/${plan.incidentId}/PROMOTED.json written${deps.alerts === null ? ' (no topic configured: not alerted)' : ' and alerted'}`,
+    );
   } catch (error) {
     step('event', 'fail', `PROMOTED event not written: ${describeError(error)}`);
   }
   const done = await takeOver(deps, { incident, from: plan.from, to, newEpoch: leader.epoch, counter: o.counter });
   if (done.started.ok) step('start-worker', 'ok', `${plan.to}: start command sent (${done.started.commandId})`);
-  else step('start-worker', 'warn', `${plan.to}: start command not delivered (${describeError(done.started.error)}); the worker may run already`);
+  else
+    step(
+      'start-worker',
+      'warn',
+      `${plan.to}: start command not delivered (${describeError(done.started.error)}); the worker may run already`,
+    );
   if (done.record === null) return step('origin-record', 'skipped', 'no Route 53 record configured');
-  if (!done.record.ok) return step('origin-record', 'fail', `origin record not moved: ${describeError(done.record.error)}`);
+  if (!done.record.ok)
+    return step('origin-record', 'fail', `origin record not moved: ${describeError(done.record.error)}`);
   const lag = done.record.insync ? '' : ', not yet in sync';
-  step('origin-record', done.record.insync ? 'ok' : 'warn', `${deps.config.recordName ?? 'origin'} → ${to.address ?? '?'}${done.record.changed ? '' : ' (already)'}${lag}`);
+  step(
+    'origin-record',
+    done.record.insync ? 'ok' : 'warn',
+    `${deps.config.recordName ?? 'origin'} → ${to.address ?? '?'}${done.record.changed ? '' : ' (already)'}${lag}`,
+  );
 };
 
 /**
@@ -118,23 +166,65 @@ export const manualFailover = async (deps: OpsDeps, req: FailoverRequest): Promi
   ]);
   // Freshness compares S3's Last-Modified with S3's clock (invariant 4), not with this machine's.
   const now = serverNow ?? deps.now();
-  const plan = planManualFailover({ to: req.to, force: req.force, nodes: config.nodes, leader, heartbeats, watchdog, now, sampleMs: config.sampleIntervalSeconds * 1000, keepAliveMs: config.heartbeatKeepAliveSeconds * 1000, nonce: randomBytes(4).toString('hex') });
+  const plan = planManualFailover({
+    to: req.to,
+    force: req.force,
+    nodes: config.nodes,
+    leader,
+    heartbeats,
+    watchdog,
+    now,
+    sampleMs: config.sampleIntervalSeconds * 1000,
+    keepAliveMs: config.heartbeatKeepAliveSeconds * 1000,
+    nonce: randomBytes(4).toString('hex'),
+  });
   if (plan.kind === 'unknown-node') throw new ValidationError(plan.message, '--to');
-  const result: FailoverResult = { ok: false, refused: null, from: null, to: req.to, reason: req.reason, fromEpoch: null, newEpoch: null, handover: null, incidentId: null, forced: req.force, overridden: [], steps: [] };
+  const result: FailoverResult = {
+    ok: false,
+    refused: null,
+    from: null,
+    to: req.to,
+    reason: req.reason,
+    fromEpoch: null,
+    newEpoch: null,
+    handover: null,
+    incidentId: null,
+    forced: req.force,
+    overridden: [],
+    steps: [],
+  };
   const step: StepLog = (s, status, detail) => void result.steps.push({ step: s, status, detail });
   if (plan.kind === 'refuse') {
     step('check', 'fail', plan.message);
     return { ...result, refused: plan.message };
   }
-  Object.assign(result, { from: plan.from, fromEpoch: plan.fromEpoch, incidentId: plan.incidentId, overridden: plan.overridden });
+  Object.assign(result, {
+    from: plan.from,
+    fromEpoch: plan.fromEpoch,
+    incidentId: plan.incidentId,
+    overridden: plan.overridden,
+  });
   const forced = plan.overridden.length > 0;
-  step('check', forced ? 'warn' : 'ok', forced ? `${plan.to} is not ready (${plan.overridden.join('; ')}): forced` : `${plan.to} is ready; ${plan.from} is primary of epoch ${plan.fromEpoch}`);
+  step(
+    'check',
+    forced ? 'warn' : 'ok',
+    forced
+      ? `${plan.to} is not ready (${plan.overridden.join('; ')}): forced`
+      : `${plan.to} is ready; ${plan.from} is primary of epoch ${plan.fromEpoch}`,
+  );
   const from = config.nodes.find((n) => n.name === plan.from);
   const to = config.nodes.find((n) => n.name === plan.to);
   if (to === undefined) throw new Error(`planned target ${plan.to} is not configured`);
 
   const stopped = await stopOldWorker(deps, plan, from, step);
-  const promoted = await promote(deps, { from: plan.from, to: plan.to, fromEpoch: plan.fromEpoch, reason: leaderReason(plan, req.reason), outgoingStopped: stopped, changedBy: 'operator' });
+  const promoted = await promote(deps, {
+    from: plan.from,
+    to: plan.to,
+    fromEpoch: plan.fromEpoch,
+    reason: leaderReason(plan, req.reason),
+    outgoingStopped: stopped,
+    changedBy: 'operator',
+  });
   if (!promoted.ok || promoted.detail !== 'promoted' || promoted.leader === null) {
     const found = promoted.leader;
     const refused = `the role moved meanwhile: ${found === null ? promoted.detail : `leader.json now names ${found.primary} at epoch ${found.epoch}`}; nothing was changed`;
@@ -144,14 +234,22 @@ export const manualFailover = async (deps: OpsDeps, req: FailoverRequest): Promi
     const after = await observeObject(store, KEYS.leader, leaderSchema);
     const unchanged = after.state === 'ok' && after.value.primary === plan.from && after.value.epoch === plan.fromEpoch;
     if (stopped && from !== undefined && unchanged) await giveBackWorker(deps, plan, from, step);
-    else if (stopped) step('restart-old-worker', 'skipped', `${plan.from} no longer holds the role it had: its worker stays stopped`);
+    else if (stopped)
+      step('restart-old-worker', 'skipped', `${plan.from} no longer holds the role it had: its worker stays stopped`);
     return { ...result, refused };
   }
   const { epoch: newEpoch, handover } = promoted.leader;
   Object.assign(result, { ok: true, newEpoch, handover });
-  step('promote', 'ok', `leader.json: ${plan.to} is primary of epoch ${newEpoch}, handover ${handover}${handover === 'immediate' ? '' : ` (it starts within ${config.leaseExpirySeconds} s, once the old lease has lapsed)`}`);
+  step(
+    'promote',
+    'ok',
+    `leader.json: ${plan.to} is primary of epoch ${newEpoch}, handover ${handover}${handover === 'immediate' ? '' : ` (it starts within ${config.leaseExpirySeconds} s, once the old lease has lapsed)`}`,
+  );
   await deps.store
-    .update(KEYS.watchdogState, watchdogStateSchema, (current) => ({ value: current === null ? null : noteManualFailover(current, plan.from, deps.now(), !forced), result: null }))
+    .update(KEYS.watchdogState, watchdogStateSchema, (current) => ({
+      value: current === null ? null : noteManualFailover(current, plan.from, deps.now(), !forced),
+      result: null,
+    }))
     .then(
       () =>
         step(
@@ -161,7 +259,12 @@ export const manualFailover = async (deps: OpsDeps, req: FailoverRequest): Promi
             ? `forced: no cooldown, so the watchdog may fail over at once if ${plan.to} does not take over; ${plan.from}'s open incident is closed`
             : `the watchdog's failover cooldown (${config.failoverCooldownSeconds} s) runs from now; ${plan.from}'s open incident is closed`,
         ),
-      (error: unknown) => step('cooldown', 'warn', `watchdog state not updated (${describeError(error)}): it may fail over again within its cooldown`),
+      (error: unknown) =>
+        step(
+          'cooldown',
+          'warn',
+          `watchdog state not updated (${describeError(error)}): it may fail over again within its cooldown`,
+        ),
     );
   const counter = (watchdog.state === 'ok' ? watchdog.value.nodes[plan.from]?.counter : undefined) ?? emptyCounter();
   const summary = promotedSummary(plan, { reason: req.reason, newEpoch, handover, outgoingStopped: stopped });

@@ -24,11 +24,19 @@ export interface OpsDeps extends WatchdogDeps {
 export const opsDeps = (target: Target, log: Logger): OpsDeps => {
   const { config, clients } = target;
   const queueAt = (url: string): TaskQueue => new TaskQueue(clients.sqs(), url);
-  return { ...buildWatchdogDeps(config, clients, log), queue: config.queueUrl === undefined ? null : queueAt(config.queueUrl), queueAt };
+  return {
+    ...buildWatchdogDeps(config, clients, log),
+    queue: config.queueUrl === undefined ? null : queueAt(config.queueUrl),
+    queueAt,
+  };
 };
 
 /** Reads one object: missing and corrupt are results, any other error (unreachable, denied) throws. */
-export const observeObject = async <S extends z.ZodType>(store: StateStore, key: string, schema: S): Promise<Observed<z.output<S>>> => {
+export const observeObject = async <S extends z.ZodType>(
+  store: StateStore,
+  key: string,
+  schema: S,
+): Promise<Observed<z.output<S>>> => {
   try {
     const got = await store.read(key, schema);
     return got === null ? { state: 'missing' } : { state: 'ok', value: got.value };
@@ -56,7 +64,9 @@ export const observeHeartbeats = async (
   await Promise.all(
     nodes.map(async (spec) => {
       const listed = written.has(spec.name);
-      const heartbeat = listed ? await observeObject(store, KEYS.heartbeat(spec.name), heartbeatSchema) : ({ state: 'missing' } as const);
+      const heartbeat = listed
+        ? await observeObject(store, KEYS.heartbeat(spec.name), heartbeatSchema)
+        : ({ state: 'missing' } as const);
       heartbeats.set(spec.name, { heartbeat, writtenAt: written.get(spec.name) ?? null });
     }),
   );

@@ -37,11 +37,24 @@ export interface RejoinResult {
  * heartbeat showing its self-test passed. Refused for the primary, and for a node whose agent
  * still holds a lease. `progress` is told of each step as it ends.
  */
-export const rejoinNode = async (deps: OpsDeps, req: RejoinRequest, progress: (entry: RejoinLogEntry) => void = () => undefined): Promise<RejoinResult> => {
+export const rejoinNode = async (
+  deps: OpsDeps,
+  req: RejoinRequest,
+  progress: (entry: RejoinLogEntry) => void = () => undefined,
+): Promise<RejoinResult> => {
   const { store, config } = deps;
   const sampleMs = config.sampleIntervalSeconds * 1000;
-  const [leader, { heartbeats }] = await Promise.all([observeObject(store, KEYS.leader, leaderSchema), observeHeartbeats(store, config.nodes)]);
-  const plan = planRejoin({ node: req.node, nodes: config.nodes, leader, heartbeat: heartbeats.get(req.node)?.heartbeat, sampleMs });
+  const [leader, { heartbeats }] = await Promise.all([
+    observeObject(store, KEYS.leader, leaderSchema),
+    observeHeartbeats(store, config.nodes),
+  ]);
+  const plan = planRejoin({
+    node: req.node,
+    nodes: config.nodes,
+    leader,
+    heartbeat: heartbeats.get(req.node)?.heartbeat,
+    sampleMs,
+  });
   if (plan.kind === 'unknown-node') throw new ValidationError(plan.message, 'NODE');
   const result: RejoinResult = { node: req.node, ok: false, refused: null, steps: [] };
   const step = (s: RejoinLogEntry['step'], status: RejoinStepOutcome, detail: string): void => {
@@ -53,18 +66,47 @@ export const rejoinNode = async (deps: OpsDeps, req: RejoinRequest, progress: (e
     step('check', 'fail', plan.message);
     return { ...result, refused: plan.message };
   }
-  step('check', 'ok', plan.fault === null ? `${req.node} is a standby and looks ready; restarting its worker anyway` : `${req.node} is a standby: ${plan.fault === 'no-worker' ? 'no worker process runs' : 'its worker has not passed its self-test lately'}`);
+  step(
+    'check',
+    'ok',
+    plan.fault === null
+      ? `${req.node} is a standby and looks ready; restarting its worker anyway`
+      : `${req.node} is a standby: ${plan.fault === 'no-worker' ? 'no worker process runs' : 'its worker has not passed its self-test lately'}`,
+  );
   await store
-    .update(KEYS.watchdogState, watchdogStateSchema, (current) => ({ value: current === null ? null : noteManualRejoin(current, req.node), result: null }))
+    .update(KEYS.watchdogState, watchdogStateSchema, (current) => ({
+      value: current === null ? null : noteManualRejoin(current, req.node),
+      result: null,
+    }))
     .then(
-      () => step('budget', 'ok', `the watchdog's rejoin budget for ${req.node} starts afresh; its open rejoin incident, if any, is closed`),
-      (error: unknown) => step('budget', 'warn', `watchdog state not updated (${describeError(error)}): the watchdog keeps its own count`),
+      () =>
+        step(
+          'budget',
+          'ok',
+          `the watchdog's rejoin budget for ${req.node} starts afresh; its open rejoin incident, if any, is closed`,
+        ),
+      (error: unknown) =>
+        step(
+          'budget',
+          'warn',
+          `watchdog state not updated (${describeError(error)}): the watchdog keeps its own count`,
+        ),
     );
   const spec = config.nodes.find((n) => n.name === req.node);
   if (spec === undefined) throw new Error(`planned node ${req.node} is not configured`);
-  const restarted = await runAndWait(deps, spec.instanceId, 'restartWorker', `queen-fleet rejoin-${req.node}`, config.commandWaitSeconds * 1000);
+  const restarted = await runAndWait(
+    deps,
+    spec.instanceId,
+    'restartWorker',
+    `queen-fleet rejoin-${req.node}`,
+    config.commandWaitSeconds * 1000,
+  );
   if (!restarted) {
-    step('restart-worker', 'fail', `${req.node}: worker restart not confirmed within ${config.commandWaitSeconds} s (not delivered, failed, or no result); check its SSM agent`);
+    step(
+      'restart-worker',
+      'fail',
+      `${req.node}: worker restart not confirmed within ${config.commandWaitSeconds} s (not delivered, failed, or no result); check its SSM agent`,
+    );
     return result;
   }
   step('restart-worker', 'ok', `${req.node}: systemctl restart queen-fleet-worker succeeded`);
@@ -78,6 +120,10 @@ export const rejoinNode = async (deps: OpsDeps, req: RejoinRequest, progress: (e
       return { ...result, ok: true };
     }
   }
-  step('self-test', 'fail', `no heartbeat of ${req.node} showed a passed self-test within ${Math.round(req.waitMs / 1000)} s: read its journal (journalctl -u queen-fleet-worker) and proof.json`);
+  step(
+    'self-test',
+    'fail',
+    `no heartbeat of ${req.node} showed a passed self-test within ${Math.round(req.waitMs / 1000)} s: read its journal (journalctl -u queen-fleet-worker) and proof.json`,
+  );
   return result;
 };

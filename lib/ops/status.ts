@@ -11,17 +11,30 @@ import { observeObject, observeHeartbeats, observeQueue, type OpsDeps } from './
  * The newest event (of a kind) from one listing of `events/`: its Last-Modified times order
  * the keys without reading them, so only the objects written in the newest second are read.
  */
-const newestEvent = async (store: StateStore, listing: readonly ListedObject[], kind?: EventKind): Promise<StoredEvent | null> => {
+const newestEvent = async (
+  store: StateStore,
+  listing: readonly ListedObject[],
+  kind?: EventKind,
+): Promise<StoredEvent | null> => {
   const group = newestGroup(listing, kind);
-  const read = await Promise.all(group.map(async (e) => ({ key: e.key, event: await observeObject(store, e.key, fleetEventSchema) })));
-  const valid = read.flatMap((r) => (r.event.state === 'ok' ? [{ key: r.key, event: r.event, at: r.event.value.at }] : []));
+  const read = await Promise.all(
+    group.map(async (e) => ({ key: e.key, event: await observeObject(store, e.key, fleetEventSchema) })),
+  );
+  const valid = read.flatMap((r) =>
+    r.event.state === 'ok' ? [{ key: r.key, event: r.event, at: r.event.value.at }] : [],
+  );
   const newest = valid.sort((a, b) => b.at - a.at)[0];
   return newest === undefined ? (read[0] ?? null) : { key: newest.key, event: newest.event };
 };
 
-const history = async (store: StateStore): Promise<{ lastEvent: StoredEvent | null; lastPromotion: StoredEvent | null }> => {
+const history = async (
+  store: StateStore,
+): Promise<{ lastEvent: StoredEvent | null; lastPromotion: StoredEvent | null }> => {
   const listing = await store.listEntries(PREFIXES.events);
-  const [lastEvent, lastPromotion] = await Promise.all([newestEvent(store, listing), newestEvent(store, listing, 'PROMOTED')]);
+  const [lastEvent, lastPromotion] = await Promise.all([
+    newestEvent(store, listing),
+    newestEvent(store, listing, 'PROMOTED'),
+  ]);
   return { lastEvent, lastPromotion };
 };
 

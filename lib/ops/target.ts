@@ -60,10 +60,17 @@ export const readLocal = (file = defaultLocalFile()): LocalInfo => {
   try {
     text = readFileSync(file, 'utf8');
   } catch {
-    throw new ValidationError(`no local fleet is running (${file} not found): start one with \`npm start\` or \`fleet drill … --hold\``, '--local');
+    throw new ValidationError(
+      `no local fleet is running (${file} not found): start one with \`npm start\` or \`fleet drill … --hold\``,
+      '--local',
+    );
   }
   const info = parseWith(localInfoSchema, parseJsonText(text, file), file);
-  if (!alive(info.pid)) throw new ValidationError(`the local fleet in ${file} is gone (process ${info.pid} has exited): start a new one`, '--local');
+  if (!alive(info.pid))
+    throw new ValidationError(
+      `the local fleet in ${file} is gone (process ${info.pid} has exited): start a new one`,
+      '--local',
+    );
   return info;
 };
 
@@ -87,6 +94,13 @@ export const openTarget = (local: string | boolean | undefined, env: NodeJS.Proc
   }
   const info = readLocal(local === true ? defaultLocalFile() : local);
   const config = loadConfig({ FLEET_CONFIG_FILE: info.configFile });
-  const clients = new ClientFactory({ region: info.region, endpoint: info.endpoint, credentials: { accessKeyId: 'operator', secretAccessKey: 'local' } }, {});
+  const clients = new ClientFactory(
+    {
+      region: info.region,
+      endpoint: info.endpoint,
+      credentials: { accessKeyId: 'operator', secretAccessKey: 'local' },
+    },
+    {},
+  );
   return { config, clients, where: `local (${info.scenario})` };
 };

@@ -32,15 +32,18 @@ const LEADER = {
 
 /** A 2-node agent on real timers, its periods in tens of milliseconds. */
 const fastConfig = (nodeName: string, leaseRenewSeconds: number) => ({
-  ...buildConfig({}, {
-    nodes: NODES,
-    sampleIntervalSeconds: 0.05,
-    syncIntervalSeconds: 0.1,
-    completionWindowSeconds: 1,
-    leaseRenewSeconds,
-    leaseExpirySeconds: 0.3,
-    healthPort: 0,
-  }),
+  ...buildConfig(
+    {},
+    {
+      nodes: NODES,
+      sampleIntervalSeconds: 0.05,
+      syncIntervalSeconds: 0.1,
+      completionWindowSeconds: 1,
+      leaseRenewSeconds,
+      leaseExpirySeconds: 0.3,
+      healthPort: 0,
+    },
+  ),
   nodeName,
   dataDir: mkdtempSync(join(tmpdir(), 'qf-agent-')),
 });
@@ -203,15 +206,18 @@ describe('Agent', () => {
 
     it('samples, renews and syncs each on its own period, and leaves no timer behind once closed', async () => {
       const config = {
-        ...buildConfig({}, {
-          nodes: NODES,
-          sampleIntervalSeconds: 1,
-          syncIntervalSeconds: 4,
-          completionWindowSeconds: 4,
-          leaseRenewSeconds: 2,
-          leaseExpirySeconds: 6,
-          healthPort: 0,
-        }),
+        ...buildConfig(
+          {},
+          {
+            nodes: NODES,
+            sampleIntervalSeconds: 1,
+            syncIntervalSeconds: 4,
+            completionWindowSeconds: 4,
+            leaseRenewSeconds: 2,
+            leaseExpirySeconds: 6,
+            healthPort: 0,
+          },
+        ),
         nodeName: 'node-1',
         dataDir: mkdtempSync(join(tmpdir(), 'qf-agent-')),
       };

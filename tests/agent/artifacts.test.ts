@@ -13,7 +13,12 @@ import { checkpointSchema } from '../../lib/core/schemas';
 import { killAll, startCloudProcess, type LocalCloudInfo } from '../helpers/children';
 import { memoryLogger } from '../helpers/memory-logger';
 
-const quiet: TaskEvents = { resumed: () => undefined, progress: () => undefined, checkpointed: () => undefined, done: () => undefined };
+const quiet: TaskEvents = {
+  resumed: () => undefined,
+  progress: () => undefined,
+  checkpointed: () => undefined,
+  done: () => undefined,
+};
 const never = (): AbortSignal => new AbortController().signal;
 
 describe('stage artifacts on the local cloud', () => {
@@ -22,7 +27,11 @@ describe('stage artifacts on the local cloud', () => {
   let sqs: SQSClient;
   beforeAll(async () => {
     cloud = await startCloudProcess();
-    const options = { region: cloud.region, endpoint: cloud.endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } };
+    const options = {
+      region: cloud.region,
+      endpoint: cloud.endpoint,
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    };
     s3 = new S3Client({ ...options, forcePathStyle: true });
     sqs = new SQSClient(options);
   });
@@ -32,7 +41,8 @@ describe('stage artifacts on the local cloud', () => {
     await killAll();
   });
 
-  const store = (): ArtifactStore => new ArtifactStore(s3, { bucket: cloud.bucket, prefix: 'peer-sync/', partSizeBytes: 5 * 1024 * 1024 });
+  const store = (): ArtifactStore =>
+    new ArtifactStore(s3, { bucket: cloud.bucket, prefix: 'peer-sync/', partSizeBytes: 5 * 1024 * 1024 });
 
   it('uploads a folder, large files in parts, and brings it back byte for byte, checked', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'qf-art-up-'));
@@ -71,15 +81,31 @@ describe('stage artifacts on the local cloud', () => {
     let seen: string;
     const pipeline = () => [
       // Counts its runs beside the task, then writes a copy of the source as its artifact.
-      { name: 'produce', command: ['/bin/sh', '-c', `echo run >> "${seen}/produce-runs"; cp "${sourceFile}" "$OUTPUT_DIR/clip.bin"`] },
+      {
+        name: 'produce',
+        command: ['/bin/sh', '-c', `echo run >> "${seen}/produce-runs"; cp "${sourceFile}" "$OUTPUT_DIR/clip.bin"`],
+      },
       { name: 'consume', command: ['/bin/sh', '-c', `cp "$INPUT_DIR/produce/clip.bin" "${seen}/received.bin"`] },
     ];
     const runnerOn = (node: string) => {
-      const config = { ...buildConfig({}, { pipeline: pipeline() }), nodeName: node, dataDir: mkdtempSync(join(tmpdir(), `qf-art-${node}-`)) };
+      const config = {
+        ...buildConfig({}, { pipeline: pipeline() }),
+        nodeName: node,
+        dataDir: mkdtempSync(join(tmpdir(), `qf-art-${node}-`)),
+      };
       const state = new StateStore(s3, { bucket: cloud.bucket, prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
       const logger = memoryLogger();
       const queue = new TaskQueue(sqs, cloud.queueUrl);
-      const runner = new TaskRunner({ config, store: state, queue, log: logger.log, now: Date.now, guard: () => undefined, deadline: never, artifacts: store() });
+      const runner = new TaskRunner({
+        config,
+        store: state,
+        queue,
+        log: logger.log,
+        now: Date.now,
+        guard: () => undefined,
+        deadline: never,
+        artifacts: store(),
+      });
       return { runner, state, logger };
     };
     const message = { id: 'm-1', receiptHandle: 'not-a-receipt', body: '{"taskId":"t-move"}', receiveCount: 1 };
@@ -94,7 +120,16 @@ describe('stage artifacts on the local cloud', () => {
       const drained = new AbortController();
       drained.abort();
       const { runner, state } = runnerOn('node-1');
-      expect(await runner.run({ taskId }, { ...message, body: JSON.stringify({ taskId }) }, 3, never(), drained.signal, quiet)).toBe('aborted');
+      expect(
+        await runner.run(
+          { taskId },
+          { ...message, body: JSON.stringify({ taskId }) },
+          3,
+          never(),
+          drained.signal,
+          quiet,
+        ),
+      ).toBe('aborted');
       const cp = await state.read(`tasks/${taskId}/checkpoint.json`, checkpointSchema);
       return cp?.value.artifacts?.['produce'] ?? [];
     };
@@ -111,9 +146,17 @@ describe('stage artifacts on the local cloud', () => {
 
     it('runs a stage again on the other node when its artifact was corrupted, and passes nothing corrupt on', async () => {
       const files = await firstStageOnNode1('t-corrupt');
-      await s3.send(new PutObjectCommand({ Bucket: cloud.bucket, Key: `peer-sync/${files[0]?.key ?? ''}`, Body: randomBytes(source.length) }));
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: cloud.bucket,
+          Key: `peer-sync/${files[0]?.key ?? ''}`,
+          Body: randomBytes(source.length),
+        }),
+      );
       const { runner, state, logger } = runnerOn('node-2');
-      await runner.run({ taskId: 't-corrupt' }, { ...message, body: '{"taskId":"t-corrupt"}' }, 4, never(), never(), quiet).catch(() => undefined);
+      await runner
+        .run({ taskId: 't-corrupt' }, { ...message, body: '{"taskId":"t-corrupt"}' }, 4, never(), never(), quiet)
+        .catch(() => undefined);
       expect(readFileSync(join(seen, 'received.bin')).equals(source)).toBe(true);
       expect(readFileSync(join(seen, 'produce-runs'), 'utf8')).toBe('run\nrun\n');
       expect(logger.text()).toContain('an artifact is missing or corrupt: its stage runs again');

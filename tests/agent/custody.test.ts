@@ -15,9 +15,17 @@ import { memoryLogger } from '../helpers/memory-logger';
 /** A task queue and a dead-letter queue that record what happens to messages; `failSend` refuses sends. */
 const queues = (failSend = false) => {
   /** Bodies sent, and the `failures` attribute each carried. */
-  const log = { sent: [] as string[], dead: [] as string[], counts: [] as (number | undefined)[], deleted: [] as string[], handedBack: [] as string[] };
+  const log = {
+    sent: [] as string[],
+    dead: [] as string[],
+    counts: [] as (number | undefined)[],
+    deleted: [] as string[],
+    handedBack: [] as string[],
+  };
   const send = (to: string[]) => (body: string, failures?: number) =>
-    failSend ? Promise.reject(new Error('SQS down')) : (to.push(body), log.counts.push(failures), Promise.resolve('m-new'));
+    failSend
+      ? Promise.reject(new Error('SQS down'))
+      : (to.push(body), log.counts.push(failures), Promise.resolve('m-new'));
   const queue = {
     send: send(log.sent),
     delete: (receipt: string) => (log.deleted.push(receipt), Promise.resolve()),
@@ -26,12 +34,25 @@ const queues = (failSend = false) => {
   return { log, queue, deadLetters: { send: send(log.dead) } };
 };
 
-const custodyWith = (over: { failSend?: boolean; deadLetters?: boolean; maxTaskFailures?: number; maxReceiveCount?: number } = {}) => {
+const custodyWith = (
+  over: { failSend?: boolean; deadLetters?: boolean; maxTaskFailures?: number; maxReceiveCount?: number } = {},
+) => {
   const q = queues(over.failSend);
   const alerts: FleetEvent[] = [];
   const topic = { publish: (e: FleetEvent) => (alerts.push(e), Promise.resolve('id')) } as unknown as AlertTopic;
-  const config = { ...buildConfig({}, { maxTaskFailures: over.maxTaskFailures ?? 3, maxReceiveCount: over.maxReceiveCount ?? 10 }), nodeName: 'node-1', dataDir: mkdtempSync(join(tmpdir(), 'qf-custody-')) };
-  const custody = new Custody({ config, queue: q.queue, deadLetters: over.deadLetters === false ? null : q.deadLetters, log: memoryLogger().log, now: Date.now, alerts: topic });
+  const config = {
+    ...buildConfig({}, { maxTaskFailures: over.maxTaskFailures ?? 3, maxReceiveCount: over.maxReceiveCount ?? 10 }),
+    nodeName: 'node-1',
+    dataDir: mkdtempSync(join(tmpdir(), 'qf-custody-')),
+  };
+  const custody = new Custody({
+    config,
+    queue: q.queue,
+    deadLetters: over.deadLetters === false ? null : q.deadLetters,
+    log: memoryLogger().log,
+    now: Date.now,
+    alerts: topic,
+  });
   return { custody, config, ...q, alerts };
 };
 
@@ -56,12 +77,19 @@ describe('Custody › fail (receive accounting)', () => {
 
   it('moves a task to the dead-letter queue on its maxTaskFailures-th failure, and alerts', async () => {
     const { custody, log, alerts } = custodyWith();
-    await custody.fail({ ...message({ taskId: 't1', workSeconds: 1 }), failures: 2 }, 'stage titling exited 1', 4, mono());
+    await custody.fail(
+      { ...message({ taskId: 't1', workSeconds: 1 }), failures: 2 },
+      'stage titling exited 1',
+      4,
+      mono(),
+    );
     expect(log.dead).toEqual([JSON.stringify({ taskId: 't1', workSeconds: 1 })]);
     expect(log.counts).toEqual([3]);
     expect(log.sent).toEqual([]);
     expect(log.deleted).toEqual(['r-1']);
-    expect(alerts.map((a) => [a.kind, a.summary])).toEqual([['POISON_TASK', 'task t1 failed 3 times. Moved to the dead-letter queue. stage titling exited 1']]);
+    expect(alerts.map((a) => [a.kind, a.summary])).toEqual([
+      ['POISON_TASK', 'task t1 failed 3 times. Moved to the dead-letter queue. stage titling exited 1'],
+    ]);
   });
 
   it('still reads the count an earlier release kept in the body', async () => {
@@ -74,9 +102,16 @@ describe('Custody › fail (receive accounting)', () => {
   it("quotes a stage's stderr tail in the alert, cut to what an alert holds", async () => {
     const { custody, alerts } = custodyWith({ maxTaskFailures: 1 });
     const tail = Array.from({ length: 20 }, (_, i) => `[h264 @ 0x55] error ${i}: ${'x'.repeat(80)}`).join('\n');
-    await custody.fail(message({ taskId: 't1' }), `StageFailedError: stage transcode exited with 1; stderr ends:\n${tail}`, 4, mono());
+    await custody.fail(
+      message({ taskId: 't1' }),
+      `StageFailedError: stage transcode exited with 1; stderr ends:\n${tail}`,
+      4,
+      mono(),
+    );
     const summary = alerts[0]?.summary ?? '';
-    expect(summary).toMatch(/^task t1 failed 1 times\. Moved to the dead-letter queue\. StageFailedError: stage transcode exited with 1; stderr ends:\n\[h264 @ 0x55\] error 0/);
+    expect(summary).toMatch(
+      /^task t1 failed 1 times\. Moved to the dead-letter queue\. StageFailedError: stage transcode exited with 1; stderr ends:\n\[h264 @ 0x55\] error 0/,
+    );
     expect(summary.length).toBeLessThanOrEqual(1000);
   });
 
@@ -84,7 +119,9 @@ describe('Custody › fail (receive accounting)', () => {
     const { custody, log, alerts } = custodyWith();
     await custody.fail(message('not json at all'), 'malformed: not valid JSON', 4, mono());
     expect(log.dead).toEqual(['not json at all']);
-    expect(alerts.map((a) => [a.kind, a.summary])).toEqual([['POISON_TASK', 'message m-1 is no task message. Moved to the dead-letter queue. malformed: not valid JSON']]);
+    expect(alerts.map((a) => [a.kind, a.summary])).toEqual([
+      ['POISON_TASK', 'message m-1 is no task message. Moved to the dead-letter queue. malformed: not valid JSON'],
+    ]);
   });
 
   it('hands the message back when it cannot be moved, and deletes nothing', async () => {
@@ -94,7 +131,7 @@ describe('Custody › fail (receive accounting)', () => {
     expect(log.deleted).toEqual([]);
   });
 
-  it('leaves alone a message whose visibility ran out: it may be another consumer\'s now', async () => {
+  it("leaves alone a message whose visibility ran out: it may be another consumer's now", async () => {
     const { custody, log } = custodyWith();
     await custody.fail(message({ taskId: 't1', workSeconds: 1 }), 'boom', 4, mono() - 301_000);
     expect([...log.sent, ...log.dead, ...log.deleted, ...log.handedBack]).toEqual([]);
@@ -114,7 +151,11 @@ describe('Custody › fail (receive accounting)', () => {
     let current = message({ taskId: 't1', workSeconds: 1 });
     for (const why of ['fence', 'drain', 'fence']) {
       await custody.handBack(current, mono());
-      current = { ...current, receiveCount: current.receiveCount + 1, receiptHandle: `r-${why}-${current.receiveCount + 1}` };
+      current = {
+        ...current,
+        receiveCount: current.receiveCount + 1,
+        receiptHandle: `r-${why}-${current.receiveCount + 1}`,
+      };
     }
     current = { ...current, receiveCount: 5 };
     await custody.fail(current, 'stage titling exited 1', 4, mono());
@@ -127,33 +168,53 @@ describe('Custody › fail (receive accounting)', () => {
 
   it('dead-letters a task only on its maxTaskFailures-th real failure, however often it was handed back in between (property)', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.constantFrom('fence', 'drain', 'duplicate', 'fail'), { maxLength: 30 }), fc.integer({ min: 1, max: 5 }), async (steps, max) => {
-        const { custody, log } = custodyWith({ maxTaskFailures: max });
-        // The message as SQS holds it: hand-backs raise its receive count; a failure starts a new message.
-        let current = message({ taskId: 't1', workSeconds: 1 });
-        let failures = 0;
-        for (const step of steps) {
-          if (log.dead.length > 0) break;
-          if (step !== 'fail') {
-            await custody.handBack(current, mono());
-            current = { ...current, receiveCount: current.receiveCount + 1, receiptHandle: `r-${current.receiveCount + 1}` };
-            continue;
+      fc.asyncProperty(
+        fc.array(fc.constantFrom('fence', 'drain', 'duplicate', 'fail'), { maxLength: 30 }),
+        fc.integer({ min: 1, max: 5 }),
+        async (steps, max) => {
+          const { custody, log } = custodyWith({ maxTaskFailures: max });
+          // The message as SQS holds it: hand-backs raise its receive count; a failure starts a new message.
+          let current = message({ taskId: 't1', workSeconds: 1 });
+          let failures = 0;
+          for (const step of steps) {
+            if (log.dead.length > 0) break;
+            if (step !== 'fail') {
+              await custody.handBack(current, mono());
+              current = {
+                ...current,
+                receiveCount: current.receiveCount + 1,
+                receiptHandle: `r-${current.receiveCount + 1}`,
+              };
+              continue;
+            }
+            failures++;
+            await custody.fail(current, 'boom', 4, mono());
+            const next = log.sent.at(-1);
+            const count = log.counts.at(-1) ?? 0;
+            if (next !== undefined && log.dead.length === 0)
+              current = {
+                id: `m-${failures}`,
+                receiptHandle: `f-${failures}`,
+                body: next,
+                receiveCount: 1,
+                failures: count,
+              };
           }
-          failures++;
-          await custody.fail(current, 'boom', 4, mono());
-          const next = log.sent.at(-1);
-          const count = log.counts.at(-1) ?? 0;
-          if (next !== undefined && log.dead.length === 0) current = { id: `m-${failures}`, receiptHandle: `f-${failures}`, body: next, receiveCount: 1, failures: count };
-        }
-        return log.dead.length === (failures >= max ? 1 : 0) && log.sent.length === Math.min(failures, max - 1);
-      }),
+          return log.dead.length === (failures >= max ? 1 : 0) && log.sent.length === Math.min(failures, max - 1);
+        },
+      ),
       { numRuns: 200 },
     );
   });
 });
 
 describe('Custody › takeUp', () => {
-  const primaryOf = (epoch: number) => ({ role: 'primary' as const, epoch, validUntil: mono() + 60_000, boot: bootId() });
+  const primaryOf = (epoch: number) => ({
+    role: 'primary' as const,
+    epoch,
+    validUntil: mono() + 60_000,
+    boot: bootId(),
+  });
 
   it('has held.json say what it decided by the time it returns: extended deadlines, and nothing of what it handed back', async () => {
     const { custody, log, config } = custodyWith();
@@ -167,11 +228,16 @@ describe('Custody › takeUp', () => {
     const left = await custody.leftovers();
     const takenAt = mono();
     // Carried on with (held again from the extension, as the worker's begin does).
-    await custody.takeUp(left, primaryOf(3), (m, epoch, sentAt) => custody.held.hold(m.body.includes('t1') ? 't1' : 't2', m, sentAt, epoch));
+    await custody.takeUp(left, primaryOf(3), (m, epoch, sentAt) =>
+      custody.held.hold(m.body.includes('t1') ? 't1' : 't2', m, sentAt, epoch),
+    );
     // Read at once, as a successor would if this worker were frozen or killed now.
-    const file = JSON.parse(readFileSync(heldPath(dataDir), 'utf8')) as { messages: Record<string, { invisibleUntilMono: number }> };
+    const file = JSON.parse(readFileSync(heldPath(dataDir), 'utf8')) as {
+      messages: Record<string, { invisibleUntilMono: number }>;
+    };
     expect(Object.keys(file.messages).sort()).toEqual(['t1', 't2']);
-    for (const m of Object.values(file.messages)) expect(m.invisibleUntilMono).toBeGreaterThanOrEqual(takenAt + visibilityTimeoutSeconds * 1000);
+    for (const m of Object.values(file.messages))
+      expect(m.invisibleUntilMono).toBeGreaterThanOrEqual(takenAt + visibilityTimeoutSeconds * 1000);
     // (The fake records every visibility change: these are the two extensions.)
     expect(log.handedBack).toEqual(['r-1', 'r-2']);
   });
@@ -182,8 +248,15 @@ describe('Custody › takeUp', () => {
       fc.asyncProperty(epochOrNull, epochOrNull, fc.boolean(), async (heldUnder, roleEpoch, sameBoot) => {
         const { custody, log } = custodyWith();
         const begun: number[] = [];
-        const left = { sameBoot, messages: [{ taskId: 't1', message: message({ taskId: 't1', workSeconds: 1 }), epoch: heldUnder }] };
-        await custody.takeUp(left, roleEpoch === null ? null : primaryOf(roleEpoch), (_m, epoch) => void begun.push(epoch));
+        const left = {
+          sameBoot,
+          messages: [{ taskId: 't1', message: message({ taskId: 't1', workSeconds: 1 }), epoch: heldUnder }],
+        };
+        await custody.takeUp(
+          left,
+          roleEpoch === null ? null : primaryOf(roleEpoch),
+          (_m, epoch) => void begun.push(epoch),
+        );
         const mine = roleEpoch !== null && (heldUnder === null || heldUnder === roleEpoch);
         expect(log.handedBack).toEqual(mine ? ['r-1'] : []);
         expect(begun).toEqual(mine && sameBoot ? [roleEpoch] : []);
@@ -206,7 +279,14 @@ describe('Custody › takeUp', () => {
       },
     });
     const base = buildConfig({});
-    const custodyOf = (node: string, dataDir: string) => new Custody({ config: { ...base, nodeName: node, dataDir }, queue: queueOf(node), log: memoryLogger().log, now: Date.now, alerts: null });
+    const custodyOf = (node: string, dataDir: string) =>
+      new Custody({
+        config: { ...base, nodeName: node, dataDir },
+        queue: queueOf(node),
+        log: memoryLogger().log,
+        now: Date.now,
+        alerts: null,
+      });
     const dir1 = mkdtempSync(join(tmpdir(), 'qf-custody-'));
     // node-1, primary of epoch 3, held the message; its worker was stopped for the failover and left it held.
     const node1 = custodyOf('node-1', dir1);

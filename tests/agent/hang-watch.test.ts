@@ -20,7 +20,8 @@ describe('HangWatch', () => {
     expect(watch.check([run], 130_100)).toEqual([]);
     // Afterwards it counts again: no work for the limit after the thaw, tick by tick, is a hang.
     let hungAt: number | null = null;
-    for (let now = 130_200; now <= 140_000 && hungAt === null; now += 100) if (watch.check([run], now).length > 0) hungAt = now;
+    for (let now = 130_200; now <= 140_000 && hungAt === null; now += 100)
+      if (watch.check([run], now).length > 0) hungAt = now;
     // All but two ticks of the late one were the pause (129.8 s): the stage last worked at 129.8 s, so 5 s later.
     expect(hungAt).toBe(134_800);
   });

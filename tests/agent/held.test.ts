@@ -13,7 +13,9 @@ const MARGIN_MS = 30_000;
 const msg = (receipt: string) => ({ id: `m-${receipt}`, receiptHandle: receipt, body: '{}', receiveCount: 1 });
 const held = (receipt: string) => ({ receipt, id: `m-${receipt}`, body: '{}', receiveCount: 1 });
 const receiptsLeft = async (dir: string): Promise<string[]> =>
-  (await new HeldMessages(dir, VISIBILITY_MS, memoryLogger().log).leftovers(MARGIN_MS)).messages.map((m) => m.message.receiptHandle).sort();
+  (await new HeldMessages(dir, VISIBILITY_MS, memoryLogger().log).leftovers(MARGIN_MS)).messages
+    .map((m) => m.message.receiptHandle)
+    .sort();
 
 describe('HeldMessages', () => {
   let dir: string;
@@ -32,7 +34,12 @@ describe('HeldMessages', () => {
     const next = new HeldMessages(dir, VISIBILITY_MS, memoryLogger().log);
     const left = await next.leftovers(MARGIN_MS);
     expect(left.sameBoot).toBe(true);
-    expect(left.messages).toEqual(expect.arrayContaining([{ taskId: 't-1', message: msg('rh-1'), epoch: 2 }, { taskId: 't-3', message: msg('rh-3'), epoch: 2 }]));
+    expect(left.messages).toEqual(
+      expect.arrayContaining([
+        { taskId: 't-1', message: msg('rh-1'), epoch: 2 },
+        { taskId: 't-3', message: msg('rh-3'), epoch: 2 },
+      ]),
+    );
     expect(left.messages).toHaveLength(2);
     // Should this worker die (or freeze) before deciding, the next one, and the heartbeat, still find both.
     expect((await receiptsLeft(dir)).sort()).toEqual(['rh-1', 'rh-3']);
@@ -58,8 +65,8 @@ describe('HeldMessages', () => {
       boot: `not-${bootId()}`,
       messages: {
         // A monotonic deadline far in the future means nothing after a reboot.
-        'a': { ...held('rh-a'), invisibleUntilMono: mono() + 10 * VISIBILITY_MS, invisibleUntilWall: wall() - 1 },
-        'b': { ...held('rh-b'), invisibleUntilMono: 0, invisibleUntilWall: wall() + 120_000 },
+        a: { ...held('rh-a'), invisibleUntilMono: mono() + 10 * VISIBILITY_MS, invisibleUntilWall: wall() - 1 },
+        b: { ...held('rh-b'), invisibleUntilMono: 0, invisibleUntilWall: wall() + 120_000 },
       },
     };
     writeFileSync(heldPath(dir), JSON.stringify(file));
@@ -68,7 +75,10 @@ describe('HeldMessages', () => {
     expect(left.messages.map((m) => m.message.receiptHandle)).toEqual(['rh-b']);
     // Kept under this boot, its monotonic deadline taken from the wall clock's: a later worker
     // of this boot takes it up until then, not for ever.
-    const kept = JSON.parse(readFileSync(heldPath(dir), 'utf8')) as { boot: string; messages: Record<string, { invisibleUntilMono: number }> };
+    const kept = JSON.parse(readFileSync(heldPath(dir), 'utf8')) as {
+      boot: string;
+      messages: Record<string, { invisibleUntilMono: number }>;
+    };
     expect(kept.boot).toBe(bootId());
     // (less the margin: the wall clock may have stepped across the reboot)
     expect(kept.messages.b.invisibleUntilMono - mono()).toBeGreaterThan(80_000);
@@ -80,14 +90,18 @@ describe('HeldMessages', () => {
     h.hold('t-lapsed', msg('rh-lapsed'), mono() - VISIBILITY_MS - 1, 2);
     h.hold('t-live', msg('rh-live'), mono() - 1_000, 2);
     await h.flushed();
-    expect(Object.keys((JSON.parse(readFileSync(heldPath(dir), 'utf8')) as { messages: object }).messages)).toEqual(['t-live']);
+    expect(Object.keys((JSON.parse(readFileSync(heldPath(dir), 'utf8')) as { messages: object }).messages)).toEqual([
+      't-live',
+    ]);
     expect([...h.taskIds()]).toEqual(['t-live']);
   });
 
   it('a damaged file gives nothing and stops nothing: its messages wait out their visibility', async () => {
     writeFileSync(heldPath(dir), '{"version":1,"boot":');
     const logger = memoryLogger();
-    await expect(new HeldMessages(dir, VISIBILITY_MS, logger.log).leftovers(MARGIN_MS)).resolves.toMatchObject({ messages: [] });
+    await expect(new HeldMessages(dir, VISIBILITY_MS, logger.log).leftovers(MARGIN_MS)).resolves.toMatchObject({
+      messages: [],
+    });
     expect(logger.text()).toContain('held messages unreadable');
     // It is replaced by an empty one.
     expect(JSON.parse(readFileSync(heldPath(dir), 'utf8'))).toMatchObject({ version: 1, messages: {} });
@@ -95,11 +109,18 @@ describe('HeldMessages', () => {
 
   it('stillInvisible: a message is handed back only with more than the margin left, by the clock its boot allows', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 1e9 }), fc.integer({ min: -1e6, max: 1e6 }), fc.integer({ min: -1e6, max: 1e6 }), fc.integer({ min: 0, max: 1e5 }), fc.boolean(), (base, leftMono, leftWall, margin, sameBoot) => {
-        const m = { ...held('r'), invisibleUntilMono: base + leftMono, invisibleUntilWall: base + leftWall };
-        const left = sameBoot ? leftMono : leftWall;
-        expect(stillInvisible(m, sameBoot, { mono: base, wall: base }, margin)).toBe(left > margin);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 1e9 }),
+        fc.integer({ min: -1e6, max: 1e6 }),
+        fc.integer({ min: -1e6, max: 1e6 }),
+        fc.integer({ min: 0, max: 1e5 }),
+        fc.boolean(),
+        (base, leftMono, leftWall, margin, sameBoot) => {
+          const m = { ...held('r'), invisibleUntilMono: base + leftMono, invisibleUntilWall: base + leftWall };
+          const left = sameBoot ? leftMono : leftWall;
+          expect(stillInvisible(m, sameBoot, { mono: base, wall: base }, margin)).toBe(left > margin);
+        },
+      ),
     );
   });
 });

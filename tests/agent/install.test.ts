@@ -1,4 +1,13 @@
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { buildConfig } from '../../lib/core/config';
 import { DAEMON_NODE_FLAGS } from '../../lib/harness/localcloud/bundle';
@@ -26,14 +35,20 @@ describe('agent/install/install.sh', () => {
     expect(JSON.parse(readFileSync(at('etc/queen-fleet/config.json'), 'utf8'))).toEqual(SAMPLE_CONFIG);
     expect(mode('etc/queen-fleet/config.json')).toBe('0640');
     expect(mode('etc/queen-fleet/fleet.env')).toBe('0640');
-    const envLines = readFileSync(at('etc/queen-fleet/fleet.env'), 'utf8').split('\n').filter((l) => l !== '' && !l.startsWith('#'));
+    const envLines = readFileSync(at('etc/queen-fleet/fleet.env'), 'utf8')
+      .split('\n')
+      .filter((l) => l !== '' && !l.startsWith('#'));
     expect(envLines).toEqual(['FLEET_CONFIG_FILE=/etc/queen-fleet/config.json', 'FLEET_NODE_NAME=node-1']);
     // The daemons reject unknown FLEET_* variables: what the env file sets must load.
-    const fromEnvFile = Object.fromEntries(envLines.map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    const fromEnvFile = Object.fromEntries(
+      envLines.map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
     expect(buildConfig(fromEnvFile, SAMPLE_CONFIG).nodeName).toBe('node-1');
     expect(mode('var/queen-fleet')).toBe('0750');
     for (const unit of UNITS) {
-      expect(readFileSync(at(`etc/systemd/system/${unit}`), 'utf8')).toBe(readFileSync(join(INSTALL_DIR, unit), 'utf8'));
+      expect(readFileSync(at(`etc/systemd/system/${unit}`), 'utf8')).toBe(
+        readFileSync(join(INSTALL_DIR, unit), 'utf8'),
+      );
       expect(mode(`etc/systemd/system/${unit}`)).toBe('0644');
     }
     // Root's existing credentials are left alone.
@@ -45,7 +60,10 @@ describe('agent/install/install.sh', () => {
     const run = install([...standard(), '--no-start']);
 
     expect(run.status).toBe(0);
-    for (const unit of UNITS) expect(readlinkSync(at(`etc/systemd/system/multi-user.target.wants/${unit}`))).toBe(`/etc/systemd/system/${unit}`);
+    for (const unit of UNITS)
+      expect(readlinkSync(at(`etc/systemd/system/multi-user.target.wants/${unit}`))).toBe(
+        `/etc/systemd/system/${unit}`,
+      );
     expect(existsSync(at('root/.aws'))).toBe(true);
     expect(existsSync(sandbox.calls)).toBe(false);
   });
@@ -77,10 +95,26 @@ describe('agent/install/install.sh', () => {
     ['a node name starting with a dash', ['--config', 'CONFIG', '--node', '-node'], /must be 1-63 lower-case/],
     ['a node name of 64 characters', ['--config', 'CONFIG', '--node', 'n'.repeat(64)], /must be 1-63 lower-case/],
     ['an unknown option', ['--config', 'CONFIG', '--node', 'node-1', '--force'], /unknown argument: --force/],
-    ['an option without its value', ['--config', 'CONFIG', '--node', 'node-1', '--root'], /option --root needs a value/],
-    ['a config that does not exist', ['--config', '/nonexistent/config.json', '--node', 'node-1'], /--config '\/nonexistent\/config.json': no such readable file/],
-    ['a root that does not exist', ['--config', 'CONFIG', '--node', 'node-1', '--root', '/nonexistent/root'], /--root '\/nonexistent\/root': no such directory/],
-    ['a relative --node-bin', ['--config', 'CONFIG', '--node', 'node-1', '--node-bin', 'node'], /--node-bin 'node': must be an absolute path/],
+    [
+      'an option without its value',
+      ['--config', 'CONFIG', '--node', 'node-1', '--root'],
+      /option --root needs a value/,
+    ],
+    [
+      'a config that does not exist',
+      ['--config', '/nonexistent/config.json', '--node', 'node-1'],
+      /--config '\/nonexistent\/config.json': no such readable file/,
+    ],
+    [
+      'a root that does not exist',
+      ['--config', 'CONFIG', '--node', 'node-1', '--root', '/nonexistent/root'],
+      /--root '\/nonexistent\/root': no such directory/,
+    ],
+    [
+      'a relative --node-bin',
+      ['--config', 'CONFIG', '--node', 'node-1', '--node-bin', 'node'],
+      /--node-bin 'node': must be an absolute path/,
+    ],
   ])('exits 2 with a message for %s', (_name, args, message) => {
     // A temp root first: even a parser that acted early could not write to this machine.
     const run = install(['--root', sandbox.root, ...args.map((a) => (a === 'CONFIG' ? sandbox.config : a))]);
@@ -92,8 +126,16 @@ describe('agent/install/install.sh', () => {
 
   it.each([
     ['not JSON', '{"nodes": [', /not valid JSON/],
-    ['without this node among its nodes', JSON.stringify({ nodes: [{ name: 'node-2', instanceId: 'mi-0123456789abcdef1' }] }), /node node-1 is not one of its nodes \(node-2\)/],
-    ['with a data directory the units may not write', JSON.stringify({ dataDir: '/srv/fleet' }), /dataDir \/srv\/fleet: the units may only write \/var\/queen-fleet/],
+    [
+      'without this node among its nodes',
+      JSON.stringify({ nodes: [{ name: 'node-2', instanceId: 'mi-0123456789abcdef1' }] }),
+      /node node-1 is not one of its nodes \(node-2\)/,
+    ],
+    [
+      'with a data directory the units may not write',
+      JSON.stringify({ dataDir: '/srv/fleet' }),
+      /dataDir \/srv\/fleet: the units may only write \/var\/queen-fleet/,
+    ],
     ['with a privileged health port', JSON.stringify({ healthPort: 80 }), /healthPort 80 needs a capability/],
   ])('exits 2 for a config %s, before writing anything', (_name, text, message) => {
     writeFileSync(sandbox.config, text);
@@ -121,13 +163,19 @@ describe('agent/install/install.sh', () => {
     ['v22.1.0', 0, /^$/],
   ])('checks the --node-bin version: %s exits %i', (version, status, message) => {
     const fake = join(sandbox.tmp, 'bin', 'node');
-    writeFileSync(fake, `#!/bin/sh\nif [ "$1" = --version ]; then echo ${version}; else exec '${process.execPath}' "$@"; fi\n`);
+    writeFileSync(
+      fake,
+      `#!/bin/sh\nif [ "$1" = --version ]; then echo ${version}; else exec '${process.execPath}' "$@"; fi\n`,
+    );
     chmodSync(fake, 0o755);
 
     const run = install([...standard(), '--node-bin', fake]);
 
     expect(run.status).toBe(status);
     expect(run.stderr).toMatch(message);
-    if (status === 0) expect(parseUnit(readFileSync(at('etc/systemd/system/queen-fleet-worker.service'), 'utf8')).Service?.ExecStart).toEqual([`${fake} ${DAEMON_NODE_FLAGS.join(' ')} /opt/queen-fleet/worker.js`]);
+    if (status === 0)
+      expect(
+        parseUnit(readFileSync(at('etc/systemd/system/queen-fleet-worker.service'), 'utf8')).Service?.ExecStart,
+      ).toEqual([`${fake} ${DAEMON_NODE_FLAGS.join(' ')} /opt/queen-fleet/worker.js`]);
   });
 });

@@ -26,7 +26,12 @@ describe('LeaseView', () => {
     const view = new LeaseView(dir, 'node-1');
     await writeJsonAtomic(rolePath(dir), { role: 'fenced', epoch: 4, validUntil: 0, boot: bootId() });
     expect(() => view.guard()).toThrow(/node-1: no valid lease \(role fenced, epoch 4\)/);
-    await writeJsonAtomic(rolePath(dir), { role: 'primary', epoch: 4, validUntil: mono() + 60_000, boot: 'another-boot' });
+    await writeJsonAtomic(rolePath(dir), {
+      role: 'primary',
+      epoch: 4,
+      validUntil: mono() + 60_000,
+      boot: 'another-boot',
+    });
     expect(() => view.guard()).toThrow(/no valid lease/);
     expect(await view.allowed()).toBeNull();
   });

@@ -8,19 +8,24 @@ const role = (r: 'primary' | 'standby', validUntil: number) => ({ role: r, epoch
 describe('NodeFigures', () => {
   it('counts the CAS races lost within the window, however they came (property)', () => {
     fc.assert(
-      fc.property(fc.array(fc.record({ after: fc.integer({ min: 0, max: 200_000 }), races: fc.integer({ min: 0, max: 3 }) }), { maxLength: 40 }), (steps) => {
-        let now = 1_000_000;
-        const figures = new NodeFigures(WINDOW_MS, () => now);
-        const at: number[] = [];
-        for (const s of steps) {
-          now += s.after;
-          for (let i = 0; i < s.races; i++) {
-            figures.raced();
-            at.push(now);
+      fc.property(
+        fc.array(fc.record({ after: fc.integer({ min: 0, max: 200_000 }), races: fc.integer({ min: 0, max: 3 }) }), {
+          maxLength: 40,
+        }),
+        (steps) => {
+          let now = 1_000_000;
+          const figures = new NodeFigures(WINDOW_MS, () => now);
+          const at: number[] = [];
+          for (const s of steps) {
+            now += s.after;
+            for (let i = 0; i < s.races; i++) {
+              figures.raced();
+              at.push(now);
+            }
+            expect(figures.of(role('standby', 0)).casConflicts).toBe(at.filter((t) => t > now - WINDOW_MS).length);
           }
-          expect(figures.of(role('standby', 0)).casConflicts).toBe(at.filter((t) => t > now - WINDOW_MS).length);
-        }
-      }),
+        },
+      ),
     );
   });
 

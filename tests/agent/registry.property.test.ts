@@ -2,7 +2,15 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { loadRegistry, pidFileSchema, proofSchema, readJsonFile, registryPath, registrySchema, roleFileSchema } from '../../agent/registry';
+import {
+  loadRegistry,
+  pidFileSchema,
+  proofSchema,
+  readJsonFile,
+  registryPath,
+  registrySchema,
+  roleFileSchema,
+} from '../../agent/registry';
 import { HeldMessages, heldPath } from '../../agent/worker/held';
 import { bootId } from '../../agent/runtime/boot';
 import { taskIdSchema } from '../../lib/core/schemas';
@@ -22,11 +30,29 @@ const REGISTRY = {
   consumingEpoch: 2,
   tasks: { 'task-0001': { status: 'running', stages: 1, progress: 2, epoch: 2, done: null } },
 };
-const HELD = { version: 1, boot: bootId(), messages: { 'task-0001': { receipt: 'rh-1', id: 'm-1', body: '{}', receiveCount: 1, invisibleUntilMono: Number.MAX_SAFE_INTEGER, invisibleUntilWall: Number.MAX_SAFE_INTEGER } } };
+const HELD = {
+  version: 1,
+  boot: bootId(),
+  messages: {
+    'task-0001': {
+      receipt: 'rh-1',
+      id: 'm-1',
+      body: '{}',
+      receiveCount: 1,
+      invisibleUntilMono: Number.MAX_SAFE_INTEGER,
+      invisibleUntilWall: Number.MAX_SAFE_INTEGER,
+    },
+  },
+};
 
 // File I/O per case: fewer runs than the pure properties.
 const RUNS = 100;
-const textOf = (valid: unknown): fc.Arbitrary<string> => fc.oneof(hostileJsonTextArb, mutationArb(valid).map((m) => JSON.stringify(m.value) ?? ''), fc.constantFrom(...POLLUTERS.map((p) => JSON.stringify(p))));
+const textOf = (valid: unknown): fc.Arbitrary<string> =>
+  fc.oneof(
+    hostileJsonTextArb,
+    mutationArb(valid).map((m) => JSON.stringify(m.value) ?? ''),
+    fc.constantFrom(...POLLUTERS.map((p) => JSON.stringify(p))),
+  );
 
 describe('data-directory files, over hostile content', () => {
   let dir: string;

@@ -10,7 +10,13 @@ describe('loadRegistry', () => {
   });
 
   it('reads a valid registry back, tasks included', async () => {
-    await writeJsonAtomic(registryPath(dir), { version: 1, completedTotal: 2, recentCompletions: [], inFlight: [], tasks: { t1: { status: 'done', stages: 4, progress: 48, epoch: 1, done: { node: 'node-1', epoch: 1, at: 5 } } } });
+    await writeJsonAtomic(registryPath(dir), {
+      version: 1,
+      completedTotal: 2,
+      recentCompletions: [],
+      inFlight: [],
+      tasks: { t1: { status: 'done', stages: 4, progress: 48, epoch: 1, done: { node: 'node-1', epoch: 1, at: 5 } } },
+    });
     const { registry, damaged } = await loadRegistry(dir, 1);
     expect(damaged).toBeNull();
     expect(registry.tasks?.t1?.status).toBe('done');

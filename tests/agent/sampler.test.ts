@@ -14,7 +14,15 @@ const NOW = 1_800_000_000_000;
 describe('Sampler', () => {
   let dir: string;
   const sampler = (backlog: number | null = 4, unreachable: StoreName[] = []): Sampler =>
-    new Sampler({ dataDir: dir, completionWindowMs: 300_000, now: () => NOW, backlog: () => Promise.resolve(backlog), epoch: () => 3, mayConsume: () => true, unreachable: () => unreachable });
+    new Sampler({
+      dataDir: dir,
+      completionWindowMs: 300_000,
+      now: () => NOW,
+      backlog: () => Promise.resolve(backlog),
+      epoch: () => 3,
+      mayConsume: () => true,
+      unreachable: () => unreachable,
+    });
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'qf-sampler-'));
@@ -32,7 +40,12 @@ describe('Sampler', () => {
     await writeJsonAtomic(workerPidPath(dir), { pid: child.pid, startTicks: info!.startTicks });
     const s = sampler();
     // The worker is named by its pid and start time, so a restarted one is told apart.
-    expect(await s.take()).toMatchObject({ workerProcesses: 1, backlog: 4, epochSeen: 3, worker: `${child.pid}:${info!.startTicks}` });
+    expect(await s.take()).toMatchObject({
+      workerProcesses: 1,
+      backlog: 4,
+      epochSeen: 3,
+      worker: `${child.pid}:${info!.startTicks}`,
+    });
     child.kill('SIGSTOP');
     await new Promise((r) => setTimeout(r, 100));
     expect((await readProc(child.pid!))?.state).toBe('T');
@@ -48,7 +61,12 @@ describe('Sampler', () => {
     const age = (await sampler().take()).proofAgeMs;
     expect(age).toBeGreaterThanOrEqual(5_000);
     expect(age).toBeLessThan(10_000);
-    await writeJsonAtomic(proofPath(dir), { boot: bootId(), at: mono(), ok: false, detail: 'stage transcode exited with 1' });
+    await writeJsonAtomic(proofPath(dir), {
+      boot: bootId(),
+      at: mono(),
+      ok: false,
+      detail: 'stage transcode exited with 1',
+    });
     expect((await sampler().take()).proofAgeMs).toBeNull();
     await writeJsonAtomic(proofPath(dir), { boot: `not-${bootId()}`, at: mono(), ok: true });
     expect((await sampler().take()).proofAgeMs).toBeNull();
@@ -61,10 +79,20 @@ describe('Sampler', () => {
     await writeJsonAtomic(workerPidPath(dir), { pid: child.pid, startTicks: info!.startTicks });
     const s = sampler();
     // Written by the worker before it (stopped by a restart, it finished a self-test on its way out).
-    await writeJsonAtomic(proofPath(dir), { boot: bootId(), at: mono(), ok: true, worker: `${child.pid! + 1}:${info!.startTicks}` });
+    await writeJsonAtomic(proofPath(dir), {
+      boot: bootId(),
+      at: mono(),
+      ok: true,
+      worker: `${child.pid! + 1}:${info!.startTicks}`,
+    });
     expect((await s.take()).proofAgeMs).toBeNull();
     // The running worker's own proof counts.
-    await writeJsonAtomic(proofPath(dir), { boot: bootId(), at: mono(), ok: true, worker: `${child.pid}:${info!.startTicks}` });
+    await writeJsonAtomic(proofPath(dir), {
+      boot: bootId(),
+      at: mono(),
+      ok: true,
+      worker: `${child.pid}:${info!.startTicks}`,
+    });
     expect((await s.take()).proofAgeMs).not.toBeNull();
     // Once it has exited, its proof no longer counts either.
     child.kill('SIGKILL');
@@ -78,12 +106,27 @@ describe('Sampler', () => {
   });
 
   it('reports registry progress and completions inside the window only', async () => {
-    await writeJsonAtomic(registryPath(dir), { version: 1, completedTotal: 9, recentCompletions: [NOW - 400_000, NOW - 200_000, NOW - 1000], inFlight: [{ taskId: 'task-0001', progress: 12, stage: 'titling' }] });
-    expect(await sampler().take()).toMatchObject({ completedTotal: 9, completionsInWindow: 2, inFlight: [{ taskId: 'task-0001', progress: 12 }] });
+    await writeJsonAtomic(registryPath(dir), {
+      version: 1,
+      completedTotal: 9,
+      recentCompletions: [NOW - 400_000, NOW - 200_000, NOW - 1000],
+      inFlight: [{ taskId: 'task-0001', progress: 12, stage: 'titling' }],
+    });
+    expect(await sampler().take()).toMatchObject({
+      completedTotal: 9,
+      completionsInWindow: 2,
+      inFlight: [{ taskId: 'task-0001', progress: 12 }],
+    });
   });
 
   it('says which stores it could not reach, by the agent and by the worker waiting out an outage, and nothing when it reaches them all', async () => {
-    await writeJsonAtomic(registryPath(dir), { version: 1, completedTotal: 0, recentCompletions: [], inFlight: [], unreachable: ['s3'] });
+    await writeJsonAtomic(registryPath(dir), {
+      version: 1,
+      completedTotal: 0,
+      recentCompletions: [],
+      inFlight: [],
+      unreachable: ['s3'],
+    });
     expect((await sampler(4, ['dynamodb']).take()).unreachable).toEqual(['s3', 'dynamodb']);
     await writeJsonAtomic(registryPath(dir), { version: 1, completedTotal: 0, recentCompletions: [], inFlight: [] });
     expect(await sampler().take()).not.toHaveProperty('unreachable');

@@ -24,7 +24,10 @@ interface Ran {
 }
 
 /** Runs `script` (sh -c) as a stage; returns its progress calls, its output and how it ended. */
-const runStage = (script: string, opts: { abortAfterMs?: number; workMs?: number; stage?: Partial<PipelineStage>; resumeToken?: string } = {}): Promise<Ran> => {
+const runStage = (
+  script: string,
+  opts: { abortAfterMs?: number; workMs?: number; stage?: Partial<PipelineStage>; resumeToken?: string } = {},
+): Promise<Ran> => {
   const ran: Ran = { progress: [], lines: [], at: [], output: [], ended: 'resolved' };
   const started = performance.now();
   const abort = new AbortController();
@@ -66,7 +69,9 @@ describe('commandStage', () => {
   });
 
   it('counts each progress line as progress, with its fraction and token, and logs other lines', async () => {
-    const { lines, output } = await runStage('for i in 1 2 3; do echo "progress 0.$i seg-$i"; echo "step $i"; sleep 0.1; done');
+    const { lines, output } = await runStage(
+      'for i in 1 2 3; do echo "progress 0.$i seg-$i"; echo "step $i"; sleep 0.1; done',
+    );
     expect(lines).toEqual([
       { fraction: 0.1, token: 'seg-1' },
       { fraction: 0.2, token: 'seg-2' },
@@ -118,15 +123,30 @@ describe('commandStage', () => {
 
   it("passes the contract's environment", async () => {
     const out = join(dir, 'env');
-    await runStage(`echo "$TASK_FILE|$TASK_ID|$STAGE|$ATTEMPT|$INPUT_DIR|$OUTPUT_DIR|$RESUME_TOKEN|$STAGE_WORK_MS|\${SELF_TEST:-no}" > ${out}`, { workMs: 1234, resumeToken: 'frame-96' });
-    const want = [join(dir, 'task.json'), 't1', 'transcode', '2', join(dir, 'stages'), join(dir, 'stages', 'transcode'), 'frame-96', '1234', 'no'];
+    await runStage(
+      `echo "$TASK_FILE|$TASK_ID|$STAGE|$ATTEMPT|$INPUT_DIR|$OUTPUT_DIR|$RESUME_TOKEN|$STAGE_WORK_MS|\${SELF_TEST:-no}" > ${out}`,
+      { workMs: 1234, resumeToken: 'frame-96' },
+    );
+    const want = [
+      join(dir, 'task.json'),
+      't1',
+      'transcode',
+      '2',
+      join(dir, 'stages'),
+      join(dir, 'stages', 'transcode'),
+      'frame-96',
+      '1234',
+      'no',
+    ];
     expect(readFileSync(out, 'utf8').trim()).toBe(want.join('|'));
   });
 
   it('stops the whole process group on abort, a stopped grandchild included', async () => {
     const pidFile = join(dir, 'grandchild.pid');
     // The grandchild stops itself: only SIGKILL (after the grace) can end it.
-    const { ended } = await runStage(`sh -c 'echo $$ > ${pidFile}; kill -STOP $$; sleep 30' & sleep 30`, { abortAfterMs: 300 });
+    const { ended } = await runStage(`sh -c 'echo $$ > ${pidFile}; kill -STOP $$; sleep 30' & sleep 30`, {
+      abortAfterMs: 300,
+    });
     expect(ended).toBe('resolved');
     const grandchild = Number(readFileSync(pidFile, 'utf8'));
     await new Promise((r) => setTimeout(r, 400));

@@ -12,22 +12,39 @@ const NODES = [
   { name: 'node-2', instanceId: 'mi-00000000000000002' },
   { name: 'node-3', instanceId: 'mi-00000000000000003' },
 ];
-const beat = (seq: number, unreachable?: Beat['unreachable']): Beat => ({ version: 1, boot: 'b', seq, ...(unreachable === undefined ? {} : { unreachable }) });
+const beat = (seq: number, unreachable?: Beat['unreachable']): Beat => ({
+  version: 1,
+  boot: 'b',
+  seq,
+  ...(unreachable === undefined ? {} : { unreachable }),
+});
 
 describe('readyPeers', () => {
   it('names a node whose beat moved between two reads and that reaches S3 and SQS', () => {
-    const before = new Map([['node-2', beat(1)], ['node-3', beat(1)]]);
-    const after = new Map([['node-2', beat(2)], ['node-3', beat(1)]]);
+    const before = new Map([
+      ['node-2', beat(1)],
+      ['node-3', beat(1)],
+    ]);
+    const after = new Map([
+      ['node-2', beat(2)],
+      ['node-3', beat(1)],
+    ]);
     expect(readyPeers(before, after)).toEqual(['node-2']);
   });
 
   it('never names a node that says it cannot reach S3 or SQS, nor one seen only once (property)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 5 }), fc.subarray(['s3', 'sqs', 'dynamodb'] as const, { minLength: 1 }), (seq, unreachable) => {
-        const cannot = unreachable.includes('s3') || unreachable.includes('sqs');
-        expect(readyPeers(new Map([['n', beat(seq)]]), new Map([['n', beat(seq + 1, unreachable)]]))).toEqual(cannot ? [] : ['n']);
-        expect(readyPeers(new Map(), new Map([['n', beat(seq + 1)]]))).toEqual([]);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 5 }),
+        fc.subarray(['s3', 'sqs', 'dynamodb'] as const, { minLength: 1 }),
+        (seq, unreachable) => {
+          const cannot = unreachable.includes('s3') || unreachable.includes('sqs');
+          expect(readyPeers(new Map([['n', beat(seq)]]), new Map([['n', beat(seq + 1, unreachable)]]))).toEqual(
+            cannot ? [] : ['n'],
+          );
+          expect(readyPeers(new Map(), new Map([['n', beat(seq + 1)]]))).toEqual([]);
+        },
+      ),
     );
   });
 });
@@ -50,7 +67,14 @@ describe('StepDown', () => {
       },
     };
     const config = { ...buildConfig({}, { nodes: NODES }), nodeName: 'node-1' };
-    const stepDown = new StepDown({ config, store: store as never, reach, log: memoryLogger().log, alerts: topic, now: () => 1_000 });
+    const stepDown = new StepDown({
+      config,
+      store: store as never,
+      reach,
+      log: memoryLogger().log,
+      alerts: topic,
+      now: () => 1_000,
+    });
     const resigned: number[] = [];
     const judge = async (at: number): Promise<void> => {
       t = at;
@@ -68,7 +92,13 @@ describe('StepDown', () => {
 
   it('gives the role up once S3 was out of reach a stall window and another node can work', async () => {
     let seq = 1;
-    const { judge, resigned, alerts } = setUp(() => new Map([['node-2', beat(seq++)], ['node-3', beat(1, ['s3'])]]));
+    const { judge, resigned, alerts } = setUp(
+      () =>
+        new Map([
+          ['node-2', beat(seq++)],
+          ['node-3', beat(1, ['s3'])],
+        ]),
+    );
     await judge(120_000);
     expect(resigned).toEqual([]);
     await judge(130_000);
@@ -78,7 +108,13 @@ describe('StepDown', () => {
 
   it('keeps the role when no other node can work (an outage of S3): one OUTAGE alert, and RECOVERED once S3 answers', async () => {
     let seq = 1;
-    const { judge, resigned, alerts, reach } = setUp(() => new Map([['node-2', beat(seq++, ['s3'])], ['node-3', beat(seq++, ['s3', 'dynamodb'])]]));
+    const { judge, resigned, alerts, reach } = setUp(
+      () =>
+        new Map([
+          ['node-2', beat(seq++, ['s3'])],
+          ['node-3', beat(seq++, ['s3', 'dynamodb'])],
+        ]),
+    );
     for (let at = 120_000; at <= 300_000; at += 10_000) await judge(at);
     expect(resigned).toEqual([]);
     expect(alerts.map((a) => [a.kind, a.node, a.epoch])).toEqual([['OUTAGE', 'node-1', 7]]);

@@ -15,10 +15,26 @@ const DROP_MS = 30 * 86_400_000;
 /** The agent's side, as agent.ts wires it. */
 const readerOf = (dir: string): (() => Promise<TaskMap>) => localTaskFeed(dir, log);
 
-type Op = { kind: 'record'; id: string; change: Partial<TaskEntry> } | { kind: 'flush' } | { kind: 'read' } | { kind: 'restart' } | { kind: 'torn-write' };
+type Op =
+  | { kind: 'record'; id: string; change: Partial<TaskEntry> }
+  | { kind: 'flush' }
+  | { kind: 'read' }
+  | { kind: 'restart' }
+  | { kind: 'torn-write' };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant('record' as const), id: fc.constantFrom('t1', 't2', 't3', 't4', 't5', 't6'), change: fc.record({ progress: fc.nat(100), stages: fc.nat(4), status: fc.constantFrom('running' as const, 'checkpointed' as const) }) }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant('record' as const),
+      id: fc.constantFrom('t1', 't2', 't3', 't4', 't5', 't6'),
+      change: fc.record({
+        progress: fc.nat(100),
+        stages: fc.nat(4),
+        status: fc.constantFrom('running' as const, 'checkpointed' as const),
+      }),
+    }),
+  },
   { weight: 3, arbitrary: fc.constant({ kind: 'flush' as const }) },
   { weight: 3, arbitrary: fc.constant({ kind: 'read' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'restart' as const }) },
@@ -34,42 +50,47 @@ describe('the task journal: the worker hands the agent what changed', () => {
 
   it('whatever the order of changes, flushes, reads, restarts and torn writes, the agent ends up knowing what the worker knows', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(opArb, { maxLength: 60 }), fc.integer({ min: 2, max: 8 }), async (ops, compactAfter) => {
-        const d = mkdtempSync(join(dir, 'p-'));
-        let book = new TaskBook(d, log, compactAfter);
-        await book.load(NOW, DROP_MS);
-        const read = readerOf(d);
-        let seen: TaskMap = {};
-        // What the worker has flushed: the reference (a join, so folding changes in any grouping agrees).
-        let flushed: Record<string, TaskEntry> = {};
-        let unflushed: Record<string, TaskEntry> = {};
-        for (const op of ops) {
-          if (op.kind === 'record') {
-            book.record(op.id, op.change);
-            const before = unflushed[op.id] ?? flushed[op.id] ?? { status: 'queued', stages: 0, progress: 0, epoch: 0, done: null };
-            unflushed[op.id] = mergeEntry(before, { ...before, ...op.change });
-          } else if (op.kind === 'flush') {
-            await book.flush([]);
-            flushed = mergeTasks(flushed, unflushed);
-            unflushed = {};
-          } else if (op.kind === 'read') {
-            seen = mergeTasks(seen, await read());
-          } else if (op.kind === 'restart') {
-            // The worker dies: what it had not flushed dies with it.
-            unflushed = {};
-            book = new TaskBook(d, log, compactAfter);
-            await book.load(NOW, DROP_MS);
-          } else {
-            // Killed mid-append: half a line at the journal's end.
-            const registry = await readJsonFile(registryPath(d), registrySchema);
-            appendFileSync(journalPath(d, registry?.tasksGeneration ?? 0), '["t1",{"status":"runn');
+      fc.asyncProperty(
+        fc.array(opArb, { maxLength: 60 }),
+        fc.integer({ min: 2, max: 8 }),
+        async (ops, compactAfter) => {
+          const d = mkdtempSync(join(dir, 'p-'));
+          let book = new TaskBook(d, log, compactAfter);
+          await book.load(NOW, DROP_MS);
+          const read = readerOf(d);
+          let seen: TaskMap = {};
+          // What the worker has flushed: the reference (a join, so folding changes in any grouping agrees).
+          let flushed: Record<string, TaskEntry> = {};
+          let unflushed: Record<string, TaskEntry> = {};
+          for (const op of ops) {
+            if (op.kind === 'record') {
+              book.record(op.id, op.change);
+              const before = unflushed[op.id] ??
+                flushed[op.id] ?? { status: 'queued', stages: 0, progress: 0, epoch: 0, done: null };
+              unflushed[op.id] = mergeEntry(before, { ...before, ...op.change });
+            } else if (op.kind === 'flush') {
+              await book.flush([]);
+              flushed = mergeTasks(flushed, unflushed);
+              unflushed = {};
+            } else if (op.kind === 'read') {
+              seen = mergeTasks(seen, await read());
+            } else if (op.kind === 'restart') {
+              // The worker dies: what it had not flushed dies with it.
+              unflushed = {};
+              book = new TaskBook(d, log, compactAfter);
+              await book.load(NOW, DROP_MS);
+            } else {
+              // Killed mid-append: half a line at the journal's end.
+              const registry = await readJsonFile(registryPath(d), registrySchema);
+              appendFileSync(journalPath(d, registry?.tasksGeneration ?? 0), '["t1",{"status":"runn');
+            }
           }
-        }
-        await book.flush([]);
-        flushed = mergeTasks(flushed, unflushed);
-        seen = mergeTasks(seen, await read());
-        expect(hashTasks(seen)).toBe(hashTasks(flushed));
-      }),
+          await book.flush([]);
+          flushed = mergeTasks(flushed, unflushed);
+          seen = mergeTasks(seen, await read());
+          expect(hashTasks(seen)).toBe(hashTasks(flushed));
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -80,7 +101,9 @@ describe('the task journal: the worker hands the agent what changed', () => {
     for (const progress of [5, 6, 7]) {
       book.record('t1', { status: 'running', progress });
       await book.flush([{ taskId: 't1', progress, stage: 'transcode' }]);
-      expect((await readJsonFile(registryPath(dir), registrySchema))?.inFlight).toEqual([{ taskId: 't1', progress, stage: 'transcode' }]);
+      expect((await readJsonFile(registryPath(dir), registrySchema))?.inFlight).toEqual([
+        { taskId: 't1', progress, stage: 'transcode' },
+      ]);
     }
   });
 
@@ -95,13 +118,28 @@ describe('the task journal: the worker hands the agent what changed', () => {
     book.record('task-8', { progress: 9 });
     book.record('task-7', { progress: 10 });
     await book.flush([]);
-    expect(await read()).toEqual({ 'task-7': expect.objectContaining({ progress: 10 }), 'task-8': expect.objectContaining({ progress: 9 }) });
+    expect(await read()).toEqual({
+      'task-7': expect.objectContaining({ progress: 10 }),
+      'task-8': expect.objectContaining({ progress: 9 }),
+    });
     expect(await read()).toEqual({});
   });
 
   it('moves the tasks of a registry written before the journal into its first snapshot, and leaves one generation behind', async () => {
-    const done: TaskEntry = { status: 'done', stages: 4, progress: 48, epoch: 1, done: { node: 'node-1', epoch: 1, at: NOW - 1000 } };
-    await writeJsonAtomic(registryPath(dir), { version: 1, completedTotal: 1, recentCompletions: [], inFlight: [], tasks: { old: done } });
+    const done: TaskEntry = {
+      status: 'done',
+      stages: 4,
+      progress: 48,
+      epoch: 1,
+      done: { node: 'node-1', epoch: 1, at: NOW - 1000 },
+    };
+    await writeJsonAtomic(registryPath(dir), {
+      version: 1,
+      completedTotal: 1,
+      recentCompletions: [],
+      inFlight: [],
+      tasks: { old: done },
+    });
     const book = new TaskBook(dir, log, 2);
     await book.load(NOW, DROP_MS);
     for (let i = 0; i < 5; i++) {
@@ -112,7 +150,11 @@ describe('the task journal: the worker hands the agent what changed', () => {
     expect(registry?.tasks).toBeUndefined();
     expect(Object.keys(await readerOf(dir)()).sort()).toEqual(['old', 't0', 't1', 't2', 't3', 't4']);
     const g = registry?.tasksGeneration ?? -1;
-    expect(readdirSync(dir).filter((f) => f.startsWith('tasks-')).sort()).toEqual([`tasks-${g}.json`, `tasks-${g}.log`]);
+    expect(
+      readdirSync(dir)
+        .filter((f) => f.startsWith('tasks-'))
+        .sort(),
+    ).toEqual([`tasks-${g}.json`, `tasks-${g}.log`]);
   });
 
   it('reads a damaged snapshot as empty, counted, and goes on with its journal; the next worker starts a clean generation', async () => {

@@ -26,14 +26,17 @@ describe('agent/install units', () => {
   it.each([
     ['agent', agent],
     ['worker', worker],
-  ])('bounds the %s crash loop with start limits in [Unit] and stops it with SIGTERM after the 30 s drain', (_name, unit) => {
-    expect(unit.Service?.Restart).toEqual(['always']);
-    expect(Number(unit.Unit?.StartLimitIntervalSec?.[0])).toBeGreaterThan(0);
-    expect(Number(unit.Unit?.StartLimitBurst?.[0])).toBeGreaterThan(1);
-    expect(unit.Service?.StartLimitBurst).toBeUndefined();
-    expect(unit.Service?.KillSignal).toEqual(['SIGTERM']);
-    expect(Number(unit.Service?.TimeoutStopSec?.[0])).toBeGreaterThan(30);
-  });
+  ])(
+    'bounds the %s crash loop with start limits in [Unit] and stops it with SIGTERM after the 30 s drain',
+    (_name, unit) => {
+      expect(unit.Service?.Restart).toEqual(['always']);
+      expect(Number(unit.Unit?.StartLimitIntervalSec?.[0])).toBeGreaterThan(0);
+      expect(Number(unit.Unit?.StartLimitBurst?.[0])).toBeGreaterThan(1);
+      expect(unit.Service?.StartLimitBurst).toBeUndefined();
+      expect(unit.Service?.KillSignal).toEqual(['SIGTERM']);
+      expect(Number(unit.Service?.TimeoutStopSec?.[0])).toBeGreaterThan(30);
+    },
+  );
 
   it('lets the worker drain its stage commands itself: SIGTERM to the main process only', () => {
     expect(worker.Service?.KillMode).toEqual(['mixed']);
@@ -77,11 +80,16 @@ describe('agent/install units', () => {
     });
 
     it('leaves out what would break Node or the boot id: MemoryDenyWriteExecute, ProcSubset, PrivateUsers', () => {
-      for (const key of ['MemoryDenyWriteExecute', 'ProcSubset', 'PrivateUsers']) expect(unit.Service?.[key]).toBeUndefined();
+      for (const key of ['MemoryDenyWriteExecute', 'ProcSubset', 'PrivateUsers'])
+        expect(unit.Service?.[key]).toBeUndefined();
     });
 
     it('uses only directives that systemd 249 (Ubuntu 22.04) knows', () => {
-      const known249 = new Set('Description Wants After StartLimitIntervalSec StartLimitBurst Type EnvironmentFile Environment ExecStart Restart RestartSec KillSignal KillMode TimeoutStopSec User NoNewPrivileges CapabilityBoundingSet AmbientCapabilities ProtectSystem ReadWritePaths ReadOnlyPaths ProtectHome BindReadOnlyPaths PrivateTmp PrivateDevices PrivateIPC ProtectProc ProtectKernelTunables ProtectKernelModules ProtectKernelLogs ProtectControlGroups ProtectClock ProtectHostname RestrictAddressFamilies RestrictNamespaces RestrictRealtime RestrictSUIDSGID LockPersonality SystemCallArchitectures SystemCallFilter SystemCallErrorNumber UMask WantedBy'.split(' '));
+      const known249 = new Set(
+        'Description Wants After StartLimitIntervalSec StartLimitBurst Type EnvironmentFile Environment ExecStart Restart RestartSec KillSignal KillMode TimeoutStopSec User NoNewPrivileges CapabilityBoundingSet AmbientCapabilities ProtectSystem ReadWritePaths ReadOnlyPaths ProtectHome BindReadOnlyPaths PrivateTmp PrivateDevices PrivateIPC ProtectProc ProtectKernelTunables ProtectKernelModules ProtectKernelLogs ProtectControlGroups ProtectClock ProtectHostname RestrictAddressFamilies RestrictNamespaces RestrictRealtime RestrictSUIDSGID LockPersonality SystemCallArchitectures SystemCallFilter SystemCallErrorNumber UMask WantedBy'.split(
+          ' ',
+        ),
+      );
       const used = Object.values(unit).flatMap((section) => Object.keys(section));
       expect(used.filter((k) => !known249.has(k))).toEqual([]);
     });
@@ -93,30 +101,42 @@ const hasAnalyze = spawnSync('systemd-analyze', ['--version'], { encoding: 'utf8
 /** systemd-analyze verify exits 0 on unknown keys and bad values, but prints them: both count. */
 const verify = (paths: string[]): { status: number | null; problems: string[] } => {
   const run = spawnSync('systemd-analyze', ['verify', '--man=no', ...paths], { encoding: 'utf8', timeout: 15_000 });
-  return { status: run.status, problems: `${run.stdout}\n${run.stderr}`.split('\n').filter((l) => l.includes('queen-fleet')) };
+  return {
+    status: run.status,
+    problems: `${run.stdout}\n${run.stderr}`.split('\n').filter((l) => l.includes('queen-fleet')),
+  };
 };
 
-(hasAnalyze ? describe : describe.skip)(`systemd-analyze verify${hasAnalyze ? '' : ' (skipped: systemd-analyze is not on PATH)'}`, () => {
-  const sandbox = useInstallRoot();
-  const { install, standard, at } = sandbox;
+(hasAnalyze ? describe : describe.skip)(
+  `systemd-analyze verify${hasAnalyze ? '' : ' (skipped: systemd-analyze is not on PATH)'}`,
+  () => {
+    const sandbox = useInstallRoot();
+    const { install, standard, at } = sandbox;
 
-  it('accepts both installed units', () => {
-    // ExecStart must name an existing binary: point it at this Node.
-    expect(install([...standard(), '--node-bin', process.execPath]).status).toBe(0);
+    it('accepts both installed units', () => {
+      // ExecStart must name an existing binary: point it at this Node.
+      expect(install([...standard(), '--node-bin', process.execPath]).status).toBe(0);
 
-    const result = verify(UNITS.map((u) => at(`etc/systemd/system/${u}`)));
+      const result = verify(UNITS.map((u) => at(`etc/systemd/system/${u}`)));
 
-    expect(result.problems).toEqual([]);
-    expect(result.status).toBe(0);
-  });
+      expect(result.problems).toEqual([]);
+      expect(result.status).toBe(0);
+    });
 
-  it('flags a unit with an unknown directive or a bad value (the check can fail)', () => {
-    const broken = join(sandbox.tmp, 'queen-fleet-worker.service');
-    const text = readFileSync(join(INSTALL_DIR, 'queen-fleet-worker.service'), 'utf8');
-    writeFileSync(broken, text.replace('Restart=always', 'Restart=sometimes\nFrobnicate=yes').replace('/usr/bin/node', process.execPath));
+    it('flags a unit with an unknown directive or a bad value (the check can fail)', () => {
+      const broken = join(sandbox.tmp, 'queen-fleet-worker.service');
+      const text = readFileSync(join(INSTALL_DIR, 'queen-fleet-worker.service'), 'utf8');
+      writeFileSync(
+        broken,
+        text.replace('Restart=always', 'Restart=sometimes\nFrobnicate=yes').replace('/usr/bin/node', process.execPath),
+      );
 
-    const result = verify([broken]);
+      const result = verify([broken]);
 
-    expect(result.problems).toEqual([expect.stringMatching(/Failed to parse service restart specifier/), expect.stringMatching(/Unknown key 'Frobnicate'/)]);
-  });
-});
+      expect(result.problems).toEqual([
+        expect.stringMatching(/Failed to parse service restart specifier/),
+        expect.stringMatching(/Unknown key 'Frobnicate'/),
+      ]);
+    });
+  },
+);

@@ -34,7 +34,8 @@ const scriptedQueue = (receives: QueueMessage[][]) => {
 };
 
 /** The worker's held.json names the receipt (the file itself exists from the start). */
-const holds = (dataDir: string, receipt: string): boolean => existsSync(heldPath(dataDir)) && readFileSync(heldPath(dataDir), 'utf8').includes(receipt);
+const holds = (dataDir: string, receipt: string): boolean =>
+  existsSync(heldPath(dataDir)) && readFileSync(heldPath(dataDir), 'utf8').includes(receipt);
 
 describe('Worker', () => {
   let s3: MemoryS3;
@@ -45,12 +46,38 @@ describe('Worker', () => {
 
   it('adopts the new receipt when SQS hands out a running task again, and acknowledges with it', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
-    const config = { ...buildConfig({}, { sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, leaseRenewSeconds: 0.4, leaseExpirySeconds: 1.2, receiveWaitSeconds: 0 }), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
-    await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });
+    const config = {
+      ...buildConfig(
+        {},
+        {
+          sampleIntervalSeconds: 0.2,
+          syncIntervalSeconds: 0.4,
+          leaseRenewSeconds: 0.4,
+          leaseExpirySeconds: 1.2,
+          receiveWaitSeconds: 0,
+        },
+      ),
+      nodeName: 'node-1',
+      dataDir,
+      queueUrl: 'http://q',
+    };
+    await writeJsonAtomic(rolePath(dataDir), {
+      role: 'primary',
+      epoch: 3,
+      validUntil: mono() + 60_000,
+      boot: bootId(),
+    });
     const body = JSON.stringify({ taskId: 't1', workSeconds: 0.4 });
     // The same message twice: the second receive carries the receipt SQS honours now.
-    const { queue, deleted } = scriptedQueue([[{ id: 'm1', receiptHandle: 'h1', body, receiveCount: 1 }], [{ id: 'm1', receiptHandle: 'h2', body, receiveCount: 2 }]]);
-    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
+    const { queue, deleted } = scriptedQueue([
+      [{ id: 'm1', receiptHandle: 'h1', body, receiveCount: 1 }],
+      [{ id: 'm1', receiptHandle: 'h2', body, receiveCount: 2 }],
+    ]);
+    const store = new StateStore(new S3Client({ region: 'us-west-2' }), {
+      bucket: 'b',
+      prefix: 'peer-sync/',
+      maxObjectBytes: 1 << 20,
+    });
     const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
     await worker.start();
     for (let i = 0; i < 100 && deleted.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
@@ -61,21 +88,54 @@ describe('Worker', () => {
 
   it('waits out an S3 outage with the message it holds: it receives nothing more, counts no failure, keeps extending, and completes once S3 is back', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
-    const config = { ...buildConfig({}, { sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, leaseRenewSeconds: 0.4, leaseExpirySeconds: 1.2, receiveWaitSeconds: 0, visibilityTimeoutSeconds: 0.3, retryCapSeconds: 0.05 }), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
-    await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });
+    const config = {
+      ...buildConfig(
+        {},
+        {
+          sampleIntervalSeconds: 0.2,
+          syncIntervalSeconds: 0.4,
+          leaseRenewSeconds: 0.4,
+          leaseExpirySeconds: 1.2,
+          receiveWaitSeconds: 0,
+          visibilityTimeoutSeconds: 0.3,
+          retryCapSeconds: 0.05,
+        },
+      ),
+      nodeName: 'node-1',
+      dataDir,
+      queueUrl: 'http://q',
+    };
+    await writeJsonAtomic(rolePath(dataDir), {
+      role: 'primary',
+      epoch: 3,
+      validUntil: mono() + 60_000,
+      boot: bootId(),
+    });
     const body = (taskId: string): string => JSON.stringify({ taskId, workSeconds: 0.1 });
     const calls: string[] = [];
-    const scripted = scriptedQueue([[{ id: 'm1', receiptHandle: 'h1', body: body('t1'), receiveCount: 1 }], [{ id: 'm2', receiptHandle: 'h2', body: body('t2'), receiveCount: 1 }]]);
+    const scripted = scriptedQueue([
+      [{ id: 'm1', receiptHandle: 'h1', body: body('t1'), receiveCount: 1 }],
+      [{ id: 'm2', receiptHandle: 'h2', body: body('t2'), receiveCount: 1 }],
+    ]);
     const queue = {
       ...scripted.queue,
-      receive: (...args: unknown[]) => (calls.push('receive'), (scripted.queue.receive as (...a: unknown[]) => Promise<QueueMessage[]>)(...args)),
+      receive: (...args: unknown[]) => (
+        calls.push('receive'),
+        (scripted.queue.receive as (...a: unknown[]) => Promise<QueueMessage[]>)(...args)
+      ),
       send: (text: string) => (calls.push(`send ${text}`), Promise.resolve('m-new')),
       setVisibility: (handle: string, seconds: number) => (calls.push(`${handle}=${seconds}`), Promise.resolve()),
     } as unknown as TaskQueue;
-    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20, requestRetry: { attempts: 1, baseMs: 1, capMs: 1 } });
+    const store = new StateStore(new S3Client({ region: 'us-west-2' }), {
+      bucket: 'b',
+      prefix: 'peer-sync/',
+      maxObjectBytes: 1 << 20,
+      requestRetry: { attempts: 1, baseMs: 1, capMs: 1 },
+    });
     let outage = true;
     const read = store.read.bind(store);
-    store.read = ((key: string, schema: never) => (outage ? Promise.reject(new TransientError(`GET ${key}: 503`)) : read(key, schema)));
+    store.read = (key: string, schema: never) =>
+      outage ? Promise.reject(new TransientError(`GET ${key}: 503`)) : read(key, schema);
     const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
     await worker.start();
     await new Promise((r) => setTimeout(r, 1500));
@@ -95,9 +155,37 @@ describe('Worker', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
     const script = 'case "$TASK_ID" in later) exit 75;; bad) echo "Unknown encoder libx265" >&2; exit 2;; esac';
     const pipeline = [{ name: 'work', command: ['/bin/sh', '-c', script] }];
-    const config = { ...buildConfig({}, { sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, leaseRenewSeconds: 0.4, leaseExpirySeconds: 1.2, receiveWaitSeconds: 0, visibilityTimeoutSeconds: 3, maxTaskFailures: 2, pipeline }), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
-    await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });
-    const m = (taskId: string, receiveCount: number, failures?: number): QueueMessage => ({ id: taskId, receiptHandle: `h-${taskId}-${receiveCount}`, body: JSON.stringify({ taskId }), receiveCount, ...(failures === undefined ? {} : { failures }) });
+    const config = {
+      ...buildConfig(
+        {},
+        {
+          sampleIntervalSeconds: 0.2,
+          syncIntervalSeconds: 0.4,
+          leaseRenewSeconds: 0.4,
+          leaseExpirySeconds: 1.2,
+          receiveWaitSeconds: 0,
+          visibilityTimeoutSeconds: 3,
+          maxTaskFailures: 2,
+          pipeline,
+        },
+      ),
+      nodeName: 'node-1',
+      dataDir,
+      queueUrl: 'http://q',
+    };
+    await writeJsonAtomic(rolePath(dataDir), {
+      role: 'primary',
+      epoch: 3,
+      validUntil: mono() + 60_000,
+      boot: bootId(),
+    });
+    const m = (taskId: string, receiveCount: number, failures?: number): QueueMessage => ({
+      id: taskId,
+      receiptHandle: `h-${taskId}-${receiveCount}`,
+      body: JSON.stringify({ taskId }),
+      receiveCount,
+      ...(failures === undefined ? {} : { failures }),
+    });
     const scripted = scriptedQueue([[m('later', 4), m('bad', 1)], [], [m('bad', 1, 1)]]);
     const calls: string[] = [];
     const queue = {
@@ -105,11 +193,25 @@ describe('Worker', () => {
       send: (_: string, failures: number) => (calls.push(`send failures=${failures}`), Promise.resolve('m-new')),
       setVisibility: (handle: string, seconds: number) => (calls.push(`${handle}=${seconds}`), Promise.resolve()),
     } as unknown as TaskQueue;
-    const deadLetters = { send: (_: string, failures: number) => (calls.push(`dead failures=${failures}`), Promise.resolve('m-dead')) } as unknown as TaskQueue;
+    const deadLetters = {
+      send: (_: string, failures: number) => (calls.push(`dead failures=${failures}`), Promise.resolve('m-dead')),
+    } as unknown as TaskQueue;
     const alerts: FleetEvent[] = [];
     const topic = { publish: (e: FleetEvent) => (alerts.push(e), Promise.resolve('id')) } as unknown as AlertTopic;
-    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
-    const worker = new Worker({ config, store, queue, deadLetters, log: memoryLogger().log, now: Date.now, alerts: topic });
+    const store = new StateStore(new S3Client({ region: 'us-west-2' }), {
+      bucket: 'b',
+      prefix: 'peer-sync/',
+      maxObjectBytes: 1 << 20,
+    });
+    const worker = new Worker({
+      config,
+      store,
+      queue,
+      deadLetters,
+      log: memoryLogger().log,
+      now: Date.now,
+      alerts: topic,
+    });
     await worker.start();
     for (let i = 0; i < 200 && alerts.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
     await worker.close();
@@ -118,7 +220,9 @@ describe('Worker', () => {
     expect(calls.filter((c) => c.includes('failures='))).toEqual(['send failures=1', 'dead failures=2']);
     expect(scripted.deleted).toEqual(['h-bad-1', 'h-bad-1']);
     expect(alerts.map((a) => a.kind)).toEqual(['POISON_TASK']);
-    expect(alerts[0]?.summary).toMatch(/task bad failed 2 times\. Moved to the dead-letter queue\. .*exited with 2; stderr ends:\nUnknown encoder libx265/);
+    expect(alerts[0]?.summary).toMatch(
+      /task bad failed 2 times\. Moved to the dead-letter queue\. .*exited with 2; stderr ends:\nUnknown encoder libx265/,
+    );
     // Neither task is in hand any more: their folders are gone from the node.
     expect(existsSync(join(dataDir, 'work', 'bad'))).toBe(false);
     expect(existsSync(join(dataDir, 'work', 'later'))).toBe(false);
@@ -126,12 +230,39 @@ describe('Worker', () => {
 
   it('extends what it holds while its lease is valid, and stops extending once the lease has lapsed', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
-    const config = { ...buildConfig({}, { sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, leaseRenewSeconds: 0.4, leaseExpirySeconds: 1.2, receiveWaitSeconds: 0, visibilityTimeoutSeconds: 0.3 }), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
-    await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });
+    const config = {
+      ...buildConfig(
+        {},
+        {
+          sampleIntervalSeconds: 0.2,
+          syncIntervalSeconds: 0.4,
+          leaseRenewSeconds: 0.4,
+          leaseExpirySeconds: 1.2,
+          receiveWaitSeconds: 0,
+          visibilityTimeoutSeconds: 0.3,
+        },
+      ),
+      nodeName: 'node-1',
+      dataDir,
+      queueUrl: 'http://q',
+    };
+    await writeJsonAtomic(rolePath(dataDir), {
+      role: 'primary',
+      epoch: 3,
+      validUntil: mono() + 60_000,
+      boot: bootId(),
+    });
     const extended: number[] = [];
     const body = JSON.stringify({ taskId: 't1', workSeconds: 60 });
-    const queue = { ...scriptedQueue([[{ id: 'm1', receiptHandle: 'h1', body, receiveCount: 1 }]]).queue, setVisibility: (_: string, seconds: number) => (seconds > 0 && extended.push(mono()), Promise.resolve()) } as unknown as TaskQueue;
-    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
+    const queue = {
+      ...scriptedQueue([[{ id: 'm1', receiptHandle: 'h1', body, receiveCount: 1 }]]).queue,
+      setVisibility: (_: string, seconds: number) => (seconds > 0 && extended.push(mono()), Promise.resolve()),
+    } as unknown as TaskQueue;
+    const store = new StateStore(new S3Client({ region: 'us-west-2' }), {
+      bucket: 'b',
+      prefix: 'peer-sync/',
+      maxObjectBytes: 1 << 20,
+    });
     const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
     await worker.start();
     await new Promise((r) => setTimeout(r, 700));
@@ -156,13 +287,41 @@ describe('Worker', () => {
         { name: 'node-1', instanceId: 'mi-00000000000000001' },
         { name: 'node-2', instanceId: 'mi-00000000000000002' },
       ];
-      const config = { ...buildConfig({}, { sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, leaseRenewSeconds: 0.4, leaseExpirySeconds: 1.2, receiveWaitSeconds: 0, workerStopTimeoutSeconds: 0.4, nodes }), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
+      const config = {
+        ...buildConfig(
+          {},
+          {
+            sampleIntervalSeconds: 0.2,
+            syncIntervalSeconds: 0.4,
+            leaseRenewSeconds: 0.4,
+            leaseExpirySeconds: 1.2,
+            receiveWaitSeconds: 0,
+            workerStopTimeoutSeconds: 0.4,
+            nodes,
+          },
+        ),
+        nodeName: 'node-1',
+        dataDir,
+        queueUrl: 'http://q',
+      };
 
-      await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });
+      await writeJsonAtomic(rolePath(dataDir), {
+        role: 'primary',
+        epoch: 3,
+        validUntil: mono() + 60_000,
+        boot: bootId(),
+      });
       const body = JSON.stringify({ taskId: 't1', workSeconds: 60 });
       const before: number[] = [];
-      const queue = { ...scriptedQueue([[{ id: 'm1', receiptHandle: 'h1', body, receiveCount: 1 }]]).queue, setVisibility: (_: string, seconds: number) => (before.push(seconds), Promise.resolve()) } as unknown as TaskQueue;
-      const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
+      const queue = {
+        ...scriptedQueue([[{ id: 'm1', receiptHandle: 'h1', body, receiveCount: 1 }]]).queue,
+        setVisibility: (_: string, seconds: number) => (before.push(seconds), Promise.resolve()),
+      } as unknown as TaskQueue;
+      const store = new StateStore(new S3Client({ region: 'us-west-2' }), {
+        bucket: 'b',
+        prefix: 'peer-sync/',
+        maxObjectBytes: 1 << 20,
+      });
       const first = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
       const after: { handle: string; seconds: number }[] = [];
       let next: Worker | undefined;
@@ -173,15 +332,25 @@ describe('Worker', () => {
         expect(before).toEqual([]);
         // It dies: its loops stop without a hand-back (its fence check would otherwise race the next worker's start).
         await first.halt();
-        if (role === 'standby') await writeJsonAtomic(rolePath(dataDir), { role: 'standby', epoch: 4, validUntil: 0, boot: bootId() });
+        if (role === 'standby')
+          await writeJsonAtomic(rolePath(dataDir), { role: 'standby', epoch: 4, validUntil: 0, boot: bootId() });
         // Its agent restarted too and is pending (an await-fence record): the role comes back, same epoch, after the worker's start.
-        if (role === 'late-primary') await writeJsonAtomic(rolePath(dataDir), { role: 'pending', epoch: 3, validUntil: 0, boot: bootId() });
-        const nextQueue = { ...scriptedQueue([]).queue, setVisibility: (handle: string, seconds: number) => (after.push({ handle, seconds }), Promise.resolve()) } as unknown as TaskQueue;
+        if (role === 'late-primary')
+          await writeJsonAtomic(rolePath(dataDir), { role: 'pending', epoch: 3, validUntil: 0, boot: bootId() });
+        const nextQueue = {
+          ...scriptedQueue([]).queue,
+          setVisibility: (handle: string, seconds: number) => (after.push({ handle, seconds }), Promise.resolve()),
+        } as unknown as TaskQueue;
         next = new Worker({ config, store, queue: nextQueue, log: memoryLogger().log, now: Date.now, alerts: null });
         await next.start();
         if (role === 'late-primary') {
           expect(after).toEqual([]);
-          await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });
+          await writeJsonAtomic(rolePath(dataDir), {
+            role: 'primary',
+            epoch: 3,
+            validUntil: mono() + 60_000,
+            boot: bootId(),
+          });
           for (let i = 0; i < 100 && after.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
         }
         return { after: [...after], stillHeld: holds(dataDir, 'h1') };
@@ -212,12 +381,38 @@ describe('Worker', () => {
 
   it('fences its running tasks and hands their messages back when the lease lapses, even if the poll loop saw it first', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
-    const config = { ...buildConfig({}, { sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, leaseRenewSeconds: 0.4, leaseExpirySeconds: 1.2, receiveWaitSeconds: 0 }), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
-    await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });
+    const config = {
+      ...buildConfig(
+        {},
+        {
+          sampleIntervalSeconds: 0.2,
+          syncIntervalSeconds: 0.4,
+          leaseRenewSeconds: 0.4,
+          leaseExpirySeconds: 1.2,
+          receiveWaitSeconds: 0,
+        },
+      ),
+      nodeName: 'node-1',
+      dataDir,
+      queueUrl: 'http://q',
+    };
+    await writeJsonAtomic(rolePath(dataDir), {
+      role: 'primary',
+      epoch: 3,
+      validUntil: mono() + 60_000,
+      boot: bootId(),
+    });
     const handedBack: string[] = [];
     const body = JSON.stringify({ taskId: 't1', workSeconds: 60 });
-    const queue = { ...scriptedQueue([[{ id: 'm1', receiptHandle: 'h1', body, receiveCount: 1 }]]).queue, setVisibility: (handle: string, seconds: number) => (seconds === 0 && handedBack.push(handle), Promise.resolve()) } as unknown as TaskQueue;
-    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
+    const queue = {
+      ...scriptedQueue([[{ id: 'm1', receiptHandle: 'h1', body, receiveCount: 1 }]]).queue,
+      setVisibility: (handle: string, seconds: number) => (seconds === 0 && handedBack.push(handle), Promise.resolve()),
+    } as unknown as TaskQueue;
+    const store = new StateStore(new S3Client({ region: 'us-west-2' }), {
+      bucket: 'b',
+      prefix: 'peer-sync/',
+      maxObjectBytes: 1 << 20,
+    });
     const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
     await worker.start();
     const running = (worker as unknown as { inHand: { size: number } }).inHand;
@@ -238,17 +433,45 @@ describe('Worker', () => {
     /** A worker receives a 60 s task and is closed; `leased` says whether its lease is still valid then. */
     const stopWith = async (leased: boolean) => {
       const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
-      const config = { ...buildConfig({}, { sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, leaseRenewSeconds: 0.4, leaseExpirySeconds: 1.2, receiveWaitSeconds: 0, workerStopTimeoutSeconds: 0.4 }), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
-      await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });
+      const config = {
+        ...buildConfig(
+          {},
+          {
+            sampleIntervalSeconds: 0.2,
+            syncIntervalSeconds: 0.4,
+            leaseRenewSeconds: 0.4,
+            leaseExpirySeconds: 1.2,
+            receiveWaitSeconds: 0,
+            workerStopTimeoutSeconds: 0.4,
+          },
+        ),
+        nodeName: 'node-1',
+        dataDir,
+        queueUrl: 'http://q',
+      };
+      await writeJsonAtomic(rolePath(dataDir), {
+        role: 'primary',
+        epoch: 3,
+        validUntil: mono() + 60_000,
+        boot: bootId(),
+      });
       const body = JSON.stringify({ taskId: 't1', workSeconds: 60 });
       const visibility: number[] = [];
-      const queue = { ...scriptedQueue([[{ id: 'm1', receiptHandle: 'h1', body, receiveCount: 1 }]]).queue, setVisibility: (_: string, seconds: number) => (visibility.push(seconds), Promise.resolve()) } as unknown as TaskQueue;
-      const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
+      const queue = {
+        ...scriptedQueue([[{ id: 'm1', receiptHandle: 'h1', body, receiveCount: 1 }]]).queue,
+        setVisibility: (_: string, seconds: number) => (visibility.push(seconds), Promise.resolve()),
+      } as unknown as TaskQueue;
+      const store = new StateStore(new S3Client({ region: 'us-west-2' }), {
+        bucket: 'b',
+        prefix: 'peer-sync/',
+        maxObjectBytes: 1 << 20,
+      });
       const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
       await worker.start();
       for (let i = 0; i < 100 && !holds(dataDir, 'h1'); i++) await new Promise((r) => setTimeout(r, 20));
       await new Promise((r) => setTimeout(r, 100));
-      if (!leased) await writeJsonAtomic(rolePath(dataDir), { role: 'fenced', epoch: 4, validUntil: 0, boot: bootId() });
+      if (!leased)
+        await writeJsonAtomic(rolePath(dataDir), { role: 'fenced', epoch: 4, validUntil: 0, boot: bootId() });
       await worker.close();
       const left = await new HeldMessages(dataDir, 300_000, memoryLogger().log).leftovers(1_000);
       return { visibility, held: left.messages.map((m) => m.message.receiptHandle) };
@@ -264,8 +487,28 @@ describe('Worker', () => {
 
     it('takes in a receive answered while it stops (as in the socket of a frozen worker that is then stopped), never leaving its messages invisible', async () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
-      const config = { ...buildConfig({}, { sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4, leaseRenewSeconds: 0.4, leaseExpirySeconds: 1.2, receiveWaitSeconds: 1, workerStopTimeoutSeconds: 0.4 }), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
-      await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });
+      const config = {
+        ...buildConfig(
+          {},
+          {
+            sampleIntervalSeconds: 0.2,
+            syncIntervalSeconds: 0.4,
+            leaseRenewSeconds: 0.4,
+            leaseExpirySeconds: 1.2,
+            receiveWaitSeconds: 1,
+            workerStopTimeoutSeconds: 0.4,
+          },
+        ),
+        nodeName: 'node-1',
+        dataDir,
+        queueUrl: 'http://q',
+      };
+      await writeJsonAtomic(rolePath(dataDir), {
+        role: 'primary',
+        epoch: 3,
+        validUntil: mono() + 60_000,
+        boot: bootId(),
+      });
       let asked = false;
       const queue = {
         ...scriptedQueue([]).queue,
@@ -277,10 +520,16 @@ describe('Worker', () => {
             const timer = setTimeout(resolve, 60);
             signal.addEventListener('abort', () => (clearTimeout(timer), reject(new Error('aborted'))), { once: true });
           });
-          return [{ id: 'm1', receiptHandle: 'h1', body: JSON.stringify({ taskId: 't1', workSeconds: 60 }), receiveCount: 1 }];
+          return [
+            { id: 'm1', receiptHandle: 'h1', body: JSON.stringify({ taskId: 't1', workSeconds: 60 }), receiveCount: 1 },
+          ];
         },
       } as unknown as TaskQueue;
-      const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
+      const store = new StateStore(new S3Client({ region: 'us-west-2' }), {
+        bucket: 'b',
+        prefix: 'peer-sync/',
+        maxObjectBytes: 1 << 20,
+      });
       const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
       await worker.start();
       for (let i = 0; i < 100 && !asked; i++) await new Promise((r) => setTimeout(r, 5));
@@ -292,11 +541,26 @@ describe('Worker', () => {
 
   describe('long polls', () => {
     /** Starts a worker whose lease is valid for `validMs` more, and records each receive's wait. */
-    const polling = async (validMs: number, overrides: Record<string, number>, timeScale = 1, answerMs: number | 'the wait' = 0) => {
+    const polling = async (
+      validMs: number,
+      overrides: Record<string, number>,
+      timeScale = 1,
+      answerMs: number | 'the wait' = 0,
+    ) => {
       const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
       const base = buildConfig({}, overrides);
-      const config = { ...(timeScale === 1 ? base : scaleConfig(base, timeScale)), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
-      await writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 1, validUntil: mono() + validMs, boot: bootId() });
+      const config = {
+        ...(timeScale === 1 ? base : scaleConfig(base, timeScale)),
+        nodeName: 'node-1',
+        dataDir,
+        queueUrl: 'http://q',
+      };
+      await writeJsonAtomic(rolePath(dataDir), {
+        role: 'primary',
+        epoch: 1,
+        validUntil: mono() + validMs,
+        boot: bootId(),
+      });
       const waits: number[] = [];
       const queue = {
         receive: async (_max: number, waitSeconds: number) => {
@@ -307,11 +571,21 @@ describe('Worker', () => {
         },
         setVisibility: () => Promise.resolve(),
       } as unknown as TaskQueue;
-      const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
+      const store = new StateStore(new S3Client({ region: 'us-west-2' }), {
+        bucket: 'b',
+        prefix: 'peer-sync/',
+        maxObjectBytes: 1 << 20,
+      });
       const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
       await worker.start();
       // The agent's renewal as the worker sees it: the role file, good for fenceAfter from now.
-      const renew = () => writeJsonAtomic(rolePath(dataDir), { role: 'primary', epoch: 1, validUntil: mono() + (config.leaseExpirySeconds - config.leaseRenewSeconds) * 1000, boot: bootId() });
+      const renew = () =>
+        writeJsonAtomic(rolePath(dataDir), {
+          role: 'primary',
+          epoch: 1,
+          validUntil: mono() + (config.leaseExpirySeconds - config.leaseRenewSeconds) * 1000,
+          boot: bootId(),
+        });
       return { waits, renew, close: () => worker.close() };
     };
     const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -364,7 +638,13 @@ describe('Worker', () => {
     });
 
     it('paces short polls of an empty queue to one per quarter renewal period', async () => {
-      const p = await polling(60_000, { receiveWaitSeconds: 0, leaseRenewSeconds: 0.4, leaseExpirySeconds: 1.2, sampleIntervalSeconds: 0.2, syncIntervalSeconds: 0.4 });
+      const p = await polling(60_000, {
+        receiveWaitSeconds: 0,
+        leaseRenewSeconds: 0.4,
+        leaseExpirySeconds: 1.2,
+        sampleIntervalSeconds: 0.2,
+        syncIntervalSeconds: 0.4,
+      });
       await settle(1_000);
       await p.close();
       // One ask every 100 ms at most (and the first at once).
@@ -384,11 +664,20 @@ describe('Worker', () => {
 
     it('runs its registry and fence loops on the tick, and leaves no timer behind once closed', async () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
-      const config = { ...buildConfig({}, { sampleIntervalSeconds: 1, receiveWaitSeconds: 0 }), nodeName: 'node-1', dataDir, queueUrl: 'http://q' };
+      const config = {
+        ...buildConfig({}, { sampleIntervalSeconds: 1, receiveWaitSeconds: 0 }),
+        nodeName: 'node-1',
+        dataDir,
+        queueUrl: 'http://q',
+      };
       // No lease: the worker never receives, only its loops run.
       const receive = jest.fn(() => Promise.resolve([]));
       const queue = { receive, setVisibility: () => Promise.resolve() } as unknown as TaskQueue;
-      const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
+      const store = new StateStore(new S3Client({ region: 'us-west-2' }), {
+        bucket: 'b',
+        prefix: 'peer-sync/',
+        maxObjectBytes: 1 << 20,
+      });
       const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
       const started = worker.start();
       await drain();
@@ -411,4 +700,3 @@ describe('Worker', () => {
     });
   });
 });
-

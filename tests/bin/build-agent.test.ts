@@ -16,7 +16,15 @@ describe('bin/build-agent.ts › buildAgent', () => {
 
     const written = await buildAgent(out);
 
-    const expected = ['agent.js', 'agent.js.map', 'install.sh', 'queen-fleet-peer-sync.service', 'queen-fleet-worker.service', 'worker.js', 'worker.js.map'];
+    const expected = [
+      'agent.js',
+      'agent.js.map',
+      'install.sh',
+      'queen-fleet-peer-sync.service',
+      'queen-fleet-worker.service',
+      'worker.js',
+      'worker.js.map',
+    ];
     expect(written).toEqual(expected);
     // A unit of an older build is gone; a file that is not ours stays.
     expect(readdirSync(out).sort()).toEqual([...expected, 'notes.txt'].sort());
@@ -25,11 +33,19 @@ describe('bin/build-agent.ts › buildAgent', () => {
     expect(readFileSync(join(out, 'agent.js'), 'utf8')).toContain('"ConflictError"');
 
     // Far from any node_modules, the worker loads and fails fast on a missing config (exit 2).
-    const run = spawnSync(process.execPath, [join(out, 'worker.js')], { cwd: sandbox.tmp, encoding: 'utf8', timeout: 15_000, env: { PATH: process.env.PATH, LOG_LEVEL: 'info', FLEET_CONFIG_FILE: join(sandbox.tmp, 'missing.json') } });
+    const run = spawnSync(process.execPath, [join(out, 'worker.js')], {
+      cwd: sandbox.tmp,
+      encoding: 'utf8',
+      timeout: 15_000,
+      env: { PATH: process.env.PATH, LOG_LEVEL: 'info', FLEET_CONFIG_FILE: join(sandbox.tmp, 'missing.json') },
+    });
     expect(run.stderr).toMatch(/bad configuration/);
     expect(run.status).toBe(2);
 
-    const installed = install(['--config', sandbox.config, '--node', 'node-2', '--root', sandbox.root], join(out, 'install.sh'));
+    const installed = install(
+      ['--config', sandbox.config, '--node', 'node-2', '--root', sandbox.root],
+      join(out, 'install.sh'),
+    );
     expect(installed.status).toBe(0);
     expect(readFileSync(at('opt/queen-fleet/agent.js'))).toEqual(readFileSync(join(out, 'agent.js')));
     expect(existsSync(at('opt/queen-fleet/agent.js.map'))).toBe(true);

@@ -6,7 +6,15 @@ import { registerOperatorCommands } from '../../bin/commands';
 import { renderEvents } from '../../bin/commands/render';
 import { fleetEventSchema, type FleetEvent } from '../../lib/core/events';
 import { parseKind, parseLimit, parseNode, parseSince } from '../../lib/core/views/event-query';
-import { expectNoPollution, hostileNumberArb, hostileStringArb, mutationArb, outcomeOf, PROTOTYPE_KEYS, RUNS } from '../helpers/hostile';
+import {
+  expectNoPollution,
+  hostileNumberArb,
+  hostileStringArb,
+  mutationArb,
+  outcomeOf,
+  PROTOTYPE_KEYS,
+  RUNS,
+} from '../helpers/hostile';
 import pc from 'picocolors';
 import { stalledEvent } from '../helpers/fixtures';
 
@@ -19,7 +27,10 @@ class ReachedAction extends Error {}
 
 /** The CLI as `bin/fleet.ts` builds it, stopping before any action: parsing is what is tested. */
 const cli = (): Command => {
-  const program = new Command().name('fleet').exitOverride().configureOutput({ writeOut: () => undefined, writeErr: () => undefined });
+  const program = new Command()
+    .name('fleet')
+    .exitOverride()
+    .configureOutput({ writeOut: () => undefined, writeErr: () => undefined });
   registerOperatorCommands(program);
   program.hook('preAction', () => {
     throw new ReachedAction();
@@ -39,7 +50,20 @@ const parse = async (args: string[]): Promise<{ code: string; message: string }>
   }
 };
 
-const argArb = fc.oneof(hostileStringArb.filter((s) => s.length < 5_000), fc.constantFrom<string>(...PROTOTYPE_KEYS, '-', '--', '--local', '0', '1e3', '15m', 'Infinity', '9'.repeat(400) + 'd'));
+const argArb = fc.oneof(
+  hostileStringArb.filter((s) => s.length < 5_000),
+  fc.constantFrom<string>(
+    ...PROTOTYPE_KEYS,
+    '-',
+    '--',
+    '--local',
+    '0',
+    '1e3',
+    '15m',
+    'Infinity',
+    '9'.repeat(400) + 'd',
+  ),
+);
 
 describe('CLI argument parsers', () => {
   afterEach(expectNoPollution);
@@ -61,16 +85,25 @@ describe('CLI argument parsers', () => {
 
   it('takes only a finite --since: a duration of milliseconds, or a date', () => {
     fc.assert(
-      fc.property(fc.oneof(argArb, fc.tuple(fc.stringMatching(/^\d{1,400}$/), fc.constantFrom('s', 'm', 'h', 'd')).map(([n, u]) => `${n}${u}`)), (raw) => {
-        const out = outcomeOf(() => parseSince(raw));
-        if (out.ok) expect(Number.isFinite(out.value.kind === 'duration' ? out.value.ms : out.value.at)).toBe(true);
-      }),
+      fc.property(
+        fc.oneof(
+          argArb,
+          fc.tuple(fc.stringMatching(/^\d{1,400}$/), fc.constantFrom('s', 'm', 'h', 'd')).map(([n, u]) => `${n}${u}`),
+        ),
+        (raw) => {
+          const out = outcomeOf(() => parseSince(raw));
+          if (out.ok) expect(Number.isFinite(out.value.kind === 'duration' ? out.value.ms : out.value.at)).toBe(true);
+        },
+      ),
       { numRuns: RUNS },
     );
   });
 
   it('refuses two admission modes at once, naming the second', () => {
-    expect(outcomeOf(() => modeOf({ hold: true, open: true }))).toMatchObject({ ok: false, error: { field: '--open' } });
+    expect(outcomeOf(() => modeOf({ hold: true, open: true }))).toMatchObject({
+      ok: false,
+      error: { field: '--open' },
+    });
     expect(modeOf({ auto: true })).toBe('auto');
   });
 });
@@ -90,7 +123,8 @@ describe('fleet commands through commander', () => {
         const out = await parse(args);
         expectNoPollution();
         expect(out.code).toMatch(/^(action|commander\.[a-zA-Z]+)$/);
-        if (out.code === 'commander.invalidArgument') expect(out.message).toMatch(/option '--[a-z-]+ <[a-z]+>'|argument 'node'/);
+        if (out.code === 'commander.invalidArgument')
+          expect(out.message).toMatch(/option '--[a-z-]+ <[a-z]+>'|argument 'node'/);
       }),
       { numRuns: RUNS },
     );

@@ -22,9 +22,12 @@ const fleetJson = async (args: string[]): Promise<RunResult & { doc: Doc | null 
   const r = await runFleet([...args, '--local-file', fleet.localFile, '--json'], 15_000);
   return { ...r, doc: r.stdout.trim() === '' ? null : (JSON.parse(r.stdout) as Doc) };
 };
-const nodeOf = (doc: Doc | null, name: string): unknown => (doc?.nodes as { name: string }[]).find((n) => n.name === name);
-const storedLeader = async (): Promise<Leader | undefined> => (await fleet.store.read(KEYS.leader, leaderSchema))?.value;
-const storedEvent = async (incidentId: string): Promise<FleetEvent | undefined> => (await fleet.store.read(eventKey({ incidentId, kind: 'PROMOTED' }), fleetEventSchema))?.value;
+const nodeOf = (doc: Doc | null, name: string): unknown =>
+  (doc?.nodes as { name: string }[]).find((n) => n.name === name);
+const storedLeader = async (): Promise<Leader | undefined> =>
+  (await fleet.store.read(KEYS.leader, leaderSchema))?.value;
+const storedEvent = async (incidentId: string): Promise<FleetEvent | undefined> =>
+  (await fleet.store.read(eventKey({ incidentId, kind: 'PROMOTED' }), fleetEventSchema))?.value;
 
 beforeAll(async () => {
   cloud = await startCloudProcess();
@@ -58,10 +61,21 @@ describe('fleet status', () => {
       stall: { failing: 8, healthy: 0, fault: 'no-progress' },
       incident: { id: INCIDENT, kind: 'stall', stage: 'restart-sent', failoverTo: null },
     });
-    expect(nodeOf(doc, 'node-2')).toMatchObject({ role: 'standby', heartbeat: { state: 'ok', fresh: true }, incident: null });
+    expect(nodeOf(doc, 'node-2')).toMatchObject({
+      role: 'standby',
+      heartbeat: { state: 'ok', fresh: true },
+      incident: null,
+    });
     expect(nodeOf(doc, 'node-3')).toMatchObject({ role: 'standby', workerProcesses: 0 });
-    expect(nodeOf(doc, 'node-4')).toMatchObject({ role: null, designated: 'standby', heartbeat: { state: 'missing' }, stall: null });
-    expect(nodeOf(doc, 'node-5')).toMatchObject({ heartbeat: { state: 'corrupt', error: expect.stringContaining('heartbeat.json') } });
+    expect(nodeOf(doc, 'node-4')).toMatchObject({
+      role: null,
+      designated: 'standby',
+      heartbeat: { state: 'missing' },
+      stall: null,
+    });
+    expect(nodeOf(doc, 'node-5')).toMatchObject({
+      heartbeat: { state: 'corrupt', error: expect.stringContaining('heartbeat.json') },
+    });
   });
 
   it('shows the primary and epoch, the queue depth and the last incident', () => {
@@ -95,7 +109,10 @@ describe('fleet events', () => {
   });
 
   it('filters by node and kind, by time and by count', async () => {
-    const [byNodeAndKind, recentOne] = await Promise.all([fleetJson(['events', '--node', 'node-1', '--kind', 'stalled']), fleetJson(['events', '--since', '2h', '--limit', '1'])]);
+    const [byNodeAndKind, recentOne] = await Promise.all([
+      fleetJson(['events', '--node', 'node-1', '--kind', 'stalled']),
+      fleetJson(['events', '--since', '2h', '--limit', '1']),
+    ]);
 
     expect((byNodeAndKind.doc?.events as FleetEvent[]).map((e) => `${e.node} ${e.kind}`)).toEqual(['node-1 STALLED']);
     expect((recentOne.doc?.events as FleetEvent[]).map((e) => e.kind)).toEqual(['RESTART_SENT']);
@@ -105,7 +122,9 @@ describe('fleet events', () => {
 describe('fleet doctor', () => {
   it('checks every part with a hint per problem, and exits 1 since no node is registered with SSM here', async () => {
     const { code, doc } = await fleetJson(['doctor']);
-    const statuses = Object.fromEntries((doc?.checks as { name: string; status: string }[]).map((c) => [c.name, c.status]));
+    const statuses = Object.fromEntries(
+      (doc?.checks as { name: string; status: string }[]).map((c) => [c.name, c.status]),
+    );
 
     expect(code).toBe(1);
     expect(doc?.ok).toBe(false);
@@ -124,7 +143,12 @@ describe('fleet doctor', () => {
       'ssm node-1': 'fail',
       'origin record': 'ok',
     });
-    expect(doc?.checks).toContainEqual(expect.objectContaining({ name: 'heartbeat node-4', hint: expect.stringContaining('install and start the agent on node-4') }));
+    expect(doc?.checks).toContainEqual(
+      expect.objectContaining({
+        name: 'heartbeat node-4',
+        hint: expect.stringContaining('install and start the agent on node-4'),
+      }),
+    );
   });
 });
 
@@ -134,16 +158,28 @@ describe('bad arguments', () => {
     ['a bad --since', ['events', '--since', 'yesterday'], "option '--since <when>' argument 'yesterday' is invalid"],
     ['a --limit of 0', ['events', '--limit', '0'], "option '--limit <n>' argument '0' is invalid"],
     ['failover without --to', ['failover', '--reason', 'x'], "required option '--to <node>' not specified"],
-    ['failover to a node not configured', ['failover', '--to', 'node-9', '--reason', 'x'], '--to: node-9 is not a configured node'],
+    [
+      'failover to a node not configured',
+      ['failover', '--to', 'node-9', '--reason', 'x'],
+      '--to: node-9 is not a configured node',
+    ],
     ['replay without an event', ['replay'], 'replay: give an event id or --file FILE'],
     ['replay of a malformed event id', ['replay', 'nonsense'], 'is not an event id such as node-1-e3-i1.STALLED'],
-    ['replay of a file that asks to execute, without --execute', ['replay', '--file', 'functions/replay/events/execute-by-id.json'], 'asks for "execute": true; the CLI acts only with --execute'],
+    [
+      'replay of a file that asks to execute, without --execute',
+      ['replay', '--file', 'functions/replay/events/execute-by-id.json'],
+      'asks for "execute": true; the CLI acts only with --execute',
+    ],
   ];
   const results = new Map<string, RunResult>();
 
   // Started together: each start of the CLI costs about a second.
   beforeAll(async () => {
-    const done = await Promise.all(CASES.map(async ([name, args]) => [name, await runFleet([...args, '--local-file', fleet.localFile], 15_000)] as const));
+    const done = await Promise.all(
+      CASES.map(
+        async ([name, args]) => [name, await runFleet([...args, '--local-file', fleet.localFile], 15_000)] as const,
+      ),
+    );
     for (const [name, r] of done) results.set(name, r);
   }, 30_000);
 
@@ -163,9 +199,17 @@ describe('fleet replay', () => {
     expect(r.doc).toMatchObject({
       mode: 'dry-run',
       executed: [],
-      plan: { incidentId: INCIDENT, incident: 'stall', open: true, verdict: 'resume', action: { kind: 'verify-restart', commandId: 'cmd-1' } },
+      plan: {
+        incidentId: INCIDENT,
+        incident: 'stall',
+        open: true,
+        verdict: 'resume',
+        action: { kind: 'verify-restart', commandId: 'cmd-1' },
+      },
     });
-    expect((r.doc?.plan as { steps: { step: string; status: string }[] }).steps.map((s) => `${s.step}:${s.status}`)).toEqual([
+    expect(
+      (r.doc?.plan as { steps: { step: string; status: string }[] }).steps.map((s) => `${s.step}:${s.status}`),
+    ).toEqual([
       'detect the stall:done',
       'restart the worker:done',
       'restart result:pending',
@@ -181,8 +225,15 @@ const settleRestart = async (): Promise<void> => {
   await fleet.store.update(KEYS.watchdogState, watchdogStateSchema, (state) => {
     const incident = state?.nodes['node-1']?.incident;
     if (state === null || incident?.restart == null) throw new Error('seeded incident missing');
-    const settled = { ...incident, stage: { name: 'watching' as const }, restart: { ...incident.restart, finishedAt: Date.now(), detail: 'Success' } };
-    return { value: { ...state, nodes: { ...state.nodes, 'node-1': { ...state.nodes['node-1'], incident: settled } } }, result: null };
+    const settled = {
+      ...incident,
+      stage: { name: 'watching' as const },
+      restart: { ...incident.restart, finishedAt: Date.now(), detail: 'Success' },
+    };
+    return {
+      value: { ...state, nodes: { ...state.nodes, 'node-1': { ...state.nodes['node-1'], incident: settled } } },
+      result: null,
+    };
   });
 };
 
@@ -197,7 +248,10 @@ describe('fleet failover', () => {
     const { code, doc, stderr } = await fleetJson(['failover', '--to', 'node-3', '--reason', 'maintenance']);
 
     expect(code).toBe(1);
-    expect(doc).toMatchObject({ ok: false, refused: expect.stringContaining('node-3 is not ready: it has no live worker process') });
+    expect(doc).toMatchObject({
+      ok: false,
+      refused: expect.stringContaining('node-3 is not ready: it has no live worker process'),
+    });
     expect(stderr).toContain('fleet failover: refused: node-3 is not ready');
     expect(await storedLeader()).toEqual(before);
   });
@@ -213,7 +267,9 @@ describe('fleet failover', () => {
     const { code, doc } = await fleetJson(['failover', '--to', 'node-2', '--reason', 'maintenance']);
 
     expect(code).toBe(1);
-    expect(doc?.refused).toBe(`node-2 is ready, but the watchdog is restarting node-1's worker (incident ${INCIDENT}). Use --force to go ahead anyway.`);
+    expect(doc?.refused).toBe(
+      `node-2 is ready, but the watchdog is restarting node-1's worker (incident ${INCIDENT}). Use --force to go ahead anyway.`,
+    );
     expect(await storedLeader()).toMatchObject({ primary: 'node-1', epoch: 1 });
   });
 
@@ -223,7 +279,14 @@ describe('fleet failover', () => {
 
     expect(code).toBe(0);
     // The old worker cannot be stopped here (no instance), so the new primary waits for the old lease.
-    expect(doc).toMatchObject({ ok: true, from: 'node-1', to: 'node-2', fromEpoch: 1, newEpoch: 2, handover: 'await-fence' });
+    expect(doc).toMatchObject({
+      ok: true,
+      from: 'node-1',
+      to: 'node-2',
+      fromEpoch: 1,
+      newEpoch: 2,
+      handover: 'await-fence',
+    });
     expect((doc?.steps as { step: string; status: string }[]).map((s) => `${s.step}:${s.status}`)).toEqual([
       'check:ok',
       'stop-old-worker:warn',
@@ -234,7 +297,12 @@ describe('fleet failover', () => {
       // Moved, but Route 53 takes up to 60 s to report INSYNC (docs/aws-behaviour.md): not in sync within the 2 s wait.
       'origin-record:warn',
     ]);
-    expect(await storedLeader()).toMatchObject({ primary: 'node-2', epoch: 2, previous: 'node-1', handover: 'await-fence' });
+    expect(await storedLeader()).toMatchObject({
+      primary: 'node-2',
+      epoch: 2,
+      previous: 'node-1',
+      handover: 'await-fence',
+    });
     const event = await storedEvent(String(doc?.incidentId));
     expect(event).toMatchObject({ kind: 'PROMOTED', node: 'node-1', epoch: 1, newPrimary: 'node-2', newEpoch: 2 });
     expect(event?.incidentId).toMatch(/^manual-1-\d+-[0-9a-f]{8}$/);
@@ -246,9 +314,23 @@ describe('fleet failover', () => {
     const { code, doc } = await fleetJson(['failover', '--to', 'node-3', '--reason', 'drill', '--force']);
 
     expect(code).toBe(0);
-    expect(doc).toMatchObject({ ok: true, forced: true, newEpoch: 2, overridden: ['it has no live worker process', `the watchdog is restarting node-1's worker (incident ${INCIDENT})`] });
-    expect(await storedLeader()).toMatchObject({ primary: 'node-3', epoch: 2, reason: expect.stringContaining('(--force)') });
-    expect((await storedEvent(String(doc?.incidentId)))?.summary).toContain(`--force overrode: it has no live worker process; the watchdog is restarting node-1's worker (incident ${INCIDENT}).`);
+    expect(doc).toMatchObject({
+      ok: true,
+      forced: true,
+      newEpoch: 2,
+      overridden: [
+        'it has no live worker process',
+        `the watchdog is restarting node-1's worker (incident ${INCIDENT})`,
+      ],
+    });
+    expect(await storedLeader()).toMatchObject({
+      primary: 'node-3',
+      epoch: 2,
+      reason: expect.stringContaining('(--force)'),
+    });
+    expect((await storedEvent(String(doc?.incidentId)))?.summary).toContain(
+      `--force overrode: it has no live worker process; the watchdog is restarting node-1's worker (incident ${INCIDENT}).`,
+    );
   });
 });
 
@@ -271,8 +353,12 @@ describe('fleet rejoin', () => {
     const { code, doc } = await fleetJson(['rejoin', 'node-3', '--wait', '1']);
 
     expect(code).toBe(1);
-    expect((doc?.steps as { step: string; status: string; detail: string }[]).map((s) => `${s.step}:${s.status}`)).toEqual(['check:ok', 'budget:ok', 'restart-worker:fail']);
-    expect(doc?.steps).toContainEqual(expect.objectContaining({ step: 'check', detail: 'node-3 is a standby: no worker process runs' }));
+    expect(
+      (doc?.steps as { step: string; status: string; detail: string }[]).map((s) => `${s.step}:${s.status}`),
+    ).toEqual(['check:ok', 'budget:ok', 'restart-worker:fail']);
+    expect(doc?.steps).toContainEqual(
+      expect.objectContaining({ step: 'check', detail: 'node-3 is a standby: no worker process runs' }),
+    );
   });
 
   it('exits 2 on a node that is not configured, naming it', async () => {
@@ -290,7 +376,12 @@ describe('fleet admission', () => {
   it('shows input open with the queues, holds it by hand (stored for the watchdog), and gives the decision back', async () => {
     const shown = await fleetJson(['admission']);
     expect(shown.code).toBe(0);
-    expect(shown.doc).toMatchObject({ mode: 'auto', held: false, changed: false, depths: { backlog: expect.any(Number), intake: 0 } });
+    expect(shown.doc).toMatchObject({
+      mode: 'auto',
+      held: false,
+      changed: false,
+      depths: { backlog: expect.any(Number), intake: 0 },
+    });
 
     const held = await fleetJson(['admission', '--hold']);
     expect(held.doc).toMatchObject({ mode: 'hold', changed: true });

@@ -9,7 +9,13 @@ import { DATASOURCE_UID, dashboardFiles } from '../../lib/deploy/grafana';
 const DIR = join(__dirname, '../../dashboards');
 const read = (path: string): string => readFileSync(join(DIR, path), 'utf8');
 /** The provisioning files are YAML written as JSON after a comment line. */
-const yamlAsJson = (text: string): unknown => JSON.parse(text.split('\n').filter((l) => !l.startsWith('#')).join('\n'));
+const yamlAsJson = (text: string): unknown =>
+  JSON.parse(
+    text
+      .split('\n')
+      .filter((l) => !l.startsWith('#'))
+      .join('\n'),
+  );
 
 /**
  * Grafana's dashboard model, as much of it as a provisioned dashboard needs (Grafana docs,
@@ -35,7 +41,12 @@ const panel = z.looseObject({
   type: z.literal('timeseries'),
   title: z.string().min(1),
   description: z.string().min(1),
-  gridPos: z.strictObject({ x: z.number().int().min(0).max(23), y: z.number().int().min(0), w: z.number().int().min(1).max(24), h: z.number().int().min(1) }),
+  gridPos: z.strictObject({
+    x: z.number().int().min(0).max(23),
+    y: z.number().int().min(0),
+    w: z.number().int().min(1).max(24),
+    h: z.number().int().min(1),
+  }),
   datasource: z.looseObject({ type: z.literal('cloudwatch') }),
   fieldConfig: z.looseObject({ defaults: z.looseObject({ unit: z.string() }), overrides: z.array(z.unknown()) }),
   targets: z.array(target).min(1),
@@ -50,7 +61,11 @@ const dashboardModel = z.looseObject({
 type Dashboard = z.output<typeof dashboardModel>;
 
 const AWS_METRICS: Record<string, string[]> = {
-  'AWS/SQS': ['ApproximateNumberOfMessagesVisible', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateAgeOfOldestMessage'],
+  'AWS/SQS': [
+    'ApproximateNumberOfMessagesVisible',
+    'ApproximateNumberOfMessagesNotVisible',
+    'ApproximateAgeOfOldestMessage',
+  ],
   'AWS/Lambda': ['Invocations', 'Errors', 'Duration'],
 };
 
@@ -75,10 +90,11 @@ describe('dashboards/ (Grafana)', () => {
     }
   });
 
-  it('charts only metrics that exist: the catalogue\'s, by their dimensions and statistic, or the AWS ones it names', () => {
+  it("charts only metrics that exist: the catalogue's, by their dimensions and statistic, or the AWS ones it names", () => {
     const variables = new Set(dashboard.templating.list.map((v) => v.name));
     for (const t of dashboard.panels.flatMap((p) => p.targets)) {
-      for (const value of Object.values(t.dimensions)) if (value.startsWith('$')) expect(variables).toContain(value.slice(1));
+      for (const value of Object.values(t.dimensions))
+        if (value.startsWith('$')) expect(variables).toContain(value.slice(1));
       if (t.namespace === METRICS_NAMESPACE) {
         const spec = CATALOGUE.find((m) => m.name === t.metricName);
         expect(spec).toBeDefined();
@@ -89,19 +105,43 @@ describe('dashboards/ (Grafana)', () => {
       }
     }
     // Every metric of the catalogue is on a panel.
-    const charted = new Set(dashboard.panels.flatMap((p) => p.targets.filter((t) => t.namespace === METRICS_NAMESPACE).map((t) => t.metricName)));
+    const charted = new Set(
+      dashboard.panels.flatMap((p) =>
+        p.targets.filter((t) => t.namespace === METRICS_NAMESPACE).map((t) => t.metricName),
+      ),
+    );
     expect([...charted].sort()).toEqual(CATALOGUE.map((m) => m.name).sort());
   });
 
-  it('provisions a CloudWatch data source with no key in it, the one the dashboard uses, and the dashboard\'s folder', () => {
+  it("provisions a CloudWatch data source with no key in it, the one the dashboard uses, and the dashboard's folder", () => {
     const source = z
-      .strictObject({ apiVersion: z.literal(1), datasources: z.array(z.looseObject({ name: z.string(), type: z.literal('cloudwatch'), uid: z.string(), jsonData: z.looseObject({ authType: z.string(), defaultRegion: z.string() }) })).length(1) })
+      .strictObject({
+        apiVersion: z.literal(1),
+        datasources: z
+          .array(
+            z.looseObject({
+              name: z.string(),
+              type: z.literal('cloudwatch'),
+              uid: z.string(),
+              jsonData: z.looseObject({ authType: z.string(), defaultRegion: z.string() }),
+            }),
+          )
+          .length(1),
+      })
       .parse(yamlAsJson(read('provisioning/datasources/cloudwatch.yaml')));
     expect(source.datasources[0]?.uid).toBe(DATASOURCE_UID);
     expect(JSON.stringify(source)).not.toMatch(/secret|accessKey|password/i);
-    const variable = dashboard.templating.list.find((v) => v.name === 'datasource') as { current?: { value?: string } } | undefined;
+    const variable = dashboard.templating.list.find((v) => v.name === 'datasource') as
+      { current?: { value?: string } } | undefined;
     expect(variable?.current?.value).toBe(DATASOURCE_UID);
-    const provider = z.strictObject({ apiVersion: z.literal(1), providers: z.array(z.looseObject({ type: z.literal('file'), options: z.looseObject({ path: z.string().min(1) }) })).length(1) }).parse(yamlAsJson(read('provisioning/dashboards/queens-fleet.yaml')));
+    const provider = z
+      .strictObject({
+        apiVersion: z.literal(1),
+        providers: z
+          .array(z.looseObject({ type: z.literal('file'), options: z.looseObject({ path: z.string().min(1) }) }))
+          .length(1),
+      })
+      .parse(yamlAsJson(read('provisioning/dashboards/queens-fleet.yaml')));
     expect(provider.providers[0]?.options.path).toMatch(/^\//);
   });
 

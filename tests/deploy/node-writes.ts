@@ -34,7 +34,12 @@ const NODES = [
   { name: 'node-2', instanceId: 'mi-00000000000000002', priority: 2 },
 ];
 const DAY = 86_400_000;
-const quiet: TaskEvents = { resumed: () => undefined, progress: () => undefined, checkpointed: () => undefined, done: () => undefined };
+const quiet: TaskEvents = {
+  resumed: () => undefined,
+  progress: () => undefined,
+  checkpointed: () => undefined,
+  done: () => undefined,
+};
 
 /**
  * The writes node-1's own code makes through a busy stretch, on the memory S3: it finds no
@@ -48,9 +53,19 @@ export const nodeWrites = async (): Promise<NodeWrites> => {
   sqs.on(DeleteMessageCommand).resolves({});
   try {
     const log = memoryLogger().log;
-    const config = { ...buildConfig({}, { nodes: NODES }), nodeName: 'node-1', dataDir: mkdtempSync(join(tmpdir(), 'qf-writes-')) };
+    const config = {
+      ...buildConfig({}, { nodes: NODES }),
+      nodeName: 'node-1',
+      dataDir: mkdtempSync(join(tmpdir(), 'qf-writes-')),
+    };
     const table = new MemoryRecords();
-    const store = new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20, requestRetry: { attempts: 1, baseMs: 1, capMs: 1 }, records: { owns: inTable, store: table } });
+    const store = new StateStore(new S3Client({ region: 'us-west-2' }), {
+      bucket: 'b',
+      prefix: 'peer-sync/',
+      maxObjectBytes: 1 << 20,
+      requestRetry: { attempts: 1, baseMs: 1, capMs: 1 },
+      records: { owns: inTable, store: table },
+    });
 
     let t = 1_000_000;
     const keeper = new LeaseKeeper({ config, store, log, ready: () => true, clock: () => t });
@@ -64,11 +79,24 @@ export const nodeWrites = async (): Promise<NodeWrites> => {
     }
     const epoch = leader()?.epoch ?? 0;
 
-    const runner = new TaskRunner({ config, store, queue: new TaskQueue(new SQSClient({ region: 'us-west-2' }), 'http://q'), log, now: () => 5 * DAY, guard: () => undefined, deadline: () => new AbortController().signal });
+    const runner = new TaskRunner({
+      config,
+      store,
+      queue: new TaskQueue(new SQSClient({ region: 'us-west-2' }), 'http://q'),
+      log,
+      now: () => 5 * DAY,
+      guard: () => undefined,
+      deadline: () => new AbortController().signal,
+    });
     const message = { id: 'm-1', receiptHandle: 'rh-1', body: '', receiveCount: 1 };
     const signals = (): [AbortSignal, AbortSignal] => [new AbortController().signal, new AbortController().signal];
     await runner.run({ taskId: 't1', workSeconds: 0.02 }, message, epoch, ...signals(), quiet);
-    s3.set(`peer-sync/${KEYS.output('t2', 'transcode')}`, { taskId: 't2', stage: 'transcode', node: 'node-2', epoch: 0 });
+    s3.set(`peer-sync/${KEYS.output('t2', 'transcode')}`, {
+      taskId: 't2',
+      stage: 'transcode',
+      node: 'node-2',
+      epoch: 0,
+    });
     await runner.run({ taskId: 't2', workSeconds: 0.02 }, message, epoch, ...signals(), quiet);
 
     s3.set(`peer-sync/${KEYS.manifest}`, '{ damaged');
@@ -76,7 +104,13 @@ export const nodeWrites = async (): Promise<NodeWrites> => {
       old: { status: 'done' as const, stages: 4, progress: 4, epoch, done: { node: 'node-1', epoch, at: DAY } },
       live: { status: 'running' as const, stages: 1, progress: 2, epoch, done: null },
     };
-    const sync = new PeerSync({ store, log, localChanges: () => Promise.resolve(tasks), now: () => 10 * DAY, retentionMs: 7 * DAY });
+    const sync = new PeerSync({
+      store,
+      log,
+      localChanges: () => Promise.resolve(tasks),
+      now: () => 10 * DAY,
+      retentionMs: 7 * DAY,
+    });
     await sync.round();
     await sync.round();
 
@@ -84,7 +118,10 @@ export const nodeWrites = async (): Promise<NodeWrites> => {
     await agent.sampleOnce();
     await agent.close();
 
-    return { s3: s3.puts.map((p) => ({ key: p.key.slice('peer-sync/'.length), condition: p.condition })), table: table.writes };
+    return {
+      s3: s3.puts.map((p) => ({ key: p.key.slice('peer-sync/'.length), condition: p.condition })),
+      table: table.writes,
+    };
   } finally {
     sqs.restore();
     s3.restore();

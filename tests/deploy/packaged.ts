@@ -20,7 +20,11 @@ export interface Resource {
   Properties: Record<string, unknown>;
   Condition?: string;
 }
-export type Template = { Resources: Record<string, Resource>; Conditions?: Record<string, unknown>; Outputs?: Record<string, { Value: unknown; Description?: string }> };
+export type Template = {
+  Resources: Record<string, Resource>;
+  Conditions?: Record<string, unknown>;
+  Outputs?: Record<string, { Value: unknown; Description?: string }>;
+};
 
 /**
  * One packaging at a time across test processes: serverless-esbuild works in the service's own
@@ -82,13 +86,39 @@ const packageNow = (dir: string, params: Record<string, string>): { template: Te
   const out = join(ROOT, '.tmp', dir);
   rmSync(out, { recursive: true, force: true });
   mkdirSync(join(ROOT, '.tmp'), { recursive: true });
-  const args = ['node_modules/osls/bin/serverless.js', 'package', '--stage', 'ci', '--package', out, ...Object.entries(params).map(([k, v]) => `--param=${k}=${v}`)];
+  const args = [
+    'node_modules/osls/bin/serverless.js',
+    'package',
+    '--stage',
+    'ci',
+    '--package',
+    out,
+    ...Object.entries(params).map(([k, v]) => `--param=${k}=${v}`),
+  ];
   // Offline as in CI: no credentials (tests/setup.ts sets test keys), so the framework does not
   // ask CloudFormation about a deployed layer; each packaging builds its layer in a folder of its own.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^AWS_(ACCESS_KEY_ID|SECRET_ACCESS_KEY|SESSION_TOKEN|PROFILE)$/.test(k)));
-  const run = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', env: { ...env, TMPDIR: join(ROOT, '.tmp'), SLS_TELEMETRY_DISABLED: '1', QUEEN_FLEET_SDK_LAYER_DIR: `.tmp/${dir}-layer` }, timeout: 120_000 });
-  if (run.status !== 0) throw new Error(`sls package failed (${run.status ?? run.signal ?? '?'}):\n${run.stdout}\n${run.stderr}`);
-  return { template: JSON.parse(readFileSync(join(out, 'cloudformation-template-update-stack.json'), 'utf8')) as Template, out };
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) => !/^AWS_(ACCESS_KEY_ID|SECRET_ACCESS_KEY|SESSION_TOKEN|PROFILE)$/.test(k),
+    ),
+  );
+  const run = spawnSync(process.execPath, args, {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: {
+      ...env,
+      TMPDIR: join(ROOT, '.tmp'),
+      SLS_TELEMETRY_DISABLED: '1',
+      QUEEN_FLEET_SDK_LAYER_DIR: `.tmp/${dir}-layer`,
+    },
+    timeout: 120_000,
+  });
+  if (run.status !== 0)
+    throw new Error(`sls package failed (${run.status ?? run.signal ?? '?'}):\n${run.stdout}\n${run.stderr}`);
+  return {
+    template: JSON.parse(readFileSync(join(out, 'cloudformation-template-update-stack.json'), 'utf8')) as Template,
+    out,
+  };
 };
 
 /**
@@ -142,15 +172,22 @@ export const reader = (template: Template) => {
    */
   const statements = (roleId: string): Statement[] => {
     const role = props(roleId);
-    const inline = ((role.Policies ?? []) as { PolicyDocument: { Statement: unknown[] } }[]).flatMap((p) => documentStatements(p.PolicyDocument));
+    const inline = ((role.Policies ?? []) as { PolicyDocument: { Statement: unknown[] } }[]).flatMap((p) =>
+      documentStatements(p.PolicyDocument),
+    );
     const managed = ((role.ManagedPolicyArns ?? []) as unknown[]).flatMap((arn) => {
       const ref = (arn as { Ref?: string }).Ref;
-      if (ref === undefined || template.Resources[ref]?.Type !== 'AWS::IAM::ManagedPolicy') throw new Error(`${roleId} attaches ${JSON.stringify(arn)}, which this template does not define`);
+      if (ref === undefined || template.Resources[ref]?.Type !== 'AWS::IAM::ManagedPolicy')
+        throw new Error(`${roleId} attaches ${JSON.stringify(arn)}, which this template does not define`);
       return documentStatements(props(ref).PolicyDocument as { Statement: unknown[] });
     });
     return [...inline, ...managed];
   };
-  const resources = (type: string): [string, Resource][] => Object.entries(template.Resources).filter(([, r]) => r.Type === type);
-  const actionsOf = (roleId: string): string[] => statements(roleId).flatMap((s) => asList(s.Action)).sort();
+  const resources = (type: string): [string, Resource][] =>
+    Object.entries(template.Resources).filter(([, r]) => r.Type === type);
+  const actionsOf = (roleId: string): string[] =>
+    statements(roleId)
+      .flatMap((s) => asList(s.Action))
+      .sort();
   return { props, statements, documentStatements, resources, actionsOf };
 };

@@ -17,7 +17,11 @@ export interface Request {
 }
 
 /** Values for the pseudo parameters the templates' `Fn::Sub` strings use. */
-export const PSEUDO = { 'AWS::Partition': 'aws', 'AWS::Region': 'us-west-2', 'AWS::AccountId': '123456789012' } as const;
+export const PSEUDO = {
+  'AWS::Partition': 'aws',
+  'AWS::Region': 'us-west-2',
+  'AWS::AccountId': '123456789012',
+} as const;
 
 /** A Resource value as a string ARN: literal, `Fn::Sub` over pseudo parameters, or `ref:<id>` / `ref:<id>.<attr>`. */
 export const arnOf = (value: unknown): string => {
@@ -77,7 +81,10 @@ const conditionsHold = (condition: Statement['Condition'], context: Record<strin
   );
 
 const applies = (s: Statement, request: Request): boolean => {
-  if ((s as { NotAction?: unknown; NotResource?: unknown }).NotAction !== undefined || (s as { NotResource?: unknown }).NotResource !== undefined) {
+  if (
+    (s as { NotAction?: unknown; NotResource?: unknown }).NotAction !== undefined ||
+    (s as { NotResource?: unknown }).NotResource !== undefined
+  ) {
     throw new Error(`cannot evaluate NotAction/NotResource (${s.Sid ?? 'a statement'})`);
   }
   const resources = (Array.isArray(s.Resource) ? (s.Resource as unknown[]) : [s.Resource]).map(arnOf);

@@ -23,7 +23,10 @@ describe('the AWS SDK layer', () => {
     dir = lambdaLikeDir('qf-sdk-layer-');
     layer = join(dir, 'opt');
     await buildSdkLayer(layer, build);
-    cloud = await startCloudProcess(['--behaviour', JSON.stringify(Object.fromEntries(Object.keys(FAITHFUL).map((name) => [name, false])))]);
+    cloud = await startCloudProcess([
+      '--behaviour',
+      JSON.stringify(Object.fromEntries(Object.keys(FAITHFUL).map((name) => [name, false]))),
+    ]);
   }, 60_000);
   afterAll(async () => {
     await killAll();
@@ -33,11 +36,20 @@ describe('the AWS SDK layer', () => {
   /** Runs `script` in a fresh Node process that finds packages through the layer only. */
   const run = (script: string): unknown => {
     const file = join(dir, `script-${Math.random().toString(36).slice(2)}.js`);
-    writeFileSync(file, `(async () => {\n${script}\n})().then((out) => process.stdout.write(JSON.stringify(out)), (err) => { process.stderr.write(String(err && err.stack || err)); process.exit(1); });\n`);
+    writeFileSync(
+      file,
+      `(async () => {\n${script}\n})().then((out) => process.stdout.write(JSON.stringify(out)), (err) => { process.stderr.write(String(err && err.stack || err)); process.exit(1); });\n`,
+    );
     const res = spawnSync(process.execPath, [file], {
       cwd: dir,
       encoding: 'utf8',
-      env: { PATH: process.env.PATH ?? '', NODE_PATH: join(layer, 'nodejs', 'node_modules'), AWS_REGION: cloud.region, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', CLOUD: JSON.stringify(cloud) },
+      env: {
+        PATH: process.env.PATH ?? '',
+        NODE_PATH: join(layer, 'nodejs', 'node_modules'),
+        AWS_REGION: cloud.region,
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        CLOUD: JSON.stringify(cloud),
+      },
       timeout: 30_000,
     });
     expect(res.stderr).toBe('');
@@ -57,12 +69,16 @@ describe('the AWS SDK layer', () => {
   });
 
   it('hands out exactly the names the fleet takes from each package, each defined', () => {
-    const got = run(`return Object.fromEntries(${JSON.stringify(SDK_PACKAGES)}.map((p) => { const m = require(p); return [p, Object.keys(m).filter((k) => m[k] !== undefined).sort()]; }));`);
+    const got = run(
+      `return Object.fromEntries(${JSON.stringify(SDK_PACKAGES)}.map((p) => { const m = require(p); return [p, Object.keys(m).filter((k) => m[k] !== undefined).sort()]; }));`,
+    );
     expect(got).toEqual(Object.fromEntries(SDK_PACKAGES.map((p) => [p, [...SDK_EXPORTS[p]].sort()])));
   });
 
   it('loads S3 and SQS from the every-run bundle alone, not the clients only an incident needs', () => {
-    const got = run(`require('@aws-sdk/client-s3'); require('@aws-sdk/client-sqs'); return Object.keys(require.cache).flatMap((k) => k.split('node_modules/').slice(1));`) as string[];
+    const got = run(
+      `require('@aws-sdk/client-s3'); require('@aws-sdk/client-sqs'); return Object.keys(require.cache).flatMap((k) => k.split('node_modules/').slice(1));`,
+    ) as string[];
     expect(got).toContain(`${bundleOf('every-run')}/index.js`);
     expect(got.filter((f) => f.startsWith('@queen-fleet/'))).toEqual([`${bundleOf('every-run')}/index.js`]);
   });

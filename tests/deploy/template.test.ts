@@ -28,7 +28,8 @@ const props = (id: string): Record<string, unknown> => t.props(id);
 const statements = (roleId: string): Statement[] => t.statements(roleId);
 const actionsOf = (roleId: string): string[] => t.actionsOf(roleId);
 const resources = (type: string): ReturnType<typeof t.resources> => t.resources(type);
-const functionRole = (fn: string): string => ((props(`${fn}LambdaFunction`).Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'])[0];
+const functionRole = (fn: string): string =>
+  (props(`${fn}LambdaFunction`).Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
 
 beforeAll(() => {
   ({ template, out } = packageTemplate('package-test', CI_PARAMS));
@@ -47,7 +48,10 @@ describe('packaged template', () => {
       expect(fnProps.Runtime).toBe('nodejs22.x');
       expect(fnProps.Layers).toEqual([{ Ref: 'AwsSdkLambdaLayer' }]);
     }
-    expect(props('AwsSdkLambdaLayer')).toMatchObject({ CompatibleRuntimes: ['nodejs22.x'], CompatibleArchitectures: ['arm64'] });
+    expect(props('AwsSdkLambdaLayer')).toMatchObject({
+      CompatibleRuntimes: ['nodejs22.x'],
+      CompatibleArchitectures: ['arm64'],
+    });
   });
 
   it('each function finds every package it loads in the layer, and no SDK is left in its zip', () => {
@@ -61,11 +65,21 @@ describe('packaged template', () => {
         const bundle = join(lambda, fn, 'functions', fn, 'handler.js');
         // Every SDK package the fleet loads, and the handler, through the layer only.
         const script = `for (const p of ${JSON.stringify(SDK_PACKAGES)}) require(p); const h = require(${JSON.stringify(bundle)}).handler; process.stdout.write(typeof h);`;
-        const env = { PATH: process.env.PATH ?? '', AWS_REGION: 'us-west-2', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: '1' };
-        const withLayer = spawnSync(process.execPath, ['-e', script], { cwd: lambda, encoding: 'utf8', env: { ...env, NODE_PATH: nodePath } });
+        const env = {
+          PATH: process.env.PATH ?? '',
+          AWS_REGION: 'us-west-2',
+          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: '1',
+        };
+        const withLayer = spawnSync(process.execPath, ['-e', script], {
+          cwd: lambda,
+          encoding: 'utf8',
+          env: { ...env, NODE_PATH: nodePath },
+        });
         expect({ fn, out: withLayer.stdout, err: withLayer.stderr }).toEqual({ fn, out: 'function', err: '' });
         // The SDK stays outside: the bundle asks for its packages by name, and only for ones the layer has.
-        const asked = [...new Set([...readFileSync(bundle, 'utf8').matchAll(/require\("(@aws-sdk\/[^"]+)"\)/g)].map((m) => m[1]))];
+        const asked = [
+          ...new Set([...readFileSync(bundle, 'utf8').matchAll(/require\("(@aws-sdk\/[^"]+)"\)/g)].map((m) => m[1])),
+        ];
         expect(asked.length).toBeGreaterThan(0);
         expect(asked.filter((p) => !(SDK_PACKAGES as readonly (string | undefined)[]).includes(p))).toEqual([]);
       }
@@ -80,19 +94,33 @@ describe('least privilege', () => {
 
   it('gives every function a role of its own, and no shared default role', () => {
     expect(template.Resources.IamRoleLambdaExecution).toBeUndefined();
-    expect(['Watchdog', 'Notifier', 'Replay'].map(functionRole)).toEqual(['WatchdogRole', 'NotifierRole', 'ReplayRole']);
+    expect(['Watchdog', 'Notifier', 'Replay'].map(functionRole)).toEqual([
+      'WatchdogRole',
+      'NotifierRole',
+      'ReplayRole',
+    ]);
   });
 
   it('allows no wildcard action in any role', () => {
-    const wild = roles().flatMap((role) => actionsOf(role).filter((a) => a.includes('*')).map((a) => `${role} ${a}`));
+    const wild = roles().flatMap((role) =>
+      actionsOf(role)
+        .filter((a) => a.includes('*'))
+        .map((a) => `${role} ${a}`),
+    );
     expect(wild).toEqual([]);
   });
 
   it('grants on a wildcard resource only calls that take no resource ARN', () => {
-    const anywhere = roles().flatMap((role) => statements(role).filter((s) => s.Effect === 'Allow' && s.Resource === '*').flatMap((s) => asList(s.Action)));
+    const anywhere = roles().flatMap((role) =>
+      statements(role)
+        .filter((s) => s.Effect === 'Allow' && s.Resource === '*')
+        .flatMap((s) => asList(s.Action)),
+    );
     expect([...new Set(anywhere)].sort()).toEqual([
       // The SSM Agent's own calls on the nodes (resources/node-iam.yml NodeSsmAgentPolicy).
-      ...['AcknowledgeMessage', 'DeleteMessage', 'FailMessage', 'GetEndpoint', 'GetMessages', 'SendReply'].map((a) => `ec2messages:${a}`),
+      ...['AcknowledgeMessage', 'DeleteMessage', 'FailMessage', 'GetEndpoint', 'GetMessages', 'SendReply'].map(
+        (a) => `ec2messages:${a}`,
+      ),
       'lightsail:GetInstanceState',
       'ssm:CancelCommand',
       'ssm:DescribeInstanceInformation',
@@ -117,12 +145,23 @@ describe('least privilege', () => {
   });
 
   it('lets the notifier read its webhook parameter and write its logs, nothing else', () => {
-    expect(actionsOf('NotifierRole')).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents', 'sqs:SendMessage', 'ssm:GetParameter']);
+    expect(actionsOf('NotifierRole')).toEqual([
+      'logs:CreateLogStream',
+      'logs:PutLogEvents',
+      'sqs:SendMessage',
+      'ssm:GetParameter',
+    ]);
     const send = statements('NotifierRole').find((s) => asList(s.Action).includes('sqs:SendMessage'));
     expect(send?.Resource).toEqual({ 'Fn::GetAtt': ['NotifierFailureQueue', 'Arn'] });
     const get = statements('NotifierRole').find((s) => asList(s.Action).includes('ssm:GetParameter'));
-    expect(sub(get?.Resource)).toBe('arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/queens-fleet/ci/slack-webhook-url');
-    expect(Object.keys((props('NotifierLambdaFunction').Environment as { Variables: object }).Variables).filter((k) => k.startsWith('FLEET_'))).toEqual([]);
+    expect(sub(get?.Resource)).toBe(
+      'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/queens-fleet/ci/slack-webhook-url',
+    );
+    expect(
+      Object.keys((props('NotifierLambdaFunction').Environment as { Variables: object }).Variables).filter((k) =>
+        k.startsWith('FLEET_'),
+      ),
+    ).toEqual([]);
   });
 
   it('scopes state access to the state prefix and each log permission to its own log group', () => {
@@ -134,54 +173,110 @@ describe('least privilege', () => {
     for (const fn of ['watchdog', 'notifier', 'replay']) {
       const role = `${fn[0]?.toUpperCase() ?? ''}${fn.slice(1)}Role`;
       const logs = statements(role).filter((s) => asList(s.Action).some((a) => a.startsWith('logs:')));
-      expect(logs.map((s) => sub(s.Resource))).toEqual([`arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:/aws/lambda/queens-fleet-ci-${fn}:*`]);
+      expect(logs.map((s) => sub(s.Resource))).toEqual([
+        `arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:/aws/lambda/queens-fleet-ci-${fn}:*`,
+      ]);
     }
   });
 
-  it('lets the functions read and write the control table\'s two records, the lease and the watchdog\'s state, read the nodes\' beats, and no other item', () => {
-    const item = (action: string, key: string): Request => ({ action, resource: 'ref:ControlTable.Arn', context: { 'dynamodb:LeadingKeys': key } });
+  it("lets the functions read and write the control table's two records, the lease and the watchdog's state, read the nodes' beats, and no other item", () => {
+    const item = (action: string, key: string): Request => ({
+      action,
+      resource: 'ref:ControlTable.Arn',
+      context: { 'dynamodb:LeadingKeys': key },
+    });
     for (const role of ['WatchdogRole', 'ReplayRole']) {
       const table = statements(role).filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')));
       expect(table.map((s) => s.Sid)).toEqual(['ControlRecords', 'NodeBeats']);
       expect(asList(table[0]?.Action).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
       expect(table[0]?.Resource).toEqual({ 'Fn::GetAtt': ['ControlTable', 'Arn'] });
-      expect(table[0]?.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [KEYS.leader, KEYS.watchdogState] } });
+      expect(table[0]?.Condition).toEqual({
+        'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [KEYS.leader, KEYS.watchdogState] },
+      });
       // The beats: read, never written (each is its own node's alone).
-      expect(table[1]).toEqual({ Sid: 'NodeBeats', Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: { 'Fn::GetAtt': ['ControlTable', 'Arn'] }, Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['nodes/*/beat'] } } });
+      expect(table[1]).toEqual({
+        Sid: 'NodeBeats',
+        Effect: 'Allow',
+        Action: 'dynamodb:GetItem',
+        Resource: { 'Fn::GetAtt': ['ControlTable', 'Arn'] },
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['nodes/*/beat'] } },
+      });
       const judge = (request: Request): Decision => decide(statements(role), request);
       for (const node of ['node-1', 'node-2', 'node-3']) {
         expect(judge(item('dynamodb:GetItem', KEYS.beat(node)))).toBe('allow');
-        for (const action of ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem']) expect(judge(item(action, KEYS.beat(node)))).toBe('implicit-deny');
+        for (const action of ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'])
+          expect(judge(item(action, KEYS.beat(node)))).toBe('implicit-deny');
       }
-      for (const key of [KEYS.leader, KEYS.watchdogState]) for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem']) expect(judge(item(action, key))).toBe('allow');
-      for (const key of ['other', KEYS.heartbeat('node-1'), 'nodes/node-1/other']) for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem']) expect(judge(item(action, key))).toBe('implicit-deny');
+      for (const key of [KEYS.leader, KEYS.watchdogState])
+        for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem'])
+          expect(judge(item(action, key))).toBe('allow');
+      for (const key of ['other', KEYS.heartbeat('node-1'), 'nodes/node-1/other'])
+        for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem'])
+          expect(judge(item(action, key))).toBe('implicit-deny');
     }
-    expect(statements('NotifierRole').filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')))).toEqual([]);
+    expect(statements('NotifierRole').filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')))).toEqual(
+      [],
+    );
   });
 
-  it('declares the fleet\'s dashboard from the catalogue: a widget a panel, a line a node, the stack\'s own queues and watchdog', () => {
+  it("declares the fleet's dashboard from the catalogue: a widget a panel, a line a node, the stack's own queues and watchdog", () => {
     const dashboard = props('FleetDashboard');
     expect(dashboard.DashboardName).toBe('queens-fleet-ci');
     const text = sub(dashboard.DashboardBody);
     const refs = new Set([...text.matchAll(/\$\{([^}]+)\}/g)].map((m) => m[1]));
-    expect([...refs].sort()).toEqual(['AWS::Region', 'DeadLetterQueue.QueueName', 'IntakeQueue.QueueName', 'NotifierFailureQueue.QueueName', 'TaskQueue.QueueName', 'WatchdogLambdaFunction']);
-    const body = JSON.parse(text) as { widgets: { type: string; width: number; properties: { title: string; metrics: unknown[][] } }[] };
+    expect([...refs].sort()).toEqual([
+      'AWS::Region',
+      'DeadLetterQueue.QueueName',
+      'IntakeQueue.QueueName',
+      'NotifierFailureQueue.QueueName',
+      'TaskQueue.QueueName',
+      'WatchdogLambdaFunction',
+    ]);
+    const body = JSON.parse(text) as {
+      widgets: { type: string; width: number; properties: { title: string; metrics: unknown[][] } }[];
+    };
     const lines = body.widgets.flatMap((w) => w.properties.metrics);
     const ours = lines.filter((l) => l[0] === METRICS_NAMESPACE);
     // The stack's default level, essential: each of its metrics, a node metric once a node.
-    const expected = publishedAt('essential').flatMap((m) => (m.scope === 'node' ? ['node-1', 'node-2'].map((n) => `${m.name} Fleet acme-queens-fleet-ci Node ${n}`) : [`${m.name} Fleet acme-queens-fleet-ci`]));
-    expect(ours.map((l) => l.filter((x) => typeof x === 'string').slice(1).join(' ')).sort()).toEqual(expected.sort());
+    const expected = publishedAt('essential').flatMap((m) =>
+      m.scope === 'node'
+        ? ['node-1', 'node-2'].map((n) => `${m.name} Fleet acme-queens-fleet-ci Node ${n}`)
+        : [`${m.name} Fleet acme-queens-fleet-ci`],
+    );
+    expect(
+      ours
+        .map((l) =>
+          l
+            .filter((x) => typeof x === 'string')
+            .slice(1)
+            .join(' '),
+        )
+        .sort(),
+    ).toEqual(expected.sort());
     for (const l of lines) expect((l.at(-1) as { stat?: string }).stat).toMatch(/^(Maximum|Minimum|Average|Sum)$/);
     expect(body.widgets.every((w) => w.type === 'metric' && w.width === 12)).toBe(true);
   });
 
-  it('leaves the dashboard out when the dashboard parameter is false ($3 a month beyond an account\'s first three)', () => {
-    expect(dashboardFragment({ service: 's', stage: 'x', bucket: 'b', nodes: '[]', metrics: 'essential', dashboard: 'false' })).toEqual({ Resources: {} });
-    expect(() => dashboardFragment({ service: 's', stage: 'x', bucket: 'b', nodes: '[]', metrics: 'loud', dashboard: true })).toThrow(/metrics/);
+  it("leaves the dashboard out when the dashboard parameter is false ($3 a month beyond an account's first three)", () => {
+    expect(
+      dashboardFragment({
+        service: 's',
+        stage: 'x',
+        bucket: 'b',
+        nodes: '[]',
+        metrics: 'essential',
+        dashboard: 'false',
+      }),
+    ).toEqual({ Resources: {} });
+    expect(() =>
+      dashboardFragment({ service: 's', stage: 'x', bucket: 'b', nodes: '[]', metrics: 'loud', dashboard: true }),
+    ).toThrow(/metrics/);
   });
 
   it('lets the watchdog change only the configured hosted zone', () => {
-    const change = statements('WatchdogRole').find((s) => asList(s.Action).includes('route53:ChangeResourceRecordSets'));
+    const change = statements('WatchdogRole').find((s) =>
+      asList(s.Action).includes('route53:ChangeResourceRecordSets'),
+    );
     expect(sub(change?.Resource)).toBe('arn:${AWS::Partition}:route53:::hostedzone/Z0123456789ABC');
   });
 });
@@ -190,18 +285,37 @@ describe('storage and delivery', () => {
   it('versions, encrypts and closes the state bucket to the public', () => {
     const bucket = props('StateBucket');
     expect(bucket.VersioningConfiguration).toEqual({ Status: 'Enabled' });
-    expect(bucket.BucketEncryption).toMatchObject({ ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] });
-    expect(bucket.PublicAccessBlockConfiguration).toEqual({ BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
+    expect(bucket.BucketEncryption).toMatchObject({
+      ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+    });
+    expect(bucket.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
   });
 
   it('refuses every request to the bucket that does not use TLS', () => {
     const [statement] = (props('StateBucketPolicy').PolicyDocument as { Statement: Statement[] }).Statement;
-    expect(statement).toMatchObject({ Effect: 'Deny', Principal: '*', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } });
-    expect(statement?.Resource).toEqual([{ 'Fn::GetAtt': ['StateBucket', 'Arn'] }, { 'Fn::Sub': '${StateBucket.Arn}/*' }]);
+    expect(statement).toMatchObject({
+      Effect: 'Deny',
+      Principal: '*',
+      Action: 's3:*',
+      Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+    });
+    expect(statement?.Resource).toEqual([
+      { 'Fn::GetAtt': ['StateBucket', 'Arn'] },
+      { 'Fn::Sub': '${StateBucket.Arn}/*' },
+    ]);
   });
 
   it('expires old artifacts, events, archives and versions', () => {
-    const rules = (props('StateBucket').LifecycleConfiguration as { Rules: { Id: string; Prefix?: string; ExpirationInDays?: number }[] }).Rules;
+    const rules = (
+      props('StateBucket').LifecycleConfiguration as {
+        Rules: { Id: string; Prefix?: string; ExpirationInDays?: number }[];
+      }
+    ).Rules;
     expect(rules.map((r) => [r.Id, r.Prefix ?? '', r.ExpirationInDays ?? 0])).toEqual([
       ['noncurrent-versions', '', 0],
       ['old-artifacts', 'peer-sync/artifacts/', 7],
@@ -212,24 +326,43 @@ describe('storage and delivery', () => {
   });
 
   it('calls the watchdog on heartbeat writes', () => {
-    const notification = props('StateBucket').NotificationConfiguration as { LambdaConfigurations: { Function: unknown; Filter: unknown }[] };
+    const notification = props('StateBucket').NotificationConfiguration as {
+      LambdaConfigurations: { Function: unknown; Filter: unknown }[];
+    };
     expect(notification.LambdaConfigurations).toEqual([
-      { Event: 's3:ObjectCreated:*', Function: { 'Fn::GetAtt': ['WatchdogLambdaFunction', 'Arn'] }, Filter: { S3Key: { Rules: [{ Name: 'prefix', Value: 'peer-sync/nodes/' }, { Name: 'suffix', Value: 'heartbeat.json' }] } } },
+      {
+        Event: 's3:ObjectCreated:*',
+        Function: { 'Fn::GetAtt': ['WatchdogLambdaFunction', 'Arn'] },
+        Filter: {
+          S3Key: {
+            Rules: [
+              { Name: 'prefix', Value: 'peer-sync/nodes/' },
+              { Name: 'suffix', Value: 'heartbeat.json' },
+            ],
+          },
+        },
+      },
     ]);
   });
 
   it('dead-letters what no worker counted after maxReceiveCount receives (the backstop), more than an hour of outage can cost', () => {
-    expect(props('TaskQueue').RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': ['DeadLetterQueue', 'Arn'] }, maxReceiveCount: 150 });
+    expect(props('TaskQueue').RedrivePolicy).toEqual({
+      deadLetterTargetArn: { 'Fn::GetAtt': ['DeadLetterQueue', 'Arn'] },
+      maxReceiveCount: 150,
+    });
     const visibilityTimeoutSeconds = props('TaskQueue').VisibilityTimeout as number;
     expect(150).toBeGreaterThanOrEqual(outageHourReceives({ ...buildConfig({}), visibilityTimeoutSeconds }));
     expect(props('TaskQueue').SqsManagedSseEnabled).toBe(true);
   });
 
-  it('takes producers\' work in an intake queue with no redrive (held input never mixes with poison), which the watchdog alone admits from and watches', () => {
+  it("takes producers' work in an intake queue with no redrive (held input never mixes with poison), which the watchdog alone admits from and watches", () => {
     expect(props('IntakeQueue')).toMatchObject({ MessageRetentionPeriod: 1209600, SqsManagedSseEnabled: true });
     expect(props('IntakeQueue').RedrivePolicy).toBeUndefined();
     const watchdog = statements('WatchdogRole');
-    const on = (action: string): unknown[] => watchdog.filter((st) => asList(st.Action).includes(action)).flatMap((st) => (Array.isArray(st.Resource) ? (st.Resource as unknown[]) : [st.Resource]));
+    const on = (action: string): unknown[] =>
+      watchdog
+        .filter((st) => asList(st.Action).includes(action))
+        .flatMap((st) => (Array.isArray(st.Resource) ? (st.Resource as unknown[]) : [st.Resource]));
     expect(on('sqs:ReceiveMessage')).toEqual([{ 'Fn::GetAtt': ['IntakeQueue', 'Arn'] }]);
     expect(on('sqs:DeleteMessage')).toEqual([{ 'Fn::GetAtt': ['IntakeQueue', 'Arn'] }]);
     expect(on('sqs:SendMessage')).toEqual([{ 'Fn::GetAtt': ['TaskQueue', 'Arn'] }]);
@@ -243,9 +376,19 @@ describe('storage and delivery', () => {
     // Nodes never touch intake; producers may only send to it.
     for (const role of NODE_ROLES) expect(JSON.stringify(statements(role))).not.toContain('IntakeQueue');
     const producer = (props('ProducerPolicy').PolicyDocument as { Statement: Statement[] }).Statement;
-    expect(producer).toEqual([{ Effect: 'Allow', Action: ['sqs:SendMessage', 'sqs:GetQueueUrl'], Resource: { 'Fn::GetAtt': ['IntakeQueue', 'Arn'] } }]);
+    expect(producer).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['sqs:SendMessage', 'sqs:GetQueueUrl'],
+        Resource: { 'Fn::GetAtt': ['IntakeQueue', 'Arn'] },
+      },
+    ]);
     // No alarm repeats the watchdog's DEAD_LETTERED, NOTIFIER_FAILED or INPUT_WAITING: nothing in the stack watches those queues but the watchdog.
-    expect(resources('AWS::CloudWatch::Alarm').filter(([, r]) => /DeadLetterQueue|IntakeQueue|NotifierLambdaFunction|AWS\/SQS/.test(JSON.stringify(r)))).toEqual([]);
+    expect(
+      resources('AWS::CloudWatch::Alarm').filter(([, r]) =>
+        /DeadLetterQueue|IntakeQueue|NotifierLambdaFunction|AWS\/SQS/.test(JSON.stringify(r)),
+      ),
+    ).toEqual([]);
     const env = (props('WatchdogLambdaFunction').Environment as { Variables: Record<string, unknown> }).Variables;
     expect(env).toMatchObject({
       FLEET_INTAKE_QUEUE_URL: { Ref: 'IntakeQueue' },
@@ -256,7 +399,7 @@ describe('storage and delivery', () => {
     });
   });
 
-  it('keeps the watchdog\'s word that Slack failed out of Slack (it goes to email), so a broken webhook cannot feed a loop', () => {
+  it("keeps the watchdog's word that Slack failed out of Slack (it goes to email), so a broken webhook cannot feed a loop", () => {
     const subscriptions = resources('AWS::SNS::Subscription').map(([, r]) => r.Properties);
     const toNotifier = subscriptions.filter((p) => JSON.stringify(p.Endpoint).includes('NotifierLambdaFunction'));
     expect(toNotifier).toHaveLength(1);
@@ -276,15 +419,40 @@ describe('storage and delivery', () => {
 
   it('alarms on watchdog errors and on a watchdog that stopped running, and on nothing else the watchdog could watch', () => {
     const alarms = Object.fromEntries(resources('AWS::CloudWatch::Alarm').map(([id, r]) => [id, r.Properties]));
-    expect(Object.keys(alarms).filter((id) => !id.startsWith('MetricAlarm')).sort()).toEqual(['WatchdogErrorsAlarm', 'WatchdogMissingRunAlarm']);
-    expect(alarms.WatchdogErrorsAlarm).toMatchObject({ MetricName: 'Errors', ComparisonOperator: 'GreaterThanOrEqualToThreshold', Threshold: 1, AlarmActions: [{ Ref: 'AlertTopic' }] });
-    expect(alarms.WatchdogMissingRunAlarm).toMatchObject({ MetricName: 'Invocations', ComparisonOperator: 'LessThanThreshold', Threshold: 1, TreatMissingData: 'breaching', AlarmActions: [{ Ref: 'AlertTopic' }] });
+    expect(
+      Object.keys(alarms)
+        .filter((id) => !id.startsWith('MetricAlarm'))
+        .sort(),
+    ).toEqual(['WatchdogErrorsAlarm', 'WatchdogMissingRunAlarm']);
+    expect(alarms.WatchdogErrorsAlarm).toMatchObject({
+      MetricName: 'Errors',
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Threshold: 1,
+      AlarmActions: [{ Ref: 'AlertTopic' }],
+    });
+    expect(alarms.WatchdogMissingRunAlarm).toMatchObject({
+      MetricName: 'Invocations',
+      ComparisonOperator: 'LessThanThreshold',
+      Threshold: 1,
+      TreatMissingData: 'breaching',
+      AlarmActions: [{ Ref: 'AlertTopic' }],
+    });
   });
 
-  it('alarms on the fleet\'s metrics: no ready standby, and a stall left open and an old heartbeat for each node, to the alert topic', () => {
-    const alarms = Object.fromEntries(resources('AWS::CloudWatch::Alarm').filter(([id]) => id.startsWith('MetricAlarm')).map(([id, r]) => [id, r.Properties]));
+  it("alarms on the fleet's metrics: no ready standby, and a stall left open and an old heartbeat for each node, to the alert topic", () => {
+    const alarms = Object.fromEntries(
+      resources('AWS::CloudWatch::Alarm')
+        .filter(([id]) => id.startsWith('MetricAlarm'))
+        .map(([id, r]) => [id, r.Properties]),
+    );
     // The configured nodes (node-3 is still enrolling: no metrics of its own yet).
-    expect(Object.keys(alarms).sort()).toEqual(['MetricAlarmHeartbeatNode1', 'MetricAlarmHeartbeatNode2', 'MetricAlarmNoReadyStandby', 'MetricAlarmStallOpenNode1', 'MetricAlarmStallOpenNode2']);
+    expect(Object.keys(alarms).sort()).toEqual([
+      'MetricAlarmHeartbeatNode1',
+      'MetricAlarmHeartbeatNode2',
+      'MetricAlarmNoReadyStandby',
+      'MetricAlarmStallOpenNode1',
+      'MetricAlarmStallOpenNode2',
+    ]);
     expect(alarms.MetricAlarmNoReadyStandby).toMatchObject({
       AlarmName: 'queens-fleet-ci-no-ready-standby',
       Namespace: METRICS_NAMESPACE,
@@ -296,9 +464,33 @@ describe('storage and delivery', () => {
       Threshold: 1,
       ComparisonOperator: 'LessThanThreshold',
     });
-    expect(alarms.MetricAlarmStallOpenNode2).toMatchObject({ MetricName: 'FailingSamples', Dimensions: [{ Name: 'Fleet', Value: 'acme-queens-fleet-ci' }, { Name: 'Node', Value: 'node-2' }], Statistic: 'Minimum', Threshold: 8, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
-    expect(alarms.MetricAlarmHeartbeatNode1).toMatchObject({ MetricName: 'HeartbeatAge', Dimensions: [{ Name: 'Fleet', Value: 'acme-queens-fleet-ci' }, { Name: 'Node', Value: 'node-1' }], Statistic: 'Minimum', Threshold: 120, ComparisonOperator: 'GreaterThanThreshold' });
-    for (const a of Object.values(alarms)) expect(a).toMatchObject({ TreatMissingData: 'missing', AlarmActions: [{ Ref: 'AlertTopic' }], OKActions: [{ Ref: 'AlertTopic' }], AlarmDescription: expect.stringMatching(/docs\/runbook\.md "\w+"; dashboard panel "[^"]+"/) });
+    expect(alarms.MetricAlarmStallOpenNode2).toMatchObject({
+      MetricName: 'FailingSamples',
+      Dimensions: [
+        { Name: 'Fleet', Value: 'acme-queens-fleet-ci' },
+        { Name: 'Node', Value: 'node-2' },
+      ],
+      Statistic: 'Minimum',
+      Threshold: 8,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+    expect(alarms.MetricAlarmHeartbeatNode1).toMatchObject({
+      MetricName: 'HeartbeatAge',
+      Dimensions: [
+        { Name: 'Fleet', Value: 'acme-queens-fleet-ci' },
+        { Name: 'Node', Value: 'node-1' },
+      ],
+      Statistic: 'Minimum',
+      Threshold: 120,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+    for (const a of Object.values(alarms))
+      expect(a).toMatchObject({
+        TreatMissingData: 'missing',
+        AlarmActions: [{ Ref: 'AlertTopic' }],
+        OKActions: [{ Ref: 'AlertTopic' }],
+        AlarmDescription: expect.stringMatching(/docs\/runbook\.md "\w+"; dashboard panel "[^"]+"/),
+      });
   });
 
   it('keeps an alert Slack never took in a failure queue', () => {
@@ -315,7 +507,11 @@ describe('storage and delivery', () => {
     expect(subs).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ Protocol: 'email', Endpoint: 'ops@example.com', TopicArn: { Ref: 'AlertTopic' } }),
-        expect.objectContaining({ Protocol: 'lambda', Endpoint: { 'Fn::GetAtt': ['NotifierLambdaFunction', 'Arn'] }, TopicArn: { Ref: 'AlertTopic' } }),
+        expect.objectContaining({
+          Protocol: 'lambda',
+          Endpoint: { 'Fn::GetAtt': ['NotifierLambdaFunction', 'Arn'] },
+          TopicArn: { Ref: 'AlertTopic' },
+        }),
       ]),
     );
   });

@@ -7,7 +7,14 @@ import { SecureParameter } from '../../lib/aws/parameters';
 import { FleetError, ValidationError } from '../../lib/core/errors';
 import type { FleetEvent } from '../../lib/core/events';
 import { formatEvent, type SlackPayload } from '../../lib/core/views/slack-message';
-import { DEFAULT_WEBHOOK_OPTIONS, postToWebhook, WebhookError, type WebhookFetch, type WebhookRequest, type WebhookResponse } from '../../lib/control/slack/webhook';
+import {
+  DEFAULT_WEBHOOK_OPTIONS,
+  postToWebhook,
+  WebhookError,
+  type WebhookFetch,
+  type WebhookRequest,
+  type WebhookResponse,
+} from '../../lib/control/slack/webhook';
 import { memoryLogger } from '../helpers/memory-logger';
 
 const SECRET = 'XyZsecretTokenQ7w9e1r3t5y7u9i0';
@@ -15,17 +22,37 @@ const WEBHOOK_URL = `https://hooks.slack.com/services/T00000001/B00000001/${SECR
 const PARAM = '/queens-fleet/test/slack-webhook-url';
 
 /** The console test event shipped with the function: an SNS record wrapping a STALLED event. */
-const sample = JSON.parse(readFileSync(join(__dirname, '../../functions/notifier/events/sns-alert.json'), 'utf8')) as { Records: { Sns: { Message: string } }[] };
+const sample = JSON.parse(readFileSync(join(__dirname, '../../functions/notifier/events/sns-alert.json'), 'utf8')) as {
+  Records: { Sns: { Message: string } }[];
+};
 const stalled = JSON.parse(sample.Records[0]?.Sns.Message ?? '') as FleetEvent;
-const recovered: FleetEvent = { ...stalled, id: 'node-1-e3-i1.RECOVERED', kind: 'RECOVERED', summary: 'node-1 recovered.', next: 'Nothing to do.' };
-const alarm = { AlarmName: 'queens-fleet-test-dlq', NewStateValue: 'ALARM', NewStateReason: 'Threshold Crossed', StateChangeTime: '2023-11-14T22:15:20.000+0000', OldStateValue: 'OK' };
+const recovered: FleetEvent = {
+  ...stalled,
+  id: 'node-1-e3-i1.RECOVERED',
+  kind: 'RECOVERED',
+  summary: 'node-1 recovered.',
+  next: 'Nothing to do.',
+};
+const alarm = {
+  AlarmName: 'queens-fleet-test-dlq',
+  NewStateValue: 'ALARM',
+  NewStateReason: 'Threshold Crossed',
+  StateChangeTime: '2023-11-14T22:15:20.000+0000',
+  OldStateValue: 'OK',
+};
 
 const snsEvent = (...records: unknown[]): unknown => ({
-  Records: records.map((r, i) => (typeof r === 'string' ? { EventSource: 'aws:sns', Sns: { MessageId: `msg-${i}`, Message: r } } : r)),
+  Records: records.map((r, i) =>
+    typeof r === 'string' ? { EventSource: 'aws:sns', Sns: { MessageId: `msg-${i}`, Message: r } } : r,
+  ),
 });
 
 /** A fetch Response reduced to what the poster reads. */
-const reply = (status: number, body = status === 200 ? 'ok' : '', headers: Record<string, string> = {}): WebhookResponse => ({
+const reply = (
+  status: number,
+  body = status === 200 ? 'ok' : '',
+  headers: Record<string, string> = {},
+): WebhookResponse => ({
   status,
   headers: { get: (name) => headers[name.toLowerCase()] ?? null },
   text: () => Promise.resolve(body),
@@ -33,7 +60,10 @@ const reply = (status: number, body = status === 200 ? 'ok' : '', headers: Recor
 
 /** undici's shape: a TypeError whose message and cause both quote the URL. */
 const leakyFetchError = (): Error => {
-  const cause = Object.assign(new Error(`connect ECONNREFUSED for ${WEBHOOK_URL}`), { code: 'ECONNREFUSED', url: WEBHOOK_URL });
+  const cause = Object.assign(new Error(`connect ECONNREFUSED for ${WEBHOOK_URL}`), {
+    code: 'ECONNREFUSED',
+    url: WEBHOOK_URL,
+  });
   return new TypeError(`fetch failed: ${WEBHOOK_URL}`, { cause });
 };
 
@@ -74,17 +104,22 @@ const harness = (script: (WebhookResponse | Error)[] = []): Harness => {
   return { notify, requests, slept, logText: text, advance: (ms) => (t += ms) };
 };
 
-const failureOf = (promise: Promise<unknown>): Promise<unknown> => promise.then(
-  () => {
-    throw new Error('expected a rejection');
-  },
-  (error: unknown) => error,
-);
+const failureOf = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (error: unknown) => error,
+  );
 
 /** An error as Lambda would log it: message, stack, own fields, and every cause below it. */
 const everythingIn = (error: unknown): string => {
   const parts: string[] = [];
-  for (let e = error as { message?: string; stack?: string; cause?: unknown } | undefined; e !== undefined && e !== null; e = e.cause as typeof e) {
+  for (
+    let e = error as { message?: string; stack?: string; cause?: unknown } | undefined;
+    e !== undefined && e !== null;
+    e = e.cause as typeof e
+  ) {
     parts.push(String(e.message), String(e.stack), JSON.stringify(e));
   }
   return parts.join('\n');
@@ -109,7 +144,10 @@ describe('notifier handler', () => {
       await expect(h.notify(sample)).resolves.toEqual({ delivered: 1, rejected: [] });
       expect(h.requests).toHaveLength(1);
       expect(h.requests[0]?.url).toBe(WEBHOOK_URL);
-      expect(h.requests[0]?.init).toMatchObject({ method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8' } });
+      expect(h.requests[0]?.init).toMatchObject({
+        method: 'POST',
+        headers: { 'content-type': 'application/json; charset=utf-8' },
+      });
       expect(h.requests[0]?.init.signal).toBeInstanceOf(AbortSignal);
       expect(JSON.parse(h.requests[0]?.init.body ?? '') as SlackPayload).toEqual(formatEvent(stalled));
     });
@@ -122,7 +160,13 @@ describe('notifier handler', () => {
 
     it('reports a malformed record with its index and still delivers the others', async () => {
       const h = harness();
-      const event = snsEvent(JSON.stringify(stalled), 'hello from the console', { Sns: { MessageId: 'msg-2' } }, JSON.stringify({ ...stalled, kind: 'EXPLODED' }), JSON.stringify(recovered));
+      const event = snsEvent(
+        JSON.stringify(stalled),
+        'hello from the console',
+        { Sns: { MessageId: 'msg-2' } },
+        JSON.stringify({ ...stalled, kind: 'EXPLODED' }),
+        JSON.stringify(recovered),
+      );
       const result = await h.notify(event);
       expect(result.delivered).toBe(2);
       expect(result.rejected).toEqual([
@@ -134,7 +178,10 @@ describe('notifier handler', () => {
         expect.objectContaining({ text: expect.objectContaining({ text: ':warning: STALLED on node-1' }) }),
         expect.objectContaining({ text: expect.objectContaining({ text: ':white_check_mark: RECOVERED on node-1' }) }),
       ]);
-      const warnings = h.logText().split('\n').filter((l) => l.includes('alert record rejected'));
+      const warnings = h
+        .logText()
+        .split('\n')
+        .filter((l) => l.includes('alert record rejected'));
       expect(warnings.map((l) => (JSON.parse(l) as { index: number }).index)).toEqual([1, 2, 3]);
     });
 
@@ -148,7 +195,9 @@ describe('notifier handler', () => {
       const h = harness([reply(400, 'invalid_payload'), reply(200)]);
       const error = await failureOf(h.notify(snsEvent(JSON.stringify(stalled), JSON.stringify(recovered))));
       expect(error).toBeInstanceOf(FleetError);
-      expect((error as Error).message).toBe('notifier: 1 alert(s) not delivered: record 0: WebhookError: Slack webhook: HTTP 400 invalid_payload (after 1 attempt)');
+      expect((error as Error).message).toBe(
+        'notifier: 1 alert(s) not delivered: record 0: WebhookError: Slack webhook: HTTP 400 invalid_payload (after 1 attempt)',
+      );
       expect(h.requests).toHaveLength(2);
     });
   });
@@ -201,7 +250,11 @@ describe('notifier handler', () => {
     it.each<[string, (WebhookResponse | Error)[], boolean]>([
       ['a successful post', [reply(200)], false],
       ['5xx until the attempts are spent', [reply(500), reply(502), reply(503), reply(504)], true],
-      ['a fetch that rejects with the URL in its message and cause', [leakyFetchError(), leakyFetchError(), leakyFetchError(), leakyFetchError()], true],
+      [
+        'a fetch that rejects with the URL in its message and cause',
+        [leakyFetchError(), leakyFetchError(), leakyFetchError(), leakyFetchError()],
+        true,
+      ],
     ])('never logs or throws the URL after %s', async (_case, script, fails) => {
       const h = harness(script);
       const outcome = await h.notify(sample).then(
@@ -225,13 +278,22 @@ describe('notifier handler', () => {
         const next = script.shift() ?? reply(200);
         return next instanceof Error ? Promise.reject(next) : Promise.resolve(next);
       };
-      const error = await failureOf(postToWebhook(url, formatEvent(stalled), { fetch, sleep: () => Promise.resolve(), random: () => 0 }, DEFAULT_WEBHOOK_OPTIONS));
+      const error = await failureOf(
+        postToWebhook(
+          url,
+          formatEvent(stalled),
+          { fetch, sleep: () => Promise.resolve(), random: () => 0 },
+          DEFAULT_WEBHOOK_OPTIONS,
+        ),
+      );
       expect(error).toBeInstanceOf(WebhookError);
       expect(everythingIn(error)).not.toContain(SECRET);
     });
 
     it('does not quote a parameter value that is not a URL', async () => {
-      ssm.on(GetParameterCommand).resolves({ Parameter: { Name: PARAM, Type: 'SecureString', Value: `hooks.slack.com/${SECRET}` } });
+      ssm
+        .on(GetParameterCommand)
+        .resolves({ Parameter: { Name: PARAM, Type: 'SecureString', Value: `hooks.slack.com/${SECRET}` } });
       const h = harness();
       const error = await failureOf(h.notify(sample));
       expect((error as Error).message).toContain('the configured URL does not parse');
@@ -253,7 +315,9 @@ describe('notifier handler', () => {
       const h = harness();
       await h.notify(sample);
       h.advance(5 * 60_000);
-      ssm.on(GetParameterCommand).resolves({ Parameter: { Name: PARAM, Type: 'SecureString', Value: `${WEBHOOK_URL}-rotated` } });
+      ssm
+        .on(GetParameterCommand)
+        .resolves({ Parameter: { Name: PARAM, Type: 'SecureString', Value: `${WEBHOOK_URL}-rotated` } });
       await h.notify(sample);
       expect(ssm).toHaveReceivedCommandTimes(GetParameterCommand, 2);
       expect(h.requests[1]?.url).toBe(`${WEBHOOK_URL}-rotated`);

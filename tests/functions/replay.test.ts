@@ -7,7 +7,12 @@ import { emptyCounter } from '../../lib/core/fleet/stall';
 import type { IncidentV1 as Incident } from '../../lib/core/fleet/watchdog-state-v1';
 import { makeEvent } from '../../lib/core/fleet/watchdog-events';
 import { frozen, heartbeat, working } from '../helpers/fixtures';
-import { answerControlPlane, mockControlPlane, mutations as mutationsOf, routedFleetEnv } from '../helpers/control-plane';
+import {
+  answerControlPlane,
+  mockControlPlane,
+  mutations as mutationsOf,
+  routedFleetEnv,
+} from '../helpers/control-plane';
 import { MemoryS3 } from '../helpers/memory-s3';
 
 const INCIDENT = 'node-1-e3-i1';
@@ -18,8 +23,19 @@ const { ssm } = cp;
 let s3: MemoryS3;
 
 const quiet = { counter: emptyCounter(), incident: null, restartTimes: [], incidents: 0, seen: null };
-const incident = (over: Partial<Incident>): Incident => ({ id: INCIDENT, kind: 'stall', openedAt: 1, epoch: 3, restart: null, escalated: false, failover: null, noStandbyAlerted: false, ...over });
-const event = (kind: FleetEvent['kind'], epoch = 3): FleetEvent => makeEvent(kind, 'node-1', { id: INCIDENT, epoch }, emptyCounter(), 1, `node-1 ${kind}`);
+const incident = (over: Partial<Incident>): Incident => ({
+  id: INCIDENT,
+  kind: 'stall',
+  openedAt: 1,
+  epoch: 3,
+  restart: null,
+  escalated: false,
+  failover: null,
+  noStandbyAlerted: false,
+  ...over,
+});
+const event = (kind: FleetEvent['kind'], epoch = 3): FleetEvent =>
+  makeEvent(kind, 'node-1', { id: INCIDENT, epoch }, emptyCounter(), 1, `node-1 ${kind}`);
 
 /**
  * Writes the watchdog state with node-1's incident, and the events it already produced. The
@@ -27,7 +43,12 @@ const event = (kind: FleetEvent['kind'], epoch = 3): FleetEvent => makeEvent(kin
  * replay reads it through the converter, and whatever it writes back is version 2.
  */
 const given = (open: Incident | null, written: FleetEvent['kind'][]): void => {
-  s3.set('peer-sync/watchdog/state.json', { version: 1, revision: 5, lastFailoverAt: null, nodes: { 'node-1': { ...quiet, incident: open, incidents: 1 }, 'node-2': quiet } });
+  s3.set('peer-sync/watchdog/state.json', {
+    version: 1,
+    revision: 5,
+    lastFailoverAt: null,
+    nodes: { 'node-1': { ...quiet, incident: open, incidents: 1 }, 'node-2': quiet },
+  });
   for (const kind of written) s3.set(`peer-sync/events/${INCIDENT}/${kind}.json`, event(kind));
 };
 
@@ -43,9 +64,24 @@ describe('replay handler', () => {
       LOG_LEVEL: 'silent',
     });
     resetForTests();
-    s3.set('peer-sync/leader.json', { version: 1, primary: 'node-1', epoch: 3, renewals: 40, reason: 't', changedBy: 't', previous: null, handover: 'immediate' });
+    s3.set('peer-sync/leader.json', {
+      version: 1,
+      primary: 'node-1',
+      epoch: 3,
+      renewals: 40,
+      reason: 't',
+      changedBy: 't',
+      previous: null,
+      handover: 'immediate',
+    });
     s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', frozen(0, 9, { epochSeen: 3 })));
-    s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9).map((s) => ({ ...s, epochSeen: 3, consumingEpoch: null }))));
+    s3.set(
+      'peer-sync/nodes/node-2/heartbeat.json',
+      heartbeat(
+        'node-2',
+        working(0, 9).map((s) => ({ ...s, epochSeen: 3, consumingEpoch: null })),
+      ),
+    );
     s3.puts = [];
   });
   afterAll(() => {
@@ -54,19 +90,41 @@ describe('replay handler', () => {
   });
 
   describe('dry run', () => {
-    it.each(readdirSync(EVENTS_DIR).filter((f) => !f.startsWith('execute')))('changes nothing for the shipped console event %s', async (file) => {
-      // The most tempting state to act on: a failover claimed and left half done.
-      given(incident({ escalated: true, restart: { command: 'restartWorker', status: 'succeeded', claimedAt: 1, commandId: 'cmd-0' }, failover: { status: 'claimed', to: 'node-2', fromEpoch: 3, claimedAt: 1, outgoingStopped: false, stopOutgoing: true } }), ['STALLED', 'RESTART_SENT', 'RESTART_RESULT', 'STILL_STALLED', 'FAILOVER_STARTED']);
-      const input = JSON.parse(readFileSync(join(EVENTS_DIR, file), 'utf8')) as unknown;
-      const out = await handler(input);
-      expect(out.mode).toBe('dry-run');
-      expect(out.plan.action).toMatchObject({ kind: 'resume-failover' });
-      expect(out.text.join('\n')).toContain('with "execute": true it would: resume-failover');
-      expect(mutations()).toEqual([]);
-    });
+    it.each(readdirSync(EVENTS_DIR).filter((f) => !f.startsWith('execute')))(
+      'changes nothing for the shipped console event %s',
+      async (file) => {
+        // The most tempting state to act on: a failover claimed and left half done.
+        given(
+          incident({
+            escalated: true,
+            restart: { command: 'restartWorker', status: 'succeeded', claimedAt: 1, commandId: 'cmd-0' },
+            failover: {
+              status: 'claimed',
+              to: 'node-2',
+              fromEpoch: 3,
+              claimedAt: 1,
+              outgoingStopped: false,
+              stopOutgoing: true,
+            },
+          }),
+          ['STALLED', 'RESTART_SENT', 'RESTART_RESULT', 'STILL_STALLED', 'FAILOVER_STARTED'],
+        );
+        const input = JSON.parse(readFileSync(join(EVENTS_DIR, file), 'utf8')) as unknown;
+        const out = await handler(input);
+        expect(out.mode).toBe('dry-run');
+        expect(out.plan.action).toMatchObject({ kind: 'resume-failover' });
+        expect(out.text.join('\n')).toContain('with "execute": true it would: resume-failover');
+        expect(mutations()).toEqual([]);
+      },
+    );
 
     it('shows each step and whether it is done', async () => {
-      given(incident({ restart: { command: 'restartWorker', status: 'sent', claimedAt: 1, commandId: 'cmd-7', sentAt: 2 } }), ['STALLED', 'RESTART_SENT']);
+      given(
+        incident({
+          restart: { command: 'restartWorker', status: 'sent', claimedAt: 1, commandId: 'cmd-7', sentAt: 2 },
+        }),
+        ['STALLED', 'RESTART_SENT'],
+      );
       const out = await handler({ eventId: `${INCIDENT}.STALLED` });
       expect(out.plan.steps.map((s) => [s.step, s.status])).toEqual([
         ['detect the stall', 'done'],
@@ -80,7 +138,12 @@ describe('replay handler', () => {
 
   describe('execute', () => {
     it('does not restart again when the restart already happened', async () => {
-      given(incident({ restart: { command: 'restartWorker', status: 'sent', claimedAt: 1, commandId: 'cmd-7', sentAt: 2 } }), ['STALLED', 'RESTART_SENT']);
+      given(
+        incident({
+          restart: { command: 'restartWorker', status: 'sent', claimedAt: 1, commandId: 'cmd-7', sentAt: 2 },
+        }),
+        ['STALLED', 'RESTART_SENT'],
+      );
       const out = await handler({ eventId: `${INCIDENT}.STALLED`, execute: true });
       expect(out.executed).toEqual(['read the result of command cmd-7']);
       expect(ssm).toHaveReceivedCommandTimes(SendCommandCommand, 0);
@@ -96,11 +159,23 @@ describe('replay handler', () => {
       given(incident({ restart: { command: 'restartWorker', status: 'claimed', claimedAt: 1 } }), ['STALLED']);
       await Promise.all([1, 2, 3].map(() => handler({ eventId: `${INCIDENT}.STALLED`, execute: true })));
       expect(ssm).toHaveReceivedCommandTimes(SendCommandCommand, 1);
-      expect(ssm).toHaveReceivedCommandWith(SendCommandCommand, { InstanceIds: ['mi-00000000000000001'], Parameters: { commands: ['systemctl restart queen-fleet-worker'], executionTimeout: ['60'] } });
+      expect(ssm).toHaveReceivedCommandWith(SendCommandCommand, {
+        InstanceIds: ['mi-00000000000000001'],
+        Parameters: { commands: ['systemctl restart queen-fleet-worker'], executionTimeout: ['60'] },
+      });
     });
 
     it('refuses an event of an older epoch and changes nothing', async () => {
-      s3.set('peer-sync/leader.json', { version: 1, primary: 'node-2', epoch: 5, renewals: 1, reason: 't', changedBy: 't', previous: 'node-1', handover: 'immediate' });
+      s3.set('peer-sync/leader.json', {
+        version: 1,
+        primary: 'node-2',
+        epoch: 5,
+        renewals: 1,
+        reason: 't',
+        changedBy: 't',
+        previous: 'node-1',
+        handover: 'immediate',
+      });
       given(incident({ restart: { command: 'restartWorker', status: 'claimed', claimedAt: 1 } }), ['STALLED']);
       const out = await handler({ ...event('STALLED', 3), execute: true });
       expect(out.plan.verdict).toBe('refused');
@@ -110,7 +185,22 @@ describe('replay handler', () => {
     });
 
     it('retries a failed failover to a ready standby, then has nothing left to do', async () => {
-      given(incident({ escalated: true, restart: { command: 'restartWorker', status: 'succeeded', claimedAt: 1 }, failover: { status: 'failed', to: 'node-2', fromEpoch: 3, claimedAt: 1, outgoingStopped: false, stopOutgoing: true, detail: 'boom' } }), ['STALLED', 'STILL_STALLED', 'FAILOVER_STARTED', 'FAILOVER_FAILED']);
+      given(
+        incident({
+          escalated: true,
+          restart: { command: 'restartWorker', status: 'succeeded', claimedAt: 1 },
+          failover: {
+            status: 'failed',
+            to: 'node-2',
+            fromEpoch: 3,
+            claimedAt: 1,
+            outgoingStopped: false,
+            stopOutgoing: true,
+            detail: 'boom',
+          },
+        }),
+        ['STALLED', 'STILL_STALLED', 'FAILOVER_STARTED', 'FAILOVER_FAILED'],
+      );
       const out = await handler({ eventId: `${INCIDENT}.FAILOVER_FAILED`, execute: true });
       expect(out.executed).toEqual(['retried the failover of node-1 to node-2']);
       expect(s3.json('peer-sync/leader.json')).toMatchObject({ primary: 'node-2', epoch: 4 });
@@ -134,7 +224,9 @@ describe('replay handler', () => {
 
     it('says so when the named event does not exist', async () => {
       given(null, []);
-      await expect(handler({ eventId: 'node-9-e1-i1.STALLED' })).rejects.toThrow(/event node-9-e1-i1.STALLED not found/);
+      await expect(handler({ eventId: 'node-9-e1-i1.STALLED' })).rejects.toThrow(
+        /event node-9-e1-i1.STALLED not found/,
+      );
     });
   });
 });

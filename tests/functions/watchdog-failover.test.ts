@@ -17,23 +17,45 @@ const cp = mockControlPlane();
 const { ssm, sns, r53, lightsail } = cp;
 let s3: MemoryS3;
 
-const kinds = (): string[] => sns.commandCalls(PublishCommand).map((c) => (JSON.parse(c.args[0].input.Message ?? '{}') as FleetEvent).kind);
-const commands = (): string[] => ssm.commandCalls(SendCommandCommand).map((c) => `${c.args[0].input.InstanceIds?.[0] ?? ''} ${c.args[0].input.Parameters?.commands?.[0] ?? ''}`);
+const kinds = (): string[] =>
+  sns.commandCalls(PublishCommand).map((c) => (JSON.parse(c.args[0].input.Message ?? '{}') as FleetEvent).kind);
+const commands = (): string[] =>
+  ssm
+    .commandCalls(SendCommandCommand)
+    .map((c) => `${c.args[0].input.InstanceIds?.[0] ?? ''} ${c.args[0].input.Parameters?.commands?.[0] ?? ''}`);
 
 describe('watchdog handler: failover', () => {
   const saved = { ...process.env };
   beforeEach(() => {
-    answerControlPlane(cp, { instance: 'stopped', ping: [{ InstanceId: 'mi-00000000000000001', PingStatus: 'ConnectionLost' }] });
+    answerControlPlane(cp, {
+      instance: 'stopped',
+      ping: [{ InstanceId: 'mi-00000000000000001', PingStatus: 'ConnectionLost' }],
+    });
     s3 = new MemoryS3();
     Object.assign(process.env, {
       ...routedFleetEnv(),
     });
     resetForTests();
-    s3.set('peer-sync/leader.json', { version: 1, primary: 'node-1', epoch: 7, renewals: 40, reason: 't', changedBy: 't', previous: null, handover: 'immediate' });
+    s3.set('peer-sync/leader.json', {
+      version: 1,
+      primary: 'node-1',
+      epoch: 7,
+      renewals: 40,
+      reason: 't',
+      changedBy: 't',
+      previous: null,
+      handover: 'immediate',
+    });
     // node-1 last renewed 100 s ago (by the watchdog's own record); node-2 reports fresh samples.
     const node1 = heartbeat('node-1', working(0, 9));
     s3.set('peer-sync/nodes/node-1/heartbeat.json', node1);
-    s3.set('peer-sync/nodes/node-2/heartbeat.json', { ...heartbeat('node-2', working(0, 9).map((s) => ({ ...s, epochSeen: 7, consumingEpoch: null }))), role: 'standby' });
+    s3.set('peer-sync/nodes/node-2/heartbeat.json', {
+      ...heartbeat(
+        'node-2',
+        working(0, 9).map((s) => ({ ...s, epochSeen: 7, consumingEpoch: null })),
+      ),
+      role: 'standby',
+    });
     const quiet = { counter: emptyCounter(), incident: null, restartTimes: [], rejoinTimes: [], incidents: 0 };
     // The lease has not changed for 100 s by the watchdog's clock, which judged 30 s ago.
     const now = Date.now();
@@ -43,7 +65,10 @@ describe('watchdog handler: failover', () => {
       lastFailoverAt: null,
       judgedAt: now - 30_000,
       lease: { primary: 'node-1', epoch: 7, renewals: 40, changedAt: now - 100_000 },
-      nodes: { 'node-1': { ...quiet, newest: { boot: 'boot-1', seq: 8, changedAt: now - 40_000 } }, 'node-2': { ...quiet, newest: { boot: 'boot-1', seq: 7, changedAt: now - 10_000 } } },
+      nodes: {
+        'node-1': { ...quiet, newest: { boot: 'boot-1', seq: 8, changedAt: now - 40_000 } },
+        'node-2': { ...quiet, newest: { boot: 'boot-1', seq: 7, changedAt: now - 10_000 } },
+      },
     });
   });
   afterAll(() => {
@@ -53,15 +78,36 @@ describe('watchdog handler: failover', () => {
 
   it('promotes the standby of a confirmed-dead primary, starts its worker and moves the record', async () => {
     await handler(scheduled);
-    expect(s3.json('peer-sync/leader.json')).toMatchObject({ primary: 'node-2', epoch: 8, previous: 'node-1', handover: 'immediate', changedBy: 'watchdog' });
+    expect(s3.json('peer-sync/leader.json')).toMatchObject({
+      primary: 'node-2',
+      epoch: 8,
+      previous: 'node-1',
+      handover: 'immediate',
+      changedBy: 'watchdog',
+    });
     expect(r53).toHaveReceivedCommandTimes(ChangeResourceRecordSetsCommand, 1);
     expect(r53).toHaveReceivedCommandWith(ChangeResourceRecordSetsCommand, {
       HostedZoneId: 'ZTEST',
-      ChangeBatch: { Comment: 'queen-fleet failover', Changes: [{ Action: 'UPSERT', ResourceRecordSet: { Name: 'origin.example.com', Type: 'A', TTL: 60, ResourceRecords: [{ Value: '192.0.2.2' }] } }] },
+      ChangeBatch: {
+        Comment: 'queen-fleet failover',
+        Changes: [
+          {
+            Action: 'UPSERT',
+            ResourceRecordSet: {
+              Name: 'origin.example.com',
+              Type: 'A',
+              TTL: 60,
+              ResourceRecords: [{ Value: '192.0.2.2' }],
+            },
+          },
+        ],
+      },
     });
     expect(commands()).toEqual(['mi-00000000000000002 systemctl start queen-fleet-worker']);
     expect(kinds()).toEqual(['NODE_DEAD', 'FAILOVER_STARTED', 'PROMOTED', 'RECORD_CHANGED']);
-    expect((s3.json('peer-sync/watchdog/state.json') as { lastFailoverAt: number | null }).lastFailoverAt).not.toBeNull();
+    expect(
+      (s3.json('peer-sync/watchdog/state.json') as { lastFailoverAt: number | null }).lastFailoverAt,
+    ).not.toBeNull();
   });
 
   it('does nothing twice when invoked again, or many times at once, for the same incident', async () => {
@@ -83,7 +129,9 @@ describe('watchdog handler: failover', () => {
 
   it('does not take a crashed VM that Lightsail still calls running, with SSM still online, for a dead agent', async () => {
     lightsail.on(GetInstanceStateCommand).resolves({ state: { name: 'running' } });
-    ssm.on(DescribeInstanceInformationCommand).resolves({ InstanceInformationList: [{ InstanceId: 'mi-00000000000000001', PingStatus: 'Online' }] });
+    ssm
+      .on(DescribeInstanceInformationCommand)
+      .resolves({ InstanceInformationList: [{ InstanceId: 'mi-00000000000000001', PingStatus: 'Online' }] });
     await handler(scheduled);
     expect(s3.json('peer-sync/leader.json')).toMatchObject({ primary: 'node-1', epoch: 7 });
     expect(kinds()).toEqual(['NODE_SILENT']);
@@ -92,7 +140,9 @@ describe('watchdog handler: failover', () => {
 
   it('does not confirm a primary gone while Lightsail says stopping: its services may still run', async () => {
     lightsail.on(GetInstanceStateCommand).resolves({ state: { name: 'stopping' } });
-    ssm.on(DescribeInstanceInformationCommand).resolves({ InstanceInformationList: [{ InstanceId: 'mi-00000000000000001', PingStatus: 'Online' }] });
+    ssm
+      .on(DescribeInstanceInformationCommand)
+      .resolves({ InstanceInformationList: [{ InstanceId: 'mi-00000000000000001', PingStatus: 'Online' }] });
     await handler(scheduled);
     expect(s3.json('peer-sync/leader.json')).toMatchObject({ primary: 'node-1', epoch: 7 });
     expect(kinds()).toEqual(['NODE_SILENT']);
@@ -106,9 +156,16 @@ describe('watchdog handler: failover', () => {
 
   it('fails a run that cannot read the role, and judges no silence in the first run that gets through', async () => {
     lightsail.on(GetInstanceStateCommand).resolves({ state: { name: 'running' } });
-    ssm.on(DescribeInstanceInformationCommand).resolves({ InstanceInformationList: [{ InstanceId: 'mi-00000000000000001', PingStatus: 'Online' }] });
+    ssm
+      .on(DescribeInstanceInformationCommand)
+      .resolves({ InstanceInformationList: [{ InstanceId: 'mi-00000000000000001', PingStatus: 'Online' }] });
     // The lease is in the control table: DynamoDB answers 503 to every read of it (and only of it).
-    const down = new DynamoDBServiceException({ name: 'ServiceUnavailable', $fault: 'server', $metadata: { httpStatusCode: 503 }, message: 'down' });
+    const down = new DynamoDBServiceException({
+      name: 'ServiceUnavailable',
+      $fault: 'server',
+      $metadata: { httpStatusCode: 503 },
+      message: 'down',
+    });
     s3.table.on(GetItemCommand, { Key: { k: { S: 'leader.json' } } }).rejects(down);
     await expect(handler(scheduled)).rejects.toThrow(/leader\.json/);
     s3.table.reset();

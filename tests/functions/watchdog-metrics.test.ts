@@ -16,7 +16,11 @@ let s3: MemoryS3;
 const stdoutOf = async (run: () => Promise<unknown>): Promise<string[]> => {
   const lines: string[] = [];
   const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    lines.push(...String(chunk).split('\n').filter((l) => l !== ''));
+    lines.push(
+      ...String(chunk)
+        .split('\n')
+        .filter((l) => l !== ''),
+    );
     return true;
   });
   try {
@@ -28,7 +32,8 @@ const stdoutOf = async (run: () => Promise<unknown>): Promise<string[]> => {
 };
 
 const valuesOf = (lines: string[]): EmfValue[] => lines.flatMap((l) => readEmf(l) ?? []);
-const value = (values: EmfValue[], name: string, node: string | null = null): number | undefined => values.filter((v) => v.name === name && v.node === node).at(-1)?.value;
+const value = (values: EmfValue[], name: string, node: string | null = null): number | undefined =>
+  values.filter((v) => v.name === name && v.node === node).at(-1)?.value;
 
 describe('watchdog metrics (Embedded Metric Format on standard output)', () => {
   const saved = { ...process.env };
@@ -38,9 +43,21 @@ describe('watchdog metrics (Embedded Metric Format on standard output)', () => {
     s3 = new MemoryS3();
     ssm.on(SendCommandCommand).resolves({ Command: { CommandId: 'cmd-0001' } });
     sns.on(PublishCommand).resolves({ MessageId: 'm-1' });
-    Object.assign(process.env, { FLEET_BUCKET: 'state-bucket', FLEET_TOPIC_ARN: 'arn:aws:sns:us-west-2:123456789012:fleet-events', FLEET_NODES: JSON.stringify(NODES), FLEET_METRICS: 'detailed' });
+    Object.assign(process.env, {
+      FLEET_BUCKET: 'state-bucket',
+      FLEET_TOPIC_ARN: 'arn:aws:sns:us-west-2:123456789012:fleet-events',
+      FLEET_NODES: JSON.stringify(NODES),
+      FLEET_METRICS: 'detailed',
+    });
     resetForTests();
-    s3.set('peer-sync/leader.json', { version: 1, primary: 'node-1', epoch: 3, renewals: 0, reason: 'test', changedBy: 'test' });
+    s3.set('peer-sync/leader.json', {
+      version: 1,
+      primary: 'node-1',
+      epoch: 3,
+      renewals: 0,
+      reason: 'test',
+      changedBy: 'test',
+    });
   });
   afterAll(() => {
     process.env = saved;
@@ -49,7 +66,7 @@ describe('watchdog metrics (Embedded Metric Format on standard output)', () => {
     sns.restore();
   });
 
-  it('gives each node\'s failing samples, role and newest sample, and the fleet\'s epoch and ready standbys, on a scheduled run', async () => {
+  it("gives each node's failing samples, role and newest sample, and the fleet's epoch and ready standbys, on a scheduled run", async () => {
     s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', frozen(0, 9)));
     s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9)));
     const values = valuesOf(await stdoutOf(() => handler(scheduled)));
@@ -69,25 +86,47 @@ describe('watchdog metrics (Embedded Metric Format on standard output)', () => {
   });
 
   it('gives the figures only a node has (peer-sync time, CAS races lost, lease left) from its newest sample, and no lease for a standby', async () => {
-    const withFigures = (samples: ReturnType<typeof working>, figures: Record<string, number>) => samples.map((x, i) => (i === samples.length - 1 ? { ...x, ...figures } : x));
-    s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', withFigures(working(0, 9), { syncMs: 1250, casConflicts: 2, leaseLeftMs: 27_500 })));
-    s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', withFigures(working(0, 9), { syncMs: 40, casConflicts: 0 })));
+    const withFigures = (samples: ReturnType<typeof working>, figures: Record<string, number>) =>
+      samples.map((x, i) => (i === samples.length - 1 ? { ...x, ...figures } : x));
+    s3.set(
+      'peer-sync/nodes/node-1/heartbeat.json',
+      heartbeat('node-1', withFigures(working(0, 9), { syncMs: 1250, casConflicts: 2, leaseLeftMs: 27_500 })),
+    );
+    s3.set(
+      'peer-sync/nodes/node-2/heartbeat.json',
+      heartbeat('node-2', withFigures(working(0, 9), { syncMs: 40, casConflicts: 0 })),
+    );
     const values = valuesOf(await stdoutOf(() => handler(scheduled)));
-    expect([value(values, 'PeerSyncSeconds', 'node-1'), value(values, 'CasConflicts', 'node-1'), value(values, 'LeaseSecondsLeft', 'node-1')]).toEqual([1.25, 2, 27.5]);
-    expect([value(values, 'PeerSyncSeconds', 'node-2'), value(values, 'CasConflicts', 'node-2'), value(values, 'LeaseSecondsLeft', 'node-2')]).toEqual([0.04, 0, undefined]);
+    expect([
+      value(values, 'PeerSyncSeconds', 'node-1'),
+      value(values, 'CasConflicts', 'node-1'),
+      value(values, 'LeaseSecondsLeft', 'node-1'),
+    ]).toEqual([1.25, 2, 27.5]);
+    expect([
+      value(values, 'PeerSyncSeconds', 'node-2'),
+      value(values, 'CasConflicts', 'node-2'),
+      value(values, 'LeaseSecondsLeft', 'node-2'),
+    ]).toEqual([0.04, 0, undefined]);
   });
 
   it("gives a quiet primary's CPU, memory, peer-sync time and lease left from its heartbeat's newest sample", async () => {
-    const last = (samples: ReturnType<typeof working>) => samples.map((x, i) => (i === samples.length - 1 ? { ...x, cpuPercent: 42, syncMs: 500, leaseLeftMs: 20_000 } : x));
+    const last = (samples: ReturnType<typeof working>) =>
+      samples.map((x, i) =>
+        i === samples.length - 1 ? { ...x, cpuPercent: 42, syncMs: 500, leaseLeftMs: 20_000 } : x,
+      );
     const hb = heartbeat('node-1', last(working(0, 9)));
     s3.set('peer-sync/nodes/node-1/heartbeat.json', hb);
     s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9)));
     const values = valuesOf(await stdoutOf(() => handler(scheduled)));
-    expect([value(values, 'WorkerCpu', 'node-1'), value(values, 'PeerSyncSeconds', 'node-1'), value(values, 'LeaseSecondsLeft', 'node-1')]).toEqual([42, 0.5, 20]);
+    expect([
+      value(values, 'WorkerCpu', 'node-1'),
+      value(values, 'PeerSyncSeconds', 'node-1'),
+      value(values, 'LeaseSecondsLeft', 'node-1'),
+    ]).toEqual([42, 0.5, 20]);
     expect(value(values, 'InFlight', 'node-1')).toBeDefined();
   });
 
-  it('gives on a heartbeat\'s notification only the counts of what it did, and nothing when it did nothing', async () => {
+  it("gives on a heartbeat's notification only the counts of what it did, and nothing when it did nothing", async () => {
     s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', working(0, 9)));
     s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9)));
     expect(await stdoutOf(() => handler(notification))).toEqual([]);

@@ -7,7 +7,15 @@ import { chromium, type BrowserContext } from 'playwright-core';
 export const CHROMIUM = '/usr/bin/chromium';
 
 /** The flags that work on these machines (DEVELOPERS.md); headless and the profile folder are playwright's to set. */
-const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /**
  * Why a browser test cannot run here, or null when it can. Where the browser is required
@@ -16,7 +24,8 @@ const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-ru
 export const noBrowser = (): string | null => {
   if (existsSync(CHROMIUM)) return null;
   const why = `${CHROMIUM} is missing (apt-get install chromium)`;
-  if (process.env.QF_REQUIRE_BROWSER === '1') throw new Error(`${why}, and QF_REQUIRE_BROWSER=1 requires it (.ci/run installs it)`);
+  if (process.env.QF_REQUIRE_BROWSER === '1')
+    throw new Error(`${why}, and QF_REQUIRE_BROWSER=1 requires it (.ci/run installs it)`);
   return why;
 };
 
@@ -27,7 +36,14 @@ export const noBrowser = (): string | null => {
  */
 export const withOfflinePage = async <T>(use: (ctx: BrowserContext, refused: string[]) => Promise<T>): Promise<T> => {
   const profile = mkdtempSync(join(tmpdir(), 'qf-chromium-'));
-  const ctx = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, javaScriptEnabled: false, offline: true, viewport: { width: 1100, height: 900 } });
+  const ctx = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: FLAGS,
+    javaScriptEnabled: false,
+    offline: true,
+    viewport: { width: 1100, height: 900 },
+  });
   const refused: string[] = [];
   try {
     await ctx.route('**/*', async (route) => {

@@ -42,7 +42,10 @@ export interface RunResult {
 /** Runs `fleet …` to completion. */
 export const runFleet = (args: string[], timeoutMs: number, env: NodeJS.ProcessEnv = {}): Promise<RunResult> =>
   new Promise((resolve) => {
-    const child = track(process.execPath, [join(ROOT, 'bin/fleet.js'), ...args], { env: { ...process.env, ...env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = track(process.execPath, [join(ROOT, 'bin/fleet.js'), ...args], {
+      env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -64,7 +67,9 @@ export interface LocalCloudInfo extends CloudEndpoints {
  * every faithful behaviour on; `args` such as `--time-scale 600` compress AWS's durations.
  */
 export const startCloudProcess = async (args: string[] = []): Promise<LocalCloudInfo> => {
-  const child = track(process.execPath, ['--import', 'tsx', join(ROOT, 'lib/harness/localcloud/serve.ts'), ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = track(process.execPath, ['--import', 'tsx', join(ROOT, 'lib/harness/localcloud/serve.ts'), ...args], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const line = await new Promise<string>((resolve, reject) => {
     const rl = createInterface({ input: child.stdout! });
     rl.once('line', resolve);

@@ -27,14 +27,31 @@ export type Support = { ok: true; rootfs: string } | { ok: false; reason: string
 export const containerSupport = (): Support => {
   if (process.getuid?.() !== 0) return { ok: false, reason: 'not root: systemd-nspawn and nsenter need root' };
   for (const tool of ['systemd-nspawn', 'nsenter']) {
-    if (spawnSync(tool, ['--version'], { stdio: 'ignore' }).status !== 0) return { ok: false, reason: `${tool} is not installed (apt-get install -y systemd-container debootstrap)` };
+    if (spawnSync(tool, ['--version'], { stdio: 'ignore' }).status !== 0)
+      return { ok: false, reason: `${tool} is not installed (apt-get install -y systemd-container debootstrap)` };
   }
-  const built = spawnSync('bash', [ROOTFS_SCRIPT], { encoding: 'utf8', timeout: 15 * 60_000, stdio: ['ignore', 'pipe', 'pipe'] });
+  const built = spawnSync('bash', [ROOTFS_SCRIPT], {
+    encoding: 'utf8',
+    timeout: 15 * 60_000,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const rootfs = built.stdout?.trim() ?? '';
-  if (built.status !== 0 || rootfs === '') return { ok: false, reason: `no Debian root for the container (${ROOTFS_SCRIPT}): ${(built.stderr ?? '').trim().split('\n').slice(-3).join(' / ')}` };
+  if (built.status !== 0 || rootfs === '')
+    return {
+      ok: false,
+      reason: `no Debian root for the container (${ROOTFS_SCRIPT}): ${(built.stderr ?? '').trim().split('\n').slice(-3).join(' / ')}`,
+    };
   // Read-only: the cache is never written; the run's own copy is what boots.
-  const probe = spawnSync('systemd-nspawn', ['-q', '--register=no', '--keep-unit', '--read-only', '-D', rootfs, '/bin/true'], { env: NSPAWN_ENV, encoding: 'utf8', timeout: 60_000 });
-  if (probe.status !== 0) return { ok: false, reason: `systemd-nspawn cannot run a container here: ${(probe.stderr ?? '').trim().split('\n').slice(-3).join(' / ') || `exit ${String(probe.status)}`}` };
+  const probe = spawnSync(
+    'systemd-nspawn',
+    ['-q', '--register=no', '--keep-unit', '--read-only', '-D', rootfs, '/bin/true'],
+    { env: NSPAWN_ENV, encoding: 'utf8', timeout: 60_000 },
+  );
+  if (probe.status !== 0)
+    return {
+      ok: false,
+      reason: `systemd-nspawn cannot run a container here: ${(probe.stderr ?? '').trim().split('\n').slice(-3).join(' / ') || `exit ${String(probe.status)}`}`,
+    };
   return { ok: true, rootfs };
 };
 
@@ -87,28 +104,45 @@ export class NodeContainer {
    * Throws, naming the state and the console log, when it does not within `timeoutMs`.
    */
   async boot(timeoutMs = 60_000): Promise<void> {
-    if (this.nspawn !== null && this.nspawn.exitCode === null && this.nspawn.signalCode === null) throw new Error('the node container is running already');
+    if (this.nspawn !== null && this.nspawn.exitCode === null && this.nspawn.signalCode === null)
+      throw new Error('the node container is running already');
     const consoleLog = join(this.dir, `console-${++this.boots}.log`);
     const out = openSync(consoleLog, 'w');
     // The host's Node.js as the node's /usr/bin/node (the units' ExecStart), read-only.
-    const args = ['-q', '-D', this.root, '--register=no', '--keep-unit', '-b', '--console=read-only', `--bind-ro=${process.execPath}:/usr/bin/node`];
+    const args = [
+      '-q',
+      '-D',
+      this.root,
+      '--register=no',
+      '--keep-unit',
+      '-b',
+      '--console=read-only',
+      `--bind-ro=${process.execPath}:/usr/bin/node`,
+    ];
     this.nspawn = track('systemd-nspawn', args, { detached: true, stdio: ['ignore', out, out], env: NSPAWN_ENV });
     closeSync(out);
     writeFileSync(this.pidFile, String(this.nspawn.pid));
     const deadline = Date.now() + timeoutMs;
     let state = 'no init yet';
     while (Date.now() < deadline) {
-      if (this.nspawn.exitCode !== null) throw new Error(`systemd-nspawn exited with ${this.nspawn.exitCode} while booting; see ${consoleLog}`);
+      if (this.nspawn.exitCode !== null)
+        throw new Error(`systemd-nspawn exited with ${this.nspawn.exitCode} while booting; see ${consoleLog}`);
       const init = containerInit(this.nspawn.pid ?? 0);
       if (init !== null) {
         // --wait returns once the boot finished; before PID 1 listens it fails at once.
-        const r = await runInContainer(init, ['systemctl', 'is-system-running', '--wait'], Math.max(1000, deadline - Date.now()));
+        const r = await runInContainer(
+          init,
+          ['systemctl', 'is-system-running', '--wait'],
+          Math.max(1000, deadline - Date.now()),
+        );
         state = (r.stdout.trim() || r.stderr.trim()).split('\n')[0] ?? '';
         if (state === 'running' || state === 'degraded') return;
       }
       await sleep(200);
     }
-    throw new Error(`the node container did not finish booting within ${timeoutMs / 1000} s (last state: ${state}); see ${consoleLog}`);
+    throw new Error(
+      `the node container did not finish booting within ${timeoutMs / 1000} s (last state: ${state}); see ${consoleLog}`,
+    );
   }
 
   /** Runs `argv` inside the container (no shell), killed after `timeoutMs`. */
@@ -153,7 +187,9 @@ export class NodeContainer {
       killGroup(nspawn.pid, 'SIGKILL');
       await exited(nspawn);
     }
-    const mounted = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').some((line) => (line.split(' ')[4] ?? '').startsWith(this.dir));
+    const mounted = readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .some((line) => (line.split(' ')[4] ?? '').startsWith(this.dir));
     if (mounted) throw new Error(`${this.dir} still has mounts of the host below it: not removed`);
     rmSync(this.dir, { recursive: true, force: true });
   }

@@ -1,7 +1,21 @@
 import { GetInstanceStateCommand, LightsailClient } from '@aws-sdk/client-lightsail';
-import { ChangeResourceRecordSetsCommand, GetChangeCommand, ListResourceRecordSetsCommand, Route53Client, type Route53ClientResolvedConfig, type ServiceInputTypes, type ServiceOutputTypes } from '@aws-sdk/client-route-53';
+import {
+  ChangeResourceRecordSetsCommand,
+  GetChangeCommand,
+  ListResourceRecordSetsCommand,
+  Route53Client,
+  type Route53ClientResolvedConfig,
+  type ServiceInputTypes,
+  type ServiceOutputTypes,
+} from '@aws-sdk/client-route-53';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
-import { DescribeInstanceInformationCommand, GetCommandInvocationCommand, SendCommandCommand, SSMClient, type InstanceInformation } from '@aws-sdk/client-ssm';
+import {
+  DescribeInstanceInformationCommand,
+  GetCommandInvocationCommand,
+  SendCommandCommand,
+  SSMClient,
+  type InstanceInformation,
+} from '@aws-sdk/client-ssm';
 import { mockClient, type AwsStub } from 'aws-sdk-client-mock';
 import type { MemoryS3 } from './memory-s3';
 
@@ -22,13 +36,21 @@ export const routedFleetEnv = (nodes: unknown = ROUTED_NODES): Record<string, st
 });
 
 /** Route 53 answering as for a record pointing at node-1 until a change moves it; changes go INSYNC at once. */
-export const mockOriginRecord = (r53: AwsStub<ServiceInputTypes, ServiceOutputTypes, Route53ClientResolvedConfig>): void => {
+export const mockOriginRecord = (
+  r53: AwsStub<ServiceInputTypes, ServiceOutputTypes, Route53ClientResolvedConfig>,
+): void => {
   let value = '192.0.2.1';
-  r53.on(ListResourceRecordSetsCommand).callsFake(() => ({ ResourceRecordSets: [{ Name: 'origin.example.com.', Type: 'A', TTL: 60, ResourceRecords: [{ Value: value }] }] }));
-  r53.on(ChangeResourceRecordSetsCommand).callsFake((input: { ChangeBatch?: { Changes?: { ResourceRecordSet?: { ResourceRecords?: { Value?: string }[] } }[] } }) => {
-    value = input.ChangeBatch?.Changes?.[0]?.ResourceRecordSet?.ResourceRecords?.[0]?.Value ?? value;
-    return { ChangeInfo: { Id: '/change/C1', Status: 'PENDING', SubmittedAt: new Date() } };
-  });
+  r53.on(ListResourceRecordSetsCommand).callsFake(() => ({
+    ResourceRecordSets: [{ Name: 'origin.example.com.', Type: 'A', TTL: 60, ResourceRecords: [{ Value: value }] }],
+  }));
+  r53
+    .on(ChangeResourceRecordSetsCommand)
+    .callsFake(
+      (input: { ChangeBatch?: { Changes?: { ResourceRecordSet?: { ResourceRecords?: { Value?: string }[] } }[] } }) => {
+        value = input.ChangeBatch?.Changes?.[0]?.ResourceRecordSet?.ResourceRecords?.[0]?.Value ?? value;
+        return { ChangeInfo: { Id: '/change/C1', Status: 'PENDING', SubmittedAt: new Date() } };
+      },
+    );
   r53.on(GetChangeCommand).resolves({ ChangeInfo: { Id: '/change/C1', Status: 'INSYNC', SubmittedAt: new Date() } });
 };
 
@@ -46,7 +68,10 @@ export type ControlPlane = ReturnType<typeof mockControlPlane>;
  * Resets the mocks to an AWS that cooperates: every command gets an id and succeeds, alerts
  * publish, the origin record moves; Lightsail and the SSM ping say what the case needs.
  */
-export const answerControlPlane = (cp: ControlPlane, probe: { instance: string; ping: InstanceInformation[] }): void => {
+export const answerControlPlane = (
+  cp: ControlPlane,
+  probe: { instance: string; ping: InstanceInformation[] },
+): void => {
   for (const m of cp.all) m.reset();
   let n = 0;
   cp.ssm.on(SendCommandCommand).callsFake(() => ({ Command: { CommandId: `cmd-${++n}` } }));

@@ -24,7 +24,9 @@ export const frozen = (from: number, n: number, over: Partial<Sample> = {}): Sam
 
 /** `n` samples of a working worker: the task's progress advances each time. */
 export const working = (from: number, n: number): Sample[] =>
-  Array.from({ length: n }, (_, i) => sample(from + i, { inFlight: [{ taskId: 'task-0001', progress: 10 + from + i }] }));
+  Array.from({ length: n }, (_, i) =>
+    sample(from + i, { inFlight: [{ taskId: 'task-0001', progress: 10 + from + i }] }),
+  );
 
 export const heartbeat = (node: string, samples: Sample[], boot = 'boot-1'): Heartbeat => ({
   version: 1,
@@ -51,5 +53,15 @@ export const stalledEvent: FleetEvent = {
   at: 1_700_000_120_000,
   summary: 'node-1 stalled.',
   next: 'The watchdog restarts the worker.',
-  metrics: { failingSamples: 8, healthySamples: 0, fault: 'no-progress', workerProcesses: 1, cpuPercent: 3.1, memoryBytes: 52_428_800, backlog: 5, completionsInWindow: 0, inFlight: 1 },
+  metrics: {
+    failingSamples: 8,
+    healthySamples: 0,
+    fault: 'no-progress',
+    workerProcesses: 1,
+    cpuPercent: 3.1,
+    memoryBytes: 52_428_800,
+    backlog: 5,
+    completionsInWindow: 0,
+    inFlight: 1,
+  },
 };

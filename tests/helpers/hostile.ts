@@ -13,7 +13,16 @@ import { pathStep } from '../../lib/core/validate';
 export const RUNS = 200;
 
 /** Keys that reach, or shadow, what every plain object inherits. */
-export const PROTOTYPE_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf', '__defineGetter__'] as const;
+export const PROTOTYPE_KEYS = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'valueOf',
+  'hasOwnProperty',
+  'isPrototypeOf',
+  '__defineGetter__',
+] as const;
 
 /** Slack control sequences: broadcasts, mentions, forged links, and text that only looks escaped. */
 export const SLACK_MARKUP = [
@@ -40,12 +49,16 @@ export const brokenTextArb: fc.Arbitrary<string> = fc.oneof(
   fc.uint8Array({ minLength: 1, maxLength: 48 }).map((b) => Buffer.from(b).toString('utf8')),
   fc.constant(Buffer.from([0xff, 0xfe, 0x7b, 0x22]).toString('utf8')),
   fc.constant(Buffer.from([0xff, 0xfe, 0x7b, 0x22]).toString('latin1')),
-  fc.tuple(fc.string({ maxLength: 8 }), fc.integer({ min: 0xd800, max: 0xdfff }), fc.string({ maxLength: 8 })).map(([a, s, b]) => `${a}${String.fromCharCode(s)}${b}`),
+  fc
+    .tuple(fc.string({ maxLength: 8 }), fc.integer({ min: 0xd800, max: 0xdfff }), fc.string({ maxLength: 8 }))
+    .map(([a, s, b]) => `${a}${String.fromCharCode(s)}${b}`),
 );
 
 /** Long text of markup, astral characters and entities, so a cut at any limit lands inside one of them. */
 export const markupRunArb: fc.Arbitrary<string> = fc
-  .array(fc.constantFrom<string>(...SLACK_MARKUP, ...PROTOTYPE_KEYS, ' ', 'x', '😀', '&', '<', '>', '\ud800'), { maxLength: 700 })
+  .array(fc.constantFrom<string>(...SLACK_MARKUP, ...PROTOTYPE_KEYS, ' ', 'x', '😀', '&', '<', '>', '\ud800'), {
+    maxLength: 700,
+  })
   .map((parts) => parts.join(''));
 
 /** Strings far past every field limit and the store's size limit in tests (up to 60 000 characters, to keep runs fast). */
@@ -59,7 +72,23 @@ export const hostileStringArb: fc.Arbitrary<string> = fc.oneof(
   { arbitrary: fc.string({ unit: 'binary', maxLength: 40 }), weight: 1 },
   { arbitrary: brokenTextArb, weight: 2 },
   { arbitrary: fc.constantFrom<string>(...PROTOTYPE_KEYS, ...SLACK_MARKUP), weight: 2 },
-  { arbitrary: fc.constantFrom('', ' ', 'NaN', '1e999', '-0', '0x1f', '%', '%E0%A4%A', '%ff', '\u0000', 'node-1', 'task-0001'), weight: 2 },
+  {
+    arbitrary: fc.constantFrom(
+      '',
+      ' ',
+      'NaN',
+      '1e999',
+      '-0',
+      '0x1f',
+      '%',
+      '%E0%A4%A',
+      '%ff',
+      '\u0000',
+      'node-1',
+      'task-0001',
+    ),
+    weight: 2,
+  },
   { arbitrary: markupRunArb, weight: 1 },
   { arbitrary: hugeStringArb, weight: 1 },
 );
@@ -68,11 +97,29 @@ export const hostileStringArb: fc.Arbitrary<string> = fc.oneof(
 export const hostileNumberArb: fc.Arbitrary<number> = fc.oneof(
   fc.integer(),
   fc.double(),
-  fc.constantFrom(Number.NaN, Infinity, -Infinity, -0, 0.5, -1, Number.MAX_VALUE, Number.MIN_VALUE, 2 ** 53, 2 ** 53 + 2, 1e300, -1e300, 8.64e15 + 1),
+  fc.constantFrom(
+    Number.NaN,
+    Infinity,
+    -Infinity,
+    -0,
+    0.5,
+    -1,
+    Number.MAX_VALUE,
+    Number.MIN_VALUE,
+    2 ** 53,
+    2 ** 53 + 2,
+    1e300,
+    -1e300,
+    8.64e15 + 1,
+  ),
 );
 
 /** Object keys: the prototype's own names, and anything else. */
-export const hostileKeyArb: fc.Arbitrary<string> = fc.oneof(fc.constantFrom<string>(...PROTOTYPE_KEYS), fc.string({ maxLength: 12 }), brokenTextArb);
+export const hostileKeyArb: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom<string>(...PROTOTYPE_KEYS),
+  fc.string({ maxLength: 12 }),
+  brokenTextArb,
+);
 
 /**
  * Objects are built as JSON.parse builds them (own data properties, `__proto__` included), so a
@@ -80,13 +127,26 @@ export const hostileKeyArb: fc.Arbitrary<string> = fc.oneof(fc.constantFrom<stri
  */
 const objectOf = (entries: [string, unknown][]): Record<string, unknown> => {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of entries) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  for (const [k, v] of entries)
+    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
   return out;
 };
 
 /** Any JSON-like value of bounded depth, hostile at every level. */
-export const hostileValueArb: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown; array: unknown[]; object: Record<string, unknown> }>((tie) => ({
-  value: fc.oneof({ depthSize: 'small', maxDepth: 3 }, hostileStringArb, hostileNumberArb, fc.boolean(), fc.constant(null), tie('array'), tie('object')),
+export const hostileValueArb: fc.Arbitrary<unknown> = fc.letrec<{
+  value: unknown;
+  array: unknown[];
+  object: Record<string, unknown>;
+}>((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small', maxDepth: 3 },
+    hostileStringArb,
+    hostileNumberArb,
+    fc.boolean(),
+    fc.constant(null),
+    tie('array'),
+    tie('object'),
+  ),
   array: fc.array(tie('value'), { maxLength: 4 }),
   object: fc.array(fc.tuple(hostileKeyArb, tie('value')), { maxLength: 4 }).map(objectOf),
 })).value;
@@ -103,7 +163,10 @@ export const deepJsonText = (depth: number, kind: 'array' | 'object'): string =>
   kind === 'array' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
 
 /** A nesting depth and shape; the value is built inside the property, so a counterexample prints small. */
-export const deepArb = fc.record({ depth: fc.integer({ min: 1_000, max: 20_000 }), kind: fc.constantFrom('array' as const, 'object' as const) });
+export const deepArb = fc.record({
+  depth: fc.integer({ min: 1_000, max: 20_000 }),
+  kind: fc.constantFrom('array' as const, 'object' as const),
+});
 
 /** JSON text of any hostile value; `__proto__` keys survive as JSON.stringify writes own properties. */
 export const hostileJsonTextArb: fc.Arbitrary<string> = fc.oneof(
@@ -122,7 +185,9 @@ const dotted = (path: Path): string => path.map(pathStep).join('.');
 /** Every position in a JSON value, root first. */
 const pathsOf = (value: unknown, at: Path = []): Path[] => {
   if (typeof value !== 'object' || value === null) return [at];
-  const children = Array.isArray(value) ? value.map((v, i) => pathsOf(v, [...at, i])) : Object.entries(value).map(([k, v]) => pathsOf(v, [...at, k]));
+  const children = Array.isArray(value)
+    ? value.map((v, i) => pathsOf(v, [...at, i]))
+    : Object.entries(value).map(([k, v]) => pathsOf(v, [...at, k]));
   return [at, ...children.flat()];
 };
 
@@ -167,7 +232,8 @@ export const mutationArb = (valid: unknown): fc.Arbitrary<Mutation> => {
  * True when `field` points at the change made at `path`: the path itself, or something inside
  * the value put there. (A change of the whole record may be named by any of its fields.)
  */
-export const pointsAt = (field: string, path: string): boolean => (path === '' ? field.length > 0 : field === path || field.startsWith(`${path}.`));
+export const pointsAt = (field: string, path: string): boolean =>
+  path === '' ? field.length > 0 : field === path || field.startsWith(`${path}.`);
 
 /** What a parser did with a hostile input: a clean parse, or a typed error. */
 export type Outcome<T> = { ok: true; value: T } | { ok: false; error: ValidationError };
@@ -216,8 +282,10 @@ const describePrototype = (proto: object): [string, unknown, unknown, unknown][]
 const OBJECT_PROTOTYPE = describePrototype(Object.prototype);
 const ARRAY_PROTOTYPE = describePrototype(Array.prototype);
 
-const unchanged = (now: [string, unknown, unknown, unknown][], before: [string, unknown, unknown, unknown][]): boolean =>
-  now.length === before.length && now.every((p, i) => p.every((v, j) => v === before[i]?.[j]));
+const unchanged = (
+  now: [string, unknown, unknown, unknown][],
+  before: [string, unknown, unknown, unknown][],
+): boolean => now.length === before.length && now.every((p, i) => p.every((v, j) => v === before[i]?.[j]));
 
 /** Fails unless Object.prototype and Array.prototype are exactly as they were when this module loaded. */
 export const expectNoPollution = (): void => {

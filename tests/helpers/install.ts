@@ -1,5 +1,17 @@
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { chmodSync, copyFileSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -149,13 +161,26 @@ export const useInstallRoot = (): InstallRoot => {
 
   const at = (path: string): string => join(current().root, path);
   return {
-    get tmp() { return current().tmp; },
-    get bundle() { return current().bundle; },
-    get root() { return current().root; },
-    get config() { return current().config; },
-    get calls() { return current().calls; },
-    get env() { return current().env; },
-    install: (args, script = join(INSTALL_DIR, 'install.sh')) => spawnSync('bash', [script, ...args], { env: current().env, encoding: 'utf8', timeout: 15_000 }),
+    get tmp() {
+      return current().tmp;
+    },
+    get bundle() {
+      return current().bundle;
+    },
+    get root() {
+      return current().root;
+    },
+    get config() {
+      return current().config;
+    },
+    get calls() {
+      return current().calls;
+    },
+    get env() {
+      return current().env;
+    },
+    install: (args, script = join(INSTALL_DIR, 'install.sh')) =>
+      spawnSync('bash', [script, ...args], { env: current().env, encoding: 'utf8', timeout: 15_000 }),
     standard: () => {
       const { bundle, config, root } = current();
       return ['--bundle', bundle, '--config', config, '--node', 'node-1', '--root', root];

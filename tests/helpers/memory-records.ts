@@ -18,10 +18,16 @@ export class MemoryRecords implements RecordStore {
 
   read<S extends z.ZodType>(key: string, schema: S): Promise<Versioned<z.output<S>> | null> {
     const item = this.items.get(key);
-    return Promise.resolve(item === undefined ? null : parseRecord(schema, key, { text: item.text, etag: String(item.version) }));
+    return Promise.resolve(
+      item === undefined ? null : parseRecord(schema, key, { text: item.text, etag: String(item.version) }),
+    );
   }
 
-  async readIfChanged<S extends z.ZodType>(key: string, schema: S, etag: string | null): Promise<{ changed: false } | ({ changed: true } & Versioned<z.output<S>>) | null> {
+  async readIfChanged<S extends z.ZodType>(
+    key: string,
+    schema: S,
+    etag: string | null,
+  ): Promise<{ changed: false } | ({ changed: true } & Versioned<z.output<S>>) | null> {
     const got = await this.read(key, schema);
     if (got === null) return null;
     return got.etag === etag ? { changed: false } : { changed: true, ...got };
@@ -35,7 +41,8 @@ export class MemoryRecords implements RecordStore {
     this.writes.push({ key, condition });
     const item = this.items.get(key);
     if (condition === 'absent' && item !== undefined) return Promise.reject(new ConflictError(`${key} exists`));
-    if (condition === 'version' && String(item?.version) !== etag) return Promise.reject(new ConflictError(`${key} is not at version ${etag ?? ''}`));
+    if (condition === 'version' && String(item?.version) !== etag)
+      return Promise.reject(new ConflictError(`${key} is not at version ${etag ?? ''}`));
     const version = (item?.version ?? 0) + 1;
     this.items.set(key, { text: JSON.stringify(value), version });
     return Promise.resolve(String(version));

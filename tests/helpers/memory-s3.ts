@@ -1,6 +1,19 @@
 import { createHash } from 'node:crypto';
-import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
-import { DynamoDBClient, DynamoDBServiceException, GetItemCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
+import {
+  DynamoDBClient,
+  DynamoDBServiceException,
+  GetItemCommand,
+  UpdateItemCommand,
+  type AttributeValue,
+} from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { WRITE_TOKENS } from '../../lib/aws/write-tokens';
 
@@ -11,7 +24,12 @@ const s3Error = (name: string, status: number): S3ServiceException =>
 export type Loss = 'reset' | 'internal-error';
 
 const ddbError = (name: string, status: number): DynamoDBServiceException =>
-  new DynamoDBServiceException({ name, $fault: status >= 500 ? 'server' : 'client', $metadata: { httpStatusCode: status }, message: name });
+  new DynamoDBServiceException({
+    name,
+    $fault: status >= 500 ? 'server' : 'client',
+    $metadata: { httpStatusCode: status },
+    message: name,
+  });
 
 /** The prefix the handlers' configuration keeps state under: a table item `k` is shown as the object `peer-sync/<k>`. */
 const PREFIX = 'peer-sync/';
@@ -77,35 +95,61 @@ export class MemoryS3 {
       for (const stall of this.stalls) if (stall.match(key)) await stall.released;
       const o = this.objects.get(key);
       if (o === undefined) return { ConsumedCapacity: { CapacityUnits: 1 } };
-      const item: Record<string, AttributeValue> = { k: { S: key.slice(PREFIX.length) }, body: { S: o.body }, v: { N: String(this.versions.get(key) ?? 1) } };
+      const item: Record<string, AttributeValue> = {
+        k: { S: key.slice(PREFIX.length) },
+        body: { S: o.body },
+        v: { N: String(this.versions.get(key) ?? 1) },
+      };
       const tokens = o.metadata?.[WRITE_TOKENS];
       if (tokens !== undefined) item.tokens = { S: tokens };
       return { Item: item, ConsumedCapacity: { CapacityUnits: 1 } };
     });
-    this.table.on(UpdateItemCommand).callsFake(async (input: { Key: Record<string, { S?: string }>; ConditionExpression?: string; ExpressionAttributeValues: Record<string, { S?: string; N?: string }> }) => {
-      await Promise.resolve();
-      const refusal = this.refusals.shift();
-      if (refusal !== undefined) throw refusal;
-      const key = PREFIX + (input.Key.k?.S ?? '');
-      const existing = this.objects.get(key);
-      const version = existing === undefined ? undefined : (this.versions.get(key) ?? 1);
-      const c = input.ConditionExpression;
-      const holds = c === undefined || (c === 'attribute_not_exists(#k)' ? existing === undefined : c === '#v = :expected' ? String(version) === input.ExpressionAttributeValues[':expected']?.N : false);
-      if (!holds) throw ddbError('ConditionalCheckFailedException', 400);
-      const body = input.ExpressionAttributeValues[':b']?.S ?? '';
-      const tokens = input.ExpressionAttributeValues[':t']?.S ?? '';
-      this.objects.set(key, { body, etag: `"${createHash('md5').update(body).update(String(this.puts.length)).digest('hex')}"`, metadata: { [WRITE_TOKENS]: tokens } });
-      const v = this.bump(key);
-      this.puts.push({ key, body, condition: c === undefined ? null : c.includes('not_exists') ? 'if-none-match' : 'if-match' });
-      const loss = this.losses.findIndex((l) => l.match(key));
-      if (loss >= 0) {
-        const lost = this.losses.splice(loss, 1)[0];
-        await lost?.meanwhile?.();
-        if (lost?.how === 'reset') throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
-        throw ddbError('InternalServerError', 500);
-      }
-      return { Attributes: { v: { N: String(v) } }, ConsumedCapacity: { CapacityUnits: 1 } };
-    });
+    this.table
+      .on(UpdateItemCommand)
+      .callsFake(
+        async (input: {
+          Key: Record<string, { S?: string }>;
+          ConditionExpression?: string;
+          ExpressionAttributeValues: Record<string, { S?: string; N?: string }>;
+        }) => {
+          await Promise.resolve();
+          const refusal = this.refusals.shift();
+          if (refusal !== undefined) throw refusal;
+          const key = PREFIX + (input.Key.k?.S ?? '');
+          const existing = this.objects.get(key);
+          const version = existing === undefined ? undefined : (this.versions.get(key) ?? 1);
+          const c = input.ConditionExpression;
+          const holds =
+            c === undefined ||
+            (c === 'attribute_not_exists(#k)'
+              ? existing === undefined
+              : c === '#v = :expected'
+                ? String(version) === input.ExpressionAttributeValues[':expected']?.N
+                : false);
+          if (!holds) throw ddbError('ConditionalCheckFailedException', 400);
+          const body = input.ExpressionAttributeValues[':b']?.S ?? '';
+          const tokens = input.ExpressionAttributeValues[':t']?.S ?? '';
+          this.objects.set(key, {
+            body,
+            etag: `"${createHash('md5').update(body).update(String(this.puts.length)).digest('hex')}"`,
+            metadata: { [WRITE_TOKENS]: tokens },
+          });
+          const v = this.bump(key);
+          this.puts.push({
+            key,
+            body,
+            condition: c === undefined ? null : c.includes('not_exists') ? 'if-none-match' : 'if-match',
+          });
+          const loss = this.losses.findIndex((l) => l.match(key));
+          if (loss >= 0) {
+            const lost = this.losses.splice(loss, 1)[0];
+            await lost?.meanwhile?.();
+            if (lost?.how === 'reset') throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+            throw ddbError('InternalServerError', 500);
+          }
+          return { Attributes: { v: { N: String(v) } }, ConsumedCapacity: { CapacityUnits: 1 } };
+        },
+      );
   }
 
   /** The S3 and control-table handlers, again after a test replaced some. */
@@ -117,7 +161,12 @@ export class MemoryS3 {
       for (const stall of this.stalls) if (stall.match(input.Key)) await stall.released;
       const o = this.objects.get(input.Key);
       if (o === undefined) throw s3Error('NoSuchKey', 404);
-      return { ETag: o.etag, ContentLength: Buffer.byteLength(o.body), Metadata: o.metadata ?? {}, Body: { transformToString: () => Promise.resolve(o.body), destroy: () => undefined } };
+      return {
+        ETag: o.etag,
+        ContentLength: Buffer.byteLength(o.body),
+        Metadata: o.metadata ?? {},
+        Body: { transformToString: () => Promise.resolve(o.body), destroy: () => undefined },
+      };
     });
     m.on(HeadObjectCommand).callsFake(async (input: { Key: string }) => {
       await Promise.resolve();
@@ -125,29 +174,51 @@ export class MemoryS3 {
       if (o === undefined) throw s3Error('NotFound', 404);
       return { ETag: o.etag, ContentLength: Buffer.byteLength(o.body), Metadata: o.metadata ?? {} };
     });
-    m.on(PutObjectCommand).callsFake(async (input: { Key: string; Body: string; IfMatch?: string; IfNoneMatch?: string; Metadata?: Record<string, string> }) => {
-      await Promise.resolve();
-      const refusal = this.refusals.shift();
-      if (refusal !== undefined) throw refusal;
-      const existing = this.objects.get(input.Key);
-      if (input.IfNoneMatch === '*' && existing !== undefined) throw s3Error('PreconditionFailed', 412);
-      if (input.IfMatch !== undefined && existing === undefined) throw s3Error('NoSuchKey', 404);
-      if (input.IfMatch !== undefined && existing?.etag !== input.IfMatch) throw s3Error('PreconditionFailed', 412);
-      const etag = `"${createHash('md5').update(input.Body).update(String(this.puts.length)).digest('hex')}"`;
-      this.objects.set(input.Key, { body: input.Body, etag, ...(input.Metadata === undefined ? {} : { metadata: input.Metadata }) });
-      this.bump(input.Key);
-      this.puts.push({ key: input.Key, body: input.Body, condition: input.IfMatch !== undefined ? 'if-match' : input.IfNoneMatch !== undefined ? 'if-none-match' : null });
-      const loss = this.losses.findIndex((l) => l.match(input.Key));
-      if (loss >= 0) {
-        const lost = this.losses.splice(loss, 1)[0];
-        // Others may write on top before the writer hears of its failure.
-        await lost?.meanwhile?.();
-        const how = lost?.how;
-        if (how === 'reset') throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
-        throw new S3ServiceException({ name: 'InternalError', $fault: 'server', $metadata: { httpStatusCode: 500 }, message: 'We encountered an internal error. Please try again.' });
-      }
-      return { ETag: etag };
-    });
+    m.on(PutObjectCommand).callsFake(
+      async (input: {
+        Key: string;
+        Body: string;
+        IfMatch?: string;
+        IfNoneMatch?: string;
+        Metadata?: Record<string, string>;
+      }) => {
+        await Promise.resolve();
+        const refusal = this.refusals.shift();
+        if (refusal !== undefined) throw refusal;
+        const existing = this.objects.get(input.Key);
+        if (input.IfNoneMatch === '*' && existing !== undefined) throw s3Error('PreconditionFailed', 412);
+        if (input.IfMatch !== undefined && existing === undefined) throw s3Error('NoSuchKey', 404);
+        if (input.IfMatch !== undefined && existing?.etag !== input.IfMatch) throw s3Error('PreconditionFailed', 412);
+        const etag = `"${createHash('md5').update(input.Body).update(String(this.puts.length)).digest('hex')}"`;
+        this.objects.set(input.Key, {
+          body: input.Body,
+          etag,
+          ...(input.Metadata === undefined ? {} : { metadata: input.Metadata }),
+        });
+        this.bump(input.Key);
+        this.puts.push({
+          key: input.Key,
+          body: input.Body,
+          condition:
+            input.IfMatch !== undefined ? 'if-match' : input.IfNoneMatch !== undefined ? 'if-none-match' : null,
+        });
+        const loss = this.losses.findIndex((l) => l.match(input.Key));
+        if (loss >= 0) {
+          const lost = this.losses.splice(loss, 1)[0];
+          // Others may write on top before the writer hears of its failure.
+          await lost?.meanwhile?.();
+          const how = lost?.how;
+          if (how === 'reset') throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+          throw new S3ServiceException({
+            name: 'InternalError',
+            $fault: 'server',
+            $metadata: { httpStatusCode: 500 },
+            message: 'We encountered an internal error. Please try again.',
+          });
+        }
+        return { ETag: etag };
+      },
+    );
     m.on(ListObjectsV2Command).callsFake((input: { Prefix?: string }) => ({
       Contents: [...this.objects.keys()].filter((k) => k.startsWith(input.Prefix ?? '')).map((Key) => ({ Key })),
       IsTruncated: false,

@@ -57,8 +57,25 @@ export const operatorFleet = (cloud: LocalCloudInfo, dir: string): OperatorFleet
   const parsed = configSchema.parse(config);
   const pid = cloud.child.pid;
   if (pid === undefined) throw new Error('the local cloud process has no pid');
-  announceLocal({ pid, endpoint: cloud.endpoint, region: cloud.region, configFile, scenario: 'operator-test', startedAt: Date.now() }, localFile);
-  const clients = new ClientFactory({ region: cloud.region, endpoint: cloud.endpoint, credentials: { accessKeyId: 'test-seed', secretAccessKey: 'local' } }, {});
+  announceLocal(
+    {
+      pid,
+      endpoint: cloud.endpoint,
+      region: cloud.region,
+      configFile,
+      scenario: 'operator-test',
+      startedAt: Date.now(),
+    },
+    localFile,
+  );
+  const clients = new ClientFactory(
+    {
+      region: cloud.region,
+      endpoint: cloud.endpoint,
+      credentials: { accessKeyId: 'test-seed', secretAccessKey: 'local' },
+    },
+    {},
+  );
   return {
     configFile,
     localFile,
@@ -69,12 +86,29 @@ export const operatorFleet = (cloud: LocalCloudInfo, dir: string): OperatorFleet
 };
 
 /** Four samples ending now (by this machine's clock), the newest last. */
-const recent = (now: number, over: Partial<Sample> = {}): Sample[] => [0, 1, 2, 3].map((i) => sample(i, { at: now - (3 - i) * 15_000, ...over }));
+const recent = (now: number, over: Partial<Sample> = {}): Sample[] =>
+  [0, 1, 2, 3].map((i) => sample(i, { at: now - (3 - i) * 15_000, ...over }));
 
-const leaderAt1: Leader = { version: 1, primary: 'node-1', epoch: 1, renewals: 12, reason: 'drill bootstrap', changedBy: 'drill', previous: null, handover: 'immediate' };
+const leaderAt1: Leader = {
+  version: 1,
+  primary: 'node-1',
+  epoch: 1,
+  renewals: 12,
+  reason: 'drill bootstrap',
+  changedBy: 'drill',
+  previous: null,
+  handover: 'immediate',
+};
 
 const watchdogState = (now: number): WatchdogState => {
-  const quiet = { counter: emptyCounter(), incident: null, restartTimes: [], rejoinTimes: [], incidents: 0, newest: null };
+  const quiet = {
+    counter: emptyCounter(),
+    incident: null,
+    restartTimes: [],
+    rejoinTimes: [],
+    incidents: 0,
+    newest: null,
+  };
   return {
     version: 2,
     revision: 7,
@@ -104,9 +138,31 @@ const watchdogState = (now: number): WatchdogState => {
 
 /** The stored history: an old standby alert, then the primary's stall and its restart (newest). */
 export const seededEvents = (now: number): FleetEvent[] => [
-  makeEvent('REDUNDANCY_LOST', 'node-2', { id: 'node-2-e1-i1', epoch: 1 }, emptyCounter(), now - 3 * 3_600_000, 'node-2: standby lost (instance stopped).'),
-  makeEvent('STALLED', 'node-1', { id: INCIDENT, epoch: 1 }, emptyCounter(), now - 60_000, 'node-1: stalled (no progress for 8 samples).'),
-  makeEvent('RESTART_SENT', 'node-1', { id: INCIDENT, epoch: 1 }, emptyCounter(), now - 57_000, 'node-1: restart sent (cmd-1).', { commandId: 'cmd-1' }),
+  makeEvent(
+    'REDUNDANCY_LOST',
+    'node-2',
+    { id: 'node-2-e1-i1', epoch: 1 },
+    emptyCounter(),
+    now - 3 * 3_600_000,
+    'node-2: standby lost (instance stopped).',
+  ),
+  makeEvent(
+    'STALLED',
+    'node-1',
+    { id: INCIDENT, epoch: 1 },
+    emptyCounter(),
+    now - 60_000,
+    'node-1: stalled (no progress for 8 samples).',
+  ),
+  makeEvent(
+    'RESTART_SENT',
+    'node-1',
+    { id: INCIDENT, epoch: 1 },
+    emptyCounter(),
+    now - 57_000,
+    'node-1: restart sent (cmd-1).',
+    { commandId: 'cmd-1' },
+  ),
 ];
 
 /**

@@ -10,7 +10,20 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
  */
 
 /** Where the daemons must not write; each is tried with a new file. */
-export const FORBIDDEN = ['/', '/etc', '/etc/queen-fleet', '/etc/systemd/system', '/opt/queen-fleet', '/usr/local', '/var/lib', '/var/log', '/run', '/run/systemd/system', '/srv', '/root/.aws'] as const;
+export const FORBIDDEN = [
+  '/',
+  '/etc',
+  '/etc/queen-fleet',
+  '/etc/systemd/system',
+  '/opt/queen-fleet',
+  '/usr/local',
+  '/var/lib',
+  '/var/log',
+  '/run',
+  '/run/systemd/system',
+  '/srv',
+  '/root/.aws',
+] as const;
 
 /**
  * Where the unit has a file system of its own (PrivateTmp=, ProtectHome=tmpfs): a write may
@@ -63,7 +76,9 @@ const main = (): void => {
       rmSync(`/var/queen-fleet/${marker}.tmp`);
     }),
     private: Object.fromEntries(PRIVATE.map((dir) => [dir, attempt(() => writeFileSync(`${dir}/${marker}`, 'x'))])),
-    writes: Object.fromEntries(FORBIDDEN.map((dir) => [dir, attempt(() => writeFileSync(`${dir === '/' ? '' : dir}/${marker}`, 'x'))])),
+    writes: Object.fromEntries(
+      FORBIDDEN.map((dir) => [dir, attempt(() => writeFileSync(`${dir === '/' ? '' : dir}/${marker}`, 'x'))]),
+    ),
     marker,
   };
   writeFileSync(`/var/queen-fleet/${marker}.json`, JSON.stringify(result));

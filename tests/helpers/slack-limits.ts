@@ -16,17 +16,20 @@ export const slackProblems = (payload: SlackPayload): string[] => {
       if ((b.fields?.length ?? 0) > 10) problems.push(`blocks.${i}: more than 10 fields`);
       b.fields?.forEach((f, j) => texts.push({ where: `blocks.${i}.fields.${j}`, text: f, max: 2000 }));
     }
-    if (b.type === 'context') b.elements.forEach((e, j) => texts.push({ where: `blocks.${i}.elements.${j}`, text: e, max: 3000 }));
+    if (b.type === 'context')
+      b.elements.forEach((e, j) => texts.push({ where: `blocks.${i}.elements.${j}`, text: e, max: 3000 }));
   });
   if (payload.blocks.length > 50) problems.push('more than 50 blocks');
   texts.push({ where: 'text', text: { type: 'mrkdwn', text: payload.text, verbatim: true }, max: 3000 });
   for (const { where, text, max } of texts) {
     const t = text.text;
     if (t.length === 0 || t.length > max) problems.push(`${where}: ${t.length} characters (1 to ${max})`);
-    if (/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(t)) problems.push(`${where}: a lone surrogate (not UTF-8)`);
+    if (/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(t))
+      problems.push(`${where}: a lone surrogate (not UTF-8)`);
     // plain_text is shown as it is: Slack parses no markup there.
     if (text.type === 'plain_text') continue;
-    if (text.verbatim !== true) problems.push(`${where}: mrkdwn without verbatim (Slack would parse mentions in plain words)`);
+    if (text.verbatim !== true)
+      problems.push(`${where}: mrkdwn without verbatim (Slack would parse mentions in plain words)`);
     if (/[<>]/.test(t)) problems.push(`${where}: an unescaped < or > (a mention or a link)`);
     if (/&(?!amp;|lt;|gt;)/.test(t)) problems.push(`${where}: a bare & or a cut entity`);
     if (/@(channel|here|everyone)\b/i.test(t)) problems.push(`${where}: a broadcast word Slack may turn into a ping`);
@@ -35,4 +38,9 @@ export const slackProblems = (payload: SlackPayload): string[] => {
 };
 
 /** Slack's reading of an escaped text: entities back to characters, word joiners dropped. */
-export const unescapeSlack = (text: string): string => text.replace(/\u2060/g, '').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+export const unescapeSlack = (text: string): string =>
+  text
+    .replace(/\u2060/g, '')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');

@@ -57,10 +57,17 @@ export const stageNode = (node: NodeContainer, cloud: LocalCloudInfo, bundleDir:
   cpSync(bundleDir, node.at(STAGED.bundle), { recursive: true });
   writeFileSync(node.at(STAGED.config), JSON.stringify(fleetConfig(cloud), null, 2));
   mkdirSync(node.at('/root/.aws'), { recursive: true, mode: 0o700 });
-  writeFileSync(node.at('/root/.aws/credentials'), `[default]\naws_access_key_id = ${NODE_1.name}\naws_secret_access_key = local\n`, { mode: 0o600 });
+  writeFileSync(
+    node.at('/root/.aws/credentials'),
+    `[default]\naws_access_key_id = ${NODE_1.name}\naws_secret_access_key = local\n`,
+    { mode: 0o600 },
+  );
   for (const unit of ['queen-fleet-peer-sync', 'queen-fleet-worker']) {
     mkdirSync(node.at(`/etc/systemd/system/${unit}.service.d`), { recursive: true });
-    writeFileSync(node.at(`/etc/systemd/system/${unit}.service.d/local-cloud.conf`), `# The local cloud on the host plays AWS (tests/system/systemd-node.test.ts).\n[Service]\nEnvironment=AWS_ENDPOINT_URL=${cloud.endpoint}\n`);
+    writeFileSync(
+      node.at(`/etc/systemd/system/${unit}.service.d/local-cloud.conf`),
+      `# The local cloud on the host plays AWS (tests/system/systemd-node.test.ts).\n[Service]\nEnvironment=AWS_ENDPOINT_URL=${cloud.endpoint}\n`,
+    );
   }
 };
 
@@ -90,23 +97,44 @@ export const probeUnit = (unitText: string, name: string): string => {
     const key = /^(ExecStart|Type|Restart)=/.exec(line)?.[1];
     if (key === undefined) return line;
     replaced++;
-    return key === 'ExecStart' ? `ExecStart=/usr/bin/node ${PROBE_JS} ${name}` : key === 'Type' ? 'Type=oneshot' : 'Restart=no';
+    return key === 'ExecStart'
+      ? `ExecStart=/usr/bin/node ${PROBE_JS} ${name}`
+      : key === 'Type'
+        ? 'Type=oneshot'
+        : 'Restart=no';
   });
-  if (replaced !== 3) throw new Error(`probeUnit: expected one ExecStart=, Type= and Restart= line each, replaced ${replaced}`);
+  if (replaced !== 3)
+    throw new Error(`probeUnit: expected one ExecStart=, Type= and Restart= line each, replaced ${replaced}`);
   return out.join('\n');
 };
 
 /** Clients of the local cloud under a caller's own key (the harness's key is never faulted). */
-export const clientsOf = (cloud: LocalCloudInfo, principal = HARNESS_PRINCIPAL): { s3: S3Client; sqs: SQSClient; ssm: SSMClient; dynamodb: DynamoDBClient } => {
-  const options = { region: cloud.region, endpoint: cloud.endpoint, credentials: { accessKeyId: principal, secretAccessKey: 'local' } };
-  return { s3: new S3Client({ ...options, forcePathStyle: true }), sqs: new SQSClient(options), ssm: new SSMClient(options), dynamodb: new DynamoDBClient(options) };
+export const clientsOf = (
+  cloud: LocalCloudInfo,
+  principal = HARNESS_PRINCIPAL,
+): { s3: S3Client; sqs: SQSClient; ssm: SSMClient; dynamodb: DynamoDBClient } => {
+  const options = {
+    region: cloud.region,
+    endpoint: cloud.endpoint,
+    credentials: { accessKeyId: principal, secretAccessKey: 'local' },
+  };
+  return {
+    s3: new S3Client({ ...options, forcePathStyle: true }),
+    sqs: new SQSClient(options),
+    ssm: new SSMClient(options),
+    dynamodb: new DynamoDBClient(options),
+  };
 };
 
 /** The fleet config as the daemons parse it. */
 export const parsedConfig = (cloud: LocalCloudInfo): Config => configSchema.parse(fleetConfig(cloud));
 
 /** The state store as `principal` sees it. */
-export const storeOf = (cloud: LocalCloudInfo, principal = HARNESS_PRINCIPAL): StateStore => stateStoreFor(parsedConfig(cloud), ((c) => ({ s3: () => c.s3, dynamodb: () => c.dynamodb }))(clientsOf(cloud, principal)));
+export const storeOf = (cloud: LocalCloudInfo, principal = HARNESS_PRINCIPAL): StateStore =>
+  stateStoreFor(
+    parsedConfig(cloud),
+    ((c) => ({ s3: () => c.s3, dynamodb: () => c.dynamodb }))(clientsOf(cloud, principal)),
+  );
 
 /**
  * node-2, played by the test with the agent's own LeaseKeeper (the real lease protocol, its
@@ -114,9 +142,18 @@ export const storeOf = (cloud: LocalCloudInfo, principal = HARNESS_PRINCIPAL): S
  */
 export const startPeer = (cloud: LocalCloudInfo): { stop: () => Promise<void> } => {
   const config = { ...parsedConfig(cloud), nodeName: NODE_2.name, dataDir: mkdtempSync(join(tmpdir(), 'qf-node-2-')) };
-  const keeper = new LeaseKeeper({ config, store: storeOf(cloud, NODE_2.name), log: pino({ level: 'silent' }), ready: () => true });
+  const keeper = new LeaseKeeper({
+    config,
+    store: storeOf(cloud, NODE_2.name),
+    log: pino({ level: 'silent' }),
+    ready: () => true,
+  });
   // A round never throws for S3 trouble (it waits for the next); nothing else is expected.
-  const loop = new Loop(() => keeper.nextDelayMs(), async () => void (await keeper.round()), (error) => console.error('node-2 lease round failed', error));
+  const loop = new Loop(
+    () => keeper.nextDelayMs(),
+    async () => void (await keeper.round()),
+    (error) => console.error('node-2 lease round failed', error),
+  );
   loop.start();
   return { stop: () => loop.stop().finally(() => rmSync(config.dataDir, { recursive: true, force: true })) };
 };
@@ -183,7 +220,13 @@ export const logLines = (journal: string): { msg?: string; [key: string]: unknow
 export const privileges = (pid: number): Record<'CapEff' | 'CapBnd' | 'CapAmb' | 'NoNewPrivs' | 'Seccomp', string> => {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const field = (name: string): string => new RegExp(`^${name}:\\s+(\\S+)`, 'm').exec(status)?.[1] ?? '';
-  return { CapEff: field('CapEff'), CapBnd: field('CapBnd'), CapAmb: field('CapAmb'), NoNewPrivs: field('NoNewPrivs'), Seccomp: field('Seccomp') };
+  return {
+    CapEff: field('CapEff'),
+    CapBnd: field('CapBnd'),
+    CapAmb: field('CapAmb'),
+    NoNewPrivs: field('NoNewPrivs'),
+    Seccomp: field('Seccomp'),
+  };
 };
 
 /** Each mount point a live process sees, with its options (the topmost mount where several stack). */

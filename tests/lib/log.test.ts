@@ -4,7 +4,9 @@ import { createLogger, withLogFields } from '../../lib/log';
 /** A logger as the functions make it, writing into memory. */
 const memory = () => {
   const lines: Record<string, unknown>[] = [];
-  const log = createLogger('t', {}, 'info', { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  const log = createLogger('t', {}, 'info', {
+    write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>),
+  });
   return { log, lines };
 };
 
@@ -35,21 +37,27 @@ describe('withLogFields', () => {
 
   it('keeps concurrent invocations apart: each line names the request it was written for', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 4 }), { minLength: 2, maxLength: 5 }), async (runs) => {
-        const { log, lines } = memory();
-        await Promise.all(
-          runs.map((delays, i) =>
-            withLogFields({ requestId: `req-${i}` }, async () => {
-              for (const ms of delays) {
-                await new Promise((r) => setTimeout(r, ms));
-                log.info({ run: i }, 'step');
-              }
-            }),
-          ),
-        );
-        expect(lines).toHaveLength(runs.flat().length);
-        for (const l of lines) expect(l.requestId).toBe(`req-${String(l.run)}`);
-      }),
+      fc.asyncProperty(
+        fc.array(fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 4 }), {
+          minLength: 2,
+          maxLength: 5,
+        }),
+        async (runs) => {
+          const { log, lines } = memory();
+          await Promise.all(
+            runs.map((delays, i) =>
+              withLogFields({ requestId: `req-${i}` }, async () => {
+                for (const ms of delays) {
+                  await new Promise((r) => setTimeout(r, ms));
+                  log.info({ run: i }, 'step');
+                }
+              }),
+            ),
+          );
+          expect(lines).toHaveLength(runs.flat().length);
+          for (const l of lines) expect(l.requestId).toBe(`req-${String(l.run)}`);
+        },
+      ),
       { numRuns: 30 },
     );
   });

@@ -22,9 +22,23 @@ describe('fleet drill: bad input', () => {
   };
 
   it.each([
-    ['an unknown expectation key', { name: 'x', nodes: 2, seconds: 60, workload: { tasks: 1, meanTaskSeconds: 10 }, expect: { restartz: 1 } }, 'expect.restartz'],
+    [
+      'an unknown expectation key',
+      { name: 'x', nodes: 2, seconds: 60, workload: { tasks: 1, meanTaskSeconds: 10 }, expect: { restartz: 1 } },
+      'expect.restartz',
+    ],
     ['a bad node count', { name: 'x', nodes: 0, seconds: 60, workload: { tasks: 1, meanTaskSeconds: 10 } }, 'nodes'],
-    ['a fault kind that does not exist', { name: 'x', nodes: 2, seconds: 60, workload: { tasks: 1, meanTaskSeconds: 10 }, faults: [{ at: 1, kind: 'meteor' }] }, 'faults.0.kind'],
+    [
+      'a fault kind that does not exist',
+      {
+        name: 'x',
+        nodes: 2,
+        seconds: 60,
+        workload: { tasks: 1, meanTaskSeconds: 10 },
+        faults: [{ at: 1, kind: 'meteor' }],
+      },
+      'faults.0.kind',
+    ],
     ['text that is not JSON', '{ "name": ', 'not valid JSON'],
   ])('exits 2 on %s and names it', async (_name, body, needle) => {
     const res = await runFleet(['drill', '--scenario', write(body)], 30_000);
@@ -53,18 +67,37 @@ describe('fleet drill on the local cloud', () => {
       expect(processesMatching('qf-run-')).toEqual([]);
       // The request-count guard (issue 13): no figure per healthy hour or per task grew more than
       // 25% over bench/request-baseline.json (npx tsx bench/request-counts.ts measures it again).
-      const baseline = JSON.parse(readFileSync(join(ROOT, 'bench/request-baseline.json'), 'utf8')) as Pick<RequestFigures, 'perHour' | 'perTask'>;
+      const baseline = JSON.parse(readFileSync(join(ROOT, 'bench/request-baseline.json'), 'utf8')) as Pick<
+        RequestFigures,
+        'perHour' | 'perTask'
+      >;
       expect(regressions(report.requests, baseline)).toEqual([]);
       // Counted by purpose on the wire: the lease and the watchdog's state (in DynamoDB, never in S3), heartbeats, queue polls, the tasks' own writes.
-      expect(Object.keys(report.requests.counts).filter((label) => label.startsWith('s3.') && (label.endsWith(':lease') || label === 's3.PUT:watchdog'))).toEqual([]);
+      expect(
+        Object.keys(report.requests.counts).filter(
+          (label) => label.startsWith('s3.') && (label.endsWith(':lease') || label === 's3.PUT:watchdog'),
+        ),
+      ).toEqual([]);
       // Only the runs that found no state in the table look for one written before the upgrade
       // (StateStore.routed), until the first run stores it: a handful, not one a run.
       expect(report.requests.counts['s3.GET:watchdog'] ?? 0).toBeLessThan(20);
-      for (const label of ['dynamodb.WRU:lease', 'dynamodb.RRU:lease', 'dynamodb.WRU:watchdog', 'dynamodb.RRU:watchdog', 's3.PUT:heartbeat', 's3.GET:heartbeat', 'sqs:poll', 'sqs:send', 's3.PUT:task']) expect(report.requests.counts[label]).toBeGreaterThan(0);
+      for (const label of [
+        'dynamodb.WRU:lease',
+        'dynamodb.RRU:lease',
+        'dynamodb.WRU:watchdog',
+        'dynamodb.RRU:watchdog',
+        's3.PUT:heartbeat',
+        's3.GET:heartbeat',
+        'sqs:poll',
+        'sqs:send',
+        's3.PUT:task',
+      ])
+        expect(report.requests.counts[label]).toBeGreaterThan(0);
       expect(report.requests.counts['s3.PUT:other']).toBeUndefined();
       // The watchdog's metrics, as CloudWatch would have them: one primary, one epoch, and no node
       // ever as old as the silence threshold (two sample intervals, 30 s) when the watchdog looked.
-      const series = (name: string, node: string | null = null) => report.metrics.find((m) => m.name === name && m.node === node)?.points.map(([, v]) => v) ?? [];
+      const series = (name: string, node: string | null = null) =>
+        report.metrics.find((m) => m.name === name && m.node === node)?.points.map(([, v]) => v) ?? [];
       expect(new Set(series('Epoch'))).toEqual(new Set([1]));
       expect(new Set(series('Primary', 'node-1'))).toEqual(new Set([1]));
       expect(new Set(series('Primary', 'node-2'))).toEqual(new Set([0]));

@@ -11,7 +11,6 @@ import { expectDrillPage } from '../helpers/drill-page';
  */
 afterAll(() => killAll());
 
-
 /** The epochs never overlap: each ends where the next begins. */
 const epochsChain = (report: Report): void => {
   report.epochs.forEach((e, i) => {
@@ -36,12 +35,15 @@ describe('failover drills', () => {
       }
       // Tasks in hand come back to the queue once the stalled worker stops extending them, and go on after the failover.
       // (Admission starts tasks on the watchdog's schedule, so a stall may strike an idle worker.)
-      for (const stall of report.incidents.filter((i) => i.inFlight > 0)) expect(stall.resumedAt!).toBeGreaterThan(stall.faultAt);
+      for (const stall of report.incidents.filter((i) => i.inFlight > 0))
+        expect(stall.resumedAt!).toBeGreaterThan(stall.faultAt);
       expect(report.timeline.filter((e) => e.event === 'old_primary_stopped')).toHaveLength(2);
       // Each old primary's worker, stopped for the handover, was restarted in standby mode to rejoin.
       // (Whether its RECOVERED is said depends on whether a rejoin incident is open at the moment the
       // stall clears; redundancy coming back, above, does not.)
-      expect([...new Set(report.timeline.filter((e) => e.event === 'standby_unready').map((e) => e.node))].sort()).toEqual(['node-1', 'node-2']);
+      expect(
+        [...new Set(report.timeline.filter((e) => e.event === 'standby_unready').map((e) => e.node))].sort(),
+      ).toEqual(['node-1', 'node-2']);
       expect(report.timeline.some((e) => e.event === 'no_standby')).toBe(false);
       expect(report.tasks.lost).toBe(0);
       epochsChain(report);
@@ -104,7 +106,11 @@ describe('failover drills', () => {
       expect(report.invariants.singlePrimaryPerEpoch).toBe(true);
       expect(report.incidents[0]).toMatchObject({ newPrimary: 'node-2' });
       // After the partition heals, the old primary reports that it no longer holds the role.
-      expect(report.timeline.some((e) => e.node === 'node-1' && e.event === 'agent-role' && /primary → (fenced|standby)/.test(e.detail))).toBe(true);
+      expect(
+        report.timeline.some(
+          (e) => e.node === 'node-1' && e.event === 'agent-role' && /primary → (fenced|standby)/.test(e.detail),
+        ),
+      ).toBe(true);
     },
     DRILL_MS,
   );
@@ -116,7 +122,8 @@ describe('failover drills', () => {
       passed(report);
       expect(actual(report, 'restarts')).toBe(1);
       expect(actual(report, 'failovers')).toBe(0);
-      for (const step of ['stalled', 'restart_sent', 'restart_result', 'recovered']) expect(report.timeline.filter((e) => e.event === step)).toHaveLength(1);
+      for (const step of ['stalled', 'restart_sent', 'restart_result', 'recovered'])
+        expect(report.timeline.filter((e) => e.event === step)).toHaveLength(1);
       expect(report.aws.lambdaInvocations).toBeGreaterThan(0);
       // AWS refused requests signed that far off; the SDK corrected its offset, and no task counted it as a failure.
       expect(report.cloud.clockSkew).toBeGreaterThan(0);
@@ -148,7 +155,9 @@ describe('failover drills', () => {
       expect(kill.servingAt! - kill.faultAt).toBeLessThanOrEqual(45);
       expect(kill.trafficAt! - kill.faultAt).toBeLessThanOrEqual(90);
       expect(report.epochs.map((e) => e.primary)).toEqual(['node-1', 'node-2']);
-      expect(report.timeline.filter((e) => e.event === 'role' && e.detail.startsWith('primary, epoch 2'))).toHaveLength(1);
+      expect(report.timeline.filter((e) => e.event === 'role' && e.detail.startsWith('primary, epoch 2'))).toHaveLength(
+        1,
+      );
       // What explains it, in the report: node-1's heartbeat age past the silence line after the
       // kill, the epoch stepping to 2, the backlog sampled throughout.
       const age = report.metrics.find((m) => m.name === 'HeartbeatAge' && m.node === 'node-1')!;
@@ -169,8 +178,12 @@ describe('failover drills', () => {
       const { report } = await drill('kill-agent-primary');
       passed(report);
       expect(report.epochs.map((e) => e.primary)).toEqual(['node-1', 'node-2']);
-      expect(report.timeline.some((e) => e.node === 'node-1' && e.event === 'restart_result' && /succeeded/.test(e.detail))).toBe(true);
-      expect(report.timeline.some((e) => e.node === 'node-1' && e.event === 'agent-role' && /→ standby/.test(e.detail))).toBe(true);
+      expect(
+        report.timeline.some((e) => e.node === 'node-1' && e.event === 'restart_result' && /succeeded/.test(e.detail)),
+      ).toBe(true);
+      expect(
+        report.timeline.some((e) => e.node === 'node-1' && e.event === 'agent-role' && /→ standby/.test(e.detail)),
+      ).toBe(true);
       expect(report.incidents[0]?.recoveredAt).not.toBeNull();
     },
     DRILL_MS,

@@ -9,7 +9,6 @@ import { actual, DRILL_MS, drill, passed } from '../helpers/drill';
  */
 afterAll(() => killAll());
 
-
 describe('fault drills', () => {
   it(
     'heals damaged control objects and carries on through lost responses: no dropped restart or alert, no second primary, no stop beyond a lease',
@@ -42,7 +41,15 @@ describe('fault drills', () => {
       expect(report.epochs.map((e) => e.primary)).toEqual(['node-1', 'node-2']);
       // After it wakes, node-1 says it no longer holds the role; nothing of epoch 1 follows epoch 2 on the wire.
       const woke = report.timeline.find((e) => e.event === 'fault-cleared')!.t;
-      expect(report.timeline.some((e) => e.node === 'node-1' && e.event === 'agent-role' && e.t >= woke && /primary → (fenced|standby)/.test(e.detail))).toBe(true);
+      expect(
+        report.timeline.some(
+          (e) =>
+            e.node === 'node-1' &&
+            e.event === 'agent-role' &&
+            e.t >= woke &&
+            /primary → (fenced|standby)/.test(e.detail),
+        ),
+      ).toBe(true);
       expect(report.invariants.noStaleEpochWrites).toBe(true);
       expect(report.invariants.singlePrimaryPerEpoch).toBe(true);
     },
@@ -90,7 +97,11 @@ describe('fault drills', () => {
     async () => {
       const { report } = await drill('dynamodb-outage');
       passed(report);
-      expect(report.timeline.filter((e) => ['stalled', 'node_silent', 'node_dead', 'redundancy_lost', 'restart_sent', 'promoted'].includes(e.event))).toEqual([]);
+      expect(
+        report.timeline.filter((e) =>
+          ['stalled', 'node_silent', 'node_dead', 'redundancy_lost', 'restart_sent', 'promoted'].includes(e.event),
+        ),
+      ).toEqual([]);
       expect(report.epochs).toHaveLength(1);
       expect(report.tasks.completed).toBe(report.tasks.enqueued);
       expect(report.tasks.deadLettered).toBe(0);
@@ -116,7 +127,9 @@ describe('fault drills', () => {
     async () => {
       const { report } = await drill('watchdog-crash-stall');
       passed(report);
-      expect(report.timeline.filter((e) => e.event === 'fault-struck' && /watchdog-crash/.test(e.detail))).toHaveLength(1);
+      expect(report.timeline.filter((e) => e.event === 'fault-struck' && /watchdog-crash/.test(e.detail))).toHaveLength(
+        1,
+      );
       expect(actual(report, 'restarts')).toBe(1);
       expect(actual(report, 'failovers')).toBe(0);
       expect(report.timeline.filter((e) => e.event === 'restart_failed')).toEqual([]);
@@ -136,7 +149,15 @@ describe('fault drills', () => {
       expect(report.invariants.noStaleEpochWrites).toBe(true);
       // Once the path heals, node-1 says it no longer holds the role.
       const healed = report.timeline.find((e) => e.event === 'fault-cleared')!.t;
-      expect(report.timeline.some((e) => e.node === 'node-1' && e.event === 'agent-role' && e.t >= healed && /primary → (fenced|standby)/.test(e.detail))).toBe(true);
+      expect(
+        report.timeline.some(
+          (e) =>
+            e.node === 'node-1' &&
+            e.event === 'agent-role' &&
+            e.t >= healed &&
+            /primary → (fenced|standby)/.test(e.detail),
+        ),
+      ).toBe(true);
     },
     DRILL_MS,
   );

@@ -49,7 +49,9 @@ describe('outage drills', () => {
       // It stepped down: the standby took the lease by its own clock, after a stall window without S3.
       const taken = report.epochs[1].from;
       expect(taken).toBeGreaterThanOrEqual(120 + 120);
-      expect(report.timeline.some((e) => e.event === 'role' && e.node === 'node-2' && /by node-2/.test(e.detail))).toBe(true);
+      expect(report.timeline.some((e) => e.event === 'role' && e.node === 'node-2' && /by node-2/.test(e.detail))).toBe(
+        true,
+      );
     },
     DRILL_MS,
   );
@@ -79,7 +81,10 @@ describe('outage drills', () => {
       // two intervals old. Its lease decides, and it is heard from again before that.
       expect(report.timeline.filter((e) => ACTIONS.includes(e.event) && e.event !== 'node_silent')).toEqual([]);
       const silent = report.timeline.filter((e) => e.event === 'node_silent');
-      for (const s of silent) expect(report.timeline.some((e) => e.event === 'recovered' && e.node === s.node && e.t > s.t && e.t - s.t < 60)).toBe(true);
+      for (const s of silent)
+        expect(
+          report.timeline.some((e) => e.event === 'recovered' && e.node === s.node && e.t > s.t && e.t - s.t < 60),
+        ).toBe(true);
     },
     DRILL_MS,
   );
@@ -102,7 +107,9 @@ describe('outage drills', () => {
     async () => {
       const { report } = await drill('await-fence-agent-restart');
       nothingLost(report);
-      expect(report.timeline.some((e) => e.event === 'promoted' && /starts once the old lease has lapsed/.test(e.detail))).toBe(true);
+      expect(
+        report.timeline.some((e) => e.event === 'promoted' && /starts once the old lease has lapsed/.test(e.detail)),
+      ).toBe(true);
       const restart = report.timeline.find((e) => e.event === 'fault' && /kill-agent/.test(e.detail))!;
       expect(restart.node).toBe('node-2');
       // Its worker never stops consuming: the restarted agent renews its own record and says primary at once.

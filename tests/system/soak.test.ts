@@ -23,9 +23,18 @@ describe('soak', () => {
       expect(code).toBe(0);
       expect(stdout).toContain('stalled');
       const incidents = report.incidents;
-      expect(incidents.map((i) => i.fault)).toEqual(['stall-worker', 'crash-worker', 'reboot-node', 'kill-node', 'stall-worker']);
+      expect(incidents.map((i) => i.fault)).toEqual([
+        'stall-worker',
+        'crash-worker',
+        'reboot-node',
+        'kill-node',
+        'stall-worker',
+      ]);
       // Each struck the primary of that moment.
-      for (const i of incidents) expect(report.epochs.find((e) => e.from <= i.faultAt && (e.to === null || e.to > i.faultAt))?.primary).toBe(i.node);
+      for (const i of incidents)
+        expect(report.epochs.find((e) => e.from <= i.faultAt && (e.to === null || e.to > i.faultAt))?.primary).toBe(
+          i.node,
+        );
       const [stall, crash, reboot, kill, persistent] = incidents;
       // Healed: the stall by its restart, the crash by the supervisor, the rest by a failover.
       expect(stall.recoveredAt).not.toBeNull();
@@ -39,7 +48,13 @@ describe('soak', () => {
       });
       expect(persistent.redundantAt).not.toBeNull();
       expect(report.tasks).toMatchObject({ lost: 0, duplicateCompletions: 0, deadLettered: 0 });
-      expect(report.invariants).toEqual({ singlePrimaryPerEpoch: true, noStaleEpochWrites: true, noLostTasks: true, noDuplicateCompletions: true, noFalseFailovers: true });
+      expect(report.invariants).toEqual({
+        singlePrimaryPerEpoch: true,
+        noStaleEpochWrites: true,
+        noLostTasks: true,
+        noDuplicateCompletions: true,
+        noFalseFailovers: true,
+      });
       // Nothing of the run is left: no node host, agent or worker.
       expect(processesMatching('qf-run-')).toEqual([]);
     },

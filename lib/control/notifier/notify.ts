@@ -41,10 +41,16 @@ export type Notifier = (event: unknown) => Promise<NotifierResult>;
 const excerptOf = (message: string): string => message.slice(0, 40).replace(/[^\x20-\x7e]/g, '?');
 
 const labelOf = (m: AlertMessage): Record<string, string> =>
-  m.type === 'event' ? { type: m.type, kind: m.event.kind, node: m.event.node, eventId: m.event.id } : { type: m.type, alarm: m.alarm.AlarmName };
+  m.type === 'event'
+    ? { type: m.type, kind: m.event.kind, node: m.event.node, eventId: m.event.id }
+    : { type: m.type, alarm: m.alarm.AlarmName };
 
 /** Posts one alert to Slack; the reason it was not delivered, or null. */
-const deliver = async (deps: NotifierDeps, message: AlertMessage, at: { index: number; messageId: string | undefined }): Promise<string | null> => {
+const deliver = async (
+  deps: NotifierDeps,
+  message: AlertMessage,
+  at: { index: number; messageId: string | undefined },
+): Promise<string | null> => {
   const started = deps.now();
   try {
     const url = await deps.webhookUrl.get();
@@ -76,18 +82,23 @@ export const createNotifier =
       } catch (error) {
         const reason = describeError(error);
         result.rejected.push({ index, reason });
-        deps.log.warn({ index, messageId: sns?.MessageId, reason, excerpt: sns === undefined ? undefined : excerptOf(sns.Message) }, 'alert record rejected');
+        deps.log.warn(
+          { index, messageId: sns?.MessageId, reason, excerpt: sns === undefined ? undefined : excerptOf(sns.Message) },
+          'alert record rejected',
+        );
         continue;
       }
       // The delivery's lines (the retries' included) name the incident the alert is a step of.
       const incidentId = message.type === 'event' ? message.event.incidentId : undefined;
-      const failure = await withLogFields({ incidentId }, () => deliver(deps, message, { index, messageId: sns.MessageId }));
+      const failure = await withLogFields({ incidentId }, () =>
+        deliver(deps, message, { index, messageId: sns.MessageId }),
+      );
       if (failure === null) result.delivered += 1;
       else failed.push(`record ${index}: ${failure}`);
     }
     // Throwing hands the event to Lambda's async retries and then the on-failure destination, so
     // an alert is never lost silently. SNS invokes with one record, so no other alert is repeated.
-    if (failed.length > 0) throw new FleetError(`notifier: ${failed.length} alert(s) not delivered: ${failed.join('; ')}`);
+    if (failed.length > 0)
+      throw new FleetError(`notifier: ${failed.length} alert(s) not delivered: ${failed.join('; ')}`);
     return result;
   };
-

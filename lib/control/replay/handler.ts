@@ -19,7 +19,10 @@ export const createReplayHandler = (getDeps: () => WatchdogDeps): ReplayHandler 
     const deps = (built ??= getDeps());
     const result = await runReplay(deps, request);
     const text = [...describePlan(result.plan, result.mode), ...result.executed.map((e) => `done: ${e}`)];
-    deps.log.info({ event: result.plan.eventId, mode: result.mode, verdict: result.plan.verdict, executed: result.executed }, text[0] ?? 'replay');
+    deps.log.info(
+      { event: result.plan.eventId, mode: result.mode, verdict: result.plan.verdict, executed: result.executed },
+      text[0] ?? 'replay',
+    );
     return { ...result, text };
   };
 };

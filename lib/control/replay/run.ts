@@ -10,7 +10,12 @@ import type { ReplayRef, ReplayRequest } from '../../core/views/replay-input';
 import { advance } from '../../core/fleet/incident';
 import { next } from '../../core/fleet/incident-pending';
 import { withIncident } from '../../core/fleet/watchdog';
-import { emptyWatchdogState, watchdogStateSchema, type Incident, type NodeWatch } from '../../core/fleet/watchdog-state';
+import {
+  emptyWatchdogState,
+  watchdogStateSchema,
+  type Incident,
+  type NodeWatch,
+} from '../../core/fleet/watchdog-state';
 import { sendCommand, verify } from '../watchdog/actions';
 import { withLogFields } from '../../log';
 import type { WatchdogDeps } from '../watchdog/deps';
@@ -32,7 +37,8 @@ export interface ReplayResult {
 const resolveEvent = async (deps: WatchdogDeps, ref: ReplayRef): Promise<FleetEvent> => {
   if ('event' in ref) return ref.event;
   const found = await deps.store.read(eventKey(ref), fleetEventSchema);
-  if (found === null) throw new NotFoundError(`event ${ref.eventId} not found under ${deps.config.prefix}${eventKey(ref)}`);
+  if (found === null)
+    throw new NotFoundError(`event ${ref.eventId} not found under ${deps.config.prefix}${eventKey(ref)}`);
   return found.value;
 };
 
@@ -47,10 +53,18 @@ const gather = async (deps: WatchdogDeps, event: FleetEvent): Promise<ReplayPlan
   ]);
   const now = deps.now();
   const watches: Record<string, NodeWatch> = {};
-  for (const [name, watch] of Object.entries(state.nodes)) watches[name] = observe(watch, newestSample(heartbeats.get(name), beats.get(name)), now);
+  for (const [name, watch] of Object.entries(state.nodes))
+    watches[name] = observe(watch, newestSample(heartbeats.get(name), beats.get(name)), now);
   const written = new Set(keys.flatMap((k) => eventKeyParts(k)?.kind ?? []));
-  const standbys = { nodes: deps.config.nodes, watches, heartbeats, now, sampleMs: deps.config.sampleIntervalSeconds * 1000 };
-  const ready = leader === null ? [] : readyStandbys({ ...standbys, leader, lostMs: lostAfterMs(deps.config) }).map((n) => n.name);
+  const standbys = {
+    nodes: deps.config.nodes,
+    watches,
+    heartbeats,
+    now,
+    sampleMs: deps.config.sampleIntervalSeconds * 1000,
+  };
+  const ready =
+    leader === null ? [] : readyStandbys({ ...standbys, leader, lostMs: lostAfterMs(deps.config) }).map((n) => n.name);
   return planReplay({
     event,
     leader,
@@ -69,7 +83,11 @@ const gather = async (deps: WatchdogDeps, event: FleetEvent): Promise<ReplayPlan
  * step is as the plan saw it. Two concurrent replays (or a replay and the watchdog) cannot
  * both win, so the step is carried out once.
  */
-const claim = async (deps: WatchdogDeps, event: FleetEvent, accept: (incident: Incident) => Incident | null): Promise<Incident | null> => {
+const claim = async (
+  deps: WatchdogDeps,
+  event: FleetEvent,
+  accept: (incident: Incident) => Incident | null,
+): Promise<Incident | null> => {
   const { result } = await deps.store.update(KEYS.watchdogState, watchdogStateSchema, (current) => {
     const out = withIncident(current ?? emptyWatchdogState(), event.node, event.incidentId, (watch, incident) => {
       const next = accept(incident);
@@ -84,7 +102,8 @@ const claim = async (deps: WatchdogDeps, event: FleetEvent, accept: (incident: I
 type Carried = { acted: boolean; note: string };
 
 /** The incident's pending action by the machine's rule. */
-const pendingOf = (deps: WatchdogDeps, incident: Incident, now: number) => next(incident, { restartVerifyMs: deps.config.restartVerifySeconds * 1000 }, now);
+const pendingOf = (deps: WatchdogDeps, incident: Incident, now: number) =>
+  next(incident, { restartVerifyMs: deps.config.restartVerifySeconds * 1000 }, now);
 
 /** The claim taken over by this replay: the same stage, claimed anew. */
 const renew = (incident: Incident, now: number): Incident | null => {
@@ -102,7 +121,11 @@ const carryOutReplay = async (deps: WatchdogDeps, event: FleetEvent, action: Rep
       await verify(deps, { kind: 'verify', ...base, commandId: action.commandId, deadline: action.deadline });
       return { acted: true, note: `read the result of command ${action.commandId}` };
     case 'send-restart': {
-      const won = await claim(deps, event, (i) => (pendingOf(deps, i, now).kind === 'send-restart' && i.restart?.claimedAt === action.claimedAt ? renew(i, now) : null));
+      const won = await claim(deps, event, (i) =>
+        pendingOf(deps, i, now).kind === 'send-restart' && i.restart?.claimedAt === action.claimedAt
+          ? renew(i, now)
+          : null,
+      );
       if (won === null) return { acted: false, note: 'the restart was taken up meanwhile: nothing sent' };
       await sendCommand(deps, { kind: 'command', ...base, command: action.command });
       return { acted: true, note: `sent ${action.command} to ${spec.name}` };
@@ -110,20 +133,43 @@ const carryOutReplay = async (deps: WatchdogDeps, event: FleetEvent, action: Rep
     case 'resume-failover': {
       const won = await claim(deps, event, (i) => {
         const pending = pendingOf(deps, i, now);
-        return pending.kind === 'carry-out-failover' && pending.failover.claimedAt === action.step.claimedAt ? renew(i, now) : null;
+        return pending.kind === 'carry-out-failover' && pending.failover.claimedAt === action.step.claimedAt
+          ? renew(i, now)
+          : null;
       });
-      if (won?.stage.name !== 'failing-over') return { acted: false, note: 'the failover was taken up meanwhile: nothing done' };
-      await failover(deps, { kind: 'failover', node: spec.name, incidentId: event.incidentId, step: won.stage.failover });
+      if (won?.stage.name !== 'failing-over')
+        return { acted: false, note: 'the failover was taken up meanwhile: nothing done' };
+      await failover(deps, {
+        kind: 'failover',
+        node: spec.name,
+        incidentId: event.incidentId,
+        step: won.stage.failover,
+      });
       return { acted: true, note: `resumed the failover of ${spec.name} to ${won.stage.failover.to}` };
     }
     case 'retry-failover': {
       const won = await claim(deps, event, (i) => {
         if (pendingOf(deps, i, now).kind !== 'retry-failover') return null;
-        const moved = advance(i, { kind: 'FAILOVER_STARTED', failover: { to: action.to, fromEpoch: action.fromEpoch, claimedAt: now, outgoingStopped: false, stopOutgoing: i.kind === 'stall' } });
+        const moved = advance(i, {
+          kind: 'FAILOVER_STARTED',
+          failover: {
+            to: action.to,
+            fromEpoch: action.fromEpoch,
+            claimedAt: now,
+            outgoingStopped: false,
+            stopOutgoing: i.kind === 'stall',
+          },
+        });
         return moved === null || moved === 'closed' ? null : moved;
       });
-      if (won?.stage.name !== 'failing-over') return { acted: false, note: 'the failover was retried meanwhile: nothing done' };
-      await failover(deps, { kind: 'failover', node: spec.name, incidentId: event.incidentId, step: won.stage.failover });
+      if (won?.stage.name !== 'failing-over')
+        return { acted: false, note: 'the failover was retried meanwhile: nothing done' };
+      await failover(deps, {
+        kind: 'failover',
+        node: spec.name,
+        incidentId: event.incidentId,
+        step: won.stage.failover,
+      });
       return { acted: true, note: `retried the failover of ${spec.name} to ${action.to}` };
     }
   }
@@ -144,7 +190,13 @@ const replayEvent = async (deps: WatchdogDeps, request: ReplayRequest, event: Fl
   if (!request.execute) return { mode: 'dry-run', plan, executed: [], acted: false };
   if (plan.action === null) return { mode: 'execute', plan, executed: [], acted: false };
   const leader = await readLeader(deps);
-  if (leader?.epoch !== plan.current.epoch) return { mode: 'execute', plan, executed: [`the epoch moved to ${leader?.epoch ?? '?'} meanwhile: nothing done`], acted: false };
+  if (leader?.epoch !== plan.current.epoch)
+    return {
+      mode: 'execute',
+      plan,
+      executed: [`the epoch moved to ${leader?.epoch ?? '?'} meanwhile: nothing done`],
+      acted: false,
+    };
   deps.log.info({ event: event.id, action: plan.action.kind }, 'replay executes');
   const { acted, note } = await carryOutReplay(deps, event, plan.action);
   return { mode: 'execute', plan, executed: [note], acted, after: await gather(deps, event) };

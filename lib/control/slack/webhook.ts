@@ -78,7 +78,9 @@ const slackCode = async (response: WebhookResponse): Promise<string> => {
 /** Names and codes of a fetch error and its cause (`TypeError, ECONNRESET`): identifiers only, so no URL. */
 const networkReason = (error: unknown): string => {
   const e = error as { name?: unknown; code?: unknown; cause?: { name?: unknown; code?: unknown } } | null;
-  const parts = [e?.name, e?.code, e?.cause?.name, e?.cause?.code].filter((p): p is string => typeof p === 'string' && /^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(p));
+  const parts = [e?.name, e?.code, e?.cause?.name, e?.cause?.code].filter(
+    (p): p is string => typeof p === 'string' && /^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(p),
+  );
   return parts.length === 0 ? 'unknown error' : [...new Set(parts)].join(', ');
 };
 
@@ -93,7 +95,8 @@ const checkUrl = (url: string): void => {
   } catch {
     throw new WebhookError('Slack webhook: the configured URL does not parse', null, false);
   }
-  if (parsed.protocol !== 'https:') throw new WebhookError('Slack webhook: the configured URL is not https', null, false);
+  if (parsed.protocol !== 'https:')
+    throw new WebhookError('Slack webhook: the configured URL is not https', null, false);
 };
 
 const attemptOnce = async (url: string, body: string, deps: WebhookDeps, options: WebhookOptions): Promise<void> => {
@@ -113,7 +116,12 @@ const attemptOnce = async (url: string, body: string, deps: WebhookDeps, options
   const { status } = response;
   if (status >= 200 && status < 300) return;
   if (status === 429) {
-    throw new WebhookError(`Slack webhook: HTTP 429 rate limited${code}`, status, true, retryAfterMs(response.headers.get('retry-after'), options.retryAfterCapMs));
+    throw new WebhookError(
+      `Slack webhook: HTTP 429 rate limited${code}`,
+      status,
+      true,
+      retryAfterMs(response.headers.get('retry-after'), options.retryAfterCapMs),
+    );
   }
   throw new WebhookError(`Slack webhook: HTTP ${status}${code}`, status, status >= 500);
 };
@@ -123,7 +131,12 @@ const attemptOnce = async (url: string, body: string, deps: WebhookDeps, options
  * errors with jittered back-off; other 4xx fail at once. Resolves to the attempts used; rejects
  * with a WebhookError that never contains the URL.
  */
-export const postToWebhook = async (url: string, payload: SlackPayload, deps: WebhookDeps, options: WebhookOptions = DEFAULT_WEBHOOK_OPTIONS): Promise<number> => {
+export const postToWebhook = async (
+  url: string,
+  payload: SlackPayload,
+  deps: WebhookDeps,
+  options: WebhookOptions = DEFAULT_WEBHOOK_OPTIONS,
+): Promise<number> => {
   checkUrl(url);
   const body = JSON.stringify(payload);
   let attempts = 0;
@@ -148,6 +161,11 @@ export const postToWebhook = async (url: string, payload: SlackPayload, deps: We
     return attempts;
   } catch (error) {
     if (!(error instanceof WebhookError)) throw new WebhookError('Slack webhook: unexpected failure', null, false);
-    throw new WebhookError(`${error.message} (after ${attempts} attempt${attempts === 1 ? '' : 's'})`, error.status, error.retryable, error.retryAfterMs);
+    throw new WebhookError(
+      `${error.message} (after ${attempts} attempt${attempts === 1 ? '' : 's'})`,
+      error.status,
+      error.retryable,
+      error.retryAfterMs,
+    );
   }
 };

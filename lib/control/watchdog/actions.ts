@@ -19,10 +19,16 @@ export const emit = async ({ store, alerts, log }: WatchdogDeps, event: FleetEve
   } catch (error) {
     if (!(error instanceof ConflictError)) throw error;
     const existing = await store.read(key, fleetEventSchema).catch((cause: unknown) => {
-      throw new EventConflictError(`${key} exists and cannot be read (${describeError(cause)}): event ${event.id} not written`, { cause });
+      throw new EventConflictError(
+        `${key} exists and cannot be read (${describeError(cause)}): event ${event.id} not written`,
+        { cause },
+      );
     });
     if (existing !== null && sameStep(existing.value, event)) return false;
-    const other = existing === null ? 'an object that is gone again' : `${existing.value.kind} of ${existing.value.node} at epoch ${existing.value.epoch}${existing.value.newPrimary === undefined ? '' : ` → ${existing.value.newPrimary}`}`;
+    const other =
+      existing === null
+        ? 'an object that is gone again'
+        : `${existing.value.kind} of ${existing.value.node} at epoch ${existing.value.epoch}${existing.value.newPrimary === undefined ? '' : ` → ${existing.value.newPrimary}`}`;
     throw new EventConflictError(`${key} is taken by a different event (${other}): event ${event.id} not written`);
   }
   log.info({ event: event.kind, node: event.node, incident: event.incidentId }, event.summary);
@@ -37,7 +43,10 @@ export const emit = async ({ store, alerts, log }: WatchdogDeps, event: FleetEve
 };
 
 /** Applies an outcome reducer by CAS and emits its event. */
-export const record = async (deps: WatchdogDeps, reduce: (s: WatchdogState) => { state: WatchdogState; event: FleetEvent | null } | null): Promise<void> => {
+export const record = async (
+  deps: WatchdogDeps,
+  reduce: (s: WatchdogState) => { state: WatchdogState; event: FleetEvent | null } | null,
+): Promise<void> => {
   const { result } = await deps.store.update(KEYS.watchdogState, watchdogStateSchema, (current) => {
     const out = reduce(current ?? emptyWatchdogState());
     return { value: out?.state ?? null, result: out?.event ?? null };
@@ -46,12 +55,17 @@ export const record = async (deps: WatchdogDeps, reduce: (s: WatchdogState) => {
 };
 
 /** Sends a claimed restart (worker or agent) and records that it went, or that it could not. */
-export const sendCommand = async (deps: WatchdogDeps, a: Extract<WatchdogAction, { kind: 'command' }>): Promise<void> => {
+export const sendCommand = async (
+  deps: WatchdogDeps,
+  a: Extract<WatchdogAction, { kind: 'command' }>,
+): Promise<void> => {
   let commandId: string;
   try {
     commandId = await deps.commands.send(a.instanceId, a.command, commentOf(a.incidentId));
   } catch (error) {
-    await record(deps, (s) => markRestartResult(s, a.node, a.incidentId, false, `not delivered: ${describeError(error)}`, deps.now()));
+    await record(deps, (s) =>
+      markRestartResult(s, a.node, a.incidentId, false, `not delivered: ${describeError(error)}`, deps.now()),
+    );
     return;
   }
   await record(deps, (s) => markRestartSent(s, a.node, a.incidentId, commandId, deps.now()));
@@ -63,7 +77,10 @@ export const sendCommand = async (deps: WatchdogDeps, a: Extract<WatchdogAction,
  * recorded as sent and verified like any other; not found, the run that claimed it died before
  * sending it, and it is sent now: a restart counts as tried only once it went out.
  */
-export const findRestart = async (deps: WatchdogDeps, a: Extract<WatchdogAction, { kind: 'find-restart' }>): Promise<void> => {
+export const findRestart = async (
+  deps: WatchdogDeps,
+  a: Extract<WatchdogAction, { kind: 'find-restart' }>,
+): Promise<void> => {
   const commandId = await deps.commands.findSent(a.instanceId, commentOf(a.incidentId));
   if (commandId !== null) await record(deps, (s) => markRestartSent(s, a.node, a.incidentId, commandId, deps.now()));
   else await sendCommand(deps, { ...a, kind: 'command' });
@@ -77,7 +94,8 @@ export const verify = async (deps: WatchdogDeps, a: Extract<WatchdogAction, { ki
   let outcome: { ok: boolean; detail: string } | null = null;
   try {
     const res = await deps.commands.result(a.commandId, a.instanceId);
-    if (res.status === 'succeeded' || res.status === 'failed') outcome = { ok: res.status === 'succeeded', detail: res.detail };
+    if (res.status === 'succeeded' || res.status === 'failed')
+      outcome = { ok: res.status === 'succeeded', detail: res.detail };
   } catch (error) {
     if (!(error instanceof NotFoundError)) throw error;
   }
@@ -96,7 +114,13 @@ export const verify = async (deps: WatchdogDeps, a: Extract<WatchdogAction, { ki
  * Runs a fixed command and waits (within `waitMs`) for its result: true only on success. Used
  * where the next step depends on it (stopping the old primary's worker before a handover).
  */
-export const runAndWait = async (deps: WatchdogDeps, instanceId: string, command: NodeCommand, comment: string, waitMs: number): Promise<boolean> => {
+export const runAndWait = async (
+  deps: WatchdogDeps,
+  instanceId: string,
+  command: NodeCommand,
+  comment: string,
+  waitMs: number,
+): Promise<boolean> => {
   let commandId: string;
   try {
     commandId = await deps.commands.send(instanceId, command, comment);

@@ -20,14 +20,30 @@ const toStandardOutput = (line: string): void => {
  * Everything the watchdog's steps need, from one configuration and one client factory: shared
  * by the watchdog and replay functions and by the operator CLI, so all three act alike.
  */
-export const buildWatchdogDeps = (config: Config, clients: ClientFactory, log: Logger, metrics: (line: string) => void = toStandardOutput): WatchdogDeps => ({
+export const buildWatchdogDeps = (
+  config: Config,
+  clients: ClientFactory,
+  log: Logger,
+  metrics: (line: string) => void = toStandardOutput,
+): WatchdogDeps => ({
   config,
   store: stateStoreFor(config, clients),
   alerts: config.topicArn === undefined ? null : new AlertTopic(clients.sns(), config.topicArn),
   commands: new RunCommand(clients.ssm()),
-  probe: new InstanceProbe(clients.lightsail(), clients.ssm(), (call, error) => log.warn({ err: describeError(error) }, `${call} failed: that opinion counts as unknown`)),
+  probe: new InstanceProbe(clients.lightsail(), clients.ssm(), (call, error) =>
+    log.warn({ err: describeError(error) }, `${call} failed: that opinion counts as unknown`),
+  ),
   dns: originRecordFor(config, clients.route53()),
-  intake: config.intakeQueueUrl === undefined || config.queueUrl === undefined ? null : new IntakeQueue(clients.sqs(), config.intakeQueueUrl, config.queueUrl, config.deadLetterQueueUrl ?? null, config.notifierFailureQueueUrl ?? null),
+  intake:
+    config.intakeQueueUrl === undefined || config.queueUrl === undefined
+      ? null
+      : new IntakeQueue(
+          clients.sqs(),
+          config.intakeQueueUrl,
+          config.queueUrl,
+          config.deadLetterQueueUrl ?? null,
+          config.notifierFailureQueueUrl ?? null,
+        ),
   log,
   now: Date.now,
   sleep,

@@ -29,12 +29,25 @@ export const promoteGuarded = async (
 ): Promise<Promotion> => {
   const { result } = await store.update(KEYS.leader, leaderSchema, (current) => {
     if (current !== null && current.epoch === move.fromEpoch && current.primary === move.from) {
-      const next = nextEpoch(current, move.to, move.reason, move.changedBy ?? 'watchdog', handoverFor(current, move.outgoingStopped));
+      const next = nextEpoch(
+        current,
+        move.to,
+        move.reason,
+        move.changedBy ?? 'watchdog',
+        handoverFor(current, move.outgoingStopped),
+      );
       return { value: next, result: { ok: true, leader: next, detail: 'promoted' } };
     }
     // Already moved: by an earlier attempt of this very failover, or by someone else.
     const ours = current !== null && current.primary === move.to && current.epoch > move.fromEpoch;
-    return { value: null, result: { ok: ours, leader: current, detail: ours ? 'already promoted' : `superseded: the role moved to ${current?.primary ?? 'nobody'}` } };
+    return {
+      value: null,
+      result: {
+        ok: ours,
+        leader: current,
+        detail: ours ? 'already promoted' : `superseded: the role moved to ${current?.primary ?? 'nobody'}`,
+      },
+    };
   });
   return result;
 };
@@ -56,11 +69,28 @@ export const failover = async (deps: WatchdogDeps, a: FailoverAction): Promise<v
   let stopped = step.outgoingStopped;
   if (!stopped && step.stopOutgoing) {
     stopped = await runAndWait(deps, from.instanceId, 'stopWorker', `queen-fleet ${a.incidentId}`, waitMs);
-    if (stopped) await emit(deps, makeEvent('OLD_PRIMARY_STOPPED', a.node, incident, counter, deps.now(), `${a.node}: worker stopped before the handover.`));
+    if (stopped)
+      await emit(
+        deps,
+        makeEvent(
+          'OLD_PRIMARY_STOPPED',
+          a.node,
+          incident,
+          counter,
+          deps.now(),
+          `${a.node}: worker stopped before the handover.`,
+        ),
+      );
   }
   let promoted;
   try {
-    promoted = await promoteGuarded(deps.store, { from: a.node, to: step.to, fromEpoch: step.fromEpoch, reason: `watchdog ${a.incidentId}: ${a.node} → ${step.to}`, outgoingStopped: stopped });
+    promoted = await promoteGuarded(deps.store, {
+      from: a.node,
+      to: step.to,
+      fromEpoch: step.fromEpoch,
+      reason: `watchdog ${a.incidentId}: ${a.node} → ${step.to}`,
+      outgoingStopped: stopped,
+    });
   } catch (error) {
     if (!lostRace(error)) throw error;
     return;
@@ -73,10 +103,22 @@ export const failover = async (deps: WatchdogDeps, a: FailoverAction): Promise<v
   const handover = promoted.leader?.handover ?? 'await-fence';
   await emit(
     deps,
-    makeEvent('PROMOTED', a.node, incident, counter, deps.now(), `${step.to} is primary of epoch ${newEpoch} (${handover === 'immediate' ? 'starts at once' : 'starts once the old lease has lapsed'}).`, { newPrimary: step.to, newEpoch }),
+    makeEvent(
+      'PROMOTED',
+      a.node,
+      incident,
+      counter,
+      deps.now(),
+      `${step.to} is primary of epoch ${newEpoch} (${handover === 'immediate' ? 'starts at once' : 'starts once the old lease has lapsed'}).`,
+      { newPrimary: step.to, newEpoch },
+    ),
   );
   const done = await takeOver(deps, { incident, from: a.node, to, newEpoch, counter });
-  if (!done.started.ok) deps.log.warn({ err: describeError(done.started.error), node: step.to }, 'start command not delivered; the worker may already run');
+  if (!done.started.ok)
+    deps.log.warn(
+      { err: describeError(done.started.error), node: step.to },
+      'start command not delivered; the worker may already run',
+    );
   // The incident stays claimed, so the next run resumes the failover and moves the record.
   if (done.record?.ok === false) throw done.record.error;
   await record(deps, (s) => markFailover(s, a.node, a.incidentId, true, 'done', deps.now()));
@@ -100,16 +142,29 @@ export const takeOver = async (
 ): Promise<TakeOver> => {
   let started: TakeOver['started'];
   try {
-    started = { ok: true, commandId: await deps.commands.send(o.to.instanceId, 'startWorker', `queen-fleet ${o.incident.id}`) };
+    started = {
+      ok: true,
+      commandId: await deps.commands.send(o.to.instanceId, 'startWorker', `queen-fleet ${o.incident.id}`),
+    };
   } catch (error) {
     started = { ok: false, error };
   }
   if (deps.dns === null || o.to.address === undefined) return { started, record: null };
   const waitMs = deps.config.commandWaitSeconds * 1000;
   try {
-    const moved = await deps.dns.pointTo(o.to.address, { timeoutMs: waitMs, pollMs: Math.max(20, waitMs / 20), sleep: deps.sleep });
+    const moved = await deps.dns.pointTo(o.to.address, {
+      timeoutMs: waitMs,
+      pollMs: Math.max(20, waitMs / 20),
+      sleep: deps.sleep,
+    });
     const summary = `origin record → ${o.to.address} (${o.to.name})${moved.insync ? '' : ', not yet in sync'}.`;
-    await emit(deps, makeEvent('RECORD_CHANGED', o.from, o.incident, o.counter, deps.now(), summary, { newPrimary: o.to.name, newEpoch: o.newEpoch }));
+    await emit(
+      deps,
+      makeEvent('RECORD_CHANGED', o.from, o.incident, o.counter, deps.now(), summary, {
+        newPrimary: o.to.name,
+        newEpoch: o.newEpoch,
+      }),
+    );
     return { started, record: { ok: true, changed: moved.changed, insync: moved.insync } };
   } catch (error) {
     return { started, record: { ok: false, error } };

@@ -37,8 +37,11 @@ export const createWatchdogHandler =
     if (s3.success) {
       const known = new Set(deps.config.nodes.map((n) => n.name));
       const keys = s3.data.Records.map((r) => decodeKey(r.s3.object.key));
-      const unknown = keys.filter((k) => !known.has(nodeOfHeartbeatKey(underPrefix(deps.config.prefix, k) ?? '') ?? ''));
-      if (unknown.length > 0) deps.log.warn({ keys: unknown }, 'notification for a key that is not a known node heartbeat; ignored');
+      const unknown = keys.filter(
+        (k) => !known.has(nodeOfHeartbeatKey(underPrefix(deps.config.prefix, k) ?? '') ?? ''),
+      );
+      if (unknown.length > 0)
+        deps.log.warn({ keys: unknown }, 'notification for a key that is not a known node heartbeat; ignored');
       if (unknown.length === keys.length) return { nodes: known.size, heartbeats: 0, rejected: unknown, actions: [] };
     }
     return runWatchdog(deps, { admit: !s3.success });

@@ -11,7 +11,10 @@ import type { WatchdogDeps } from './deps';
  * throttled past every retry) throws: a run that cannot see the role must not judge the fleet
  * as if nobody held it.
  */
-export const readLeaderRecord = async ({ store, log }: WatchdogDeps): Promise<{ leader: Leader | null; damage: LeaderDamage | null }> => {
+export const readLeaderRecord = async ({
+  store,
+  log,
+}: WatchdogDeps): Promise<{ leader: Leader | null; damage: LeaderDamage | null }> => {
   try {
     return { leader: (await store.read(KEYS.leader, leaderSchema))?.value ?? null, damage: null };
   } catch (error) {
@@ -29,7 +32,10 @@ export const readLeader = async (deps: WatchdogDeps): Promise<Leader | null> => 
  * one can be named. A
  * record changed meanwhile (another watchdog rebuilt it, a node wrote) is left alone.
  */
-export const repairLeader = async (deps: WatchdogDeps, action: Extract<WatchdogAction, { kind: 'repair-leader' }>): Promise<void> => {
+export const repairLeader = async (
+  deps: WatchdogDeps,
+  action: Extract<WatchdogAction, { kind: 'repair-leader' }>,
+): Promise<void> => {
   const { store, log } = deps;
   // The copy is the evidence, needed only before it is overwritten: a run that can name nobody copies nothing.
   if (action.leader === null) return;

@@ -28,7 +28,18 @@ export const route = async (deps: WatchdogDeps, decided: RouteAction): Promise<v
   const moved = await deps.dns.pointTo(spec.address, { timeoutMs: 0, pollMs: 0, sleep: deps.sleep });
   if (moved.changed) {
     const summary = `origin record → ${spec.address} (${spec.name}, primary of epoch ${a.epoch}): traffic follows the lease.`;
-    await emit(deps, makeEvent('RECORD_CHANGED', spec.name, { id: `route-e${a.epoch}`, epoch: a.epoch }, emptyCounter(), deps.now(), summary, { newPrimary: spec.name, newEpoch: a.epoch }));
+    await emit(
+      deps,
+      makeEvent(
+        'RECORD_CHANGED',
+        spec.name,
+        { id: `route-e${a.epoch}`, epoch: a.epoch },
+        emptyCounter(),
+        deps.now(),
+        summary,
+        { newPrimary: spec.name, newEpoch: a.epoch },
+      ),
+    );
   }
   await record(deps, (s) => markRouted(s, a.primary, a.epoch));
 };

@@ -31,7 +31,10 @@ export interface WatchdogRun {
  * heartbeat that cannot be read at all throws: the run cannot see that node, and must not take
  * what it cannot see for silence.
  */
-export const readHeartbeats = async ({ store, config, log }: WatchdogDeps, rejected: string[]): Promise<Map<string, Heartbeat>> => {
+export const readHeartbeats = async (
+  { store, config, log }: WatchdogDeps,
+  rejected: string[],
+): Promise<Map<string, Heartbeat>> => {
   const found = new Map<string, Heartbeat>();
   await Promise.all(
     config.nodes.map(async (spec) => {
@@ -76,10 +79,12 @@ export const readBeats = async ({ store, config, log }: WatchdogDeps): Promise<B
   return found;
 };
 
-const quarantine = (deps: WatchdogDeps) => async (error: CorruptObjectError): Promise<void> => {
-  await deps.store.quarantine(KEYS.watchdogState, error.message, deps.now());
-  deps.log.error({ err: error.message }, 'watchdog state corrupt: copied aside and rebuilt from the next samples');
-};
+const quarantine =
+  (deps: WatchdogDeps) =>
+  async (error: CorruptObjectError): Promise<void> => {
+    await deps.store.quarantine(KEYS.watchdogState, error.message, deps.now());
+    deps.log.error({ err: error.message }, 'watchdog state corrupt: copied aside and rebuilt from the next samples');
+  };
 
 /** The state a rebuild starts from: incident numbers carried on from the events written (seededState). */
 const seed = async (deps: WatchdogDeps): Promise<WatchdogState> => {
@@ -146,10 +151,26 @@ interface Gathered {
  * Reads the leader record, every heartbeat and beat, asks Lightsail and SSM about the nodes
  * judged gone, and reads the queues' depths on admitting runs. Only I/O; `decide` judges.
  */
-const gather = async (deps: WatchdogDeps, state: WatchdogState, admit: boolean, rejected: string[]): Promise<Inputs> => {
-  const [record, heartbeats, beats] = await Promise.all([readLeaderRecord(deps), readHeartbeats(deps, rejected), readBeats(deps)]);
+const gather = async (
+  deps: WatchdogDeps,
+  state: WatchdogState,
+  admit: boolean,
+  rejected: string[],
+): Promise<Inputs> => {
+  const [record, heartbeats, beats] = await Promise.all([
+    readLeaderRecord(deps),
+    readHeartbeats(deps, rejected),
+    readBeats(deps),
+  ]);
   const now = deps.now();
-  const seen: Inputs = { now, leader: record.leader, heartbeats, beats, blind: deps.sight.failing, damage: record.damage };
+  const seen: Inputs = {
+    now,
+    leader: record.leader,
+    heartbeats,
+    beats,
+    blind: deps.sight.failing,
+    damage: record.damage,
+  };
   const settings = deps.config;
   const asked = await Promise.all(
     suspects(state, seen, settings).flatMap((name) => {
@@ -168,7 +189,8 @@ const gather = async (deps: WatchdogDeps, state: WatchdogState, admit: boolean, 
 };
 
 /** The incident an action is a step of, if any. */
-const incidentOf = (action: WatchdogAction): string | undefined => ('incidentId' in action ? action.incidentId : action.kind === 'publish' ? action.event.incidentId : undefined);
+const incidentOf = (action: WatchdogAction): string | undefined =>
+  'incidentId' in action ? action.incidentId : action.kind === 'publish' ? action.event.incidentId : undefined;
 
 /**
  * One watchdog invocation: gather, decide, store the verdict by CAS (a run that loses gathers
@@ -202,7 +224,15 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
   const damage = gathered.damaged;
   const leader = gathered.inputs.leader;
   const now = gathered.inputs.now;
-  const stateDamage = damage === null ? [] : [{ kind: 'publish' as const, event: stateDamageEvent(damage.etag, damage.message, leader?.primary ?? null, deps.now()) }];
+  const stateDamage =
+    damage === null
+      ? []
+      : [
+          {
+            kind: 'publish' as const,
+            event: stateDamageEvent(damage.etag, damage.message, leader?.primary ?? null, deps.now()),
+          },
+        ];
   const actions: WatchdogAction[] = [...stateDamage, ...decided.actions];
   const done: string[] = [];
   const carried: WatchdogAction[] = [];
@@ -214,16 +244,33 @@ export const runWatchdog = async (deps: WatchdogDeps, options: { admit?: boolean
         carried.push(action);
         done.push(describeAction(action));
       } catch (error) {
-        deps.log.error({ err: describeError(error), action: action.kind }, 'watchdog action failed; the next invocation retries what is still due');
+        deps.log.error(
+          { err: describeError(error), action: action.kind },
+          'watchdog action failed; the next invocation retries what is still due',
+        );
         if (!(error instanceof FleetError)) throw error;
       }
     });
   }
   if (deps.config.metrics !== 'off') {
     const { heartbeats, beats } = gathered.inputs;
-    const judged = { before: gathered.state, after: decided.state, leader, heartbeats, beats, now, nodes: deps.config.nodes };
+    const judged = {
+      before: gathered.state,
+      after: decided.state,
+      leader,
+      heartbeats,
+      beats,
+      now,
+      nodes: deps.config.nodes,
+    };
     const values = watchdogMetricValues({ ...judged, settings, done: carried, gauges: options.admit !== false });
-    for (const doc of emfDocuments(deps.config.metrics, deps.config.bucket, deps.now(), values)) deps.metrics(JSON.stringify(doc));
+    for (const doc of emfDocuments(deps.config.metrics, deps.config.bucket, deps.now(), values))
+      deps.metrics(JSON.stringify(doc));
   }
-  return { nodes: deps.config.nodes.length, heartbeats: gathered.inputs.heartbeats.size, rejected: gathered.rejected, actions: done };
+  return {
+    nodes: deps.config.nodes.length,
+    heartbeats: gathered.inputs.heartbeats.size,
+    rejected: gathered.rejected,
+    actions: done,
+  };
 };

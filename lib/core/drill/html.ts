@@ -19,7 +19,14 @@ const DOWNING = /^(kill-node|stop-node|reboot-node|freeze-node|kill-agent):/;
 const DEFAULTS = configSchema.parse({});
 
 /** Every node the report knows, in name order. */
-const nodesOf = (r: Report): string[] => [...new Set([...Object.keys(r.heartbeatGaps), ...r.epochs.map((e) => e.primary), ...r.metrics.flatMap((m) => (m.node === null ? [] : [m.node]))])].sort();
+const nodesOf = (r: Report): string[] =>
+  [
+    ...new Set([
+      ...Object.keys(r.heartbeatGaps),
+      ...r.epochs.map((e) => e.primary),
+      ...r.metrics.flatMap((m) => (m.node === null ? [] : [m.node])),
+    ]),
+  ].sort();
 
 /** How far the charts go: the last thing the report saw. */
 const endOf = (r: Report): number => Math.max(1, ...r.timeline.map((e) => e.t), ...r.series.depths.map(([t]) => t));
@@ -29,7 +36,11 @@ const endOf = (r: Report): number => Math.max(1, ...r.timeline.map((e) => e.t), 
  * primary at 0; `down` from a fault that killed or froze its agent until it was cleared, then
  * unknown until the agent speaks again.
  */
-export const roleSegments = (r: Report, node: string, end: number): { from: number; to: number; role: Role; epoch: number | null }[] => {
+export const roleSegments = (
+  r: Report,
+  node: string,
+  end: number,
+): { from: number; to: number; role: Role; epoch: number | null }[] => {
   const first = r.epochs[0];
   let role: Role = first?.primary === node && first.from === 0 ? 'primary' : 'standby';
   let epoch: number | null = role === 'primary' ? (first?.epoch ?? null) : null;
@@ -52,7 +63,11 @@ export const roleSegments = (r: Report, node: string, end: number): { from: numb
     } else if (e.event === 'agent-role' && !down) {
       const m = /→\s*(\w+)(?:\s*\(epoch (\d+)\))?/.exec(e.detail);
       if (m === null) continue;
-      change(e.t, (ROLES as readonly string[]).includes(m[1] ?? '') ? (m[1] as Role) : 'unknown', m[2] === undefined ? null : Number(m[2]));
+      change(
+        e.t,
+        (ROLES as readonly string[]).includes(m[1] ?? '') ? (m[1] as Role) : 'unknown',
+        m[2] === undefined ? null : Number(m[2]),
+      );
     }
   }
   out.push({ from, to: Math.max(from, end), role, epoch });
@@ -76,28 +91,42 @@ const timeline = (r: Report, f: Frame, nodes: readonly string[]): string => {
   const top = 8;
   const bottom = top + lanes.length * LANE;
   const height = bottom + 60;
-  const laneY = (name: string): number => top + Math.max(0, lanes.indexOf(nodes.includes(name) ? name : 'fleet')) * LANE;
+  const laneY = (name: string): number =>
+    top + Math.max(0, lanes.indexOf(nodes.includes(name) ? name : 'fleet')) * LANE;
   const x = (t: number): string => xOf(f, t).toFixed(1);
-  const parts: string[] = [`<svg class="chart timeline" viewBox="0 0 ${f.width} ${height}" role="img" aria-label="timeline">`, timeAxis(f, top, bottom)];
+  const parts: string[] = [
+    `<svg class="chart timeline" viewBox="0 0 ${f.width} ${height}" role="img" aria-label="timeline">`,
+    timeAxis(f, top, bottom),
+  ];
   for (const name of lanes) {
     const y = laneY(name);
-    parts.push(`<g class="lane" data-lane="${esc(name)}"><text class="lane-label" x="4" y="${y + 26}">${esc(name)}</text>`);
+    parts.push(
+      `<g class="lane" data-lane="${esc(name)}"><text class="lane-label" x="4" y="${y + 26}">${esc(name)}</text>`,
+    );
     if (name !== 'fleet') {
       for (const e of r.epochs.filter((p) => p.primary === name)) {
         const to = e.to ?? f.end;
-        parts.push(`<rect class="lease epoch-${e.epoch % 6}" data-epoch="${e.epoch}" x="${x(e.from)}" y="${y + 4}" width="${Math.max(1, xOf(f, to) - xOf(f, e.from)).toFixed(1)}" height="8"><title>leader.json names ${esc(name)}: epoch ${e.epoch}, ${e.from}–${e.to ?? 'end'} s</title></rect>`);
-        parts.push(`<text class="epoch-label" x="${(xOf(f, e.from) + 2).toFixed(1)}" y="${y + 2}">epoch ${e.epoch}</text>`);
+        parts.push(
+          `<rect class="lease epoch-${e.epoch % 6}" data-epoch="${e.epoch}" x="${x(e.from)}" y="${y + 4}" width="${Math.max(1, xOf(f, to) - xOf(f, e.from)).toFixed(1)}" height="8"><title>leader.json names ${esc(name)}: epoch ${e.epoch}, ${e.from}–${e.to ?? 'end'} s</title></rect>`,
+        );
+        parts.push(
+          `<text class="epoch-label" x="${(xOf(f, e.from) + 2).toFixed(1)}" y="${y + 2}">epoch ${e.epoch}</text>`,
+        );
       }
       for (const s of roleSegments(r, name, f.end)) {
         const label = `${s.role}${s.epoch === null ? '' : ` (epoch ${s.epoch})`}`;
-        parts.push(`<rect class="role role-${s.role}" data-role="${s.role}" x="${x(s.from)}" y="${y + 16}" width="${Math.max(1, xOf(f, s.to) - xOf(f, s.from)).toFixed(1)}" height="16"><title>${esc(name)}'s agent: ${esc(label)}, ${s.from}–${s.to} s</title></rect>`);
+        parts.push(
+          `<rect class="role role-${s.role}" data-role="${s.role}" x="${x(s.from)}" y="${y + 16}" width="${Math.max(1, xOf(f, s.to) - xOf(f, s.from)).toFixed(1)}" height="16"><title>${esc(name)}'s agent: ${esc(label)}, ${s.from}–${s.to} s</title></rect>`,
+        );
       }
     }
     parts.push('</g>');
   }
   for (const e of r.timeline.filter((x) => x.event === 'fault')) {
     const y = laneY(e.node);
-    parts.push(`<g class="fault" data-node="${esc(e.node)}" data-t="${e.t}"><line x1="${x(e.t)}" y1="${y + 2}" x2="${x(e.t)}" y2="${y + LANE - 4}"/><path d="M${x(e.t)},${y + 44} l-5,9 h10 z"/><title>fault at ${e.t} s on ${esc(e.node)}: ${esc(e.detail)}</title></g>`);
+    parts.push(
+      `<g class="fault" data-node="${esc(e.node)}" data-t="${e.t}"><line x1="${x(e.t)}" y1="${y + 2}" x2="${x(e.t)}" y2="${y + LANE - 4}"/><path d="M${x(e.t)},${y + 44} l-5,9 h10 z"/><title>fault at ${e.t} s on ${esc(e.node)}: ${esc(e.detail)}</title></g>`,
+    );
   }
   for (const incident of r.incidents) {
     for (const step of STEPS) {
@@ -105,7 +134,9 @@ const timeline = (r: Report, f: Frame, nodes: readonly string[]): string => {
       const on = step.on === 'new' ? incident.newPrimary : incident.node;
       if (t === null || on === null) continue;
       const y = laneY(on) + 40;
-      parts.push(`<circle class="step step-${step.label.replace(/\s+/g, '-')}" data-step="${step.label}" data-node="${esc(on)}" cx="${x(t)}" cy="${y}" r="4.5"><title>${esc(incident.fault)} on ${esc(incident.node)} (${incident.faultAt} s): ${step.label} at ${t} s</title></circle>`);
+      parts.push(
+        `<circle class="step step-${step.label.replace(/\s+/g, '-')}" data-step="${step.label}" data-node="${esc(on)}" cx="${x(t)}" cy="${y}" r="4.5"><title>${esc(incident.fault)} on ${esc(incident.node)} (${incident.faultAt} s): ${step.label} at ${t} s</title></circle>`,
+      );
     }
   }
   const keys = [
@@ -120,12 +151,15 @@ const timeline = (r: Report, f: Frame, nodes: readonly string[]): string => {
 
 const lineFor = (r: Report, metric: string, node: string | null, label: string, cls: string): Line | null => {
   const m = r.metrics.find((s) => s.name === metric && s.node === node);
-  return m === undefined || m.points.length === 0 ? null : { label, cls, points: m.points, steps: metric !== 'HeartbeatAge' };
+  return m === undefined || m.points.length === 0
+    ? null
+    : { label, cls, points: m.points, steps: metric !== 'HeartbeatAge' };
 };
 
 const present = (lines: readonly (Line | null)[]): Line[] => lines.filter((l): l is Line => l !== null);
 
-const missing = (what: string): string => `<p class="missing">No ${what} captured: the drill's fleet published no metrics (its <code>metrics</code> setting was off).</p>`;
+const missing = (what: string): string =>
+  `<p class="missing">No ${what} captured: the drill's fleet published no metrics (its <code>metrics</code> setting was off).</p>`;
 
 const CSS = `
 body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;max-width:1040px;color:#222}
@@ -148,8 +182,20 @@ tr.ok td.result{color:#2e7d32;font-weight:600}tr.failed td.result{color:#c62828;
 
 const checks = (r: Report): string => {
   const rows = [
-    ...r.expectations.map((e) => ({ kind: 'expectation', name: e.name, expected: JSON.stringify(e.expected), actual: e.actual === null ? '—' : String(e.actual), ok: e.ok })),
-    ...Object.entries(r.invariants).map(([name, ok]) => ({ kind: 'invariant', name, expected: 'holds', actual: ok ? 'holds' : 'broken', ok })),
+    ...r.expectations.map((e) => ({
+      kind: 'expectation',
+      name: e.name,
+      expected: JSON.stringify(e.expected),
+      actual: e.actual === null ? '—' : String(e.actual),
+      ok: e.ok,
+    })),
+    ...Object.entries(r.invariants).map(([name, ok]) => ({
+      kind: 'invariant',
+      name,
+      expected: 'holds',
+      actual: ok ? 'holds' : 'broken',
+      ok,
+    })),
     ...r.unfiredFaults.map((u) => ({
       kind: 'fault',
       name: `faults.${u.fault} ${u.kind}`,
@@ -158,13 +204,23 @@ const checks = (r: Report): string => {
       ok: false,
     })),
   ];
-  const body = rows.map((x) => `<tr class="${x.ok ? 'ok' : 'failed'}" data-check="${esc(x.name)}"><td>${x.kind}</td><td>${esc(x.name)}</td><td>${esc(x.expected)}</td><td>${esc(x.actual)}</td><td class="result">${x.ok ? 'ok' : 'FAILED'}</td></tr>`).join('');
+  const body = rows
+    .map(
+      (x) =>
+        `<tr class="${x.ok ? 'ok' : 'failed'}" data-check="${esc(x.name)}"><td>${x.kind}</td><td>${esc(x.name)}</td><td>${esc(x.expected)}</td><td>${esc(x.actual)}</td><td class="result">${x.ok ? 'ok' : 'FAILED'}</td></tr>`,
+    )
+    .join('');
   return `<table class="checks"><thead><tr><th></th><th>check</th><th>expected</th><th>actual</th><th>result</th></tr></thead><tbody>${body}</tbody></table>`;
 };
 
 const incidents = (r: Report): string => {
   const cell = (v: number | string | null): string => `<td>${v === null ? '—' : esc(String(v))}</td>`;
-  const body = r.incidents.map((i) => `<tr>${[i.fault, i.node, i.faultAt, i.detectedAt, i.restartedAt, i.recoveredAt, i.failoverAt === null ? null : `${i.failoverAt} → ${i.newPrimary ?? '?'}`, i.servingAt, i.trafficAt, i.consumeGapSeconds].map(cell).join('')}</tr>`).join('');
+  const body = r.incidents
+    .map(
+      (i) =>
+        `<tr>${[i.fault, i.node, i.faultAt, i.detectedAt, i.restartedAt, i.recoveredAt, i.failoverAt === null ? null : `${i.failoverAt} → ${i.newPrimary ?? '?'}`, i.servingAt, i.trafficAt, i.consumeGapSeconds].map(cell).join('')}</tr>`,
+    )
+    .join('');
   return `<table class="incidents"><thead><tr><th>fault</th><th>node</th><th>at</th><th>detected</th><th>restarted</th><th>recovered</th><th>failover</th><th>serving</th><th>traffic</th><th>longest stop</th></tr></thead><tbody>${body}</tbody></table>`;
 };
 
@@ -174,9 +230,17 @@ export const drillHtml = (r: Report): string => {
   const nodes = nodesOf(r);
   const silence = 2 * DEFAULTS.sampleIntervalSeconds;
   const heartbeat = present(nodes.map((n, i) => lineFor(r, 'HeartbeatAge', n, n, `n${i % 6}`)));
-  const fleet = present([lineFor(r, 'Epoch', null, 'epoch', 'n2'), lineFor(r, 'ReadyStandbys', null, 'ready standbys', 'n3')]);
+  const fleet = present([
+    lineFor(r, 'Epoch', null, 'epoch', 'n2'),
+    lineFor(r, 'ReadyStandbys', null, 'ready standbys', 'n3'),
+  ]);
   const work: Line[] = [
-    { label: 'backlog (task queue)', cls: 'backlog', points: r.series.depths.map(([t, b]) => [t, b] as const), steps: true },
+    {
+      label: 'backlog (task queue)',
+      cls: 'backlog',
+      points: r.series.depths.map(([t, b]) => [t, b] as const),
+      steps: true,
+    },
     { label: 'intake queue', cls: 'intake', points: r.series.depths.map(([t, , i]) => [t, i] as const), steps: true },
     { label: 'tasks completed', cls: 'completed', points: [[0, 0] as const, ...r.series.completed], steps: true },
   ];

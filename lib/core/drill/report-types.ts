@@ -139,7 +139,14 @@ export interface Report {
   ok: boolean;
   expectations: { name: string; expected: unknown; actual: number | null; ok: boolean }[];
   incidents: Incident[];
-  tasks: { enqueued: number; completed: number; lost: number; duplicateCompletions: number; deadLettered: number; givenBack: number };
+  tasks: {
+    enqueued: number;
+    completed: number;
+    lost: number;
+    duplicateCompletions: number;
+    deadLettered: number;
+    givenBack: number;
+  };
   epochs: { epoch: number; primary: string; from: number; to: number | null }[];
   invariants: {
     singlePrimaryPerEpoch: boolean;
@@ -153,7 +160,14 @@ export interface Report {
   /** Faults whose event never came (so they never struck), each with its reason: the drill fails. */
   unfiredFaults: Unfired[];
   timeline: TimelineEntry[];
-  aws: { s3: { GET: number; PUT: number; LIST: number; HEAD: number }; sqs: number; dynamodb: number; sns: number; ssm: number; lambdaInvocations: number };
+  aws: {
+    s3: { GET: number; PUT: number; LIST: number; HEAD: number };
+    sqs: number;
+    dynamodb: number;
+    sns: number;
+    ssm: number;
+    lambdaInvocations: number;
+  };
   /** The fleet's requests (nodes and watchdog, not the drill's setup): the control loop per scenario hour, the work per completed task. */
   requests: RequestFigures;
   /** What the faithful local cloud did to the run: how often each unkind behaviour struck. */

@@ -6,8 +6,11 @@ import type { Incident, Observations, Report } from './report-types';
 export type { Incident, MetricSeries, Observations, Report, TimelineEntry } from './report-types';
 
 const round = (t: number | null): number | null => (t === null ? null : Math.round(t * 10) / 10);
-const firstAfter = <T extends { t: number }>(items: readonly T[], from: number, pred: (x: T) => boolean): T | undefined =>
-  items.find((x) => x.t >= from && pred(x));
+const firstAfter = <T extends { t: number }>(
+  items: readonly T[],
+  from: number,
+  pred: (x: T) => boolean,
+): T | undefined => items.find((x) => x.t >= from && pred(x));
 
 /** The events that say the watchdog noticed a silent node (primary or standby). */
 const SILENCE = ['NODE_DEAD', 'NODE_SILENT', 'REDUNDANCY_LOST'];
@@ -69,7 +72,9 @@ const CARRIED_THROUGH = new Set([
  * checkpoint or completion written, a message's visibility extended (a busy one).
  */
 const consumeGap = (o: Observations, from: number, to: number): number => {
-  const polls = [...o.receives.map((r) => r.t), ...o.writes.map((w) => w.t), ...o.extensions.map((x) => x.t)].sort((a, b) => a - b);
+  const polls = [...o.receives.map((r) => r.t), ...o.writes.map((w) => w.t), ...o.extensions.map((x) => x.t)].sort(
+    (a, b) => a - b,
+  );
   let last = [...polls].reverse().find((t) => t < from) ?? from;
   let gap = 0;
   for (const t of polls.filter((p) => p >= from && p < to)) {
@@ -80,7 +85,8 @@ const consumeGap = (o: Observations, from: number, to: number): number => {
 };
 
 /** The incidents of rejoins (a standby's worker restarted to make it ready), by their opening event. */
-const rejoinIncidents = (o: Observations): Set<string> => new Set(o.events.filter((e) => e.kind === 'STANDBY_UNREADY').map((e) => e.incidentId));
+const rejoinIncidents = (o: Observations): Set<string> =>
+  new Set(o.events.filter((e) => e.kind === 'STANDBY_UNREADY').map((e) => e.incidentId));
 
 /** The watchdog's restarts of a worker to heal a stall, not to make a standby rejoin. */
 const ladderRestarts = (o: Observations): Observations['restarts'] => {
@@ -92,8 +98,14 @@ const ladderRestarts = (o: Observations): Observations['restarts'] => {
 const buildIncidents = (o: Observations, epochs: Report['epochs'], end: number): Incident[] =>
   o.faults.map((f) => {
     const detectKinds = DETECTION[f.kind];
-    const detected = detectKinds === undefined ? undefined : firstAfter(o.events, f.at, (e) => e.node === f.node && detectKinds.includes(e.kind));
-    const window = f.kind === 'stall-worker' && detected !== undefined ? [...o.windows].reverse().find((w) => w.node === f.node && w.t >= f.at && w.t <= detected.t) : undefined;
+    const detected =
+      detectKinds === undefined
+        ? undefined
+        : firstAfter(o.events, f.at, (e) => e.node === f.node && detectKinds.includes(e.kind));
+    const window =
+      f.kind === 'stall-worker' && detected !== undefined
+        ? [...o.windows].reverse().find((w) => w.node === f.node && w.t >= f.at && w.t <= detected.t)
+        : undefined;
     const from = detected?.t ?? f.at;
     // A later fault on the same node has its own restarts.
     const until = Math.min(...o.faults.filter((g) => g.node === f.node && g.at > f.at).map((g) => g.at), Infinity);
@@ -102,10 +114,18 @@ const buildIncidents = (o: Observations, epochs: Report['epochs'], end: number):
         ? firstAfter(o.supervisorRestarts, f.at, (r) => r.node === f.node)?.t
         : detected === undefined
           ? undefined
-          : (ladderRestarts(o).find((r) => r.t >= from && r.t < until && r.node === f.node && r.ok === true)?.finishedAt ?? undefined);
+          : (ladderRestarts(o).find((r) => r.t >= from && r.t < until && r.node === f.node && r.ok === true)
+              ?.finishedAt ?? undefined);
     // The node recovered: healthy, or heard from again. A rejoin's RECOVERED is redundancy coming back (redundantAt), not this.
     const rejoins = rejoinIncidents(o);
-    const recovered = detected === undefined ? undefined : firstAfter(o.events, detected.t, (e) => e.node === f.node && e.kind === 'RECOVERED' && !rejoins.has(e.incidentId));
+    const recovered =
+      detected === undefined
+        ? undefined
+        : firstAfter(
+            o.events,
+            detected.t,
+            (e) => e.node === f.node && e.kind === 'RECOVERED' && !rejoins.has(e.incidentId),
+          );
     // The first change of primary away from the faulted node after the fault, unless a later
     // fault on the node came before it: that one caused it.
     const away = (e: Report['epochs'][number], i: number): boolean =>
@@ -116,12 +136,20 @@ const buildIncidents = (o: Observations, epochs: Report['epochs'], end: number):
     const superseded = moved !== undefined && o.faults.some((g) => later(g) && g.at <= moved.from);
     const failover = superseded ? undefined : moved;
     // Serving: its first receive under its epoch, or earlier, carrying on with a task the fenced primary held.
-    const received = failover === undefined ? undefined : o.receives.find((r) => r.t >= failover.from && r.node === failover.primary && r.epoch === failover.epoch);
-    const carried = failover === undefined ? undefined : o.extensions.find((x) => x.t >= failover.from && x.node === failover.primary);
+    const received =
+      failover === undefined
+        ? undefined
+        : o.receives.find((r) => r.t >= failover.from && r.node === failover.primary && r.epoch === failover.epoch);
+    const carried =
+      failover === undefined
+        ? undefined
+        : o.extensions.find((x) => x.t >= failover.from && x.node === failover.primary);
     const serving = carried !== undefined && (received === undefined || carried.t < received.t) ? carried : received;
     const address = failover === undefined ? undefined : o.addresses[failover.primary];
     const traffic = failover === undefined ? undefined : o.dnsChanges.find((d) => d.t >= f.at && d.value === address);
-    const resume = INTERRUPTS.has(f.kind) ? resumeAfter(o, f) : { inFlight: 0, resumedAt: null, unrecorded: 0, unrecordedResumedAt: null };
+    const resume = INTERRUPTS.has(f.kind)
+      ? resumeAfter(o, f)
+      : { inFlight: 0, resumedAt: null, unrecorded: 0, unrecordedResumedAt: null };
     // Until the next fault (or the drain): whatever came after is that fault's.
     const next = Math.min(...o.faults.filter((g) => g.at > f.at + 1).map((g) => g.at), end);
     return {
@@ -149,7 +177,8 @@ const buildIncidents = (o: Observations, epochs: Report['epochs'], end: number):
 
 const epochsOf = (o: Observations): Report['epochs'] => {
   const byEpoch = new Map<number, { epoch: number; primary: string; from: number }>();
-  for (const l of o.leaders) if (!byEpoch.has(l.epoch)) byEpoch.set(l.epoch, { epoch: l.epoch, primary: l.primary, from: l.t });
+  for (const l of o.leaders)
+    if (!byEpoch.has(l.epoch)) byEpoch.set(l.epoch, { epoch: l.epoch, primary: l.primary, from: l.t });
   const list = [...byEpoch.values()].sort((a, b) => a.epoch - b.epoch);
   return list.map((e, i) => ({ ...e, from: round(e.from) ?? 0, to: round(list[i + 1]?.from ?? null) }));
 };
@@ -174,7 +203,10 @@ const singlePrimary = (o: Observations, epochs: Report['epochs']): boolean => {
  * again. A frozen primary that wakes after a failover must write nothing.
  */
 const noStaleWrites = (o: Observations): boolean => {
-  const acts = [...o.receives.filter((r) => r.count > 0 && r.epoch !== null).map((r) => ({ t: r.t, epoch: r.epoch ?? 0 })), ...o.writes.map((w) => ({ t: w.t, epoch: w.epoch }))].sort((a, b) => a.t - b.t);
+  const acts = [
+    ...o.receives.filter((r) => r.count > 0 && r.epoch !== null).map((r) => ({ t: r.t, epoch: r.epoch ?? 0 })),
+    ...o.writes.map((w) => ({ t: w.t, epoch: w.epoch })),
+  ].sort((a, b) => a.t - b.t);
   let newest = 0;
   for (const a of acts) {
     if (a.epoch < newest) return false;
@@ -184,11 +216,26 @@ const noStaleWrites = (o: Observations): boolean => {
 };
 
 const inRange = (actual: number, expected: number | Range): boolean =>
-  typeof expected === 'number' ? actual === expected : (expected.min === undefined || actual >= expected.min) && (expected.max === undefined || actual <= expected.max);
+  typeof expected === 'number'
+    ? actual === expected
+    : (expected.min === undefined || actual >= expected.min) && (expected.max === undefined || actual <= expected.max);
 
-const BOUNDS: ReadonlySet<keyof Expectations> = new Set(['maxDetectSeconds', 'maxFailoverSeconds', 'maxTrafficSeconds', 'maxVerdictSeconds', 'maxServingSeconds', 'maxResumeSeconds', 'maxRedundantSeconds', 'maxBacklog', 'maxConsumeGapSeconds']);
+const BOUNDS: ReadonlySet<keyof Expectations> = new Set([
+  'maxDetectSeconds',
+  'maxFailoverSeconds',
+  'maxTrafficSeconds',
+  'maxVerdictSeconds',
+  'maxServingSeconds',
+  'maxResumeSeconds',
+  'maxRedundantSeconds',
+  'maxBacklog',
+  'maxConsumeGapSeconds',
+]);
 
-const checkExpectations = (expect: Expectations, actual: Record<keyof Expectations, number | null>): Report['expectations'] =>
+const checkExpectations = (
+  expect: Expectations,
+  actual: Record<keyof Expectations, number | null>,
+): Report['expectations'] =>
   (Object.keys(expect) as (keyof Expectations)[]).map((name) => {
     const expected = expect[name];
     const value = actual[name];
@@ -200,7 +247,11 @@ const checkExpectations = (expect: Expectations, actual: Record<keyof Expectatio
   });
 
 /** Worst delay over incidents of one kind of step; null when some incident never got there. */
-const worst = (incidents: Incident[], step: (i: Incident) => number | null, applies: (i: Incident) => boolean): number | null => {
+const worst = (
+  incidents: Incident[],
+  step: (i: Incident) => number | null,
+  applies: (i: Incident) => boolean,
+): number | null => {
   const relevant = incidents.filter(applies);
   if (relevant.length === 0) return 0;
   const delays = relevant.map((i) => {
@@ -214,7 +265,11 @@ const worst = (incidents: Incident[], step: (i: Incident) => number | null, appl
  * Turns a drill's observations into its report: incidents, task accounting (Jepsen-style:
  * lost and duplicated), epochs, invariants and the scenario's expectations.
  */
-export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: number; timeScale: number; wallSeconds: number }): Report => {
+export const buildReport = (
+  scenario: Scenario,
+  o: Observations,
+  meta: { seed: number; timeScale: number; wallSeconds: number },
+): Report => {
   const epochs = epochsOf(o);
   const failoverEpochs = epochs.slice(1);
   const incidents = buildIncidents(o, epochs, scenario.seconds);
@@ -225,7 +280,14 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
     const from = epochs[i]?.primary ?? '';
     return !o.faults.some((f) => f.node === from && f.at <= e.from && justifies(f));
   }).length;
-  const tasks = { enqueued: o.enqueued.length, completed, lost: o.enqueued.length - completed, duplicateCompletions: duplicates, deadLettered: o.deadLettered, givenBack: o.givenBack };
+  const tasks = {
+    enqueued: o.enqueued.length,
+    completed,
+    lost: o.enqueued.length - completed,
+    duplicateCompletions: duplicates,
+    deadLettered: o.deadLettered,
+    givenBack: o.givenBack,
+  };
   const input = {
     holds: o.events.filter((e) => e.kind === 'INPUT_HELD').length,
     resumes: o.events.filter((e) => e.kind === 'INPUT_RESUMED').length,
@@ -244,21 +306,52 @@ export const buildReport = (scenario: Scenario, o: Observations, meta: { seed: n
     restarts: ladderRestarts(o).length,
     rejoins: o.events.filter((e) => e.kind === 'RECOVERED' && rejoinIncidents(o).has(e.incidentId)).length,
     failovers: failoverEpochs.length,
-    maxDetectSeconds: worst(incidents, (i) => i.detectedAt, (i) => DETECTION[i.fault] !== undefined),
+    maxDetectSeconds: worst(
+      incidents,
+      (i) => i.detectedAt,
+      (i) => DETECTION[i.fault] !== undefined,
+    ),
     // From the window's close, not the fault: the verdict's own latency.
-    maxVerdictSeconds: worst(incidents.map((i) => ({ ...i, faultAt: i.windowAt ?? i.faultAt })), (i) => i.detectedAt, (i) => i.fault === 'stall-worker'),
-    maxServingSeconds: worst(incidents, (i) => i.servingAt, (i) => i.failoverAt !== null),
-    maxResumeSeconds: worst(incidents, (i) => i.resumedAt, (i) => i.inFlight > 0),
-    maxRedundantSeconds: worst(incidents, (i) => i.redundantAt, () => true),
-    maxFailoverSeconds: worst(incidents, (i) => i.failoverAt, (i) => i.failoverAt !== null),
-    maxTrafficSeconds: worst(incidents, (i) => i.trafficAt, (i) => i.failoverAt !== null),
+    maxVerdictSeconds: worst(
+      incidents.map((i) => ({ ...i, faultAt: i.windowAt ?? i.faultAt })),
+      (i) => i.detectedAt,
+      (i) => i.fault === 'stall-worker',
+    ),
+    maxServingSeconds: worst(
+      incidents,
+      (i) => i.servingAt,
+      (i) => i.failoverAt !== null,
+    ),
+    maxResumeSeconds: worst(
+      incidents,
+      (i) => i.resumedAt,
+      (i) => i.inFlight > 0,
+    ),
+    maxRedundantSeconds: worst(
+      incidents,
+      (i) => i.redundantAt,
+      () => true,
+    ),
+    maxFailoverSeconds: worst(
+      incidents,
+      (i) => i.failoverAt,
+      (i) => i.failoverAt !== null,
+    ),
+    maxTrafficSeconds: worst(
+      incidents,
+      (i) => i.trafficAt,
+      (i) => i.failoverAt !== null,
+    ),
     lostTasks: tasks.lost,
     duplicateCompletions: duplicates,
     falseFailovers,
     inputHolds: input.holds,
     maxBacklog: input.maxBacklog,
     deadLettered: o.deadLettered,
-    maxConsumeGapSeconds: Math.max(0, ...incidents.flatMap((i) => (i.consumeGapSeconds === null ? [] : [i.consumeGapSeconds]))),
+    maxConsumeGapSeconds: Math.max(
+      0,
+      ...incidents.flatMap((i) => (i.consumeGapSeconds === null ? [] : [i.consumeGapSeconds])),
+    ),
   });
   // A fault that never struck proves nothing: the drill fails, naming it.
   const ok = expectations.every((e) => e.ok) && Object.values(invariants).every(Boolean) && o.unfired.length === 0;

@@ -24,7 +24,14 @@ const S3_PURPOSES: readonly [RegExp, Purpose][] = [
 export const purposeOfKey = (key: string): Purpose => S3_PURPOSES.find(([re]) => re.test(key))?.[1] ?? 'other';
 
 /** SQS actions that move a task (billed per task) against those that poll or measure (per hour). */
-const SQS_SEND = new Set(['SendMessage', 'SendMessageBatch', 'DeleteMessage', 'DeleteMessageBatch', 'ChangeMessageVisibility', 'ChangeMessageVisibilityBatch']);
+const SQS_SEND = new Set([
+  'SendMessage',
+  'SendMessageBatch',
+  'DeleteMessage',
+  'DeleteMessageBatch',
+  'ChangeMessageVisibility',
+  'ChangeMessageVisibilityBatch',
+]);
 
 /** The purpose of an SQS action (`ReceiveMessage`, `GetQueueAttributes`, …). */
 export const purposeOfSqsAction = (action: string): Purpose => (SQS_SEND.has(action) ? 'send' : 'poll');
@@ -51,7 +58,8 @@ export interface RequestFigures {
 const TASK_PURPOSES = new Set<Purpose>(['task', 'send']);
 const UNITS: readonly (keyof RequestUnits)[] = ['s3Get', 's3Put', 'sqs', 'ddbRead', 'ddbWrite', 'lambda'];
 /** A figure whose every unit is `f(unit)`. */
-export const mapUnits = (f: (unit: keyof RequestUnits) => number): RequestUnits => Object.fromEntries(UNITS.map((u) => [u, f(u)])) as unknown as RequestUnits;
+export const mapUnits = (f: (unit: keyof RequestUnits) => number): RequestUnits =>
+  Object.fromEntries(UNITS.map((u) => [u, f(u)])) as unknown as RequestUnits;
 const units = (): RequestUnits => mapUnits(() => 0);
 const unitOf = (kind: string): keyof RequestUnits | null => {
   if (kind === 's3.GET' || kind === 's3.HEAD') return 's3Get';
@@ -67,7 +75,12 @@ const round = (n: number): number => Math.round(n * 10) / 10;
  * The figures of a run: `counts` by `<kind>:<purpose>`, the run's length in scenario seconds,
  * the tasks it completed and its watchdog runs. A run that completed nothing has no per-task figure (zeros).
  */
-export const requestFigures = (counts: Readonly<Record<string, number>>, seconds: number, tasks: number, watchdogRuns: number): RequestFigures => {
+export const requestFigures = (
+  counts: Readonly<Record<string, number>>,
+  seconds: number,
+  tasks: number,
+  watchdogRuns: number,
+): RequestFigures => {
   const hourly = units();
   const work = units();
   for (const [label, n] of Object.entries(counts)) {
@@ -95,14 +108,25 @@ export interface Regression {
  * Figures above `baseline × (1 + tolerance)`. A unit the baseline does not use (0) may not
  * start being used beyond `slack` requests a task or an hour: new traffic is a regression too.
  */
-export const regressions = (actual: Pick<RequestFigures, 'perHour' | 'perTask'>, baseline: Pick<RequestFigures, 'perHour' | 'perTask'>, tolerance = 0.25, slack = 1): Regression[] => {
+export const regressions = (
+  actual: Pick<RequestFigures, 'perHour' | 'perTask'>,
+  baseline: Pick<RequestFigures, 'perHour' | 'perTask'>,
+  tolerance = 0.25,
+  slack = 1,
+): Regression[] => {
   const found: Regression[] = [];
   for (const scope of ['perHour', 'perTask'] as const) {
     for (const unit of Object.keys(baseline[scope]) as (keyof RequestUnits)[]) {
       const base = baseline[scope][unit];
       const now = actual[scope][unit];
       const allowed = base === 0 ? slack : base * (1 + tolerance);
-      if (now > allowed) found.push({ figure: `${scope}.${unit}`, baseline: base, actual: now, ratio: base === 0 ? Infinity : Math.round((now / base) * 100) / 100 });
+      if (now > allowed)
+        found.push({
+          figure: `${scope}.${unit}`,
+          baseline: base,
+          actual: now,
+          ratio: base === 0 ? Infinity : Math.round((now / base) * 100) / 100,
+        });
     }
   }
   return found;

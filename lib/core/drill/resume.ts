@@ -38,7 +38,8 @@ const takenUp = (o: Wire, from: number, ids: readonly string[]): number | null =
  */
 export const resumeAfter = (o: Wire, fault: { at: number; node: string; recorded?: readonly string[] }): Resume => {
   const holder = new Map<string, string>();
-  for (const r of [...o.receives].filter((x) => x.t < fault.at).sort((a, b) => a.t - b.t)) for (const id of r.taskIds ?? []) holder.set(id, r.node);
+  for (const r of [...o.receives].filter((x) => x.t < fault.at).sort((a, b) => a.t - b.t))
+    for (const id of r.taskIds ?? []) holder.set(id, r.node);
   for (const w of o.writes) if (w.kind === 'done' && w.t < fault.at) holder.delete(w.taskId);
   const held = [...holder].filter(([, node]) => node === fault.node).map(([id]) => id);
   const recorded = fault.recorded === undefined ? held : held.filter((id) => fault.recorded?.includes(id));

@@ -58,7 +58,12 @@ export const faultSchema = z.discriminatedUnion('kind', [
     kind: z.literal('lost-response'),
     key: z.enum(Object.keys(LOSABLE_KEYS) as [keyof typeof LOSABLE_KEYS, ...(keyof typeof LOSABLE_KEYS)[]]).optional(),
   }),
-  z.strictObject({ ...base, kind: z.literal('corrupt-object'), key: z.enum(CORRUPTIBLE_KEYS), bucket: z.number().int().min(0).max(255).default(0) }),
+  z.strictObject({
+    ...base,
+    kind: z.literal('corrupt-object'),
+    key: z.enum(CORRUPTIBLE_KEYS),
+    bucket: z.number().int().min(0).max(255).default(0),
+  }),
 ]);
 export type Fault = z.output<typeof faultSchema>;
 export type FaultKind = Fault['kind'];
@@ -179,7 +184,13 @@ export const scenarioSchema = z
       arrivalSeconds: z.number().positive().optional(),
       concurrency: z.number().int().min(1).max(64).optional(),
       /** Extra tasks arriving evenly over `seconds` from `at`, on top of the steady ones (a producer's burst). */
-      burst: z.strictObject({ at: z.number().min(0), tasks: z.number().int().min(1).max(10_000), seconds: z.number().positive() }).optional(),
+      burst: z
+        .strictObject({
+          at: z.number().min(0),
+          tasks: z.number().int().min(1).max(10_000),
+          seconds: z.number().positive(),
+        })
+        .optional(),
       /** `module`: the worker's built-in stages; `command`: each stage a process (lib/harness/drill/stage.sh), which hang-stage needs. */
       stages: z.enum(['module', 'command']).default('module'),
       /** Sent as every message's `payload` (each message has its own `taskId`): what a pipeline of `config.pipeline` reads. */
@@ -192,7 +203,12 @@ export const scenarioSchema = z
      * Optional configuration overrides (unscaled, as in production), checked by the config's own
      * strict schema: kept as parsed, since a record schema would drop a `__proto__` key unseen.
      */
-    config: z.custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), 'must be an object of configuration keys').optional(),
+    config: z
+      .custom<Record<string, unknown>>(
+        (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
+        'must be an object of configuration keys',
+      )
+      .optional(),
     /** Overrides of the local cloud's faithful behaviours (docs/aws-behaviour.md), checked by the drill. */
     behaviour: z.record(z.string(), z.unknown()).optional(),
   })
@@ -221,13 +237,28 @@ export const scenarioSchema = z
       }
       const stages = Array.isArray(s.config?.['pipeline']) ? s.config['pipeline'].length : SEED_STAGES.length;
       if (typeof f.at !== 'number' && f.at.stages !== undefined && f.at.stages > stages) {
-        ctx.addIssue({ code: 'custom', path: ['faults', i, 'at', 'stages'], message: `is more than the ${stages} stages a task has` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['faults', i, 'at', 'stages'],
+          message: `is more than the ${stages} stages a task has`,
+        });
       }
       node(f.target, ['faults', i, 'target']);
       const oneWay = ONE_WAY_FAULTS[f.kind];
-      if (oneWay !== undefined && f.for !== undefined) ctx.addIssue({ code: 'custom', path: ['faults', i, 'for'], message: `cannot be undone, so it takes no "for": ${oneWay}` });
+      if (oneWay !== undefined && f.for !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['faults', i, 'for'],
+          message: `cannot be undone, so it takes no "for": ${oneWay}`,
+        });
       const processes = s.workload.stages === 'command' || Array.isArray(s.config?.['pipeline']);
-      if (f.kind === 'hang-stage' && !processes) ctx.addIssue({ code: 'custom', path: ['faults', i, 'kind'], message: 'hang-stage needs stages that run as processes: set workload.stages to "command", or config.pipeline' });
+      if (f.kind === 'hang-stage' && !processes)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['faults', i, 'kind'],
+          message:
+            'hang-stage needs stages that run as processes: set workload.stages to "command", or config.pipeline',
+        });
     });
     const lengths = s.media?.seconds;
     const media = (path: (string | number)[], message: string): void =>
@@ -239,7 +270,8 @@ export const scenarioSchema = z
       if (n > (s.media?.episodes ?? 0)) media(['stall', i], 'names an episode the media does not have');
     });
     const burst = s.workload.burst;
-    if (burst !== undefined && burst.at + burst.seconds > s.seconds) ctx.addIssue({ code: 'custom', path: ['workload', 'burst'], message: 'must end within seconds' });
+    if (burst !== undefined && burst.at + burst.seconds > s.seconds)
+      ctx.addIssue({ code: 'custom', path: ['workload', 'burst'], message: 'must end within seconds' });
     if (s.workload.arrivalSeconds !== undefined && s.workload.arrivalSeconds > s.seconds) {
       ctx.addIssue({ code: 'custom', path: ['workload', 'arrivalSeconds'], message: 'must not exceed seconds' });
     }
@@ -259,9 +291,11 @@ export const withPipelineFrom = (scenario: Scenario, dir: string): Scenario => {
 /** A pipeline's stages (unchecked), each command's `./` and `../` words made relative to `dir`. */
 export const pipelineFrom = (pipeline: unknown, dir: string): unknown => {
   if (!Array.isArray(pipeline)) return pipeline;
-  const resolve = (word: unknown): unknown => (typeof word === 'string' && /^\.\.?\//.test(word) ? join(dir, word) : word);
+  const resolve = (word: unknown): unknown =>
+    typeof word === 'string' && /^\.\.?\//.test(word) ? join(dir, word) : word;
   return pipeline.map((stage: unknown) => {
-    if (typeof stage !== 'object' || stage === null || !('command' in stage) || !Array.isArray(stage.command)) return stage;
+    if (typeof stage !== 'object' || stage === null || !('command' in stage) || !Array.isArray(stage.command))
+      return stage;
     return { ...stage, command: stage.command.map(resolve) };
   });
 };
@@ -271,7 +305,10 @@ export const parseScenario = (input: unknown): Scenario => {
   const scenario = parseWith(scenarioSchema, input, 'scenario');
   scenario.faults.forEach((f, i) => {
     if (!SUPPORTED_FAULTS.has(f.kind)) {
-      throw new ValidationError(`scenario: faults.${i}.kind: fault kind "${f.kind}" is not supported yet (supported: ${[...SUPPORTED_FAULTS].join(', ')})`, `faults.${i}.kind`);
+      throw new ValidationError(
+        `scenario: faults.${i}.kind: fault kind "${f.kind}" is not supported yet (supported: ${[...SUPPORTED_FAULTS].join(', ')})`,
+        `faults.${i}.kind`,
+      );
     }
   });
   return scenario;

@@ -38,12 +38,18 @@ export const planWorkload = (scenario: Scenario, seed: number, timeScale: number
   // The steady arrivals, then the burst's, evenly over its own window.
   const times = [
     ...Array.from({ length: tasks }, (_, i) => (i * arrival) / Math.max(1, tasks)),
-    ...(burst === undefined ? [] : Array.from({ length: burst.tasks }, (_, i) => burst.at + (i * burst.seconds) / Math.max(1, burst.tasks))),
+    ...(burst === undefined
+      ? []
+      : Array.from({ length: burst.tasks }, (_, i) => burst.at + (i * burst.seconds) / Math.max(1, burst.tasks))),
   ];
   return times.map((at, i) => {
     const seconds = Math.min(meanTaskSeconds * 10, lognormal(meanTaskSeconds, spread, random));
     const { payload } = scenario.workload;
-    const message = { taskId: `task-${String(i + 1).padStart(4, '0')}`, episode: `episode-${4 + (i % 3)}`, workSeconds: seconds / timeScale };
+    const message = {
+      taskId: `task-${String(i + 1).padStart(4, '0')}`,
+      episode: `episode-${4 + (i % 3)}`,
+      workSeconds: seconds / timeScale,
+    };
     return { at, message: payload === undefined ? message : { ...message, payload } };
   });
 };

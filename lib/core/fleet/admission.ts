@@ -34,7 +34,14 @@ export const admissionSchema = z.object({
 });
 export type Admission = z.output<typeof admissionSchema>;
 
-export const emptyAdmission = (): Admission => ({ mode: 'auto', held: false, since: null, reason: null, changes: 0, admittedAt: null });
+export const emptyAdmission = (): Admission => ({
+  mode: 'auto',
+  held: false,
+  since: null,
+  reason: null,
+  changes: 0,
+  admittedAt: null,
+});
 
 /** The most one watchdog run moves from the intake queue (ten batches of ten). */
 export const ADMIT_PER_RUN = 100;
@@ -73,8 +80,10 @@ const holdReason = (previous: Admission, input: AdmissionInput, s: AdmissionSett
   if (input.failingOver) return 'a failover is under way';
   const d = input.depths;
   if (d === null) return previous.held ? previous.reason : null;
-  if (input.readyStandbys === 0 && d.backlog >= s.admissionHighMark) return `no ready standby and the backlog (${d.backlog}) reached the high mark (${s.admissionHighMark})`;
-  if (previous.held && d.backlog > s.admissionLowMark) return `the backlog (${d.backlog}) is still above the low mark (${s.admissionLowMark})`;
+  if (input.readyStandbys === 0 && d.backlog >= s.admissionHighMark)
+    return `no ready standby and the backlog (${d.backlog}) reached the high mark (${s.admissionHighMark})`;
+  if (previous.held && d.backlog > s.admissionLowMark)
+    return `the backlog (${d.backlog}) is still above the low mark (${s.admissionLowMark})`;
   return null;
 };
 
@@ -85,16 +94,30 @@ const holdReason = (previous: Admission, input: AdmissionInput, s: AdmissionSett
 export const failoverUnderWay = (watches: Readonly<Record<string, NodeWatch>>, leader: Leader | null): boolean =>
   Object.entries(watches).some(([name, w]) => {
     const stage = w.incident?.stage.name;
-    return stage === 'escalating' || stage === 'failing-over' || stage === 'failover-failed' || (stage === 'silent' && name === leader?.primary);
+    return (
+      stage === 'escalating' ||
+      stage === 'failing-over' ||
+      stage === 'failover-failed' ||
+      (stage === 'silent' && name === leader?.primary)
+    );
   });
 
-export const decideAdmission = (previous: Admission, input: AdmissionInput, settings: AdmissionSettings, now: number, leader: Leader | null): AdmissionDecision => {
+export const decideAdmission = (
+  previous: Admission,
+  input: AdmissionInput,
+  settings: AdmissionSettings,
+  now: number,
+  leader: Leader | null,
+): AdmissionDecision => {
   const reason = holdReason(previous, input, settings);
   const held = reason !== null;
   const d = input.depths;
   // A run that read no queue leaves open input open, but admits nothing itself.
   const spaced = previous.admittedAt === null || now - previous.admittedAt >= settings.sampleIntervalSeconds * 1000;
-  const admit = held || d === null || !spaced ? 0 : Math.max(0, Math.min(d.intake, settings.admissionHighMark - d.backlog, ADMIT_PER_RUN));
+  const admit =
+    held || d === null || !spaced
+      ? 0
+      : Math.max(0, Math.min(d.intake, settings.admissionHighMark - d.backlog, ADMIT_PER_RUN));
   // An admission is claimed with the verdict: a run that loses the CAS reads it and admits nothing.
   const claimed = admit > 0 ? { ...previous, admittedAt: now } : previous;
   if (held === previous.held) {
@@ -102,12 +125,24 @@ export const decideAdmission = (previous: Admission, input: AdmissionInput, sett
     return { admission: held && reason !== previous.reason ? { ...claimed, reason } : claimed, admit, event: null };
   }
   const changes = previous.changes + 1;
-  const where = d === null ? '' : ` ${d.intake} message(s) wait in the intake queue; the task queue holds ${d.backlog}.`;
+  const where =
+    d === null ? '' : ` ${d.intake} message(s) wait in the intake queue; the task queue holds ${d.backlog}.`;
   const summary = held
     ? `Input held: ${reason}.${where}`
     : `Input resumed (${previous.mode === 'open' ? 'opened by an operator' : `low mark ${settings.admissionLowMark}`}):${where} Admitting ${admit} now.`;
-  const event = makeEvent(held ? 'INPUT_HELD' : 'INPUT_RESUMED', leader?.primary ?? 'fleet', { id: `admission-${changes}`, epoch: leader?.epoch ?? 0 }, emptyCounter(), now, summary);
-  return { admission: { ...claimed, held, since: now, reason, changes }, admit, event: { ...event, metrics: { ...event.metrics, backlog: d?.backlog ?? null } } };
+  const event = makeEvent(
+    held ? 'INPUT_HELD' : 'INPUT_RESUMED',
+    leader?.primary ?? 'fleet',
+    { id: `admission-${changes}`, epoch: leader?.epoch ?? 0 },
+    emptyCounter(),
+    now,
+    summary,
+  );
+  return {
+    admission: { ...claimed, held, since: now, reason, changes },
+    admit,
+    event: { ...event, metrics: { ...event.metrics, backlog: d?.backlog ?? null } },
+  };
 };
 
 /**

@@ -56,22 +56,44 @@ export const RISE_WATCHES: Readonly<Record<RiseWatch, RiseSpec>> = {
  * requests every five minutes instead of every minute ($0.03 a month less, README "Cost").
  */
 const FAILURE_QUEUES_EVERY = 5;
-export const readsFailureQueues = (now: number, scheduleMs: number): boolean => Math.floor(now / scheduleMs) % FAILURE_QUEUES_EVERY === 0;
+export const readsFailureQueues = (now: number, scheduleMs: number): boolean =>
+  Math.floor(now / scheduleMs) % FAILURE_QUEUES_EVERY === 0;
 
 /** The round's watch of one such queue: an alert for a rise, the depth stored with the verdict. */
-export const withRise = (which: RiseWatch, verdict: Decision, depth: number | null | undefined, leader: Leader | null, now: number): Decision => {
+export const withRise = (
+  which: RiseWatch,
+  verdict: Decision,
+  depth: number | null | undefined,
+  leader: Leader | null,
+  now: number,
+): Decision => {
   if (depth === null || depth === undefined) return verdict;
   const state = verdict.state;
   const before = state[which] ?? { seen: 0, alerts: 0 };
   if (depth === before.seen) return verdict;
   const rose = depth > before.seen;
   const after: DeadLetters = { seen: depth, alerts: before.alerts + (rose ? 1 : 0) };
-  const next = { state: { ...state, [which]: after, revision: verdict.changed ? state.revision : state.revision + 1 }, changed: true };
+  const next = {
+    state: { ...state, [which]: after, revision: verdict.changed ? state.revision : state.revision + 1 },
+    changed: true,
+  };
   if (!rose) return { ...verdict, ...next };
   const spec = RISE_WATCHES[which];
-  const event = makeEvent(spec.kind, leader?.primary ?? 'fleet', { id: `${spec.idPrefix}-${after.alerts}`, epoch: leader?.epoch ?? 0 }, emptyCounter(), now, spec.summary(depth - before.seen, depth));
+  const event = makeEvent(
+    spec.kind,
+    leader?.primary ?? 'fleet',
+    { id: `${spec.idPrefix}-${after.alerts}`, epoch: leader?.epoch ?? 0 },
+    emptyCounter(),
+    now,
+    spec.summary(depth - before.seen, depth),
+  );
   return { ...verdict, ...next, actions: [...verdict.actions, { kind: 'publish', event }] };
 };
 
 /** The dead-letter queue's watch (DEAD_LETTERED). */
-export const withDeadLetters = (verdict: Decision, depth: number | null | undefined, leader: Leader | null, now: number): Decision => withRise('deadLetters', verdict, depth, leader, now);
+export const withDeadLetters = (
+  verdict: Decision,
+  depth: number | null | undefined,
+  leader: Leader | null,
+  now: number,
+): Decision => withRise('deadLetters', verdict, depth, leader, now);

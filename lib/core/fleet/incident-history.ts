@@ -1,5 +1,14 @@
 import type { EventKind } from '../events';
-import { advance, openIncident, type Incident, type IncidentKind, type Opening, type Stage, type StageName, type Step } from './incident';
+import {
+  advance,
+  openIncident,
+  type Incident,
+  type IncidentKind,
+  type Opening,
+  type Stage,
+  type StageName,
+  type Step,
+} from './incident';
 
 /**
  * An incident's history read back: the kinds written under `events/<incidentId>/`, folded
@@ -44,7 +53,11 @@ export interface Trail {
 
 /** The incident a written kind opens, and the step it stands for. */
 const openerOf = (kind: EventKind, written: ReadonlySet<EventKind>): { kind: IncidentKind; step: Opening } | null => {
-  const restarted = written.has('RESTART_SENT') || written.has('RESTART_FAILED') || written.has('RESTART_RESULT') || written.has('RESTART_BUDGET_EXHAUSTED');
+  const restarted =
+    written.has('RESTART_SENT') ||
+    written.has('RESTART_FAILED') ||
+    written.has('RESTART_RESULT') ||
+    written.has('RESTART_BUDGET_EXHAUSTED');
   switch (kind) {
     case 'STALLED':
       return { kind: 'stall', step: { kind, at: 0 } };
@@ -107,7 +120,10 @@ export const foldWritten = (written: ReadonlySet<EventKind>): Trail => {
     if (!written.has(kind) || kind === openedBy || incident === 'closed') continue;
     const step = stepOf(kind);
     // A retried failover that succeeded wrote FAILOVER_FAILED and PROMOTED: the promotion stands.
-    const from: Incident = kind === 'PROMOTED' && incident.stage.name === 'failover-failed' ? { ...incident, stage: { name: 'failing-over', failover: incident.stage.failover } } : incident;
+    const from: Incident =
+      kind === 'PROMOTED' && incident.stage.name === 'failover-failed'
+        ? { ...incident, stage: { name: 'failing-over', failover: incident.stage.failover } }
+        : incident;
     const moved = step === null ? null : advance(from, step);
     if (moved === null) {
       unplaced.push(kind);

@@ -24,10 +24,17 @@ export type Pending =
   | { kind: 'none'; why: string };
 
 /** A restart sent and not yet resolved: its result is read whatever stage the incident is in. */
-export const outstandingRestart = (incident: Incident, timing: Timing): Extract<Pending, { kind: 'verify-restart' }> | null => {
+export const outstandingRestart = (
+  incident: Incident,
+  timing: Timing,
+): Extract<Pending, { kind: 'verify-restart' }> | null => {
   const r = incident.restart;
   if (r === null || r.commandId === undefined || r.finishedAt !== undefined) return null;
-  return { kind: 'verify-restart', commandId: r.commandId, deadline: (r.sentAt ?? r.claimedAt) + timing.restartVerifyMs };
+  return {
+    kind: 'verify-restart',
+    commandId: r.commandId,
+    deadline: (r.sentAt ?? r.claimedAt) + timing.restartVerifyMs,
+  };
 };
 
 /**
@@ -53,9 +60,16 @@ export const next = (incident: Incident, timing: Timing, now: number): Pending =
   const { stage, restart } = incident;
   switch (stage.name) {
     case 'restart-claimed':
-      return { kind: 'send-restart', command: restart?.command ?? 'restartWorker', claimedAt: restart?.claimedAt ?? incident.openedAt, overdue: now - (restart?.claimedAt ?? incident.openedAt) > timing.restartVerifyMs };
+      return {
+        kind: 'send-restart',
+        command: restart?.command ?? 'restartWorker',
+        claimedAt: restart?.claimedAt ?? incident.openedAt,
+        overdue: now - (restart?.claimedAt ?? incident.openedAt) > timing.restartVerifyMs,
+      };
     case 'restart-sent':
-      return outstandingRestart(incident, timing) ?? { kind: 'none', why: 'the restart was sent; its result is recorded' };
+      return (
+        outstandingRestart(incident, timing) ?? { kind: 'none', why: 'the restart was sent; its result is recorded' }
+      );
     case 'escalating':
       return { kind: 'choose-standby', noStandbyAlerted: stage.noStandbyAlerted };
     case 'failing-over':
@@ -65,6 +79,9 @@ export const next = (incident: Incident, timing: Timing, now: number): Pending =
     case 'watching':
       return { kind: 'none', why: WATCHING[incident.kind] };
     case 'silent':
-      return { kind: 'none', why: "nothing confirms the node is gone: its lease decides, and traffic follows the lease" };
+      return {
+        kind: 'none',
+        why: 'nothing confirms the node is gone: its lease decides, and traffic follows the lease',
+      };
   }
 };

@@ -61,7 +61,12 @@ export const stageSchema = z.discriminatedUnion('name', [
   /** A failover is claimed and carried out step by idempotent step. */
   z.object({ name: z.literal('failing-over'), failover: failoverPlanSchema }),
   /** The failover did not complete: a replay (or a person) retries it. */
-  z.object({ name: z.literal('failover-failed'), failover: failoverPlanSchema, detail: z.string().max(500), finishedAt: z.number() }),
+  z.object({
+    name: z.literal('failover-failed'),
+    failover: failoverPlanSchema,
+    detail: z.string().max(500),
+    finishedAt: z.number(),
+  }),
 ]);
 export type Stage = z.output<typeof stageSchema>;
 export type StageName = Stage['name'];
@@ -106,4 +111,7 @@ export type Step =
 export type StepKind = Step['kind'];
 
 /** The moves that open an incident: no stage before them. */
-export type Opening = Extract<Step, { kind: 'STALLED' | 'REDUNDANCY_LOST' | 'STANDBY_UNREADY' | 'NODE_SILENT' | 'NODE_DEAD' }>;
+export type Opening = Extract<
+  Step,
+  { kind: 'STALLED' | 'REDUNDANCY_LOST' | 'STANDBY_UNREADY' | 'NODE_SILENT' | 'NODE_DEAD' }
+>;

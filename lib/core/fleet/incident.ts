@@ -1,5 +1,4 @@
-import type {
-  ESCALATIONS} from './incident-schema';
+import type { ESCALATIONS } from './incident-schema';
 import {
   type Incident,
   type IncidentKind,
@@ -51,7 +50,9 @@ const AFTER_ESCALATION: readonly StageName[] = ['escalating', 'failing-over', 'f
 const escalate = (why: (typeof ESCALATIONS)[number]): Stage => ({ name: 'escalating', why, noStandbyAlerted: false });
 const stay = (i: Incident): Moved => ({ stage: i.stage, restart: i.restart });
 const finish = (i: Incident, at: number, detail: string, failed = false): RestartRecord | null =>
-  i.restart === null ? null : { ...i.restart, finishedAt: at, detail: detail.slice(0, 500), ...(failed ? { failed } : {}) };
+  i.restart === null
+    ? null
+    : { ...i.restart, finishedAt: at, detail: detail.slice(0, 500), ...(failed ? { failed } : {}) };
 const selves = (stages: readonly StageName[]): Edge[] => stages.map((s) => [s, s] as const);
 const closeRow = <K extends StepKind>(from: readonly StageName[]): Row<K> => ({
   edges: from.map((s) => [s, 'closed'] as const),
@@ -87,7 +88,11 @@ const restartRows = (failed: (why: 'restart-failed' | 'budget') => Stage, after:
       to: (i, s) => outcome(i, s.at, s.detail, false),
     },
     RESTART_FAILED: {
-      edges: [['restart-claimed', failed('restart-failed').name], ['restart-sent', failed('restart-failed').name], ...selves(after)],
+      edges: [
+        ['restart-claimed', failed('restart-failed').name],
+        ['restart-sent', failed('restart-failed').name],
+        ...selves(after),
+      ],
       guard: 'restart outstanding',
       to: (i, s) => outcome(i, s.at, s.detail, true),
     },
@@ -99,7 +104,8 @@ const FAILOVER_ROWS: Table = {
   NO_STANDBY: {
     edges: [['escalating', 'escalating']],
     guard: 'not alerted yet',
-    to: (i) => (i.stage.name === 'escalating' ? { stage: { ...i.stage, noStandbyAlerted: true }, restart: i.restart } : stay(i)),
+    to: (i) =>
+      i.stage.name === 'escalating' ? { stage: { ...i.stage, noStandbyAlerted: true }, restart: i.restart } : stay(i),
   },
   FAILOVER_STARTED: {
     edges: [
@@ -115,7 +121,12 @@ const FAILOVER_ROWS: Table = {
     edges: [['failing-over', 'failover-failed']],
     to: (i, s) => {
       if (i.stage.name !== 'failing-over') return stay(i);
-      const stage: Stage = { name: 'failover-failed', failover: i.stage.failover, detail: s.detail.slice(0, 500), finishedAt: s.at };
+      const stage: Stage = {
+        name: 'failover-failed',
+        failover: i.stage.failover,
+        detail: s.detail.slice(0, 500),
+        finishedAt: s.at,
+      };
       return { stage, restart: i.restart };
     },
   },
@@ -126,7 +137,8 @@ const FAILOVER_ROWS: Table = {
 const claimRenewed = (from: readonly StageName[]): Row<'CLAIM_RENEWED'> => ({
   edges: selves(from),
   to: (i, s) => {
-    if (i.stage.name === 'failing-over') return { stage: { ...i.stage, failover: { ...i.stage.failover, claimedAt: s.at } }, restart: i.restart };
+    if (i.stage.name === 'failing-over')
+      return { stage: { ...i.stage, failover: { ...i.stage.failover, claimedAt: s.at } }, restart: i.restart };
     return { stage: i.stage, restart: i.restart === null ? null : { ...i.restart, claimedAt: s.at } };
   },
 });
@@ -144,7 +156,11 @@ export const TABLES: Readonly<Record<IncidentKind, Table>> = {
     STALLED: {
       edges: [['(none)', 'restart-claimed']],
       to: (_, s) => {
-        const restart = { command: 'restartWorker' as const, claimedAt: s.at, ...(s.worker === undefined ? {} : { worker: s.worker }) };
+        const restart = {
+          command: 'restartWorker' as const,
+          claimedAt: s.at,
+          ...(s.worker === undefined ? {} : { worker: s.worker }),
+        };
         return { stage: { name: 'restart-claimed' }, restart };
       },
     },
@@ -226,10 +242,21 @@ export const advance = (incident: Incident, step: Step): Incident | 'closed' | n
 };
 
 /** Opens an incident with the step that detected it. */
-export const openIncident = (o: { id: string; kind: IncidentKind; epoch: number; at: number }, step: Opening): Incident => {
+export const openIncident = (
+  o: { id: string; kind: IncidentKind; epoch: number; at: number },
+  step: Opening,
+): Incident => {
   const row = rowOf(o.kind, step.kind);
-  if (row === undefined || !row.edges.some(([f]) => f === '(none)')) throw new Error(`${step.kind} does not open a ${o.kind} incident`);
-  const blank: Incident = { id: o.id, kind: o.kind, openedAt: o.at, epoch: o.epoch, stage: { name: 'watching' }, restart: null };
+  if (row === undefined || !row.edges.some(([f]) => f === '(none)'))
+    throw new Error(`${step.kind} does not open a ${o.kind} incident`);
+  const blank: Incident = {
+    id: o.id,
+    kind: o.kind,
+    openedAt: o.at,
+    epoch: o.epoch,
+    stage: { name: 'watching' },
+    restart: null,
+  };
   const moved = row.to(blank, step);
   if (moved === 'closed') throw new Error(`${step.kind} closed the incident it opened`);
   return { ...blank, ...moved };

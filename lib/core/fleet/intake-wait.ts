@@ -28,20 +28,37 @@ export type IntakeWait = z.output<typeof intakeWaitSchema>;
 export const INTAKE_WAIT_PREFIX = 'input-wait';
 
 /** The round's intake watch: the spell's start, and its alert once it lasted `alertAfterMs`. */
-export const withIntakeWait = (verdict: Decision, intake: number | null | undefined, leader: Leader | null, now: number, alertAfterMs: number): Decision => {
+export const withIntakeWait = (
+  verdict: Decision,
+  intake: number | null | undefined,
+  leader: Leader | null,
+  now: number,
+  alertAfterMs: number,
+): Decision => {
   if (intake === null || intake === undefined) return verdict;
   const state = verdict.state;
   const before = state.intakeWait ?? { since: null, alerts: 0, alerted: false };
   let after: IntakeWait;
   if (intake === 0) after = { ...before, since: null, alerted: false };
   else if (before.since === null) after = { ...before, since: now, alerted: false };
-  else if (!before.alerted && now - before.since >= alertAfterMs) after = { ...before, alerts: before.alerts + 1, alerted: true };
+  else if (!before.alerted && now - before.since >= alertAfterMs)
+    after = { ...before, alerts: before.alerts + 1, alerted: true };
   else return verdict;
   if (after.since === before.since && after.alerted === before.alerted) return verdict;
-  const next = { state: { ...state, intakeWait: after, revision: verdict.changed ? state.revision : state.revision + 1 }, changed: true };
+  const next = {
+    state: { ...state, intakeWait: after, revision: verdict.changed ? state.revision : state.revision + 1 },
+    changed: true,
+  };
   if (after.alerts === before.alerts) return { ...verdict, ...next };
   const minutes = Math.round((now - (before.since ?? now)) / 60_000);
   const summary = `Input has waited in the intake queue for ${minutes} min: every read since found messages there (${intake} now). Held input (INPUT_HELD) or a task queue at its high mark keeps it there.`;
-  const event = makeEvent('INPUT_WAITING', leader?.primary ?? 'fleet', { id: `${INTAKE_WAIT_PREFIX}-${after.alerts}`, epoch: leader?.epoch ?? 0 }, emptyCounter(), now, summary);
+  const event = makeEvent(
+    'INPUT_WAITING',
+    leader?.primary ?? 'fleet',
+    { id: `${INTAKE_WAIT_PREFIX}-${after.alerts}`, epoch: leader?.epoch ?? 0 },
+    emptyCounter(),
+    now,
+    summary,
+  );
   return { ...verdict, ...next, actions: [...verdict.actions, { kind: 'publish', event }] };
 };

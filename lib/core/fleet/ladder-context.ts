@@ -3,7 +3,15 @@ import type { EventKind, FleetEvent } from '../events';
 import type { Confirmation } from './liveness';
 import type { Heartbeat, Leader } from '../schemas';
 import type { StallCounter } from './stall';
-import { advance, openIncident, type FailoverPlan, type Incident, type IncidentKind, type Opening, type Step } from './incident';
+import {
+  advance,
+  openIncident,
+  type FailoverPlan,
+  type Incident,
+  type IncidentKind,
+  type Opening,
+  type Step,
+} from './incident';
 import type { Timing } from './incident-pending';
 import { makeEvent } from './watchdog-events';
 import type { NodeWatch } from './watchdog-state';
@@ -14,7 +22,13 @@ export type WatchdogAction =
   | { kind: 'command'; node: string; instanceId: string; incidentId: string; command: 'restartWorker' | 'restartAgent' }
   | { kind: 'verify'; node: string; instanceId: string; incidentId: string; commandId: string; deadline: number }
   /** A restart claimed long ago and never recorded as sent: ask SSM whether it went out (recorded as sent), or send it now. */
-  | { kind: 'find-restart'; node: string; instanceId: string; incidentId: string; command: 'restartWorker' | 'restartAgent' }
+  | {
+      kind: 'find-restart';
+      node: string;
+      instanceId: string;
+      incidentId: string;
+      command: 'restartWorker' | 'restartAgent';
+    }
   | { kind: 'failover'; node: string; incidentId: string; step: FailoverPlan }
   /** Point the origin record at the primary `leader.json` names (traffic follows the lease). */
   | { kind: 'route'; primary: string; epoch: number }
@@ -64,7 +78,15 @@ export interface LadderContext {
 
 export const timing = (ctx: LadderContext): Timing => ({ restartVerifyMs: ctx.settings.restartVerifySeconds * 1000 });
 
-export const publish = (ctx: LadderContext, spec: NodeSpec, kind: EventKind, incident: Incident, counter: StallCounter, summary: string, extra: Pick<FleetEvent, 'newPrimary' | 'newEpoch'> = {}): void => {
+export const publish = (
+  ctx: LadderContext,
+  spec: NodeSpec,
+  kind: EventKind,
+  incident: Incident,
+  counter: StallCounter,
+  summary: string,
+  extra: Pick<FleetEvent, 'newPrimary' | 'newEpoch'> = {},
+): void => {
   ctx.actions.push({ kind: 'publish', event: makeEvent(kind, spec.name, incident, counter, ctx.now, summary, extra) });
 };
 
@@ -72,7 +94,14 @@ export const publish = (ctx: LadderContext, spec: NodeSpec, kind: EventKind, inc
  * Moves the node's open incident one step through the machine (lib/core/fleet/incident.ts) and
  * publishes the step's event; a step its stage does not accept changes nothing and says nothing.
  */
-export const move = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch, step: Step & { kind: EventKind }, summary: string, extra: Pick<FleetEvent, 'newPrimary' | 'newEpoch'> = {}): NodeWatch => {
+export const move = (
+  ctx: LadderContext,
+  spec: NodeSpec,
+  watch: NodeWatch,
+  step: Step & { kind: EventKind },
+  summary: string,
+  extra: Pick<FleetEvent, 'newPrimary' | 'newEpoch'> = {},
+): NodeWatch => {
   const incident = watch.incident;
   if (incident === null) return watch;
   const moved = advance(incident, step);
@@ -82,10 +111,19 @@ export const move = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch, step:
 };
 
 /** Opens the node's next incident with the step that detected it, and publishes that step. */
-export const open = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch, kind: IncidentKind, step: Opening, summary: string): NodeWatch => {
+export const open = (
+  ctx: LadderContext,
+  spec: NodeSpec,
+  watch: NodeWatch,
+  kind: IncidentKind,
+  step: Opening,
+  summary: string,
+): NodeWatch => {
   const epoch = ctx.leader?.epoch ?? 0;
-  const incident = openIncident({ id: `${spec.name}-e${epoch}-i${watch.incidents + 1}`, kind, epoch, at: ctx.now }, step);
+  const incident = openIncident(
+    { id: `${spec.name}-e${epoch}-i${watch.incidents + 1}`, kind, epoch, at: ctx.now },
+    step,
+  );
   publish(ctx, spec, step.kind, incident, watch.counter, summary);
   return { ...watch, incident, incidents: watch.incidents + 1 };
 };
-

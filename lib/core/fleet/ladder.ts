@@ -23,7 +23,8 @@ const resumeFailover = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): N
   const incident = watch.incident;
   if (incident === null) return watch;
   const pending = next(incident, timing(ctx), ctx.now);
-  if (pending.kind !== 'carry-out-failover' || ctx.now - pending.failover.claimedAt <= claimStaleMs(ctx.settings)) return watch;
+  if (pending.kind !== 'carry-out-failover' || ctx.now - pending.failover.claimedAt <= claimStaleMs(ctx.settings))
+    return watch;
   const renewed = advance(incident, { kind: 'CLAIM_RENEWED', at: ctx.now });
   if (renewed === null || renewed === 'closed' || renewed.stage.name !== 'failing-over') return watch;
   ctx.actions.push({ kind: 'failover', node: spec.name, incidentId: incident.id, step: renewed.stage.failover });
@@ -40,13 +41,31 @@ const tryFailover = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): Node
   if (leader === null || leader.primary !== spec.name || incident === null) return watch;
   const pending = next(incident, timing(ctx), ctx.now);
   if (pending.kind !== 'choose-standby') return watch;
-  const cooling = ctx.lastFailoverAt !== null && ctx.now - ctx.lastFailoverAt < ctx.settings.failoverCooldownSeconds * 1000;
+  const cooling =
+    ctx.lastFailoverAt !== null && ctx.now - ctx.lastFailoverAt < ctx.settings.failoverCooldownSeconds * 1000;
   const sampleMs = ctx.settings.sampleIntervalSeconds * 1000;
-  const input = { nodes: ctx.settings.nodes, watches: ctx.watches, heartbeats: ctx.heartbeats, leader, now: ctx.now, sampleMs };
-  const target = cooling ? undefined : readyStandbys({ ...input, lostMs: ctx.lostMs, ...(ctx.unready ? { unready: ctx.unready } : {}) })[0];
+  const input = {
+    nodes: ctx.settings.nodes,
+    watches: ctx.watches,
+    heartbeats: ctx.heartbeats,
+    leader,
+    now: ctx.now,
+    sampleMs,
+  };
+  const target = cooling
+    ? undefined
+    : readyStandbys({ ...input, lostMs: ctx.lostMs, ...(ctx.unready ? { unready: ctx.unready } : {}) })[0];
   if (target === undefined) {
     if (pending.noStandbyAlerted) return watch;
-    return move(ctx, spec, watch, { kind: 'NO_STANDBY' }, cooling ? `${spec.name}: failover held back, the last one was within the cooldown.` : `${spec.name}: no standby is ready to take over.`);
+    return move(
+      ctx,
+      spec,
+      watch,
+      { kind: 'NO_STANDBY' },
+      cooling
+        ? `${spec.name}: failover held back, the last one was within the cooldown.`
+        : `${spec.name}: no standby is ready to take over.`,
+    );
   }
   const failover: FailoverPlan = {
     to: target.name,
@@ -55,14 +74,23 @@ const tryFailover = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): Node
     outgoingStopped: ctx.confirmations.get(spec.name)?.instance === 'stopped',
     stopOutgoing: incident.kind === 'stall',
   };
-  const claimed = move(ctx, spec, watch, { kind: 'FAILOVER_STARTED', failover }, `${spec.name}: failing over to ${target.name}.`, { newPrimary: target.name });
+  const claimed = move(
+    ctx,
+    spec,
+    watch,
+    { kind: 'FAILOVER_STARTED', failover },
+    `${spec.name}: failing over to ${target.name}.`,
+    { newPrimary: target.name },
+  );
   // Only a failover the machine took is carried out.
-  if (claimed.incident?.stage.name === 'failing-over') ctx.actions.push({ kind: 'failover', node: spec.name, incidentId: incident.id, step: failover });
+  if (claimed.incident?.stage.name === 'failing-over')
+    ctx.actions.push({ kind: 'failover', node: spec.name, incidentId: incident.id, step: failover });
   return claimed;
 };
 
 /** What AWS says of a silent node, for its alert. */
-const evidence = (c: Confirmation | undefined): string => `Lightsail: ${c?.instance ?? 'not asked'}, SSM: ${c?.ssm ?? 'not asked'}`;
+const evidence = (c: Confirmation | undefined): string =>
+  `Lightsail: ${c?.instance ?? 'not asked'}, SSM: ${c?.ssm ?? 'not asked'}`;
 
 /**
  * Silence of the primary. Confirmed dead (Lightsail stopped, or SSM lost its agent): fail over
@@ -75,7 +103,15 @@ const judgePrimarySilence = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatc
   const conf = ctx.confirmations.get(spec.name);
   const dead = `${spec.name}: the primary's node is gone (no heartbeat; ${evidence(conf)}).`;
   if (watch.incident?.kind !== 'dead') {
-    if (silence === 'silent') return open(ctx, spec, watch, 'dead', { kind: 'NODE_SILENT' }, `${spec.name}: the primary is silent (${evidence(conf)}); nothing confirms yet that it is gone, its lease decides.`);
+    if (silence === 'silent')
+      return open(
+        ctx,
+        spec,
+        watch,
+        'dead',
+        { kind: 'NODE_SILENT' },
+        `${spec.name}: the primary is silent (${evidence(conf)}); nothing confirms yet that it is gone, its lease decides.`,
+      );
     return tryFailover(ctx, spec, open(ctx, spec, watch, 'dead', { kind: 'NODE_DEAD' }, dead));
   }
   if (silence === 'silent') return watch;
@@ -91,11 +127,18 @@ const judgeStandbySilence = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatc
   if (watch.incident?.kind === 'standby') return progressRestart(ctx, spec, watch);
   const gone = silence === 'dead' ? 'its node is gone' : 'it is silent';
   const summary = `${spec.name}: the standby is lost: ${gone} (no heartbeat; ${evidence(ctx.confirmations.get(spec.name))}).${silence === 'dead' ? '' : ' Restarting its agent.'}`;
-  return claimRestart(ctx, spec, open(ctx, spec, watch, 'standby', { kind: 'REDUNDANCY_LOST', at: ctx.now, restart: silence !== 'dead' }, summary));
+  return claimRestart(
+    ctx,
+    spec,
+    open(ctx, spec, watch, 'standby', { kind: 'REDUNDANCY_LOST', at: ctx.now, restart: silence !== 'dead' }, summary),
+  );
 };
 
 /** Closes the node's open incident without an event: its reason is gone. */
-const supersede = (watch: NodeWatch): NodeWatch => (watch.incident !== null && advance(watch.incident, { kind: 'SUPERSEDED' }) === 'closed' ? { ...watch, incident: null } : watch);
+const supersede = (watch: NodeWatch): NodeWatch =>
+  watch.incident !== null && advance(watch.incident, { kind: 'SUPERSEDED' }) === 'closed'
+    ? { ...watch, incident: null }
+    : watch;
 
 /** Silence of a node, or null when it is heard from: the primary by its lease, the others by membership. */
 const judgeSilence = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch, isPrimary: boolean): NodeWatch | null => {
@@ -128,10 +171,24 @@ const judgeStall = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeW
   const { stallSamples, recoverySamples } = ctx.settings;
   if (watch.incident === null) {
     if (!isStalled(counter, stallSamples)) return watch;
-    const why = counter.lastFault === 'no-worker' ? 'no worker process is alive' : 'the backlog is not shrinking and no task progressed';
+    const why =
+      counter.lastFault === 'no-worker'
+        ? 'no worker process is alive'
+        : 'the backlog is not shrinking and no task progressed';
     const worker = counter.last?.worker ?? undefined;
     const stalled: Opening = { kind: 'STALLED', at: ctx.now, ...(worker === undefined ? {} : { worker }) };
-    return claimRestart(ctx, spec, open(ctx, spec, watch, 'stall', stalled, `${spec.name} stalled: ${counter.failing} consecutive failing samples (${why}).`));
+    return claimRestart(
+      ctx,
+      spec,
+      open(
+        ctx,
+        spec,
+        watch,
+        'stall',
+        stalled,
+        `${spec.name} stalled: ${counter.failing} consecutive failing samples (${why}).`,
+      ),
+    );
   }
   const current = progressRestart(ctx, spec, watch);
   // A restart claimed this very run has not reset the samples yet: they cannot speak for it.
@@ -140,13 +197,30 @@ const judgeStall = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeW
   const replaced = incident === null ? null : replacedWorker(incident);
   const byReplaced = replaced !== null && counter.last?.worker === replaced;
   if (counter.healthy >= recoverySamples && incident?.stage.name !== 'restart-claimed' && !byReplaced) {
-    return move(ctx, spec, current, { kind: 'RECOVERED' }, `${spec.name} is healthy again: ${counter.healthy} healthy samples.`);
+    return move(
+      ctx,
+      spec,
+      current,
+      { kind: 'RECOVERED' },
+      `${spec.name} is healthy again: ${counter.healthy} healthy samples.`,
+    );
   }
-  const still = isStalled(counter, stallSamples) ? move(ctx, spec, current, { kind: 'STILL_STALLED' }, `${spec.name} is still stalled a full window after its restart.`) : current;
+  const still = isStalled(counter, stallSamples)
+    ? move(
+        ctx,
+        spec,
+        current,
+        { kind: 'STILL_STALLED' },
+        `${spec.name} is still stalled a full window after its restart.`,
+      )
+    : current;
   return tryFailover(ctx, spec, still);
 };
 
-const UNREADY_WHY = { 'no-worker': 'no worker process runs', unproven: 'its worker has not passed its self-test' } as const;
+const UNREADY_WHY = {
+  'no-worker': 'no worker process runs',
+  unproven: 'its worker has not passed its self-test',
+} as const;
 
 /**
  * A standby heard from: it counts for redundancy only with a worker that proves it works. One
@@ -166,22 +240,42 @@ const judgeRejoin = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): Node
     // agent has not yet found lost could consume beside the new primary.
     const fault = hb.role === 'primary' || last.mayConsume === true ? null : unreadyWorker(hb, sampleMs);
     // Once the budget is spent the node stays out quietly (its REJOIN_FAILED said so) until the hour has room.
-    if (fault === null || recentRestarts(ctx, watch, 'rejoinTimes').length >= ctx.settings.restartBudgetPerHour) return watch;
+    if (fault === null || recentRestarts(ctx, watch, 'rejoinTimes').length >= ctx.settings.restartBudgetPerHour)
+      return watch;
     const summary = `${spec.name} is not a ready standby: ${UNREADY_WHY[fault]} (${UNREADY_SAMPLES} samples in a row). Restarting its worker in standby mode.`;
     return claimRestart(ctx, spec, open(ctx, spec, watch, 'rejoin', { kind: 'STANDBY_UNREADY', at: ctx.now }, summary));
   }
   const current = progressRestart(ctx, spec, watch);
   const incident = current.incident;
   if (incident === null || incident.stage.name === 'restart-claimed') return current;
-  if (workerFault(last, sampleMs) === null) return move(ctx, spec, current, { kind: 'RECOVERED' }, `${spec.name} rejoined: its worker passed its self-test, a ready standby again.`);
+  if (workerFault(last, sampleMs) === null)
+    return move(
+      ctx,
+      spec,
+      current,
+      { kind: 'RECOVERED' },
+      `${spec.name} rejoined: its worker passed its self-test, a ready standby again.`,
+    );
   const finishedAt = incident.restart?.finishedAt;
-  if (incident.stage.name !== 'watching' || finishedAt === undefined || ctx.now - finishedAt < PROOF_INTERVALS * sampleMs) return current;
+  if (
+    incident.stage.name !== 'watching' ||
+    finishedAt === undefined ||
+    ctx.now - finishedAt < PROOF_INTERVALS * sampleMs
+  )
+    return current;
   const fault = workerFault(last, sampleMs) ?? 'unproven';
   const spent = recentRestarts(ctx, current, 'rejoinTimes').length >= ctx.settings.restartBudgetPerHour;
-  const then = spent ? ' Its rejoin budget is spent: it stays out of the standby pool until the hour has room.' : ' The watchdog tries again.';
-  return move(ctx, spec, current, { kind: 'REJOIN_FAILED' }, `${spec.name} did not rejoin: ${UNREADY_WHY[fault]} ${Math.round((ctx.now - finishedAt) / sampleMs)} sample intervals after its restart.${then}`);
+  const then = spent
+    ? ' Its rejoin budget is spent: it stays out of the standby pool until the hour has room.'
+    : ' The watchdog tries again.';
+  return move(
+    ctx,
+    spec,
+    current,
+    { kind: 'REJOIN_FAILED' },
+    `${spec.name} did not rejoin: ${UNREADY_WHY[fault]} ${Math.round((ctx.now - finishedAt) / sampleMs)} sample intervals after its restart.${then}`,
+  );
 };
-
 
 /** One node's judgement this round: which step of its incident's machine is due. */
 export const judgeNode = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeWatch => {
@@ -199,7 +293,8 @@ export const judgeNode = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch):
   if (incident !== null && (incident.kind === 'standby' || incident.kind === 'dead')) {
     // A restart in flight reports its outcome before the incident closes: the node may well be
     // heard from before its command's result is read (an agent restart takes seconds).
-    if (incident.stage.name === 'restart-claimed' || incident.stage.name === 'restart-sent') return progressRestart(ctx, spec, current);
+    if (incident.stage.name === 'restart-claimed' || incident.stage.name === 'restart-sent')
+      return progressRestart(ctx, spec, current);
     return move(ctx, spec, current, { kind: 'RECOVERED' }, `${spec.name} is heard from again.`);
   }
   return isPrimary ? judgeStall(ctx, spec, current) : judgeRejoin(ctx, spec, current);

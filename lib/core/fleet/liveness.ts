@@ -24,7 +24,11 @@ export const classify = (c: Confirmation | undefined): Silence =>
 export type LeaseSeen = NonNullable<WatchdogState['lease']>;
 
 /** Records the lease; its clock starts again whenever the record changed (a renewal, a new epoch). */
-export const observeLease = (seen: LeaseSeen | undefined, leader: Leader | null, now: number): LeaseSeen | undefined => {
+export const observeLease = (
+  seen: LeaseSeen | undefined,
+  leader: Leader | null,
+  now: number,
+): LeaseSeen | undefined => {
   if (leader === null) return seen;
   const same = seen?.primary === leader.primary && seen.epoch === leader.epoch && seen.renewals === leader.renewals;
   return same ? seen : { primary: leader.primary, epoch: leader.epoch, renewals: leader.renewals, changedAt: now };

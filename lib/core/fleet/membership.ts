@@ -29,7 +29,8 @@ export const newestSample = (hb: Heartbeat | undefined, beat: SampleRef | undefi
   const seq = hb === undefined ? -1 : Math.max(...hb.samples.map((s) => s.seq));
   const fromHeartbeat = hb === undefined ? null : { boot: hb.boot, seq };
   if (beat === undefined) return fromHeartbeat;
-  if (fromHeartbeat === null || beat.boot !== fromHeartbeat.boot || beat.seq > seq) return { boot: beat.boot, seq: beat.seq };
+  if (fromHeartbeat === null || beat.boot !== fromHeartbeat.boot || beat.seq > seq)
+    return { boot: beat.boot, seq: beat.seq };
   return fromHeartbeat;
 };
 

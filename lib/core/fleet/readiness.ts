@@ -35,7 +35,9 @@ export const unreadyWorker = (hb: Heartbeat, sampleMs: number): WorkerFault | nu
 /** The nodes whose beat says they cannot reach S3 or SQS: no failover goes to them. */
 export const cannotWork = (beats: Beats | undefined): ReadonlySet<string> =>
   new Set(
-    [...(beats ?? new Map<string, BeatRef>())].filter(([, b]) => (b.unreachable ?? []).some((s) => s === 's3' || s === 'sqs')).map(([n]) => n),
+    [...(beats ?? new Map<string, BeatRef>())]
+      .filter(([, b]) => (b.unreachable ?? []).some((s) => s === 's3' || s === 'sqs'))
+      .map(([n]) => n),
   );
 
 export interface StandbyInput {

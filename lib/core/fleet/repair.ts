@@ -34,13 +34,20 @@ export const highestKnownEpoch = (state: WatchdogState, heartbeats: ReadonlyMap<
     if (incident === null) continue;
     epochs.push(incident.epoch);
     // A claimed failover may have promoted already: its epoch is the next one.
-    if (incident.stage.name === 'failing-over' || incident.stage.name === 'failover-failed') epochs.push(incident.stage.failover.fromEpoch + 1);
+    if (incident.stage.name === 'failing-over' || incident.stage.name === 'failover-failed')
+      epochs.push(incident.stage.failover.fromEpoch + 1);
   }
   return Math.max(...epochs);
 };
 
 /** The record that replaces a damaged one, or null when no node can be named (no holder, no node with a proven worker). */
-export const rebuildLeader = (state: WatchdogState, heartbeats: ReadonlyMap<string, Heartbeat>, nodes: readonly NodeSpec[], now: number, settings: WatchdogSettings): Leader | null => {
+export const rebuildLeader = (
+  state: WatchdogState,
+  heartbeats: ReadonlyMap<string, Heartbeat>,
+  nodes: readonly NodeSpec[],
+  now: number,
+  settings: WatchdogSettings,
+): Leader | null => {
   const sampleMs = settings.sampleIntervalSeconds * 1000;
   const lostMs = lostAfterMs(settings);
   const epoch = highestKnownEpoch(state, heartbeats);
@@ -51,12 +58,23 @@ export const rebuildLeader = (state: WatchdogState, heartbeats: ReadonlyMap<stri
   const holders = heard.filter((spec) => {
     const hb = heartbeats.get(spec.name);
     const last = hb?.samples.at(-1);
-    return hb !== undefined && last !== undefined && (hb.role === 'primary' || hb.role === 'pending') && last.epochSeen === epoch;
+    return (
+      hb !== undefined &&
+      last !== undefined &&
+      (hb.role === 'primary' || hb.role === 'pending') &&
+      last.epochSeen === epoch
+    );
   });
   const base = { version: 1 as const, renewals: 0, changedBy: 'watchdog', previous: null };
   const holder = holders.length === 1 ? holders[0] : undefined;
   if (epoch > 0 && holder !== undefined) {
-    return { ...base, primary: holder.name, epoch, handover: 'immediate', reason: `rebuilt by the watchdog: leader.json was damaged; ${holder.name} holds epoch ${epoch}` };
+    return {
+      ...base,
+      primary: holder.name,
+      epoch,
+      handover: 'immediate',
+      reason: `rebuilt by the watchdog: leader.json was damaged; ${holder.name} holds epoch ${epoch}`,
+    };
   }
   const best = [...heard]
     .filter((spec) => {
@@ -65,30 +83,61 @@ export const rebuildLeader = (state: WatchdogState, heartbeats: ReadonlyMap<stri
     })
     .sort((a, b) => a.priority - b.priority || a.name.localeCompare(b.name))[0];
   if (best === undefined) return null;
-  const why = holders.length === 0 ? `no node says it holds epoch ${epoch}` : `${holders.map((h) => h.name).join(' and ')} all say they hold epoch ${epoch}`;
-  return { ...base, primary: best.name, epoch: epoch + 1, handover: 'await-fence', reason: `rebuilt by the watchdog: leader.json was damaged and ${why}; ${best.name} takes epoch ${epoch + 1} after a full lease` };
+  const why =
+    holders.length === 0
+      ? `no node says it holds epoch ${epoch}`
+      : `${holders.map((h) => h.name).join(' and ')} all say they hold epoch ${epoch}`;
+  return {
+    ...base,
+    primary: best.name,
+    epoch: epoch + 1,
+    handover: 'await-fence',
+    reason: `rebuilt by the watchdog: leader.json was damaged and ${why}; ${best.name} takes epoch ${epoch + 1} after a full lease`,
+  };
 };
 
 /** Id of the alert of one damaged version: the same for every watchdog that finds it, so it goes out once. */
-export const damageId = (what: string, etag: string): string => `${what}-damaged-${etag.replace(/[^A-Za-z0-9]/g, '').slice(0, 32) || 'unknown'}`;
+export const damageId = (what: string, etag: string): string =>
+  `${what}-damaged-${etag.replace(/[^A-Za-z0-9]/g, '').slice(0, 32) || 'unknown'}`;
 
 /** The LEADER_DAMAGED alert: what was found and what the rebuild does. */
 const damageEvent = (damage: LeaderDamage, rebuilt: Leader | null, now: number): FleetEvent => {
   const id = damageId('leader', damage.etag);
-  const then = rebuilt === null ? 'No node can be named yet (none says it holds the highest epoch, none has a proven worker): the next run tries again.' : `Copied to quarantine/ and rebuilt: ${rebuilt.reason.replace('rebuilt by the watchdog: leader.json was damaged; ', '').replace('rebuilt by the watchdog: leader.json was damaged and ', '')}.`;
-  return makeEvent('LEADER_DAMAGED', rebuilt?.primary ?? 'fleet', { id, epoch: rebuilt?.epoch ?? 0 }, emptyCounter(), now, `leader.json is damaged (${damage.detail.slice(0, 300)}). ${then}`, rebuilt === null ? {} : { newPrimary: rebuilt.primary, newEpoch: rebuilt.epoch });
+  const then =
+    rebuilt === null
+      ? 'No node can be named yet (none says it holds the highest epoch, none has a proven worker): the next run tries again.'
+      : `Copied to quarantine/ and rebuilt: ${rebuilt.reason.replace('rebuilt by the watchdog: leader.json was damaged; ', '').replace('rebuilt by the watchdog: leader.json was damaged and ', '')}.`;
+  return makeEvent(
+    'LEADER_DAMAGED',
+    rebuilt?.primary ?? 'fleet',
+    { id, epoch: rebuilt?.epoch ?? 0 },
+    emptyCounter(),
+    now,
+    `leader.json is damaged (${damage.detail.slice(0, 300)}). ${then}`,
+    rebuilt === null ? {} : { newPrimary: rebuilt.primary, newEpoch: rebuilt.epoch },
+  );
 };
 
 /**
  * The round's repair of a damaged leader record: its alert (first, with the round's own), and
  * the rebuild, carried out by CAS against the damaged version. Pure.
  */
-export const withLeaderRepair = (verdict: Decision, damage: LeaderDamage | null, heartbeats: ReadonlyMap<string, Heartbeat>, now: number, settings: WatchdogSettings): Decision => {
+export const withLeaderRepair = (
+  verdict: Decision,
+  damage: LeaderDamage | null,
+  heartbeats: ReadonlyMap<string, Heartbeat>,
+  now: number,
+  settings: WatchdogSettings,
+): Decision => {
   if (damage === null) return verdict;
   const rebuilt = rebuildLeader(verdict.state, heartbeats, settings.nodes, now, settings);
   return {
     ...verdict,
-    actions: [{ kind: 'publish', event: damageEvent(damage, rebuilt, now) }, { kind: 'repair-leader', etag: damage.etag, leader: rebuilt }, ...verdict.actions],
+    actions: [
+      { kind: 'publish', event: damageEvent(damage, rebuilt, now) },
+      { kind: 'repair-leader', etag: damage.etag, leader: rebuilt },
+      ...verdict.actions,
+    ],
   };
 };
 

@@ -14,7 +14,8 @@ export type Budget = 'restartTimes' | 'rejoinTimes';
 export const budgetOf = (incident: Incident): Budget => (incident.kind === 'rejoin' ? 'rejoinTimes' : 'restartTimes');
 
 /** The budget's restarts within the last hour. */
-export const recentRestarts = (ctx: LadderContext, watch: NodeWatch, budget: Budget): number[] => watch[budget].filter((t) => ctx.now - t < HOUR_MS);
+export const recentRestarts = (ctx: LadderContext, watch: NodeWatch, budget: Budget): number[] =>
+  watch[budget].filter((t) => ctx.now - t < HOUR_MS);
 
 /** Sends the restart the incident just claimed, within the hourly budget. */
 export const claimRestart = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeWatch => {
@@ -26,7 +27,13 @@ export const claimRestart = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatc
     const summary = `${spec.name}: ${recent.length} ${budget === 'rejoinTimes' ? 'rejoin restarts' : 'restarts'} in the last hour, budget ${ctx.settings.restartBudgetPerHour}.${budget === 'rejoinTimes' ? ' It stays out of the standby pool.' : ''}`;
     return { ...move(ctx, spec, watch, { kind: 'RESTART_BUDGET_EXHAUSTED', at: ctx.now }, summary), [budget]: recent };
   }
-  ctx.actions.push({ kind: 'command', node: spec.name, instanceId: spec.instanceId, incidentId: incident.id, command: incident.restart.command });
+  ctx.actions.push({
+    kind: 'command',
+    node: spec.name,
+    instanceId: spec.instanceId,
+    incidentId: incident.id,
+    command: incident.restart.command,
+  });
   return { ...watch, counter: { ...watch.counter, failing: 0, healthy: 0 }, [budget]: [...recent, ctx.now] };
 };
 
@@ -38,11 +45,24 @@ export const progressRestart = (ctx: LadderContext, spec: NodeSpec, watch: NodeW
   // The send may have gone out while its record did not land (S3 throttled, the run died): SSM knows.
   // Claimed anew, so two runs that both find it overdue race on the state and one sends.
   if (pending.kind === 'send-restart' && pending.overdue && incident.restart !== null) {
-    ctx.actions.push({ kind: 'find-restart', node: spec.name, instanceId: spec.instanceId, incidentId: incident.id, command: incident.restart.command });
+    ctx.actions.push({
+      kind: 'find-restart',
+      node: spec.name,
+      instanceId: spec.instanceId,
+      incidentId: incident.id,
+      command: incident.restart.command,
+    });
     return { ...watch, incident: { ...incident, restart: { ...incident.restart, claimedAt: ctx.now } } };
   }
   const verify = outstandingRestart(incident, timing(ctx));
-  if (verify !== null) ctx.actions.push({ kind: 'verify', node: spec.name, instanceId: spec.instanceId, incidentId: incident.id, commandId: verify.commandId, deadline: verify.deadline });
+  if (verify !== null)
+    ctx.actions.push({
+      kind: 'verify',
+      node: spec.name,
+      instanceId: spec.instanceId,
+      incidentId: incident.id,
+      commandId: verify.commandId,
+      deadline: verify.deadline,
+    });
   return watch;
 };
-

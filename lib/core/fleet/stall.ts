@@ -25,7 +25,8 @@ const madeProgress = (prev: Sample, cur: Sample): boolean => {
  * It is neither a failing sample nor a healthy one.
  */
 export const isUnjudged = (s: Sample): boolean =>
-  s.workerProcesses > 0 && ((s.consumingEpoch === null && s.mayConsume !== true) || s.backlog === null || s.unreachable !== undefined);
+  s.workerProcesses > 0 &&
+  ((s.consumingEpoch === null && s.mayConsume !== true) || s.backlog === null || s.unreachable !== undefined);
 
 /**
  * Judges one sample against the one before it. A sample fails when no
@@ -67,7 +68,14 @@ export const stallCounterSchema = z.object({
 });
 export type StallCounter = z.output<typeof stallCounterSchema>;
 
-export const emptyCounter = (): StallCounter => ({ boot: null, lastSeq: -1, last: null, failing: 0, healthy: 0, lastFault: null });
+export const emptyCounter = (): StallCounter => ({
+  boot: null,
+  lastSeq: -1,
+  last: null,
+  failing: 0,
+  healthy: 0,
+  lastFault: null,
+});
 
 /**
  * Feeds the samples of one heartbeat into a counter: only samples not judged before count,
@@ -86,9 +94,10 @@ export const advanceCounter = (counter: StallCounter, boot: string, samples: rea
     const fault = judgeSample(next.last ?? undefined, sample);
     // A healthy run belongs to one worker process: a new worker starts it again.
     const sameWorker = next.last === null || next.last.worker === sample.worker;
-    next = fault === null
-      ? { ...next, failing: 0, healthy: sameWorker ? next.healthy + 1 : 1, lastFault: null }
-      : { ...next, failing: next.failing + 1, healthy: 0, lastFault: fault };
+    next =
+      fault === null
+        ? { ...next, failing: 0, healthy: sameWorker ? next.healthy + 1 : 1, lastFault: null }
+        : { ...next, failing: next.failing + 1, healthy: 0, lastFault: fault };
     next.lastSeq = sample.seq;
     next.last = sample;
   }

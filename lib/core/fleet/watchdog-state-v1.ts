@@ -66,15 +66,32 @@ export type WatchdogStateV1 = z.output<typeof watchdogStateV1Schema>;
 const stageOf = (i: IncidentV1): Stage => {
   const f = i.failover;
   if (f !== null) {
-    const plan = { to: f.to, fromEpoch: f.fromEpoch, claimedAt: f.claimedAt, outgoingStopped: f.outgoingStopped, stopOutgoing: f.stopOutgoing };
+    const plan = {
+      to: f.to,
+      fromEpoch: f.fromEpoch,
+      claimedAt: f.claimedAt,
+      outgoingStopped: f.outgoingStopped,
+      stopOutgoing: f.stopOutgoing,
+    };
     // `done` was never stored (a finished failover closed its incident); resuming one is harmless, as every step is idempotent.
-    if (f.status === 'failed') return { name: 'failover-failed', failover: plan, detail: f.detail ?? 'failed', finishedAt: f.finishedAt ?? f.claimedAt };
+    if (f.status === 'failed')
+      return {
+        name: 'failover-failed',
+        failover: plan,
+        detail: f.detail ?? 'failed',
+        finishedAt: f.finishedAt ?? f.claimedAt,
+      };
     return { name: 'failing-over', failover: plan };
   }
-  const escalating = (why: 'still-stalled' | 'restart-failed' | 'budget' | 'confirmed-dead'): Stage => ({ name: 'escalating', why, noStandbyAlerted: i.noStandbyAlerted });
+  const escalating = (why: 'still-stalled' | 'restart-failed' | 'budget' | 'confirmed-dead'): Stage => ({
+    name: 'escalating',
+    why,
+    noStandbyAlerted: i.noStandbyAlerted,
+  });
   // A dead incident that already looked for a standby was judged dead (files from before
   // `confirmed` existed did so on silence alone).
-  if (i.kind === 'dead') return i.confirmed === true || i.noStandbyAlerted ? escalating('confirmed-dead') : { name: 'silent' };
+  if (i.kind === 'dead')
+    return i.confirmed === true || i.noStandbyAlerted ? escalating('confirmed-dead') : { name: 'silent' };
   if (i.kind === 'stall' && i.escalated) return escalating('still-stalled');
   switch (i.restart?.status) {
     case 'claimed':
@@ -92,7 +109,17 @@ const stageOf = (i: IncidentV1): Stage => {
 /** One version-1 incident as version 2: its stage named, its restart kept as history. */
 export const upgradeIncident = (i: IncidentV1): Incident => {
   const r = i.restart;
-  const restart = r === null ? null : { command: r.command, claimedAt: r.claimedAt, commandId: r.commandId, sentAt: r.sentAt, finishedAt: r.finishedAt ?? (r.status === 'succeeded' || r.status === 'failed' ? r.claimedAt : undefined), detail: r.detail };
+  const restart =
+    r === null
+      ? null
+      : {
+          command: r.command,
+          claimedAt: r.claimedAt,
+          commandId: r.commandId,
+          sentAt: r.sentAt,
+          finishedAt: r.finishedAt ?? (r.status === 'succeeded' || r.status === 'failed' ? r.claimedAt : undefined),
+          detail: r.detail,
+        };
   return {
     id: i.id,
     // An `agent` incident (a silent agent on a live node) is healed as a lost standby is: by an agent restart.
@@ -100,7 +127,10 @@ export const upgradeIncident = (i: IncidentV1): Incident => {
     openedAt: i.openedAt,
     epoch: i.epoch,
     stage: stageOf(i),
-    restart: restart === null ? null : (Object.fromEntries(Object.entries(restart).filter(([, v]) => v !== undefined)) as typeof restart),
+    restart:
+      restart === null
+        ? null
+        : (Object.fromEntries(Object.entries(restart).filter(([, v]) => v !== undefined)) as typeof restart),
   };
 };
 
@@ -112,7 +142,17 @@ export const upgradeV1 = (s: WatchdogStateV1) => ({
   nodes: Object.fromEntries(
     Object.entries(s.nodes).map(([name, w]) => {
       const incident = w.incident === null ? null : upgradeIncident(w.incident);
-      return [name, { counter: w.counter, restartTimes: w.restartTimes, incidents: w.incidents, rejoinTimes: [], newest: null, incident }];
+      return [
+        name,
+        {
+          counter: w.counter,
+          restartTimes: w.restartTimes,
+          incidents: w.incidents,
+          rejoinTimes: [],
+          newest: null,
+          incident,
+        },
+      ];
     }),
   ),
   lastFailoverAt: s.lastFailoverAt,

@@ -37,7 +37,12 @@ const watchdogStateV2Schema = z.object({
   judgedAt: z.number().nullable().default(null),
   /** The lease as last read, and when it changed by the watchdog's clock (lib/core/fleet/liveness.ts). */
   lease: z
-    .object({ primary: nodeNameSchema, epoch: z.number().int().min(0), renewals: z.number().int().min(0), changedAt: z.number() })
+    .object({
+      primary: nodeNameSchema,
+      epoch: z.number().int().min(0),
+      renewals: z.number().int().min(0),
+      changedAt: z.number(),
+    })
     .optional(),
   /** The primary and epoch the origin record was last made to point at: traffic follows the lease. */
   origin: z.object({ primary: nodeNameSchema, epoch: z.number().int().min(0) }).optional(),
@@ -57,12 +62,28 @@ export type WatchdogState = z.output<typeof watchdogStateV2Schema>;
  * carry on in the stage they were in). It is written back as version 2 by the next CAS. Told
  * apart by `version`, so a damaged state names its damaged field, not the whole object.
  */
-export const watchdogStateSchema: z.ZodType<WatchdogState, unknown> = z.discriminatedUnion('version', [watchdogStateV2Schema, watchdogStateV1Schema.transform(upgradeV1)]);
+export const watchdogStateSchema: z.ZodType<WatchdogState, unknown> = z.discriminatedUnion('version', [
+  watchdogStateV2Schema,
+  watchdogStateV1Schema.transform(upgradeV1),
+]);
 
-export const emptyWatchdogState = (): WatchdogState => ({ version: 2, revision: 0, nodes: {}, lastFailoverAt: null, judgedAt: null });
+export const emptyWatchdogState = (): WatchdogState => ({
+  version: 2,
+  revision: 0,
+  nodes: {},
+  lastFailoverAt: null,
+  judgedAt: null,
+});
 
 /** A node the watchdog has no record of yet. */
-export const emptyWatch = (): NodeWatch => ({ counter: emptyCounter(), incident: null, restartTimes: [], rejoinTimes: [], incidents: 0, newest: null });
+export const emptyWatch = (): NodeWatch => ({
+  counter: emptyCounter(),
+  incident: null,
+  restartTimes: [],
+  rejoinTimes: [],
+  incidents: 0,
+  newest: null,
+});
 
 const INCIDENT_ID = /^(.+)-e\d+-i(\d+)$/;
 /** `<prefix>-<n>`: the n of an id a counter of the state names events by. */

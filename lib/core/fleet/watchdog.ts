@@ -52,7 +52,8 @@ export type Settings = WatchdogSettings & Partial<AdmissionSettings> & { intakeW
  * fleet then costs about one PUT per interval; a newer sample left unstored is dated by the next run.
  */
 const material = (state: WatchdogState, sampleMs: number): unknown => {
-  const at = (t: number | null | undefined): number | null => (t === null || t === undefined ? null : Math.floor(t / sampleMs));
+  const at = (t: number | null | undefined): number | null =>
+    t === null || t === undefined ? null : Math.floor(t / sampleMs);
   const nodes = Object.entries(state.nodes).map(([name, w]): [string, unknown] => {
     const quiet = w.incident === null && w.counter.failing === 0;
     const newest = w.newest === null ? null : [w.newest.boot, at(w.newest.changedAt)];
@@ -100,8 +101,10 @@ const judge = (state: WatchdogState, i: Inputs, settings: WatchdogSettings): Dec
     const watch = nodes[spec.name] ?? emptyWatch();
     // The stall rule applies to the node that should be consuming; a standby's idle samples would be noise.
     if (hb === undefined) continue;
-    if (i.leader?.primary === spec.name) nodes[spec.name] = { ...watch, counter: advanceCounter(watch.counter, hb.boot, hb.samples) };
-    else if (watch.counter.boot !== hb.boot) nodes[spec.name] = { ...watch, counter: { ...emptyCounter(), boot: hb.boot } };
+    if (i.leader?.primary === spec.name)
+      nodes[spec.name] = { ...watch, counter: advanceCounter(watch.counter, hb.boot, hb.samples) };
+    else if (watch.counter.boot !== hb.boot)
+      nodes[spec.name] = { ...watch, counter: { ...emptyCounter(), boot: hb.boot } };
   }
   const ctx: LadderContext = {
     now: i.now,
@@ -120,10 +123,19 @@ const judge = (state: WatchdogState, i: Inputs, settings: WatchdogSettings): Dec
   for (const spec of settings.nodes) nodes[spec.name] = judgeNode(ctx, spec, nodes[spec.name] ?? emptyWatch());
   // Traffic follows the lease: whoever leader.json names, however it got the role.
   const { leader } = i;
-  if (settings.routed === true && leader !== null && (state.origin?.primary !== leader.primary || state.origin.epoch !== leader.epoch)) {
+  if (
+    settings.routed === true &&
+    leader !== null &&
+    (state.origin?.primary !== leader.primary || state.origin.epoch !== leader.epoch)
+  ) {
     ctx.actions.push({ kind: 'route', primary: leader.primary, epoch: leader.epoch });
   }
-  const next: WatchdogState = { ...state, nodes, judgedAt: i.now, ...(seen.lease === undefined ? {} : { lease: seen.lease }) };
+  const next: WatchdogState = {
+    ...state,
+    nodes,
+    judgedAt: i.now,
+    ...(seen.lease === undefined ? {} : { lease: seen.lease }),
+  };
   const changed = JSON.stringify(material(next, sampleMs)) !== JSON.stringify(material(state, sampleMs));
   return { state: changed ? { ...next, revision: state.revision + 1 } : state, actions: ctx.actions, changed };
 };
@@ -139,11 +151,24 @@ export const decide = (state: WatchdogState, i: Inputs, settings: Settings): Dec
   const admitted =
     i.depths === undefined || admissionHighMark === undefined || admissionLowMark === undefined
       ? judged
-      : withAdmission(judged, i.depths, i.leader, i.heartbeats, i.now, { ...settings, admissionHighMark, admissionLowMark });
+      : withAdmission(judged, i.depths, i.leader, i.heartbeats, i.now, {
+          ...settings,
+          admissionHighMark,
+          admissionLowMark,
+        });
   const depths = i.depths ?? null;
-  const risen = withRise('notifierFailures', withDeadLetters(admitted, depths?.deadLetters, i.leader, i.now), depths?.notifierFailures, i.leader, i.now);
+  const risen = withRise(
+    'notifierFailures',
+    withDeadLetters(admitted, depths?.deadLetters, i.leader, i.now),
+    depths?.notifierFailures,
+    i.leader,
+    i.now,
+  );
   const waitMs = (settings.intakeWaitAlertSeconds ?? 0) * 1000;
-  const watched = settings.intakeWaitAlertSeconds === undefined ? risen : withIntakeWait(risen, depths?.intake, i.leader, i.now, waitMs);
+  const watched =
+    settings.intakeWaitAlertSeconds === undefined
+      ? risen
+      : withIntakeWait(risen, depths?.intake, i.leader, i.now, waitMs);
   return withLeaderRepair(watched, i.damage ?? null, i.heartbeats, i.now, settings);
 };
 
@@ -162,7 +187,14 @@ export const withAdmission = (
 ): Decision => {
   const state = verdict.state;
   const sampleMs = settings.sampleIntervalSeconds * 1000;
-  const standbys = { nodes: settings.nodes, watches: state.nodes, heartbeats, now, sampleMs, lostMs: lostAfterMs(settings) };
+  const standbys = {
+    nodes: settings.nodes,
+    watches: state.nodes,
+    heartbeats,
+    now,
+    sampleMs,
+    lostMs: lostAfterMs(settings),
+  };
   const ready = leader === null ? 0 : readyStandbys({ ...standbys, leader }).length;
   const before = state.admission ?? emptyAdmission();
   const input = { depths, readyStandbys: ready, failingOver: failoverUnderWay(state.nodes, leader) };
@@ -176,7 +208,9 @@ export const withAdmission = (
     ...verdict.actions.slice(at),
     ...(out.admit > 0 ? [{ kind: 'admit' as const, count: out.admit }] : []),
   ];
-  const same = out.admission === state.admission || (state.admission === undefined && JSON.stringify(out.admission) === JSON.stringify(before));
+  const same =
+    out.admission === state.admission ||
+    (state.admission === undefined && JSON.stringify(out.admission) === JSON.stringify(before));
   if (same) return { ...verdict, actions };
   const revision = verdict.changed ? state.revision : state.revision + 1;
   return { state: { ...state, admission: out.admission, revision }, actions, changed: true };
@@ -184,7 +218,9 @@ export const withAdmission = (
 
 /** Records where the origin record now points, once the route action moved (or found) it. */
 export const markRouted = (state: WatchdogState, primary: string, epoch: number): Outcome =>
-  state.origin?.primary === primary && state.origin.epoch === epoch ? null : { state: { ...state, revision: state.revision + 1, origin: { primary, epoch } }, event: null };
+  state.origin?.primary === primary && state.origin.epoch === epoch
+    ? null
+    : { state: { ...state, revision: state.revision + 1, origin: { primary, epoch } }, event: null };
 
 export type Outcome = { state: WatchdogState; event: FleetEvent | null } | null;
 
@@ -193,44 +229,112 @@ export type Outcome = { state: WatchdogState; event: FleetEvent | null } | null;
  * or replaced by a newer one) or when `update` declines. Every claim and outcome, the
  * watchdog's and a replay's, goes through here, so each applies to the incident it was about.
  */
-export const withIncident = (state: WatchdogState, node: string, incidentId: string, update: (watch: NodeWatch, incident: Incident) => { watch: NodeWatch; event: FleetEvent | null; failoverAt?: number } | null): Outcome => {
+export const withIncident = (
+  state: WatchdogState,
+  node: string,
+  incidentId: string,
+  update: (
+    watch: NodeWatch,
+    incident: Incident,
+  ) => { watch: NodeWatch; event: FleetEvent | null; failoverAt?: number } | null,
+): Outcome => {
   const watch = state.nodes[node];
   const incident = watch?.incident;
   if (watch === undefined || incident === null || incident === undefined || incident.id !== incidentId) return null;
   const out = update(watch, incident);
   if (out === null) return null;
   return {
-    state: { ...state, revision: state.revision + 1, nodes: { ...state.nodes, [node]: out.watch }, lastFailoverAt: out.failoverAt ?? state.lastFailoverAt },
+    state: {
+      ...state,
+      revision: state.revision + 1,
+      nodes: { ...state.nodes, [node]: out.watch },
+      lastFailoverAt: out.failoverAt ?? state.lastFailoverAt,
+    },
     event: out.event,
   };
 };
 
 /** Moves the incident one step and writes the step's event; null when its stage does not take the step. */
-const stepIncident = (state: WatchdogState, node: string, incidentId: string, step: Step, event: (watch: NodeWatch, incident: Incident) => FleetEvent | null, failoverAt?: number): Outcome =>
+const stepIncident = (
+  state: WatchdogState,
+  node: string,
+  incidentId: string,
+  step: Step,
+  event: (watch: NodeWatch, incident: Incident) => FleetEvent | null,
+  failoverAt?: number,
+): Outcome =>
   withIncident(state, node, incidentId, (watch, incident) => {
     const moved = advance(incident, step);
     if (moved === null) return null;
-    return { watch: { ...watch, incident: moved === 'closed' ? null : moved }, event: event(watch, incident), ...(failoverAt === undefined ? {} : { failoverAt }) };
+    return {
+      watch: { ...watch, incident: moved === 'closed' ? null : moved },
+      event: event(watch, incident),
+      ...(failoverAt === undefined ? {} : { failoverAt }),
+    };
   });
 
 /** Outcome reducers: applied by CAS after the handler acted; idempotent for the same incident. */
-export const markRestartSent = (state: WatchdogState, node: string, incidentId: string, commandId: string, now: number): Outcome =>
+export const markRestartSent = (
+  state: WatchdogState,
+  node: string,
+  incidentId: string,
+  commandId: string,
+  now: number,
+): Outcome =>
   stepIncident(state, node, incidentId, { kind: 'RESTART_SENT', at: now, commandId }, (watch, incident) => {
     const what = incident.restart?.command === 'restartAgent' ? 'agent' : 'worker';
-    return makeEvent('RESTART_SENT', node, incident, watch.counter, now, `${node}: ${what} restart sent (command ${commandId}).`, { commandId });
+    return makeEvent(
+      'RESTART_SENT',
+      node,
+      incident,
+      watch.counter,
+      now,
+      `${node}: ${what} restart sent (command ${commandId}).`,
+      { commandId },
+    );
   });
 
-export const markRestartResult = (state: WatchdogState, node: string, incidentId: string, ok: boolean, detail: string, now: number): Outcome =>
-  stepIncident(state, node, incidentId, { kind: ok ? 'RESTART_RESULT' : 'RESTART_FAILED', at: now, detail }, (watch, incident) => {
-    const commandId = incident.restart?.commandId;
-    return makeEvent(ok ? 'RESTART_RESULT' : 'RESTART_FAILED', node, incident, watch.counter, now, `${node}: restart ${ok ? 'succeeded' : 'failed'}: ${detail}`, commandId === undefined ? {} : { commandId });
-  });
+export const markRestartResult = (
+  state: WatchdogState,
+  node: string,
+  incidentId: string,
+  ok: boolean,
+  detail: string,
+  now: number,
+): Outcome =>
+  stepIncident(
+    state,
+    node,
+    incidentId,
+    { kind: ok ? 'RESTART_RESULT' : 'RESTART_FAILED', at: now, detail },
+    (watch, incident) => {
+      const commandId = incident.restart?.commandId;
+      return makeEvent(
+        ok ? 'RESTART_RESULT' : 'RESTART_FAILED',
+        node,
+        incident,
+        watch.counter,
+        now,
+        `${node}: restart ${ok ? 'succeeded' : 'failed'}: ${detail}`,
+        commandId === undefined ? {} : { commandId },
+      );
+    },
+  );
 
 /** Closes the incident once its failover is carried out (or records why it failed). */
-export const markFailover = (state: WatchdogState, node: string, incidentId: string, ok: boolean, detail: string, now: number): Outcome =>
+export const markFailover = (
+  state: WatchdogState,
+  node: string,
+  incidentId: string,
+  ok: boolean,
+  detail: string,
+  now: number,
+): Outcome =>
   ok
     ? stepIncident(state, node, incidentId, { kind: 'FAILOVER_DONE' }, () => null, now)
-    : stepIncident(state, node, incidentId, { kind: 'FAILOVER_FAILED', at: now, detail }, (watch, incident) => makeEvent('FAILOVER_FAILED', node, incident, watch.counter, now, `${node}: failover failed: ${detail}`));
+    : stepIncident(state, node, incidentId, { kind: 'FAILOVER_FAILED', at: now, detail }, (watch, incident) =>
+        makeEvent('FAILOVER_FAILED', node, incident, watch.counter, now, `${node}: failover failed: ${detail}`),
+      );
 
 /**
  * A failover made by a person (`fleet failover`): the cooldown runs from it as from the
@@ -239,11 +343,20 @@ export const markFailover = (state: WatchdogState, node: string, incidentId: str
  * (SUPERSEDED: its node no longer holds the role, so its ladder is over; a claimed failover
  * of it would only be superseded).
  */
-export const noteManualFailover = (state: WatchdogState, from: string, now: number, cooldown: boolean): WatchdogState => {
+export const noteManualFailover = (
+  state: WatchdogState,
+  from: string,
+  now: number,
+  cooldown: boolean,
+): WatchdogState => {
   const watch = state.nodes[from];
   const open = watch?.incident ?? null;
   const closed = open === null ? null : stepIncident(state, from, open.id, { kind: 'SUPERSEDED' }, () => null);
-  return { ...(closed?.state ?? state), revision: state.revision + 1, lastFailoverAt: cooldown ? now : state.lastFailoverAt };
+  return {
+    ...(closed?.state ?? state),
+    revision: state.revision + 1,
+    lastFailoverAt: cooldown ? now : state.lastFailoverAt,
+  };
 };
 
 /**
@@ -259,5 +372,9 @@ export const noteManualRejoin = (state: WatchdogState, node: string): WatchdogSt
   const closed = open === null ? null : stepIncident(state, node, open.id, { kind: 'SUPERSEDED' }, () => null);
   const after = closed?.state ?? state;
   const nodeAfter = after.nodes[node] ?? watch;
-  return { ...after, revision: state.revision + 1, nodes: { ...after.nodes, [node]: { ...nodeAfter, rejoinTimes: [] } } };
+  return {
+    ...after,
+    revision: state.revision + 1,
+    nodes: { ...after.nodes, [node]: { ...nodeAfter, rejoinTimes: [] } },
+  };
 };

@@ -108,4 +108,12 @@ export const metricAlarms = (level: MetricLevel, nodes: readonly string[], s: Al
 
 /** What a setting's alarms cost a month at list price, in US dollars. */
 export const alarmsMonthlyUsd = (level: MetricLevel, nodes: number, s: AlarmSettings): number =>
-  Math.round(metricAlarms(level, Array.from({ length: nodes }, (_, i) => `node-${i + 1}`), s).length * ALARM_USD_MONTH * 100) / 100;
+  Math.round(
+    metricAlarms(
+      level,
+      Array.from({ length: nodes }, (_, i) => `node-${i + 1}`),
+      s,
+    ).length *
+      ALARM_USD_MONTH *
+      100,
+  ) / 100;

@@ -37,7 +37,8 @@ export const CATALOGUE: readonly MetricSpec[] = [
     scope: 'node',
     level: 'essential',
     statistic: 'Maximum',
-    meaning: "Seconds since the watchdog last saw a new sample from the node, by the watchdog's own clock (never the node's): the dead-node clock.",
+    meaning:
+      "Seconds since the watchdog last saw a new sample from the node, by the watchdog's own clock (never the node's): the dead-node clock.",
   },
   {
     name: 'FailingSamples',
@@ -45,7 +46,8 @@ export const CATALOGUE: readonly MetricSpec[] = [
     scope: 'node',
     level: 'essential',
     statistic: 'Maximum',
-    meaning: 'Failing samples in a row, as the stall rule counted them (the most this run reached: a restart starts the count again); the verdict comes at stallSamples (8).',
+    meaning:
+      'Failing samples in a row, as the stall rule counted them (the most this run reached: a restart starts the count again); the verdict comes at stallSamples (8).',
   },
   {
     name: 'ReadyStandbys',
@@ -53,7 +55,8 @@ export const CATALOGUE: readonly MetricSpec[] = [
     scope: 'fleet',
     level: 'essential',
     statistic: 'Minimum',
-    meaning: 'Standbys that could take over now (fresh heartbeat, proven worker, current epoch, no incident): 0 is lost redundancy.',
+    meaning:
+      'Standbys that could take over now (fresh heartbeat, proven worker, current epoch, no incident): 0 is lost redundancy.',
   },
   {
     name: 'Epoch',
@@ -63,26 +66,66 @@ export const CATALOGUE: readonly MetricSpec[] = [
     statistic: 'Maximum',
     meaning: 'The lease epoch: each step up is a change of primary.',
   },
-  { name: 'Primary', unit: 'None', scope: 'node', level: 'detailed', statistic: 'Maximum', meaning: '1 while the lease names the node, else 0.' },
-  { name: 'InFlight', unit: 'Count', scope: 'node', level: 'detailed', statistic: 'Maximum', meaning: "Tasks in the node's newest sample that its worker is running." },
+  {
+    name: 'Primary',
+    unit: 'None',
+    scope: 'node',
+    level: 'detailed',
+    statistic: 'Maximum',
+    meaning: '1 while the lease names the node, else 0.',
+  },
+  {
+    name: 'InFlight',
+    unit: 'Count',
+    scope: 'node',
+    level: 'detailed',
+    statistic: 'Maximum',
+    meaning: "Tasks in the node's newest sample that its worker is running.",
+  },
   {
     name: 'Completions',
     unit: 'Count',
     scope: 'node',
     level: 'detailed',
     statistic: 'Maximum',
-    meaning: "Tasks the node completed in its completion window (completionWindowSeconds, 5 min), by its newest sample.",
+    meaning:
+      'Tasks the node completed in its completion window (completionWindowSeconds, 5 min), by its newest sample.',
   },
-  { name: 'WorkerCpu', unit: 'Percent', scope: 'node', level: 'detailed', statistic: 'Average', meaning: "The worker's CPU, by the node's newest sample (the primary's only when its heartbeat carries it: a quiet primary's samples ride on its lease renewals, without it)." },
-  { name: 'WorkerMemory', unit: 'Bytes', scope: 'node', level: 'detailed', statistic: 'Maximum', meaning: "The worker's resident memory, by the node's newest sample (the primary's only when its heartbeat carries it)." },
-  { name: 'PeerSyncSeconds', unit: 'Seconds', scope: 'node', level: 'detailed', statistic: 'Maximum', meaning: "How long the agent's last peer-sync round of the task manifest took, by the node's newest sample (the primary's only when its heartbeat carries it)." },
+  {
+    name: 'WorkerCpu',
+    unit: 'Percent',
+    scope: 'node',
+    level: 'detailed',
+    statistic: 'Average',
+    meaning:
+      "The worker's CPU, by the node's newest sample (the primary's only when its heartbeat carries it: a quiet primary's samples ride on its lease renewals, without it).",
+  },
+  {
+    name: 'WorkerMemory',
+    unit: 'Bytes',
+    scope: 'node',
+    level: 'detailed',
+    statistic: 'Maximum',
+    meaning:
+      "The worker's resident memory, by the node's newest sample (the primary's only when its heartbeat carries it).",
+  },
+  {
+    name: 'PeerSyncSeconds',
+    unit: 'Seconds',
+    scope: 'node',
+    level: 'detailed',
+    statistic: 'Maximum',
+    meaning:
+      "How long the agent's last peer-sync round of the task manifest took, by the node's newest sample (the primary's only when its heartbeat carries it).",
+  },
   {
     name: 'CasConflicts',
     unit: 'Count',
     scope: 'node',
     level: 'detailed',
     statistic: 'Maximum',
-    meaning: "Conditional writes of the agent (manifest and lease) that lost their race to another writer in its completion window (5 min), by its newest sample: a few are normal (a failover costs the old primary one), a steady climb is nodes fighting over the manifest or the lease.",
+    meaning:
+      'Conditional writes of the agent (manifest and lease) that lost their race to another writer in its completion window (5 min), by its newest sample: a few are normal (a failover costs the old primary one), a steady climb is nodes fighting over the manifest or the lease.',
   },
   {
     name: 'LeaseSecondsLeft',
@@ -90,25 +133,59 @@ export const CATALOGUE: readonly MetricSpec[] = [
     scope: 'node',
     level: 'detailed',
     statistic: 'Minimum',
-    meaning: "Seconds the primary's lease had left at its newest sample, by its own monotonic clock (only the primary gives it, when its heartbeat carries that sample): at 0 it is fencing itself.",
+    meaning:
+      "Seconds the primary's lease had left at its newest sample, by its own monotonic clock (only the primary gives it, when its heartbeat carries that sample): at 0 it is fencing itself.",
   },
-  { name: 'IncidentsOpened', unit: 'Count', scope: 'fleet', level: 'detailed', statistic: 'Sum', meaning: 'Incidents the watchdog opened (a stall, a silent or lost node, an unready standby).' },
-  { name: 'Restarts', unit: 'Count', scope: 'fleet', level: 'detailed', statistic: 'Sum', meaning: 'Worker restarts the watchdog claimed, of a stalled primary or of a standby to make it rejoin (its restart budgets).' },
-  { name: 'Failovers', unit: 'Count', scope: 'fleet', level: 'detailed', statistic: 'Sum', meaning: 'Failovers the watchdog claimed (each starts its cooldown).' },
-  { name: 'InputHeld', unit: 'None', scope: 'fleet', level: 'detailed', statistic: 'Maximum', meaning: '1 while admission holds producers\' input in the intake queue, else 0.' },
+  {
+    name: 'IncidentsOpened',
+    unit: 'Count',
+    scope: 'fleet',
+    level: 'detailed',
+    statistic: 'Sum',
+    meaning: 'Incidents the watchdog opened (a stall, a silent or lost node, an unready standby).',
+  },
+  {
+    name: 'Restarts',
+    unit: 'Count',
+    scope: 'fleet',
+    level: 'detailed',
+    statistic: 'Sum',
+    meaning:
+      'Worker restarts the watchdog claimed, of a stalled primary or of a standby to make it rejoin (its restart budgets).',
+  },
+  {
+    name: 'Failovers',
+    unit: 'Count',
+    scope: 'fleet',
+    level: 'detailed',
+    statistic: 'Sum',
+    meaning: 'Failovers the watchdog claimed (each starts its cooldown).',
+  },
+  {
+    name: 'InputHeld',
+    unit: 'None',
+    scope: 'fleet',
+    level: 'detailed',
+    statistic: 'Maximum',
+    meaning: "1 while admission holds producers' input in the intake queue, else 0.",
+  },
 ];
 
 /** The metrics a setting publishes. */
-export const publishedAt = (level: MetricLevel): MetricSpec[] => (level === 'off' ? [] : CATALOGUE.filter((m) => level === 'detailed' || m.level === 'essential'));
+export const publishedAt = (level: MetricLevel): MetricSpec[] =>
+  level === 'off' ? [] : CATALOGUE.filter((m) => level === 'detailed' || m.level === 'essential');
 
 /** The series one metric keeps for a fleet of `nodes`: one a node, or one for the fleet. */
 const seriesOf = (m: MetricSpec, nodes: number): number => (m.scope === 'node' ? nodes : 1);
 
 /** Custom metrics (name and dimension combinations) a setting keeps for a fleet of `nodes`. */
-export const seriesAt = (level: MetricLevel, nodes: number): number => publishedAt(level).reduce((n, m) => n + seriesOf(m, nodes), 0);
+export const seriesAt = (level: MetricLevel, nodes: number): number =>
+  publishedAt(level).reduce((n, m) => n + seriesOf(m, nodes), 0);
 
 /** What one metric of the catalogue costs a month at list price for a fleet of `nodes`. */
-export const metricUsd = (m: MetricSpec, nodes: number): number => Math.round(seriesOf(m, nodes) * METRIC_USD_MONTH * 100) / 100;
+export const metricUsd = (m: MetricSpec, nodes: number): number =>
+  Math.round(seriesOf(m, nodes) * METRIC_USD_MONTH * 100) / 100;
 
 /** What a setting costs a month at list price, in US dollars. */
-export const monthlyUsd = (level: MetricLevel, nodes: number): number => Math.round(publishedAt(level).reduce((usd, m) => usd + metricUsd(m, nodes), 0) * 100) / 100;
+export const monthlyUsd = (level: MetricLevel, nodes: number): number =>
+  Math.round(publishedAt(level).reduce((usd, m) => usd + metricUsd(m, nodes), 0) * 100) / 100;

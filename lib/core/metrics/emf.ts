@@ -22,13 +22,24 @@ export interface MetricValues {
 
 const UNITS = new Map(CATALOGUE.map((m) => [m.name, m.unit]));
 
-const document = (at: number, dimensions: Record<string, string>, values: Readonly<Record<string, number>>, allowed: ReadonlySet<string>): EmfDocument | null => {
+const document = (
+  at: number,
+  dimensions: Record<string, string>,
+  values: Readonly<Record<string, number>>,
+  allowed: ReadonlySet<string>,
+): EmfDocument | null => {
   const names = Object.keys(values).filter((n) => allowed.has(n) && Number.isFinite(values[n]));
   if (names.length === 0) return null;
   return {
     _aws: {
       Timestamp: at,
-      CloudWatchMetrics: [{ Namespace: METRICS_NAMESPACE, Dimensions: [Object.keys(dimensions)], Metrics: names.map((n) => ({ Name: n, Unit: UNITS.get(n) ?? 'None' })) }],
+      CloudWatchMetrics: [
+        {
+          Namespace: METRICS_NAMESPACE,
+          Dimensions: [Object.keys(dimensions)],
+          Metrics: names.map((n) => ({ Name: n, Unit: UNITS.get(n) ?? 'None' })),
+        },
+      ],
     },
     ...dimensions,
     ...Object.fromEntries(names.map((n) => [n, values[n]])),
@@ -44,7 +55,8 @@ export const emfDocuments = (level: MetricLevel, fleet: string, at: number, valu
   const fleetNames = new Set(published.filter((m) => m.scope === 'fleet').map((m) => m.name));
   const nodeNames = new Set(published.filter((m) => m.scope === 'node').map((m) => m.name));
   const docs = [document(at, { Fleet: fleet }, values.fleet, fleetNames)];
-  for (const [node, v] of Object.entries(values.nodes)) docs.push(document(at, { Fleet: fleet, Node: node }, v, nodeNames));
+  for (const [node, v] of Object.entries(values.nodes))
+    docs.push(document(at, { Fleet: fleet, Node: node }, v, nodeNames));
   return docs.filter((d): d is EmfDocument => d !== null);
 };
 

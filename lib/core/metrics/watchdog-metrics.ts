@@ -30,7 +30,8 @@ export interface RunView {
 }
 
 /** Times in `after` that `before` did not have: what this verdict appended (restart budgets only grow by appending the time). */
-const added = (before: readonly number[] | undefined, after: readonly number[] | undefined): number => (after ?? []).filter((t) => !(before ?? []).includes(t)).length;
+const added = (before: readonly number[] | undefined, after: readonly number[] | undefined): number =>
+  (after ?? []).filter((t) => !(before ?? []).includes(t)).length;
 
 /**
  * The most failing samples in a row the node reached this run: the counter restarts at 0 when a
@@ -39,13 +40,19 @@ const added = (before: readonly number[] | undefined, after: readonly number[] |
  */
 const failingPeak = (v: RunView, node: string): number | undefined => {
   const counted = v.after.nodes[node]?.counter.failing;
-  const judged = v.done.flatMap((a) => (a.kind === 'publish' && a.event.node === node ? [a.event.metrics.failingSamples] : []));
+  const judged = v.done.flatMap((a) =>
+    a.kind === 'publish' && a.event.node === node ? [a.event.metrics.failingSamples] : [],
+  );
   return counted === undefined && judged.length === 0 ? undefined : Math.max(counted ?? 0, ...judged);
 };
 
 /** The catalogue's values for one run (lib/core/metrics/catalogue.ts); pure. */
 export const watchdogMetricValues = (v: RunView): MetricValues => {
-  const opened = v.nodes.reduce((n, spec) => n + Math.max(0, (v.after.nodes[spec.name]?.incidents ?? 0) - (v.before.nodes[spec.name]?.incidents ?? 0)), 0);
+  const opened = v.nodes.reduce(
+    (n, spec) =>
+      n + Math.max(0, (v.after.nodes[spec.name]?.incidents ?? 0) - (v.before.nodes[spec.name]?.incidents ?? 0)),
+    0,
+  );
   // What the stored verdict claimed (by CAS, once, however many runs saw it): restarts and rejoin
   // restarts appended to the node's budget, a failover's cooldown started.
   const restarts = v.nodes.reduce((n, spec) => {
@@ -60,7 +67,14 @@ export const watchdogMetricValues = (v: RunView): MetricValues => {
     return { fleet: happened, nodes: {} };
   }
   const sampleMs = v.settings.sampleIntervalSeconds * 1000;
-  const standbys = { nodes: v.nodes, watches: v.after.nodes, heartbeats: v.heartbeats, now: v.now, sampleMs, lostMs: lostAfterMs(v.settings) };
+  const standbys = {
+    nodes: v.nodes,
+    watches: v.after.nodes,
+    heartbeats: v.heartbeats,
+    now: v.now,
+    sampleMs,
+    lostMs: lostAfterMs(v.settings),
+  };
   const fleet: Record<string, number> = {
     ...counts,
     ReadyStandbys: v.leader === null ? 0 : readyStandbys({ ...standbys, leader: v.leader }).length,

@@ -111,7 +111,11 @@ export type ManifestRoot = z.output<typeof manifestRootSchema>;
 
 export const manifestShardSchema = z.object({
   version: storedVersion(1),
-  bucket: z.number().int().min(0).max(BUCKETS - 1),
+  bucket: z
+    .number()
+    .int()
+    .min(0)
+    .max(BUCKETS - 1),
   tasks: z.record(taskIdSchema, taskEntrySchema),
 });
 export type ManifestShard = z.output<typeof manifestShardSchema>;
@@ -123,7 +127,10 @@ export type BucketPlan = 'in-sync' | 'fetch';
  * Buckets to look at this round: those whose local hash differs from the manifest's (either
  * side may know more). Equal hashes mean equal content: nothing to fetch or push.
  */
-export const bucketsToSync = (localHashes: ReadonlyMap<number, string>, remoteHashes: Readonly<Record<string, string>>): number[] => {
+export const bucketsToSync = (
+  localHashes: ReadonlyMap<number, string>,
+  remoteHashes: Readonly<Record<string, string>>,
+): number[] => {
   const all = new Set<number>([...localHashes.keys(), ...Object.keys(remoteHashes).map(Number)]);
   return [...all].filter((b) => localHashes.get(b) !== remoteHashes[String(b)]).sort((a, b) => a - b);
 };
@@ -133,7 +140,11 @@ export const bucketsToSync = (localHashes: ReadonlyMap<number, string>, remoteHa
  * dated archives. Age is by the completion's own timestamp; with a retention of days, a
  * node's clock skew of minutes only shifts when a task is archived, never whether it is kept.
  */
-export const splitByAge = (tasks: TaskMap, now: number, retentionMs: number): { live: Record<string, TaskEntry>; old: Record<string, TaskEntry> } => {
+export const splitByAge = (
+  tasks: TaskMap,
+  now: number,
+  retentionMs: number,
+): { live: Record<string, TaskEntry>; old: Record<string, TaskEntry> } => {
   const live: Record<string, TaskEntry> = {};
   const old: Record<string, TaskEntry> = {};
   for (const [id, entry] of Object.entries(tasks)) {
@@ -151,4 +162,5 @@ const LAST_FOUR_DIGIT_YEAR_MS = 253_402_300_799_999;
  * 1970 to 9999 (a skewed or hostile clock; `at` is any finite number) is filed under the nearer
  * end, instead of failing the round with a RangeError or naming an odd key.
  */
-export const archiveDay = (entry: TaskEntry): string => new Date(Math.min(Math.max(entry.done?.at ?? 0, 0), LAST_FOUR_DIGIT_YEAR_MS)).toISOString().slice(0, 10);
+export const archiveDay = (entry: TaskEntry): string =>
+  new Date(Math.min(Math.max(entry.done?.at ?? 0, 0), LAST_FOUR_DIGIT_YEAR_MS)).toISOString().slice(0, 10);

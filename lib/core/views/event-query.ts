@@ -21,7 +21,10 @@ export const parseSince = (raw: string): Since => {
   }
   const at = ISO_RE.test(text) ? Date.parse(text) : Number.NaN;
   if (!Number.isNaN(at)) return { kind: 'date', at };
-  throw new ValidationError(`--since: must be a positive duration such as 15m, 2h, 1d or an ISO date such as 2025-01-31T12:00Z, got "${raw}"`, '--since');
+  throw new ValidationError(
+    `--since: must be a positive duration such as 15m, 2h, 1d or an ISO date such as 2025-01-31T12:00Z, got "${raw}"`,
+    '--since',
+  );
 };
 
 /** The earliest time `since` admits, by `now`. */
@@ -31,20 +34,23 @@ export const sinceTime = (since: Since, now: number): number => (since.kind === 
 export const parseKind = (raw: string): EventKind => {
   const kind = raw.trim().toUpperCase();
   const found = EVENT_KINDS.find((k) => k === kind);
-  if (found === undefined) throw new ValidationError(`--kind: must be one of ${EVENT_KINDS.join(', ')}, got "${raw}"`, '--kind');
+  if (found === undefined)
+    throw new ValidationError(`--kind: must be one of ${EVENT_KINDS.join(', ')}, got "${raw}"`, '--kind');
   return found;
 };
 
 /** Parses `--limit`: a whole number from 1 to 1000. */
 export const parseLimit = (raw: string): number => {
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new ValidationError(`--limit: must be a whole number from 1 to 1000, got "${raw}"`, '--limit');
+  if (!Number.isInteger(n) || n < 1 || n > 1000)
+    throw new ValidationError(`--limit: must be a whole number from 1 to 1000, got "${raw}"`, '--limit');
   return n;
 };
 
 /** Parses a node name as the configuration spells them. */
 export const parseNode = (raw: string, option = '--node'): string => {
-  if (!nodeNameSchema.safeParse(raw).success) throw new ValidationError(`${option}: "${raw}" is not a node name (lower-case letters, digits and dashes)`, option);
+  if (!nodeNameSchema.safeParse(raw).success)
+    throw new ValidationError(`${option}: "${raw}" is not a node name (lower-case letters, digits and dashes)`, option);
   return raw;
 };
 
@@ -69,7 +75,8 @@ export const eventKeyParts = (key: string): { incidentId: string; kind: EventKin
   return parts === null || kind === undefined ? null : { incidentId: parts.incidentId, kind };
 };
 
-const newestFirst = (a: Listed, b: Listed): number => (b.lastModified ?? -Infinity) - (a.lastModified ?? -Infinity) || b.key.localeCompare(a.key);
+const newestFirst = (a: Listed, b: Listed): number =>
+  (b.lastModified ?? -Infinity) - (a.lastModified ?? -Infinity) || b.key.localeCompare(a.key);
 
 /**
  * The listed event objects worth reading, newest first by S3's clock: the key tells the kind
@@ -86,11 +93,14 @@ export const eventCandidates = <L extends Listed>(entries: readonly L[], q: Omit
 
 /** True when a read event passes the filters its key and listing could not decide. */
 export const eventMatches = (event: FleetEvent, listed: Listed, q: EventQuery): boolean =>
-  (q.node === undefined || event.node === q.node) && (q.since === undefined || listed.lastModified !== null || event.at >= q.since);
+  (q.node === undefined || event.node === q.node) &&
+  (q.since === undefined || listed.lastModified !== null || event.at >= q.since);
 
 /** Newest first: by S3's Last-Modified, ties (one second on S3) by the writer's `at`. */
 export const orderEvents = <T extends { listed: Listed; event: FleetEvent }>(items: readonly T[]): T[] =>
-  [...items].sort((a, b) => (b.listed.lastModified ?? -Infinity) - (a.listed.lastModified ?? -Infinity) || b.event.at - a.event.at);
+  [...items].sort(
+    (a, b) => (b.listed.lastModified ?? -Infinity) - (a.listed.lastModified ?? -Infinity) || b.event.at - a.event.at,
+  );
 
 /** Among the newest listed event objects (same Last-Modified), the ones to read to find the newest event (of `kind`). */
 export const newestGroup = <L extends Listed>(entries: readonly L[], kind?: EventKind): L[] => {

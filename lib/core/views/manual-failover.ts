@@ -46,8 +46,10 @@ const watchdogBusy = (watchdog: Observed<WatchdogState>, primary: string): strin
   const incident = watchdog.state === 'ok' ? watchdog.value.nodes[primary]?.incident : null;
   if (incident === null || incident === undefined) return null;
   const { stage } = incident;
-  if (stage.name === 'failing-over') return `the watchdog is failing ${primary} over to ${stage.failover.to} (incident ${incident.id})`;
-  if (stage.name === 'restart-claimed' || stage.name === 'restart-sent') return `the watchdog is restarting ${primary}'s ${incident.restart?.command === 'restartAgent' ? 'agent' : 'worker'} (incident ${incident.id})`;
+  if (stage.name === 'failing-over')
+    return `the watchdog is failing ${primary} over to ${stage.failover.to} (incident ${incident.id})`;
+  if (stage.name === 'restart-claimed' || stage.name === 'restart-sent')
+    return `the watchdog is restarting ${primary}'s ${incident.restart?.command === 'restartAgent' ? 'agent' : 'worker'} (incident ${incident.id})`;
   return null;
 };
 
@@ -59,30 +61,65 @@ const watchdogBusy = (watchdog: Observed<WatchdogState>, primary: string): strin
 export const planManualFailover = (input: ManualFailoverInput): ManualFailoverPlan => {
   const { to, leader } = input;
   if (!input.nodes.some((n) => n.name === to)) {
-    return { kind: 'unknown-node', message: `--to: ${to} is not a configured node (nodes: ${input.nodes.map((n) => n.name).join(', ') || 'none'})` };
+    return {
+      kind: 'unknown-node',
+      message: `--to: ${to} is not a configured node (nodes: ${input.nodes.map((n) => n.name).join(', ') || 'none'})`,
+    };
   }
-  if (leader.state === 'missing') return { kind: 'refuse', message: 'leader.json does not exist: there is no primary to take the role from (the first ready agent creates it)' };
-  if (leader.state === 'corrupt') return { kind: 'refuse', message: `leader.json is corrupt (${leader.error}): repair it before moving the role` };
+  if (leader.state === 'missing')
+    return {
+      kind: 'refuse',
+      message:
+        'leader.json does not exist: there is no primary to take the role from (the first ready agent creates it)',
+    };
+  if (leader.state === 'corrupt')
+    return { kind: 'refuse', message: `leader.json is corrupt (${leader.error}): repair it before moving the role` };
   const current = leader.value;
-  if (current.primary === to) return { kind: 'refuse', message: `${to} is already the primary (epoch ${current.epoch})` };
-  const ready = readiness(to, { nodes: input.nodes, leader: current, heartbeats: input.heartbeats, watchdog: input.watchdog, now: input.now, sampleMs: input.sampleMs, ...(input.keepAliveMs === undefined ? {} : { keepAliveMs: input.keepAliveMs }) });
+  if (current.primary === to)
+    return { kind: 'refuse', message: `${to} is already the primary (epoch ${current.epoch})` };
+  const ready = readiness(to, {
+    nodes: input.nodes,
+    leader: current,
+    heartbeats: input.heartbeats,
+    watchdog: input.watchdog,
+    now: input.now,
+    sampleMs: input.sampleMs,
+    ...(input.keepAliveMs === undefined ? {} : { keepAliveMs: input.keepAliveMs }),
+  });
   const busy = watchdogBusy(input.watchdog, current.primary);
   const objections = [...ready.reasons, ...(busy === null ? [] : [busy])];
-  if (objections.length > 0 && !input.force) return { kind: 'refuse', message: `${ready.ready ? `${to} is ready, but` : `${to} is not ready:`} ${objections.join('; ')}. Use --force to go ahead anyway.` };
-  return { kind: 'go', from: current.primary, fromEpoch: current.epoch, to, incidentId: `manual-${current.epoch}-${input.now}-${input.nonce}`, overridden: objections };
+  if (objections.length > 0 && !input.force)
+    return {
+      kind: 'refuse',
+      message: `${ready.ready ? `${to} is ready, but` : `${to} is not ready:`} ${objections.join('; ')}. Use --force to go ahead anyway.`,
+    };
+  return {
+    kind: 'go',
+    from: current.primary,
+    fromEpoch: current.epoch,
+    to,
+    incidentId: `manual-${current.epoch}-${input.now}-${input.nonce}`,
+    overridden: objections,
+  };
 };
 
 type Go = Extract<ManualFailoverPlan, { kind: 'go' }>;
 
 /** The `reason` written into leader.json (500 characters at most there). */
-export const leaderReason = (plan: Go, reason: string): string => `${plan.incidentId}: ${plan.from} → ${plan.to}: ${reason}${plan.overridden.length > 0 ? ' (--force)' : ''}`;
+export const leaderReason = (plan: Go, reason: string): string =>
+  `${plan.incidentId}: ${plan.from} → ${plan.to}: ${reason}${plan.overridden.length > 0 ? ' (--force)' : ''}`;
 
 /** The PROMOTED event's summary: what happened, the operator's reason, and what --force overrode. */
-export const promotedSummary = (plan: Go, o: { reason: string; newEpoch: number; handover: Leader['handover']; outgoingStopped: boolean }): string =>
+export const promotedSummary = (
+  plan: Go,
+  o: { reason: string; newEpoch: number; handover: Leader['handover']; outgoingStopped: boolean },
+): string =>
   [
     `Manual failover: ${plan.to} is primary of epoch ${o.newEpoch} (${o.handover === 'immediate' ? 'starts at once' : 'starts once the old lease has lapsed'}).`,
     `Reason: ${o.reason}.`,
-    o.outgoingStopped ? `${plan.from}: worker stopped before the handover.` : `${plan.from}: worker not confirmed stopped; it fences itself.`,
+    o.outgoingStopped
+      ? `${plan.from}: worker stopped before the handover.`
+      : `${plan.from}: worker not confirmed stopped; it fences itself.`,
     plan.overridden.length > 0 ? `--force overrode: ${plan.overridden.join('; ')}.` : '',
   ]
     .filter((s) => s !== '')

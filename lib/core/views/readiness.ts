@@ -5,14 +5,17 @@ import { valueOf, type HeartbeatObservation, type Observed } from './observed';
 import type { Heartbeat, Leader } from '../schemas';
 import { emptyWatch, type NodeWatch, type WatchdogState } from '../fleet/watchdog-state';
 
-
 /**
  * A node's watchdog record as an operator command sees it: counters and incident from
  * watchdog/state.json, but "last seen" from S3's Last-Modified of the heartbeat object. A
  * one-shot command has no observation history of its own, and the node's clock (the samples'
  * `at`) must not decide anything; `now` is S3's clock too (the Date of the same listing).
  */
-export const operatorWatch = (stored: NodeWatch | undefined, obs: HeartbeatObservation | undefined, t?: FreshTiming): NodeWatch => {
+export const operatorWatch = (
+  stored: NodeWatch | undefined,
+  obs: HeartbeatObservation | undefined,
+  t?: FreshTiming,
+): NodeWatch => {
   const hb = valueOf(obs?.heartbeat);
   const newest = hb?.samples.at(-1);
   const writtenAt = obs?.writtenAt ?? null;
@@ -20,7 +23,10 @@ export const operatorWatch = (stored: NodeWatch | undefined, obs: HeartbeatObser
   // the view's loss rule (two sample intervals) applied to `newest` then says what isFresh says.
   const credit = t === undefined ? 0 : freshForMs(hb, t) - 2 * t.sampleMs;
   const known = hb === null || newest === undefined || writtenAt === null;
-  return { ...(stored ?? emptyWatch()), newest: known ? null : { boot: hb.boot, seq: newest.seq, changedAt: writtenAt + credit } };
+  return {
+    ...(stored ?? emptyWatch()),
+    newest: known ? null : { boot: hb.boot, seq: newest.seq, changedAt: writtenAt + credit },
+  };
 };
 
 /** The sample interval and the heartbeat keep-alive, in ms, and who holds the lease (null: unknown, unreadable). */
@@ -70,7 +76,8 @@ const seconds = (ms: number): number => Math.round(ms / 100) / 10;
 const reasonsAgainst = (name: string, watch: NodeWatch, input: ReadinessInput): string[] => {
   const { leader, now, sampleMs } = input;
   const reasons: string[] = [];
-  if (input.watchdog.state === 'corrupt') reasons.push('watchdog/state.json is corrupt, so an open incident cannot be ruled out');
+  if (input.watchdog.state === 'corrupt')
+    reasons.push('watchdog/state.json is corrupt, so an open incident cannot be ruled out');
   if (name === leader.primary) reasons.push(`it is the primary of epoch ${leader.epoch}`);
   const hb = input.heartbeats.get(name)?.heartbeat ?? { state: 'missing' };
   if (hb.state === 'missing') reasons.push('it has no heartbeat');
@@ -80,12 +87,22 @@ const reasonsAgainst = (name: string, watch: NodeWatch, input: ReadinessInput): 
     if (watch.newest === null) reasons.push('the age of its heartbeat is unknown');
     else if (isLost(watch, now, 2 * sampleMs)) {
       const writtenAt = input.heartbeats.get(name)?.writtenAt ?? watch.newest.changedAt;
-      reasons.push(`its heartbeat was last written ${seconds(now - writtenAt)} s ago (fresh is under ${seconds(freshForMs(hb.value, timingOf(input)))} s)`);
+      reasons.push(
+        `its heartbeat was last written ${seconds(now - writtenAt)} s ago (fresh is under ${seconds(freshForMs(hb.value, timingOf(input)))} s)`,
+      );
     }
     if (hb.value.role !== 'standby' && hb.value.role !== 'fenced') reasons.push(`it reports role ${hb.value.role}`);
     if (last !== undefined && last.workerProcesses === 0) reasons.push('it has no live worker process');
-    else if (last !== undefined && !isProven(last, sampleMs)) reasons.push(last.proofAgeMs === undefined ? 'its agent reports no self-test (an older agent)' : last.proofAgeMs === null ? 'its worker has not passed a self-test' : `its worker last passed a self-test ${seconds(last.proofAgeMs)} s ago (within ${seconds(PROOF_INTERVALS * sampleMs)} s is ready)`);
-    if (last !== undefined && last.epochSeen !== leader.epoch) reasons.push(`it has seen epoch ${last.epochSeen}, the current one is ${leader.epoch}`);
+    else if (last !== undefined && !isProven(last, sampleMs))
+      reasons.push(
+        last.proofAgeMs === undefined
+          ? 'its agent reports no self-test (an older agent)'
+          : last.proofAgeMs === null
+            ? 'its worker has not passed a self-test'
+            : `its worker last passed a self-test ${seconds(last.proofAgeMs)} s ago (within ${seconds(PROOF_INTERVALS * sampleMs)} s is ready)`,
+      );
+    if (last !== undefined && last.epochSeen !== leader.epoch)
+      reasons.push(`it has seen epoch ${last.epochSeen}, the current one is ${leader.epoch}`);
   }
   if (watch.incident !== null) reasons.push(`it has an open incident ${watch.incident.id} (${watch.incident.kind})`);
   return reasons;
@@ -96,7 +113,11 @@ const reasonsAgainst = (name: string, watch: NodeWatch, input: ReadinessInput): 
  * to the current epoch, no open incident), applied to what an operator can observe; the
  * reasons only put a refusal into words.
  */
-const timingOf = (input: ReadinessInput): FreshTiming => ({ sampleMs: input.sampleMs, keepAliveMs: input.keepAliveMs ?? 0, holder: input.leader.primary });
+const timingOf = (input: ReadinessInput): FreshTiming => ({
+  sampleMs: input.sampleMs,
+  keepAliveMs: input.keepAliveMs ?? 0,
+  holder: input.leader.primary,
+});
 
 export const readiness = (name: string, input: ReadinessInput): Readiness => {
   const stored = input.watchdog.state === 'ok' ? input.watchdog.value.nodes : {};
@@ -110,7 +131,9 @@ export const readiness = (name: string, input: ReadinessInput): Readiness => {
   }
   const reasons = reasonsAgainst(name, watches[name] ?? operatorWatch(undefined, undefined), input);
   const { nodes, leader, now, sampleMs } = input;
-  const ruled = readyStandbys({ nodes, watches, heartbeats, leader, now, sampleMs, lostMs: 2 * sampleMs }).some((s) => s.name === name);
+  const ruled = readyStandbys({ nodes, watches, heartbeats, leader, now, sampleMs, lostMs: 2 * sampleMs }).some(
+    (s) => s.name === name,
+  );
   const ready = ruled && reasons.length === 0;
   if (!ready && reasons.length === 0) reasons.push('it is not among the ready standbys');
   return { ready, reasons };

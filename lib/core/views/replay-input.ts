@@ -22,7 +22,10 @@ export const parseEventId = (id: string): { eventId: string; incidentId: string;
   const kind = id.slice(dot + 1);
   const incidentId = id.slice(0, dot);
   if (dot <= 0 || !(EVENT_KINDS as readonly string[]).includes(kind) || !/^[A-Za-z0-9._-]{1,160}$/.test(incidentId)) {
-    throw new ValidationError(`eventId: "${id.slice(0, 80)}" is not an event id such as node-1-e3-i1.STALLED`, 'eventId');
+    throw new ValidationError(
+      `eventId: "${id.slice(0, 80)}" is not an event id such as node-1-e3-i1.STALLED`,
+      'eventId',
+    );
   }
   return { eventId: id, incidentId, kind: kind as EventKind };
 };
@@ -33,7 +36,8 @@ export const parseEventId = (id: string): { eventId: string; incidentId: string;
  * `{ "eventId": "…" }`; each may add `"execute": true`. Errors name the field.
  */
 export const parseReplayRequest = (input: unknown): ReplayRequest => {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new ValidationError('replay input: must be a JSON object', '(root)');
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    throw new ValidationError('replay input: must be a JSON object', '(root)');
   const { execute: rawExecute, ...rest } = input as Record<string, unknown>;
   const execute = parseWith(executeSchema, rawExecute, 'replay input: execute');
   if ('eventId' in rest) {
@@ -44,7 +48,13 @@ export const parseReplayRequest = (input: unknown): ReplayRequest => {
   if (lambda.success) return { ref: { event: parseMessage(lambda.data.Records[0]?.Sns.Message ?? '') }, execute };
   const notification = snsNotificationSchema.safeParse(rest);
   if (notification.success) return { ref: { event: parseMessage(notification.data.Message) }, execute };
-  return { ref: { event: parseWith(fleetEventSchema, rest, 'replay input (an event object, an SNS message or { "eventId": … })') }, execute };
+  return {
+    ref: {
+      event: parseWith(fleetEventSchema, rest, 'replay input (an event object, an SNS message or { "eventId": … })'),
+    },
+    execute,
+  };
 };
 
-const parseMessage = (message: string): FleetEvent => parseWith(fleetEventSchema, parseJsonText(message, 'SNS message'), 'SNS message');
+const parseMessage = (message: string): FleetEvent =>
+  parseWith(fleetEventSchema, parseJsonText(message, 'SNS message'), 'SNS message');

@@ -7,5 +7,9 @@ export const describePlan = (plan: ReplayPlan, mode: 'dry-run' | 'execute'): str
   `${mode === 'dry-run' ? 'DRY RUN' : 'EXECUTE'}: incident ${plan.incidentId} (${plan.incident}, ${plan.node}, epoch ${plan.epoch}; fleet at epoch ${plan.current.epoch ?? '?'}, primary ${plan.current.primary ?? '?'})`,
   ...plan.steps.map((s) => `  ${MARK[s.status]} ${s.step}: ${s.status}${s.detail === '' ? '' : ` (${s.detail})`}`),
   `verdict: ${plan.verdict}: ${plan.reason}`,
-  ...(plan.action === null ? [] : [mode === 'dry-run' ? `with "execute": true it would: ${plan.action.kind}` : `carrying out: ${plan.action.kind}`]),
+  ...(plan.action === null
+    ? []
+    : [
+        mode === 'dry-run' ? `with "execute": true it would: ${plan.action.kind}` : `carrying out: ${plan.action.kind}`,
+      ]),
 ];

@@ -97,7 +97,8 @@ const incidentKindOf = (facts: ReplayFacts, open: Incident | null, where: Where)
 const restartSteps = (facts: ReplayFacts, open: Incident | null, where: Where, what: string): PlanStep[] => {
   const { written } = facts;
   const r = open?.restart ?? null;
-  if (written.has('RESTART_BUDGET_EXHAUSTED') || where.why === 'budget') return [step(`restart ${what}`, 'skipped', 'the hourly restart budget was spent')];
+  if (written.has('RESTART_BUDGET_EXHAUSTED') || where.why === 'budget')
+    return [step(`restart ${what}`, 'skipped', 'the hourly restart budget was spent')];
   const sent = where.reached('restart-sent') || r?.commandId !== undefined;
   const failed = written.has('RESTART_FAILED') || where.why === 'restart-failed';
   const send = sent
@@ -122,39 +123,98 @@ const failoverSteps = (facts: ReplayFacts, open: Incident | null, where: Where):
   const stage = open?.stage;
   const f = stage?.name === 'failing-over' || stage?.name === 'failover-failed' ? stage.failover : null;
   const to = f?.to ?? event.newPrimary;
-  const promoted = written.has('PROMOTED') || (to !== undefined && f !== null && leader !== null && leader.primary === to && leader.epoch > f.fromEpoch);
+  const promoted =
+    written.has('PROMOTED') ||
+    (to !== undefined && f !== null && leader !== null && leader.primary === to && leader.epoch > f.fromEpoch);
   if (!where.reached('failing-over') && !where.reached('failover-failed')) {
-    return [written.has('NO_STANDBY') ? step('choose a standby', 'failed', 'no ready standby (or within the cooldown)') : step('choose a standby', 'not-reached', '')];
+    return [
+      written.has('NO_STANDBY')
+        ? step('choose a standby', 'failed', 'no ready standby (or within the cooldown)')
+        : step('choose a standby', 'not-reached', ''),
+    ];
   }
-  const steps: PlanStep[] = [step('choose a standby', 'done', to === undefined ? 'failover started' : `failing over to ${to}`)];
-  if (written.has('OLD_PRIMARY_STOPPED')) steps.push(step('stop the old primary', 'done', 'worker stopped before the handover'));
+  const steps: PlanStep[] = [
+    step('choose a standby', 'done', to === undefined ? 'failover started' : `failing over to ${to}`),
+  ];
+  if (written.has('OLD_PRIMARY_STOPPED'))
+    steps.push(step('stop the old primary', 'done', 'worker stopped before the handover'));
   else if (f?.outgoingStopped === true) steps.push(step('stop the old primary', 'skipped', 'its instance is stopped'));
-  else steps.push(step('stop the old primary', promoted ? 'skipped' : 'pending', promoted ? 'not confirmed; the old primary fences itself when its lease lapses' : 'not confirmed yet'));
-  steps.push(promoted ? step('promote the standby', 'done', `${to ?? '?'} is primary`) : step('promote the standby', stage?.name === 'failover-failed' ? 'failed' : 'pending', stage?.name === 'failover-failed' ? stage.detail : ''));
-  if (facts.dns) steps.push(written.has('RECORD_CHANGED') ? step('move traffic', 'done', 'origin record changed') : step('move traffic', promoted ? 'pending' : 'not-reached', ''));
-  else steps.push(step('move traffic', 'skipped', 'no origin record configured (Route 53 health checks move data-plane traffic)'));
+  else
+    steps.push(
+      step(
+        'stop the old primary',
+        promoted ? 'skipped' : 'pending',
+        promoted ? 'not confirmed; the old primary fences itself when its lease lapses' : 'not confirmed yet',
+      ),
+    );
+  steps.push(
+    promoted
+      ? step('promote the standby', 'done', `${to ?? '?'} is primary`)
+      : step(
+          'promote the standby',
+          stage?.name === 'failover-failed' ? 'failed' : 'pending',
+          stage?.name === 'failover-failed' ? stage.detail : '',
+        ),
+  );
+  if (facts.dns)
+    steps.push(
+      written.has('RECORD_CHANGED')
+        ? step('move traffic', 'done', 'origin record changed')
+        : step('move traffic', promoted ? 'pending' : 'not-reached', ''),
+    );
+  else
+    steps.push(
+      step('move traffic', 'skipped', 'no origin record configured (Route 53 health checks move data-plane traffic)'),
+    );
   return steps;
 };
 
-const ladderSteps = (facts: ReplayFacts, kind: ReplayPlan['incident'], open: Incident | null, where: Where): PlanStep[] => {
+const ladderSteps = (
+  facts: ReplayFacts,
+  kind: ReplayPlan['incident'],
+  open: Incident | null,
+  where: Where,
+): PlanStep[] => {
   const { written } = facts;
   const isOpen = open !== null;
-  const closed = (detail: string): PlanStep => step('close the incident', isOpen ? 'pending' : 'done', isOpen ? detail : written.has('RECOVERED') ? 'recovered' : 'closed');
+  const closed = (detail: string): PlanStep =>
+    step(
+      'close the incident',
+      isOpen ? 'pending' : 'done',
+      isOpen ? detail : written.has('RECOVERED') ? 'recovered' : 'closed',
+    );
   switch (kind) {
     case 'stall': {
       const steps = [step('detect the stall', 'done', 'STALLED'), ...restartSteps(facts, open, where, 'the worker')];
-      if (where.reached('escalating') || where.reached('failing-over') || where.reached('failover-failed')) steps.push(...failoverSteps(facts, open, where));
+      if (where.reached('escalating') || where.reached('failing-over') || where.reached('failover-failed'))
+        steps.push(...failoverSteps(facts, open, where));
       steps.push(closed('waiting for healthy samples or escalation'));
       return steps;
     }
     case 'dead':
-      return [step('detect the dead node', 'done', written.has('NODE_DEAD') || where.reached('escalating') ? 'NODE_DEAD' : 'NODE_SILENT'), ...failoverSteps(facts, open, where), closed('failover not complete')];
+      return [
+        step(
+          'detect the dead node',
+          'done',
+          written.has('NODE_DEAD') || where.reached('escalating') ? 'NODE_DEAD' : 'NODE_SILENT',
+        ),
+        ...failoverSteps(facts, open, where),
+        closed('failover not complete'),
+      ];
     case 'standby': {
       const restarted = open?.restart != null || where.reached('restart-claimed') || where.reached('restart-sent');
       return [
         step('detect the lost standby', 'done', written.has('AGENT_DEAD') ? 'AGENT_DEAD' : 'REDUNDANCY_LOST'),
         ...(restarted ? restartSteps(facts, open, where, 'the agent') : []),
-        step('bring the standby back', isOpen ? 'pending' : 'done', isOpen ? (restarted ? 'waiting for the agent to report again' : 'a person acts (docs/runbook.md)') : 'heard from again'),
+        step(
+          'bring the standby back',
+          isOpen ? 'pending' : 'done',
+          isOpen
+            ? restarted
+              ? 'waiting for the agent to report again'
+              : 'a person acts (docs/runbook.md)'
+            : 'heard from again',
+        ),
       ];
     }
     case 'rejoin': {
@@ -163,7 +223,15 @@ const ladderSteps = (facts: ReplayFacts, kind: ReplayPlan['incident'], open: Inc
       return [
         step('detect the unready standby', 'done', 'STANDBY_UNREADY'),
         ...restartSteps(facts, open, where, 'the worker in standby mode'),
-        step('rejoin', failed ? 'failed' : done ? 'done' : 'pending', failed ? 'the worker still failed its self-test' : done ? 'its worker passed its self-test' : "waiting for the worker's self-test"),
+        step(
+          'rejoin',
+          failed ? 'failed' : done ? 'done' : 'pending',
+          failed
+            ? 'the worker still failed its self-test'
+            : done
+              ? 'its worker passed its self-test'
+              : "waiting for the worker's self-test",
+        ),
       ];
     }
     case 'manual':
@@ -189,22 +257,49 @@ const resumption = (facts: ReplayFacts, incident: Incident): Pick<ReplayPlan, 'v
     case 'carry-out-failover': {
       const f = pending.failover;
       if (fresh(f.claimedAt)) return inFlight(`the failover to ${f.to}`, f.claimedAt);
-      return { verdict: 'resume', reason: `failover to ${f.to} was claimed and not finished`, action: { kind: 'resume-failover', step: f } };
+      return {
+        verdict: 'resume',
+        reason: `failover to ${f.to} was claimed and not finished`,
+        action: { kind: 'resume-failover', step: f },
+      };
     }
     case 'retry-failover': {
-      if (leader === null || leader.primary !== facts.event.node) return { verdict: 'refused', reason: `the role is no longer with ${facts.event.node}`, action: null };
+      if (leader === null || leader.primary !== facts.event.node)
+        return { verdict: 'refused', reason: `the role is no longer with ${facts.event.node}`, action: null };
       const to = facts.ready[0];
-      if (to === undefined) return { verdict: 'refused', reason: 'the failover failed and no standby is ready now; bring one back or use `fleet failover --to NODE --force`', action: null };
-      return { verdict: 'resume', reason: `the failover failed (${pending.detail}); retry to ${to}`, action: { kind: 'retry-failover', to, fromEpoch: leader.epoch } };
+      if (to === undefined)
+        return {
+          verdict: 'refused',
+          reason:
+            'the failover failed and no standby is ready now; bring one back or use `fleet failover --to NODE --force`',
+          action: null,
+        };
+      return {
+        verdict: 'resume',
+        reason: `the failover failed (${pending.detail}); retry to ${to}`,
+        action: { kind: 'retry-failover', to, fromEpoch: leader.epoch },
+      };
     }
     case 'send-restart':
       if (fresh(pending.claimedAt)) return inFlight('the restart', pending.claimedAt);
-      return { verdict: 'resume', reason: 'the restart was claimed but never sent', action: { kind: 'send-restart', command: pending.command, claimedAt: pending.claimedAt } };
+      return {
+        verdict: 'resume',
+        reason: 'the restart was claimed but never sent',
+        action: { kind: 'send-restart', command: pending.command, claimedAt: pending.claimedAt },
+      };
     default:
-      if (verify !== null) return { verdict: 'resume', reason: 'the restart was sent; its result is not recorded', action: { kind: 'verify-restart', commandId: verify.commandId, deadline: verify.deadline } };
+      if (verify !== null)
+        return {
+          verdict: 'resume',
+          reason: 'the restart was sent; its result is not recorded',
+          action: { kind: 'verify-restart', commandId: verify.commandId, deadline: verify.deadline },
+        };
       return {
         verdict: 'watchdog-owns',
-        reason: pending.kind === 'choose-standby' ? 'a failover is wanted; the watchdog claims it once a standby is ready and the cooldown allows' : `every step so far is done; ${pending.kind === 'none' ? pending.why : 'the watchdog judges the next samples'}`,
+        reason:
+          pending.kind === 'choose-standby'
+            ? 'a failover is wanted; the watchdog claims it once a standby is ready and the cooldown allows'
+            : `every step so far is done; ${pending.kind === 'none' ? pending.why : 'the watchdog judges the next samples'}`,
         action: null,
       };
   }
@@ -230,8 +325,15 @@ export const planReplay = (facts: ReplayFacts): ReplayPlan => {
     open: open !== null,
     steps: ladderSteps(facts, kind, open, where),
   };
-  if (kind === 'alert' || kind === 'manual') return { ...base, verdict: 'nothing-to-do', reason: 'not a watchdog incident: nothing to resume', action: null };
-  if (leader === null) return { ...base, verdict: 'refused', reason: 'leader.json is missing or unreadable: the epoch guard cannot be checked, nothing is resumed', action: null };
+  if (kind === 'alert' || kind === 'manual')
+    return { ...base, verdict: 'nothing-to-do', reason: 'not a watchdog incident: nothing to resume', action: null };
+  if (leader === null)
+    return {
+      ...base,
+      verdict: 'refused',
+      reason: 'leader.json is missing or unreadable: the epoch guard cannot be checked, nothing is resumed',
+      action: null,
+    };
   const current = leader.epoch;
   // This incident's own promotion moved the epoch on by one: that is completion, not supersession.
   const ownFailover = facts.written.has('PROMOTED') && current === event.epoch + 1;
@@ -245,8 +347,15 @@ export const planReplay = (facts: ReplayFacts): ReplayPlan => {
   }
   if (open === null) {
     const other = watch?.incident;
-    const how = ownFailover ? `the failover made epoch ${current}` : facts.written.has('RECOVERED') ? `${event.node} recovered` : 'no longer open';
-    const reason = other !== null && other !== undefined ? `closed (${how}); ${event.node} now has incident ${other.id}` : `closed: ${how}`;
+    const how = ownFailover
+      ? `the failover made epoch ${current}`
+      : facts.written.has('RECOVERED')
+        ? `${event.node} recovered`
+        : 'no longer open';
+    const reason =
+      other !== null && other !== undefined
+        ? `closed (${how}); ${event.node} now has incident ${other.id}`
+        : `closed: ${how}`;
     return { ...base, verdict: 'nothing-to-do', reason, action: null };
   }
   return { ...base, ...resumption(facts, open) };

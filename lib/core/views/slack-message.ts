@@ -146,9 +146,19 @@ const clip = (text: string, max: number): string => {
   return `${cut.replace(/&[a-z]*$/, '')}…`;
 };
 
-const mrkdwn = (text: string, max: number = LIMIT.section): SlackText => ({ type: 'mrkdwn', text: clip(text, max), verbatim: true });
-const header = (text: string): SlackBlock => ({ type: 'header', text: { type: 'plain_text', text: clip(wellFormed(text), LIMIT.header), emoji: true } });
-const section = (title: string, body: string): SlackBlock => ({ type: 'section', text: mrkdwn(`*${title}*\n${body === '' ? '_none_' : escape(body)}`) });
+const mrkdwn = (text: string, max: number = LIMIT.section): SlackText => ({
+  type: 'mrkdwn',
+  text: clip(text, max),
+  verbatim: true,
+});
+const header = (text: string): SlackBlock => ({
+  type: 'header',
+  text: { type: 'plain_text', text: clip(wellFormed(text), LIMIT.header), emoji: true },
+});
+const section = (title: string, body: string): SlackBlock => ({
+  type: 'section',
+  text: mrkdwn(`*${title}*\n${body === '' ? '_none_' : escape(body)}`),
+});
 const field = (title: string, value: string): SlackText => mrkdwn(`*${title}*\n${escape(value)}`, LIMIT.field);
 
 /** ISO 8601 of a ms timestamp, or the raw number when it is outside the Date range. */
@@ -177,13 +187,24 @@ export const metricLines = (m: EventMetrics): string[] => {
 /** The Slack message of one incident step. */
 export const formatEvent = (event: FleetEvent): SlackPayload => {
   const emoji = EMOJI[SEVERITY[event.kind]];
-  const fields = [field('Node', event.node), field('Incident', event.incidentId), field('Epoch', String(event.epoch)), field('Time', isoOf(event.at))];
+  const fields = [
+    field('Node', event.node),
+    field('Incident', event.incidentId),
+    field('Epoch', String(event.epoch)),
+    field('Time', isoOf(event.at)),
+  ];
   if (event.newPrimary !== undefined) fields.push(field('New primary', event.newPrimary));
   if (event.newEpoch !== undefined) fields.push(field('New epoch', String(event.newEpoch)));
   if (event.commandId !== undefined) fields.push(field('SSM command', event.commandId));
-  const failover = event.newPrimary === undefined ? '' : ` New primary ${event.newPrimary}${event.newEpoch === undefined ? '' : ` (epoch ${event.newEpoch})`}.`;
+  const failover =
+    event.newPrimary === undefined
+      ? ''
+      : ` New primary ${event.newPrimary}${event.newEpoch === undefined ? '' : ` (epoch ${event.newEpoch})`}.`;
   return {
-    text: clip(`${emoji} [queen-fleet] ${event.kind} on ${event.node}: ${escape(event.summary)}${escape(failover)} Next: ${escape(event.next)}`, LIMIT.fallback),
+    text: clip(
+      `${emoji} [queen-fleet] ${event.kind} on ${event.node}: ${escape(event.summary)}${escape(failover)} Next: ${escape(event.next)}`,
+      LIMIT.fallback,
+    ),
     blocks: [
       header(`${emoji} ${event.kind} on ${event.node}`),
       { type: 'section', fields },
@@ -204,17 +225,26 @@ const alarmTime = (text: string): string => {
 /** The Slack message of one CloudWatch alarm state change. */
 export const formatAlarm = (alarm: CloudWatchAlarm): SlackPayload => {
   const emoji = ALARM_EMOJI[alarm.NewStateValue];
-  const state = alarm.OldStateValue === undefined ? alarm.NewStateValue : `${alarm.OldStateValue} → ${alarm.NewStateValue}`;
+  const state =
+    alarm.OldStateValue === undefined ? alarm.NewStateValue : `${alarm.OldStateValue} → ${alarm.NewStateValue}`;
   const fields = [field('State', state), field('Time', alarmTime(alarm.StateChangeTime))];
   if (alarm.Region !== undefined) fields.push(field('Region', alarm.Region));
-  const blocks: SlackBlock[] = [header(`${emoji} ${alarm.NewStateValue}: ${alarm.AlarmName}`), { type: 'section', fields }, section('Reason', alarm.NewStateReason)];
+  const blocks: SlackBlock[] = [
+    header(`${emoji} ${alarm.NewStateValue}: ${alarm.AlarmName}`),
+    { type: 'section', fields },
+    section('Reason', alarm.NewStateReason),
+  ];
   const description = alarm.AlarmDescription ?? '';
   if (description !== '') blocks.push(section('Description', description));
   return {
-    text: clip(`${emoji} [queen-fleet] CloudWatch alarm ${escape(alarm.AlarmName)} is ${alarm.NewStateValue}: ${escape(alarm.NewStateReason)}`, LIMIT.fallback),
+    text: clip(
+      `${emoji} [queen-fleet] CloudWatch alarm ${escape(alarm.AlarmName)} is ${alarm.NewStateValue}: ${escape(alarm.NewStateReason)}`,
+      LIMIT.fallback,
+    ),
     blocks,
   };
 };
 
 /** The Slack message of any alert-topic message. */
-export const formatAlert = (message: AlertMessage): SlackPayload => (message.type === 'event' ? formatEvent(message.event) : formatAlarm(message.alarm));
+export const formatAlert = (message: AlertMessage): SlackPayload =>
+  message.type === 'event' ? formatEvent(message.event) : formatAlarm(message.alarm);

@@ -10,7 +10,8 @@ import type { MetricValues } from '../metrics/emf';
 import { watchdogMetricValues } from '../metrics/watchdog-metrics';
 
 /** The task queue as read: depth, or why it could not be read. */
-export type QueueObservation = { state: 'not-configured' } | { state: 'ok'; visible: number; inFlight: number } | { state: 'error'; error: string };
+export type QueueObservation =
+  { state: 'not-configured' } | { state: 'ok'; visible: number; inFlight: number } | { state: 'error'; error: string };
 
 /** Everything `fleet status` shows, gathered by `lib/ops/status.ts`. */
 export interface StatusInput {
@@ -85,18 +86,42 @@ export interface NodeStatus {
 }
 
 export type LeaderStatus =
-  | { state: 'ok'; primary: string; epoch: number; handover: Leader['handover']; previous: string | null; changedBy: string; reason: string }
+  | {
+      state: 'ok';
+      primary: string;
+      epoch: number;
+      handover: Leader['handover'];
+      previous: string | null;
+      changedBy: string;
+      reason: string;
+    }
   | { state: 'missing' }
   | { state: 'corrupt'; error: string };
 
 export type LastFailover =
   | { state: 'none' }
-  | { state: 'ok'; at: number; incidentId: string; manual: boolean; from: string; newPrimary: string | null; newEpoch: number | null }
+  | {
+      state: 'ok';
+      at: number;
+      incidentId: string;
+      manual: boolean;
+      from: string;
+      newPrimary: string | null;
+      newEpoch: number | null;
+    }
   | { state: 'corrupt'; key: string; error: string };
 
 export type LastIncident =
   | { state: 'none' }
-  | { state: 'ok'; incidentId: string; kind: FleetEvent['kind']; node: string; epoch: number; at: number; summary: string }
+  | {
+      state: 'ok';
+      incidentId: string;
+      kind: FleetEvent['kind'];
+      node: string;
+      epoch: number;
+      at: number;
+      summary: string;
+    }
   | { state: 'corrupt'; key: string; error: string };
 
 /** The JSON document of `fleet status --json` (without `where`, which the command adds). */
@@ -121,13 +146,20 @@ export interface StatusView {
 const tenths = (ms: number): number => Math.round(ms / 100) / 10;
 
 /** The role a node reports next to the one leader.json gives it, and a note when they disagree. */
-export const describeRole = (name: string, leader: Leader | null, hb: Heartbeat | null): Pick<NodeStatus, 'role' | 'designated' | 'roleNote'> => {
+export const describeRole = (
+  name: string,
+  leader: Leader | null,
+  hb: Heartbeat | null,
+): Pick<NodeStatus, 'role' | 'designated' | 'roleNote'> => {
   const role = hb?.role ?? null;
   const designated = leader === null ? null : leader.primary === name ? 'primary' : 'standby';
   let roleNote: string | null = null;
   if (leader !== null && role !== null) {
     if (designated === 'primary' && role === 'pending') {
-      roleNote = leader.handover === 'await-fence' ? 'taking over: waits until the old primary has fenced itself' : 'taking over';
+      roleNote =
+        leader.handover === 'await-fence'
+          ? 'taking over: waits until the old primary has fenced itself'
+          : 'taking over';
     } else if (designated === 'primary' && role !== 'primary') {
       roleNote = `leader.json makes it primary of epoch ${leader.epoch}; its agent has not synced yet`;
     } else if (designated === 'standby' && (role === 'primary' || role === 'pending')) {
@@ -146,7 +178,11 @@ const heartbeatStatus = (obs: HeartbeatObservation | undefined, input: StatusInp
     state: 'ok',
     ageSeconds: newest === undefined ? null : tenths(input.now - newest.at),
     writtenSecondsAgo: writtenAt === null ? null : tenths(input.now - writtenAt),
-    fresh: isFresh(obs, input.now, { sampleMs: input.sampleIntervalSeconds * 1000, keepAliveMs: input.heartbeatKeepAliveSeconds * 1000, holder: valueOf(input.leader)?.primary ?? null }),
+    fresh: isFresh(obs, input.now, {
+      sampleMs: input.sampleIntervalSeconds * 1000,
+      keepAliveMs: input.heartbeatKeepAliveSeconds * 1000,
+      holder: valueOf(input.leader)?.primary ?? null,
+    }),
     agentVersion: hb.value.agentVersion,
   };
 };
@@ -165,7 +201,12 @@ const incidentStatus = (watch: NodeWatch | undefined): IncidentStatus | null => 
   };
 };
 
-const nodeStatus = (spec: NodeSpec, input: StatusInput, leader: Leader | null, watchdog: WatchdogState | null): NodeStatus => {
+const nodeStatus = (
+  spec: NodeSpec,
+  input: StatusInput,
+  leader: Leader | null,
+  watchdog: WatchdogState | null,
+): NodeStatus => {
   const obs = input.heartbeats.get(spec.name);
   const hb = valueOf(obs?.heartbeat);
   const last = hb?.samples.at(-1) ?? null;
@@ -179,7 +220,10 @@ const nodeStatus = (spec: NodeSpec, input: StatusInput, leader: Leader | null, w
     workerProcesses: last?.workerProcesses ?? null,
     cpuPercent: last === null ? null : Math.round(last.cpuPercent * 10) / 10,
     backlog: last?.backlog ?? null,
-    stall: watch === undefined ? null : { failing: watch.counter.failing, healthy: watch.counter.healthy, fault: watch.counter.lastFault },
+    stall:
+      watch === undefined
+        ? null
+        : { failing: watch.counter.failing, healthy: watch.counter.healthy, fault: watch.counter.lastFault },
     incident: incidentStatus(watch),
   };
 };
@@ -201,7 +245,15 @@ const lastFailover = (last: StatusInput['lastPromotion']): LastFailover => {
   if (last === null || last.event.state === 'missing') return { state: 'none' };
   if (last.event.state === 'corrupt') return { state: 'corrupt', key: last.key, error: last.event.error };
   const e = last.event.value;
-  return { state: 'ok', at: e.at, incidentId: e.incidentId, manual: e.incidentId.startsWith('manual-'), from: e.node, newPrimary: e.newPrimary ?? null, newEpoch: e.newEpoch ?? null };
+  return {
+    state: 'ok',
+    at: e.at,
+    incidentId: e.incidentId,
+    manual: e.incidentId.startsWith('manual-'),
+    from: e.node,
+    newPrimary: e.newPrimary ?? null,
+    newEpoch: e.newEpoch ?? null,
+  };
 };
 
 /**
@@ -216,7 +268,11 @@ export const buildStatus = (input: StatusInput): StatusView => {
   return {
     at: input.now,
     leader: leaderStatus(input.leader),
-    watchdog: { state: input.watchdog.state, error: input.watchdog.state === 'corrupt' ? input.watchdog.error : null, lastFailoverAt: watchdog?.lastFailoverAt ?? null },
+    watchdog: {
+      state: input.watchdog.state,
+      error: input.watchdog.state === 'corrupt' ? input.watchdog.error : null,
+      lastFailoverAt: watchdog?.lastFailoverAt ?? null,
+    },
     queue: q.state === 'ok' ? { ...q, depth: q.visible + q.inFlight } : q,
     lastFailover: lastFailover(input.lastPromotion),
     lastIncident: lastIncident(input.lastEvent),
@@ -230,10 +286,25 @@ const COUNTS = new Set(['IncidentsOpened', 'Restarts', 'Failovers']);
 
 const metricsNow = (input: StatusInput, leader: Leader | null, watchdog: WatchdogState | null): MetricValues => {
   const state = watchdog ?? emptyWatchdogState();
-  const heartbeats = new Map(input.nodes.flatMap((spec) => {
-    const hb = valueOf(input.heartbeats.get(spec.name)?.heartbeat);
-    return hb === null ? [] : [[spec.name, hb] as const];
-  }));
-  const values = watchdogMetricValues({ before: state, after: state, leader, heartbeats, now: input.now, nodes: input.nodes, settings: input, done: [], gauges: true });
-  return { fleet: Object.fromEntries(Object.entries(values.fleet).filter(([name]) => !COUNTS.has(name))), nodes: values.nodes };
+  const heartbeats = new Map(
+    input.nodes.flatMap((spec) => {
+      const hb = valueOf(input.heartbeats.get(spec.name)?.heartbeat);
+      return hb === null ? [] : [[spec.name, hb] as const];
+    }),
+  );
+  const values = watchdogMetricValues({
+    before: state,
+    after: state,
+    leader,
+    heartbeats,
+    now: input.now,
+    nodes: input.nodes,
+    settings: input,
+    done: [],
+    gauges: true,
+  });
+  return {
+    fleet: Object.fromEntries(Object.entries(values.fleet).filter(([name]) => !COUNTS.has(name))),
+    nodes: values.nodes,
+  };
 };

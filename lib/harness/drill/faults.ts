@@ -34,7 +34,6 @@ export interface FaultTargets {
 /** What a corrupt-object fault writes: a record cut off mid-write, then bytes that are not UTF-8. */
 const GARBAGE = '{"version":1,"primary":"node-1","epo\u0000\ufffd\u00ff not json';
 
-
 /** The object a corrupt-object fault damages. */
 const corruptKey = (fault: Extract<Fault, { kind: 'corrupt-object' }>, node: string): string => {
   switch (fault.key) {
@@ -55,7 +54,9 @@ const scopeOf = (fault: Fault, node: string): string => {
   if (!isFleetWide(fault)) return node;
   if (fault.kind === 'duplicate-watchdog' || fault.kind === 'watchdog-outage') return 'watchdog';
   if (fault.kind === 'watchdog-crash') return 'watchdog';
-  return fault.kind.startsWith('s3') || fault.kind === 'dynamodb-outage' || fault.kind === 'notification-lag' ? 'cloud' : 'queue';
+  return fault.kind.startsWith('s3') || fault.kind === 'dynamodb-outage' || fault.kind === 'notification-lag'
+    ? 'cloud'
+    : 'queue';
 };
 
 /** How often (wall ms) a hang-stage that found no stage running looks again, and for how long (scenario s). */
@@ -66,7 +67,12 @@ const HANG_WAIT_SECONDS = 60;
  * Calls `strike` every `everyMs` until it hits something (returns more than 0) or `withinMs`
  * has passed, then tells `done` what the last strike hit. Returns a cancel that stops it quietly.
  */
-export const retryUntilHit = (strike: () => number, everyMs: number, withinMs: number, done: (hit: number) => void): (() => void) => {
+export const retryUntilHit = (
+  strike: () => number,
+  everyMs: number,
+  withinMs: number,
+  done: (hit: number) => void,
+): (() => void) => {
   const until = Date.now() + withinMs;
   const timer = setInterval(() => {
     const hit = strike();
@@ -101,7 +107,13 @@ export class FaultInjector {
   /** `primary`, `standby` (the best-priority other node) or a node name, resolved now. */
   resolve(target: string): string {
     if (target === 'primary') return this.primary();
-    if (target === 'standby') return [...this.t.config.nodes].sort((a, b) => a.priority - b.priority).map((n) => n.name).find((n) => n !== this.primary()) ?? this.primary();
+    if (target === 'standby')
+      return (
+        [...this.t.config.nodes]
+          .sort((a, b) => a.priority - b.priority)
+          .map((n) => n.name)
+          .find((n) => n !== this.primary()) ?? this.primary()
+      );
     return target;
   }
 
@@ -116,20 +128,32 @@ export class FaultInjector {
           fleet.tell(node, { type: 'stall-workers', on: false });
           fleet.signalWorker(node, 'SIGCONT');
         };
-        return { detail: `SIGSTOP to the worker${fault.until === 'never' ? ', and to every worker started after it' : ''}`, undo };
+        return {
+          detail: `SIGSTOP to the worker${fault.until === 'never' ? ', and to every worker started after it' : ''}`,
+          undo,
+        };
       }
       case 'crash-worker':
         fleet.signalWorker(node, 'SIGKILL');
         return { detail: 'SIGKILL to the worker', undo: null };
       case 'kill-node':
         fleet.killNode(node);
-        return { detail: 'the VM crashed: every process killed; Lightsail still says running, SSM pings stop', undo: null };
+        return {
+          detail: 'the VM crashed: every process killed; Lightsail still says running, SSM pings stop',
+          undo: null,
+        };
       case 'stop-node':
         fleet.stopNode(node);
-        return { detail: 'StopInstance: services get SIGTERM, Lightsail goes stopping, then stopped', undo: () => fleet.startInstance(node) };
+        return {
+          detail: 'StopInstance: services get SIGTERM, Lightsail goes stopping, then stopped',
+          undo: () => fleet.startInstance(node),
+        };
       case 'freeze-node':
         fleet.freezeNode(node);
-        return { detail: 'every process of the node stopped (a hung kernel); Lightsail still says running', undo: () => fleet.thawNode(node) };
+        return {
+          detail: 'every process of the node stopped (a hung kernel); Lightsail still says running',
+          undo: () => fleet.thawNode(node),
+        };
       case 'reboot-node':
         fleet.rebootNode(node, wall(fault.for));
         return { detail: `rebooting: every process killed, the services start again after ${fault.for}s`, undo: null };
@@ -141,17 +165,34 @@ export class FaultInjector {
         return { detail: 'cut off from the cloud', undo: () => this.clearFault(node, 'partition') };
       case 'hang-stage': {
         const hung = fleet.hangStages(node);
-        if (hung > 0) return { detail: `${hung} running stage process(es) stopped: alive, no CPU, no progress`, undo: null };
+        if (hung > 0)
+          return { detail: `${hung} running stage process(es) stopped: alive, no CPU, no progress`, undo: null };
         // Between two stages (a checkpoint being written) nothing runs: the next stage to start hangs
         // instead, so the drill never passes on a fault that struck nothing (CI run 20).
-        const cancel = retryUntilHit(() => fleet.hangStages(node), HANG_RETRY_MS, wall(HANG_WAIT_SECONDS), (hit) =>
-          this.t.recorder.note(node, 'fault-struck', hit > 0 ? `hang-stage: ${hit} stage process(es) stopped as they started` : `hang-stage: no stage started within ${HANG_WAIT_SECONDS}s, nothing hung`),
+        const cancel = retryUntilHit(
+          () => fleet.hangStages(node),
+          HANG_RETRY_MS,
+          wall(HANG_WAIT_SECONDS),
+          (hit) =>
+            this.t.recorder.note(
+              node,
+              'fault-struck',
+              hit > 0
+                ? `hang-stage: ${hit} stage process(es) stopped as they started`
+                : `hang-stage: no stage started within ${HANG_WAIT_SECONDS}s, nothing hung`,
+            ),
         );
-        return { detail: 'no stage process running at this instant (between stages): the next to start is stopped', undo: cancel };
+        return {
+          detail: 'no stage process running at this instant (between stages): the next to start is stopped',
+          undo: cancel,
+        };
       }
       case 'clock-skew':
         fleet.tell(node, { type: 'clock-offset', offsetMs: fault.offsetSeconds * 1000 });
-        return { detail: `wall clock ${fault.offsetSeconds > 0 ? '+' : ''}${fault.offsetSeconds}s`, undo: () => fleet.tell(node, { type: 'clock-offset', offsetMs: 0 }) };
+        return {
+          detail: `wall clock ${fault.offsetSeconds > 0 ? '+' : ''}${fault.offsetSeconds}s`,
+          undo: () => fleet.tell(node, { type: 'clock-offset', offsetMs: 0 }),
+        };
       case 'duplicate-watchdog':
         scheduler.copies = fault.copies;
         return { detail: `every trigger runs ${fault.copies} watchdogs at once`, undo: () => (scheduler.copies = 1) };
@@ -163,7 +204,10 @@ export class FaultInjector {
         return { detail: `tasks enqueued from now on take ×${fault.factor}`, undo: () => this.t.setWorkFactor(1) };
       case 's3-throttle':
         cloud.faults.set(node, { ...cloud.faults.get(node), throttleRate: fault.rate });
-        return { detail: `${Math.round(fault.rate * 100)}% of its S3 requests answered 503 SlowDown`, undo: () => this.clearFault(node, 'throttleRate') };
+        return {
+          detail: `${Math.round(fault.rate * 100)}% of its S3 requests answered 503 SlowDown`,
+          undo: () => this.clearFault(node, 'throttleRate'),
+        };
       case 's3-latency':
         cloud.faults.set(node, { ...cloud.faults.get(node), latencyMs: fault.ms / this.t.timeScale });
         return { detail: `+${fault.ms} ms on every request`, undo: () => this.clearFault(node, 'latencyMs') };
@@ -174,7 +218,10 @@ export class FaultInjector {
           return { detail, undo: () => this.clearFault(node, 's3Outage') };
         }
         cloud.outage.s3 = true;
-        return { detail: 'every S3 request of every node and of the watchdog fails (503)', undo: () => (cloud.outage.s3 = false) };
+        return {
+          detail: 'every S3 request of every node and of the watchdog fails (503)',
+          undo: () => (cloud.outage.s3 = false),
+        };
       case 'blackhole-node':
         cloud.blackholes.start(node);
         return {
@@ -189,22 +236,34 @@ export class FaultInjector {
       }
       case 'dynamodb-outage':
         cloud.outage.dynamodb = true;
-        return { detail: 'every DynamoDB request of every node and of the watchdog fails (503): the lease can be neither read nor renewed', undo: () => (cloud.outage.dynamodb = false) };
+        return {
+          detail:
+            'every DynamoDB request of every node and of the watchdog fails (503): the lease can be neither read nor renewed',
+          undo: () => (cloud.outage.dynamodb = false),
+        };
       case 'notification-lag':
         cloud.notifications.lagMs = wall(fault.seconds);
-        return { detail: `S3 event notifications reach the watchdog ${fault.seconds}s late`, undo: () => (cloud.notifications.lagMs = 0) };
+        return {
+          detail: `S3 event notifications reach the watchdog ${fault.seconds}s late`,
+          undo: () => (cloud.notifications.lagMs = 0),
+        };
       case 'poison-task':
         this.t.enqueuePoison();
         return { detail: 'a message no worker can process', undo: null };
       case 'lost-response': {
         const keys = fault.key === undefined ? /./ : LOSABLE_KEYS[fault.key];
         cloud.faults.set(node, { ...cloud.faults.get(node), loseResponses: keys });
-        return { detail: `every PUT it sends${fault.key === undefined ? '' : ` to ${fault.key}`} is applied and its response lost`, undo: () => this.clearFault(node, 'loseResponses') };
+        return {
+          detail: `every PUT it sends${fault.key === undefined ? '' : ` to ${fault.key}`} is applied and its response lost`,
+          undo: () => this.clearFault(node, 'loseResponses'),
+        };
       }
       case 'corrupt-object': {
         const key = corruptKey(fault, node);
         const written = this.t.writeRaw(key, GARBAGE);
-        written.catch((error: unknown) => this.t.recorder.note('drill', 'error', `corrupt-object: ${key} not written: ${String(error)}`));
+        written.catch((error: unknown) =>
+          this.t.recorder.note('drill', 'error', `corrupt-object: ${key} not written: ${String(error)}`),
+        );
         return { detail: `garbage written over ${key}`, undo: null };
       }
     }

@@ -1,6 +1,14 @@
 import { NODE_COMMANDS } from '../../aws/run-command';
 import { fleetEventSchema } from '../../core/events';
-import { eventOfKey, KEYS, nodeOfBeatKey, nodeOfHeartbeatKey, taskOfCheckpointKey, taskOfDoneKey, underPrefix } from '../../core/keys';
+import {
+  eventOfKey,
+  KEYS,
+  nodeOfBeatKey,
+  nodeOfHeartbeatKey,
+  taskOfCheckpointKey,
+  taskOfDoneKey,
+  underPrefix,
+} from '../../core/keys';
 import { checkpointSchema, doneSchema, heartbeatSchema, leaderSchema, type Heartbeat } from '../../core/schemas';
 import { SEED_STAGES } from '../../core/pipeline';
 import { workerFault } from '../../core/fleet/readiness';
@@ -11,7 +19,6 @@ import type { DrillEvent } from '../../core/drill/trigger';
 import { readEmf } from '../../core/metrics/emf';
 import type { CloudObserver, LocalCloud } from '../localcloud/cloud';
 import type { MachineEvent } from '../localcloud/fleet';
-
 
 /** Parses a stored body; null when it is not JSON (a corrupt object is the system's business, not the recorder's). */
 const json = (body: Buffer): unknown => {
@@ -96,7 +103,9 @@ export class Recorder {
 
   /** Every metric series captured, by name then node. */
   get metrics(): MetricSeries[] {
-    return [...this.series.values()].sort((a, b) => a.name.localeCompare(b.name) || (a.node ?? '').localeCompare(b.node ?? ''));
+    return [...this.series.values()].sort(
+      (a, b) => a.name.localeCompare(b.name) || (a.node ?? '').localeCompare(b.node ?? ''),
+    );
   }
 
   /** The run is over: teardown of the fleet is not part of the timeline. */
@@ -122,7 +131,8 @@ export class Recorder {
       if (done !== null) {
         this.completions.set(done, (this.completions.get(done) ?? 0) + 1);
         const d = doneSchema.safeParse(json(body));
-        if (d.success && this.started) this.writes.push({ t: this.t(), node: principal, kind: 'done', taskId: done, epoch: d.data.epoch });
+        if (d.success && this.started)
+          this.writes.push({ t: this.t(), node: principal, kind: 'done', taskId: done, epoch: d.data.epoch });
         return;
       }
       if (nodeOfHeartbeatKey(key) !== null) {
@@ -141,7 +151,11 @@ export class Recorder {
         if (leader.success && leader.data.renewals > 0) this.noteAlive(leader.data.primary);
         if (leader.success && !this.leaders.some((l) => l.epoch === leader.data.epoch)) {
           this.leaders.push({ t: this.t(), epoch: leader.data.epoch, primary: leader.data.primary });
-          this.note(leader.data.primary, 'role', `primary, epoch ${leader.data.epoch} (${leader.data.handover}, by ${leader.data.changedBy})`);
+          this.note(
+            leader.data.primary,
+            'role',
+            `primary, epoch ${leader.data.epoch} (${leader.data.handover}, by ${leader.data.changedBy})`,
+          );
         }
         return;
       }
@@ -153,7 +167,12 @@ export class Recorder {
       if (eventOfKey(key) !== null) {
         const event = fleetEventSchema.safeParse(json(body));
         if (event.success) {
-          this.events.push({ t: this.t(), kind: event.data.kind, node: event.data.node, incidentId: event.data.incidentId });
+          this.events.push({
+            t: this.t(),
+            kind: event.data.kind,
+            node: event.data.node,
+            incidentId: event.data.incidentId,
+          });
           this.note(event.data.node, event.data.kind.toLowerCase(), event.data.summary);
         }
       }
@@ -167,7 +186,11 @@ export class Recorder {
       // Watchdog steps are noted from their event objects; a node's own alerts only travel here.
       if (!event.success) return;
       const { kind, node, summary, incidentId } = event.data;
-      const fromNode = kind === 'POISON_TASK' || kind === 'MANIFEST_DAMAGED' || kind === 'OUTAGE' || (kind === 'RECOVERED' && incidentId.startsWith('outage-'));
+      const fromNode =
+        kind === 'POISON_TASK' ||
+        kind === 'MANIFEST_DAMAGED' ||
+        kind === 'OUTAGE' ||
+        (kind === 'RECOVERED' && incidentId.startsWith('outage-'));
       if (fromNode) this.note(node, kind.toLowerCase(), summary);
     },
     sqsReceive: (count, principal, epoch, taskIds) => {
@@ -187,7 +210,8 @@ export class Recorder {
   machineEvent(event: MachineEvent): void {
     if (!this.started || this.finished) return;
     if (event.type === 'machine') this.note(event.node, 'lightsail', event.state);
-    if (event.type === 'worker-exited') this.note(event.node, 'worker-exit', `${event.how}${event.planned ? ' (planned stop)' : ''}`);
+    if (event.type === 'worker-exited')
+      this.note(event.node, 'worker-exit', `${event.how}${event.planned ? ' (planned stop)' : ''}`);
     if (event.type === 'worker-started' && event.restarts > 0) {
       this.supervisorRestarts.push({ t: this.t(), node: event.node });
       this.note(event.node, 'worker-restart', `supervisor restarted the worker (pid ${event.pid})`);
@@ -201,10 +225,13 @@ export class Recorder {
   private noteCheckpoint(taskId: string, body: Buffer, principal: string): void {
     const cp = checkpointSchema.safeParse(json(body));
     if (!cp.success) return;
-    if (this.started) this.writes.push({ t: this.t(), node: principal, kind: 'checkpoint', taskId, epoch: cp.data.epoch });
+    if (this.started)
+      this.writes.push({ t: this.t(), node: principal, kind: 'checkpoint', taskId, epoch: cp.data.epoch });
     const before = this.checkpoints.get(taskId);
     this.checkpoints.set(taskId, { node: cp.data.node, stages: cp.data.stages });
-    const files = Object.entries(cp.data.artifacts ?? {}).flatMap(([stage, all]) => all.map(({ path, size, sha256 }) => ({ stage, path, size, sha256 })));
+    const files = Object.entries(cp.data.artifacts ?? {}).flatMap(([stage, all]) =>
+      all.map(({ path, size, sha256 }) => ({ stage, path, size, sha256 })),
+    );
     if (files.length > 0) this.artifacts[taskId] = files;
     const from = cp.data.resumedFrom;
     if (from !== undefined && before !== undefined && this.started) {
@@ -212,7 +239,14 @@ export class Recorder {
       // What the task had checkpointed, beside where it resumed: a resume that skipped or redid a stage shows.
       const where = `${before.stages} stage(s) done on ${before.node}`;
       this.note(cp.data.node, 'resumed', `${taskId} at stage ${stage} (${where})`);
-    } else if (from === undefined && before !== undefined && before.node !== cp.data.node && before.stages > 0 && before.stages < (cp.data.of ?? SEED_STAGES.length) && this.started) {
+    } else if (
+      from === undefined &&
+      before !== undefined &&
+      before.node !== cp.data.node &&
+      before.stages > 0 &&
+      before.stages < (cp.data.of ?? SEED_STAGES.length) &&
+      this.started
+    ) {
       // Another node took the task up and started it over although stages were checkpointed: progress thrown away.
       this.note(cp.data.node, 'restarted', `${taskId} from the first stage (${before.stages} done on ${before.node})`);
     }
@@ -227,7 +261,11 @@ export class Recorder {
   private noteReadiness(hb: Heartbeat): void {
     const last = hb.samples.at(-1);
     const epoch = this.leaders.at(-1)?.epoch;
-    const ready = last !== undefined && hb.role !== 'primary' && workerFault(last, this.sampleMs) === null && last.epochSeen === epoch;
+    const ready =
+      last !== undefined &&
+      hb.role !== 'primary' &&
+      workerFault(last, this.sampleMs) === null &&
+      last.epochSeen === epoch;
     if (this.ready.get(hb.node) === ready) return;
     this.ready.set(hb.node, ready);
     this.readiness.push({ t: this.t(), node: hb.node, ready });
@@ -241,7 +279,8 @@ export class Recorder {
     if (!this.started || this.finished) return;
     const now = this.t();
     const last = this.lastBeat.get(node);
-    if (last !== undefined) this.heartbeatGaps[node] = Math.round(Math.max(this.heartbeatGaps[node] ?? 0, now - last) * 10) / 10;
+    if (last !== undefined)
+      this.heartbeatGaps[node] = Math.round(Math.max(this.heartbeatGaps[node] ?? 0, now - last) * 10) / 10;
     this.lastBeat.set(node, now);
   }
 
@@ -257,12 +296,17 @@ export class Recorder {
     this.noteAlive(node);
     const before = this.roles.get(node);
     this.roles.set(node, role);
-    if (before !== undefined && before !== role && this.started) this.note(node, 'agent-role', `${before} → ${role} (epoch ${hb.data.samples.at(-1)?.epochSeen ?? '?'})`);
+    if (before !== undefined && before !== role && this.started)
+      this.note(node, 'agent-role', `${before} → ${role} (epoch ${hb.data.samples.at(-1)?.epochSeen ?? '?'})`);
     this.noteReadiness(hb.data);
     const counter = this.counters.get(node) ?? emptyCounter();
-    const next = role === 'primary' ? advanceCounter(counter, hb.data.boot, hb.data.samples) : { ...emptyCounter(), boot: hb.data.boot };
+    const next =
+      role === 'primary'
+        ? advanceCounter(counter, hb.data.boot, hb.data.samples)
+        : { ...emptyCounter(), boot: hb.data.boot };
     this.counters.set(node, next);
-    if (this.started && counter.failing < this.stallSamples && next.failing >= this.stallSamples) this.windows.push({ t: this.t(), node });
+    if (this.started && counter.failing < this.stallSamples && next.failing >= this.stallSamples)
+      this.windows.push({ t: this.t(), node });
   }
 
   /** The origin record changed (the Route 53 fake applied a change); it is INSYNC `insyncAfterMs` later. */
@@ -276,6 +320,12 @@ export class Recorder {
   restarts(cloud: LocalCloud, nodeOf: (instanceId: string) => string): Observations['restarts'] {
     return cloud.fakes.commands
       .filter((c) => c.principal === 'watchdog' && c.command === NODE_COMMANDS.restartWorker)
-      .map((c) => ({ t: this.t(c.requestedAt), node: nodeOf(c.instanceId), finishedAt: c.finishedAt === null ? null : this.t(c.finishedAt), ok: c.ok, incidentId: /^queen-fleet (\S+)$/.exec(c.comment)?.[1] ?? null }));
+      .map((c) => ({
+        t: this.t(c.requestedAt),
+        node: nodeOf(c.instanceId),
+        finishedAt: c.finishedAt === null ? null : this.t(c.finishedAt),
+        ok: c.ok,
+        incidentId: /^queen-fleet (\S+)$/.exec(c.comment)?.[1] ?? null,
+      }));
   }
 }

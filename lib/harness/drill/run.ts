@@ -68,7 +68,15 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     const config = scaleConfig(drillConfig(scenario, cloud), timeScale);
     const configFile = join(runDir, 'config.json');
     await writeFile(configFile, JSON.stringify(config, null, 2));
-    if (options.announce !== false) announceLocal({ pid: process.pid, endpoint: cloud.endpoint, region: cloud.region, configFile, scenario: scenario.name, startedAt: Date.now() });
+    if (options.announce !== false)
+      announceLocal({
+        pid: process.pid,
+        endpoint: cloud.endpoint,
+        region: cloud.region,
+        configFile,
+        scenario: scenario.name,
+        startedAt: Date.now(),
+      });
 
     // The drill's own calls (bootstrap, enqueue) carry their own key, apart from the watchdog's.
     clients = localClients(cloud, HARNESS_PRINCIPAL);
@@ -85,7 +93,12 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
 
     const nodeOf = new Map(config.nodes.map((n) => [n.instanceId, n.name]));
     cloud.fakes.ssm.onDone = (c): void => {
-      if (c.principal === 'watchdog') recorder.note(nodeOf.get(c.instanceId) ?? c.instanceId, 'ssm', `${c.status}${c.details === c.status ? '' : ` (${c.details})`}: ${c.command}`);
+      if (c.principal === 'watchdog')
+        recorder.note(
+          nodeOf.get(c.instanceId) ?? c.instanceId,
+          'ssm',
+          `${c.status}${c.details === c.status ? '' : ` (${c.details})`}: ${c.command}`,
+        );
     };
     phase(`starting ${scenario.nodes} nodes`);
     fleet = new LocalFleet(cloud, config, bundles, runDir, configFile, options.nodeArgs);
@@ -98,7 +111,12 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     // The watchdog runs in this process as in Lambda, from its own dependencies on the local
     // cloud; its info lines would interleave with the live timeline.
     watchdogClients = localClients(cloud, 'watchdog');
-    const watchdogDeps = buildWatchdogDeps(config, watchdogClients, createLogger('watchdog', {}, process.env.LOG_LEVEL ?? 'warn'), (line) => recorder.metric(line));
+    const watchdogDeps = buildWatchdogDeps(
+      config,
+      watchdogClients,
+      createLogger('watchdog', {}, process.env.LOG_LEVEL ?? 'warn'),
+      (line) => recorder.metric(line),
+    );
     let sleptMs = 0;
     // A run struck by watchdog-crash dies in the scheduler's hands, which ends it at its timeout.
     const crash = new WatchdogCrash(
@@ -136,12 +154,18 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     );
     scheduler = sched;
     // The deployed triggers: the bucket's notification of heartbeat writes, and the agents' direct invokes.
-    cloud.notifications.subscribe((key) => nodeOfHeartbeatKey(underPrefix(config.prefix, key) ?? '') !== null, (bucket, key) => sched.notification(bucket, key));
+    cloud.notifications.subscribe(
+      (key) => nodeOfHeartbeatKey(underPrefix(config.prefix, key) ?? '') !== null,
+      (bucket, key) => sched.notification(bucket, key),
+    );
     cloud.lambda.onInvoke = (name, payload): void => {
       if (name === LOCAL.watchdogFunction) sched.enqueue(payload, 'direct');
     };
     const ready = await waitFor(() => recorder.heartbeatsSeen.size >= scenario.nodes, 30_000, signal);
-    if (!ready) throw new Error(`the local fleet did not report in: ${recorder.heartbeatsSeen.size} of ${scenario.nodes} heartbeats (logs in ${runDir})`);
+    if (!ready)
+      throw new Error(
+        `the local fleet did not report in: ${recorder.heartbeatsSeen.size} of ${scenario.nodes} heartbeats (logs in ${runDir})`,
+      );
 
     recorder.begin();
     sched.start();
@@ -152,10 +176,16 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     for (const [i, task] of plan.entries()) {
       const own = task.message.payload;
       const payload = media === null || own === undefined ? {} : { payload: media.payloadFor(own, i) };
-      timers.push(setTimeout(() => {
-        const message = { ...task.message, ...payload, workSeconds: task.message.workSeconds * workFactor };
-        queue.send(JSON.stringify(message)).catch((error: unknown) => recorder.note('drill', 'error', `enqueue ${task.message.taskId}: ${describeError(error)}`));
-      }, wall(task.at)));
+      timers.push(
+        setTimeout(() => {
+          const message = { ...task.message, ...payload, workSeconds: task.message.workSeconds * workFactor };
+          queue
+            .send(JSON.stringify(message))
+            .catch((error: unknown) =>
+              recorder.note('drill', 'error', `enqueue ${task.message.taskId}: ${describeError(error)}`),
+            );
+        }, wall(task.at)),
+      );
     }
     let poisons = 0;
     const injector = new FaultInjector({
@@ -170,7 +200,14 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
       },
       writeRaw: async (key, text) => {
         if (inTable(key)) return cloud?.dynamo.damage(config.table, key, text);
-        await harnessS3.send(new PutObjectCommand({ Bucket: config.bucket, Key: `${config.prefix}${key}`, Body: text, ContentType: 'application/json' }));
+        await harnessS3.send(
+          new PutObjectCommand({
+            Bucket: config.bucket,
+            Key: `${config.prefix}${key}`,
+            Body: text,
+            ContentType: 'application/json',
+          }),
+        );
       },
       watchdogCrash: crash,
       enqueuePoison: () => {
@@ -199,17 +236,38 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     };
     scenario.faults.forEach((fault, i) => {
       const at = fault.at;
-      if (typeof at === 'number') return later(at, strike(() => injector.inject(fault, later)));
+      if (typeof at === 'number')
+        return later(
+          at,
+          strike(() => injector.inject(fault, later)),
+        );
       // Resolved now: `primary` is the bootstrap's node-1.
       const node = injector.resolve(at.node);
-      triggers.add(i, fault.kind, at, node, strike(() => injector.inject(fault, later, describeEvent(at, node))));
+      triggers.add(
+        i,
+        fault.kind,
+        at,
+        node,
+        strike(() => injector.inject(fault, later, describeEvent(at, node))),
+      );
     });
     const snapshot = options.snapshot;
     const counted = cloud;
     if (snapshot !== undefined) {
-      later(snapshot.at, () => snapshot.take(counted, { invocations: sched.invocations, byTrigger: { ...sched.byTrigger }, invocationMs: [...invocationMs], sleptMs, wallSeconds: recorder.t() / timeScale }));
+      later(snapshot.at, () =>
+        snapshot.take(counted, {
+          invocations: sched.invocations,
+          byTrigger: { ...sched.byTrigger },
+          invocationMs: [...invocationMs],
+          sleptMs,
+          wallSeconds: recorder.t() / timeScale,
+        }),
+      );
     }
-    depthEvery = setInterval(() => recorder.depth(counted.depth('tasks'), counted.depth('intake')), wall(sampleIntervalSeconds));
+    depthEvery = setInterval(
+      () => recorder.depth(counted.depth('tasks'), counted.depth('intake')),
+      wall(sampleIntervalSeconds),
+    );
     await sleep(wall(scenario.seconds), signal);
     const unfired = triggers.close(scenario.seconds);
     for (const u of unfired) recorder.note('drill', 'error', u.reason);
@@ -220,7 +278,10 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     const ids = plan.map((p) => p.message.taskId);
     await waitFor(() => ids.every((id) => recorder.completions.has(id)), wall(scenario.seconds), signal);
     const wallSeconds = recorder.t() / timeScale;
-    const deadLettered = await new TaskQueue(clients.sqs(), cloud.dlqUrl).backlog().then((b) => b.visible + b.inFlight, () => 0);
+    const deadLettered = await new TaskQueue(clients.sqs(), cloud.dlqUrl).backlog().then(
+      (b) => b.visible + b.inFlight,
+      () => 0,
+    );
     if (deadLettered > 0) recorder.note('queue', 'dead-letter', `${deadLettered} message(s) in the dead-letter queue`);
     recorder.note('drill', 'end', `${[...recorder.completions.keys()].length} of ${ids.length} tasks completed`);
     if (media !== null) phase('checking every delivered rendition with ffprobe');
@@ -249,7 +310,14 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         deadLettered,
         givenBack: recorder.givenBack,
         timeline: recorder.timeline,
-        aws: { s3: { ...cloud.counts.s3 }, sqs: cloud.counts.sqs, dynamodb: cloud.counts.dynamodb, sns: cloud.counts.sns, ssm: cloud.counts.ssm, lambdaInvocations: sched.invocations },
+        aws: {
+          s3: { ...cloud.counts.s3 },
+          sqs: cloud.counts.sqs,
+          dynamodb: cloud.counts.dynamodb,
+          sns: cloud.counts.sns,
+          ssm: cloud.counts.ssm,
+          lambdaInvocations: sched.invocations,
+        },
         requests: requestFigures(cloud.purposes, recorder.t(), recorder.completions.size, sched.invocations),
         lambdaInvocations: sched.invocations,
         heartbeatGaps: recorder.heartbeatGaps,
@@ -257,14 +325,25 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         ...(deliveries === undefined ? {} : { deliveries }),
         metrics: recorder.metrics,
         depths: recorder.depths,
-        cloud: { ...cloud.struck, notificationsDelivered: cloud.notifications.delivered, directInvokes: sched.byTrigger.direct, lambdaRetries: sched.byTrigger.retry },
+        cloud: {
+          ...cloud.struck,
+          notificationsDelivered: cloud.notifications.delivered,
+          directInvokes: sched.byTrigger.direct,
+          lambdaRetries: sched.byTrigger.retry,
+        },
       },
       { seed, timeScale, wallSeconds },
     );
     // The watchdog keeps judging while a held fleet is looked at.
     await options.hold?.(report);
     await sched.stop();
-    options.inspect?.(cloud, { invocations: sched.invocations, byTrigger: sched.byTrigger, invocationMs, sleptMs, wallSeconds });
+    options.inspect?.(cloud, {
+      invocations: sched.invocations,
+      byTrigger: sched.byTrigger,
+      invocationMs,
+      sleptMs,
+      wallSeconds,
+    });
     return report;
   } finally {
     clearInterval(depthEvery);

@@ -15,7 +15,6 @@ export const WATCHDOG_TIMEOUT_SECONDS = 60;
 /** The stage command drills run with `workload.stages: "command"`. */
 const STAGE_SCRIPT = resolve(__dirname, 'stage.sh');
 
-
 export const waitFor = async (cond: () => boolean, timeoutMs: number, signal?: AbortSignal): Promise<boolean> => {
   const until = Date.now() + timeoutMs;
   while (!cond()) {
@@ -27,34 +26,45 @@ export const waitFor = async (cond: () => boolean, timeoutMs: number, signal?: A
 
 /** The drill's configuration: the scenario's overrides, the local cloud's resources, the fleet. */
 export const drillConfig = (scenario: Scenario, cloud: LocalCloud): Config =>
-  buildConfig({}, {
-    // Every metric of the catalogue: a drill's report shows the series that explain it.
-    metrics: 'detailed',
-    ...scenario.config,
-    region: cloud.region,
-    bucket: cloud.bucket,
-    table: cloud.table,
-    queueUrl: cloud.queueUrl,
-    intakeQueueUrl: cloud.intakeUrl,
-    notifierFailureQueueUrl: cloud.notifierFailuresUrl,
-    deadLetterQueueUrl: cloud.dlqUrl,
-    topicArn: cloud.topicArn,
-    nodes: Array.from({ length: scenario.nodes }, (_, i) => ({
-      name: `node-${i + 1}`,
-      instanceId: localInstanceId(i + 1),
-      lightsailName: `queen-fleet-node-${i + 1}`,
-      priority: i + 1,
-      // Documentation addresses (RFC 5737): they only ever appear in the fake DNS record.
-      address: `192.0.2.${i + 1}`,
-    })),
-    hostedZoneId: LOCAL_ZONE.id,
-    recordName: LOCAL_ZONE.record,
-    watchdogFunction: LOCAL.watchdogFunction,
-    ...(scenario.workload.stages === 'command' ? { stageCommands: Object.fromEntries(SEED_STAGES.map((stage) => [stage, ['/bin/sh', STAGE_SCRIPT]])) } : {}),
-    ...(scenario.workload.concurrency === undefined ? {} : { concurrency: scenario.workload.concurrency }),
-  });
+  buildConfig(
+    {},
+    {
+      // Every metric of the catalogue: a drill's report shows the series that explain it.
+      metrics: 'detailed',
+      ...scenario.config,
+      region: cloud.region,
+      bucket: cloud.bucket,
+      table: cloud.table,
+      queueUrl: cloud.queueUrl,
+      intakeQueueUrl: cloud.intakeUrl,
+      notifierFailureQueueUrl: cloud.notifierFailuresUrl,
+      deadLetterQueueUrl: cloud.dlqUrl,
+      topicArn: cloud.topicArn,
+      nodes: Array.from({ length: scenario.nodes }, (_, i) => ({
+        name: `node-${i + 1}`,
+        instanceId: localInstanceId(i + 1),
+        lightsailName: `queen-fleet-node-${i + 1}`,
+        priority: i + 1,
+        // Documentation addresses (RFC 5737): they only ever appear in the fake DNS record.
+        address: `192.0.2.${i + 1}`,
+      })),
+      hostedZoneId: LOCAL_ZONE.id,
+      recordName: LOCAL_ZONE.record,
+      watchdogFunction: LOCAL.watchdogFunction,
+      ...(scenario.workload.stages === 'command'
+        ? { stageCommands: Object.fromEntries(SEED_STAGES.map((stage) => [stage, ['/bin/sh', STAGE_SCRIPT]])) }
+        : {}),
+      ...(scenario.workload.concurrency === undefined ? {} : { concurrency: scenario.workload.concurrency }),
+    },
+  );
 
 /** Clients of the local cloud, under one principal's key; nothing is read from this process's environment. */
 export const localClients = (cloud: LocalCloud, principal: string): ClientFactory =>
-  new ClientFactory({ region: cloud.region, endpoint: cloud.endpoint, credentials: { accessKeyId: principal, secretAccessKey: 'local' } }, {});
-
+  new ClientFactory(
+    {
+      region: cloud.region,
+      endpoint: cloud.endpoint,
+      credentials: { accessKeyId: principal, secretAccessKey: 'local' },
+    },
+    {},
+  );

@@ -14,18 +14,25 @@ export const s3Error = (reply: FastifyReply, status: number, code: string, messa
   void reply
     .status(status)
     .header('content-type', 'application/xml')
-    .send(`<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message><RequestId>local</RequestId></Error>`);
+    .send(
+      `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message><RequestId>local</RequestId></Error>`,
+    );
 };
 
 /** Writes an awsJson error (SSM, Lightsail). */
 export const jsonError = (reply: FastifyReply, status: number, type: string, message: string): void => {
-  void reply.status(status).header('content-type', 'application/x-amz-json-1.1').header('x-amzn-errortype', type).send(JSON.stringify({ __type: type, message }));
+  void reply
+    .status(status)
+    .header('content-type', 'application/x-amz-json-1.1')
+    .header('x-amzn-errortype', type)
+    .send(JSON.stringify({ __type: type, message }));
 };
 
 /** Parses a request body that fauxqs's wildcard parser left as a Buffer. */
 export const jsonBody = (request: FastifyRequest): Record<string, unknown> => {
   const body = request.body;
-  if (Buffer.isBuffer(body)) return body.length === 0 ? {} : (JSON.parse(body.toString('utf8')) as Record<string, unknown>);
+  if (Buffer.isBuffer(body))
+    return body.length === 0 ? {} : (JSON.parse(body.toString('utf8')) as Record<string, unknown>);
   return (body ?? {}) as Record<string, unknown>;
 };
 

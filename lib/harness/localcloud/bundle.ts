@@ -48,14 +48,30 @@ export interface BundleOptions {
 /** One file with every dependency inside, for Node 20, CommonJS. */
 export const buildOptions = (options: BundleOptions): BuildOptions => {
   const minify = options.minify ?? false;
-  return { bundle: true, platform: 'node', target: 'node20', format: 'cjs', logLevel: 'error', legalComments: 'none', minifyWhitespace: minify, minifySyntax: minify, keepNames: minify, sourcemap: options.sourcemap === true ? 'linked' : false, plugins: PLUGINS };
+  return {
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    logLevel: 'error',
+    legalComments: 'none',
+    minifyWhitespace: minify,
+    minifySyntax: minify,
+    keepNames: minify,
+    sourcemap: options.sourcemap === true ? 'linked' : false,
+    plugins: PLUGINS,
+  };
 };
 
 /**
  * Bundles each entry (name → source file) into `<outDir>/<name>.js`: one file with every
  * dependency inside, for Node 20, CommonJS. Returns the path of each bundle by name.
  */
-export const bundleEntries = async <K extends string>(entries: Readonly<Record<K, string>>, outDir: string, options: BundleOptions = {}): Promise<Record<K, string>> => {
+export const bundleEntries = async <K extends string>(
+  entries: Readonly<Record<K, string>>,
+  outDir: string,
+  options: BundleOptions = {},
+): Promise<Record<K, string>> => {
   await build({ ...buildOptions(options), entryPoints: entries, outdir: outDir });
   const names = Object.keys(entries) as K[];
   return Object.fromEntries(names.map((name) => [name, join(outDir, `${name}.js`)])) as Record<K, string>;
@@ -79,7 +95,11 @@ export const bundleKey = (inputs: readonly string[]): string | null => {
   return hash.digest('hex');
 };
 
-const bundlesIn = (dir: string): Bundles => ({ agent: join(dir, 'agent.js'), worker: join(dir, 'worker.js'), nodeHost: join(dir, 'node-host.js') });
+const bundlesIn = (dir: string): Bundles => ({
+  agent: join(dir, 'agent.js'),
+  worker: join(dir, 'worker.js'),
+  nodeHost: join(dir, 'node-host.js'),
+});
 
 /** The cached bundles, if every file they were built from is as it was. */
 const cached = async (): Promise<Bundles | null> => {
@@ -107,7 +127,8 @@ export const buildBundles = async (outDir: string): Promise<Bundles> => placed(a
 const placed = async (from: Bundles, outDir: string): Promise<Bundles> => {
   await mkdir(outDir, { recursive: true });
   const to = bundlesIn(outDir);
-  for (const name of ['agent', 'worker', 'nodeHost'] as const) await link(from[name], to[name]).catch(() => copyFile(from[name], to[name]));
+  for (const name of ['agent', 'worker', 'nodeHost'] as const)
+    await link(from[name], to[name]).catch(() => copyFile(from[name], to[name]));
   return to;
 };
 
@@ -117,7 +138,10 @@ const cachedOrBuilt = async (): Promise<Bundles> => {
   const building = join(CACHE_DIR, `building-${randomUUID()}`);
   await mkdir(building, { recursive: true });
   const result = await build({ ...buildOptions({}), entryPoints: NODE_ENTRIES, outdir: building, metafile: true });
-  const inputs = Object.keys(result.metafile.inputs).filter((p) => !p.includes(':')).map((p) => resolve(p)).sort();
+  const inputs = Object.keys(result.metafile.inputs)
+    .filter((p) => !p.includes(':'))
+    .map((p) => resolve(p))
+    .sort();
   const key = bundleKey(inputs);
   if (key === null) return bundlesIn(building);
   const dir = join(CACHE_DIR, key);
@@ -137,7 +161,10 @@ const prune = async (keep: string): Promise<void> => {
     if (!entry.isDirectory() || entry.name === keep) continue;
     const at = join(CACHE_DIR, entry.name);
     // Another drill may have renamed its build away since the listing.
-    const made = await stat(at).then((s) => s.mtimeMs, () => null);
+    const made = await stat(at).then(
+      (s) => s.mtimeMs,
+      () => null,
+    );
     if (made !== null && made < old) await rm(at, { recursive: true, force: true });
   }
 };

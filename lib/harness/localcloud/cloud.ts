@@ -15,7 +15,6 @@ import { SqsWatch, type SqsObserver } from './sqs-observer';
 import { admit, billCapacity, conditionalPut } from './front-door';
 import { Blackholes, drop, holdAnswers } from './blackhole';
 
-
 /** Names of the resources every local cloud starts with. */
 export const LOCAL = {
   region: 'us-west-2',
@@ -98,7 +97,13 @@ export interface LocalCloud extends CloudEndpoints {
   behaviour: Behaviour;
   chance: Chance;
   /** Requests served, by service, for the drill's cost figures. */
-  counts: { s3: Record<'GET' | 'PUT' | 'LIST' | 'HEAD', number>; sqs: number; sns: number; ssm: number; dynamodb: number };
+  counts: {
+    s3: Record<'GET' | 'PUT' | 'LIST' | 'HEAD', number>;
+    sqs: number;
+    sns: number;
+    ssm: number;
+    dynamodb: number;
+  };
   /** The same requests by caller (access key) and kind (`s3.GET`, `sqs`, …), for cost benches. */
   callers: Map<string, Record<string, number>>;
   /** The fleet's requests (not the harness's) by kind and purpose, `s3.PUT:lease`, `sqs:poll` (lib/core/drill/requests.ts). */
@@ -136,7 +141,11 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
   const sqsStore = new fauxqs.SqsStore();
   // An empty host makes queue URLs reuse the request's host (127.0.0.1:port).
   sqsStore.host = '';
-  const app: FastifyInstance = fauxqs.buildApp({ logger: false, defaultRegion: LOCAL.region, stores: { s3Store, sqsStore, snsStore: new fauxqs.SnsStore() } });
+  const app: FastifyInstance = fauxqs.buildApp({
+    logger: false,
+    defaultRegion: LOCAL.region,
+    stores: { s3Store, sqsStore, snsStore: new fauxqs.SnsStore() },
+  });
   const fakes = new AwsFakes(new Set(Object.values(NODE_COMMANDS)), behaviour, chance);
   const r53 = behaviour.route53Propagation;
   const route53 = new Route53Fake(r53.on ? { insyncAfterMs: r53.insyncAfterMs } : {});
@@ -200,7 +209,10 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
     if (fakes.handles(request)) return fakes.handle(request, reply, principalOf(request));
     if (dynamo.handles(request)) {
       const principal = principalOf(request);
-      return dynamo.handle(request, reply, { principal, losesResponse: (key) => faults.get(principal)?.loseResponses?.test(key) === true });
+      return dynamo.handle(request, reply, {
+        principal,
+        losesResponse: (key) => faults.get(principal)?.loseResponses?.test(key) === true,
+      });
     }
     if (route53.handles(request)) return route53.handle(request, reply);
     if (lambda.handles(request)) return lambda.handle(request, reply);
@@ -237,16 +249,21 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
       } else if (lost === 'internal-error') {
         strike('lostResponse500');
         void reply.code(500).header('content-type', 'application/xml').removeHeader('etag');
-        done(null, '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InternalError</Code><Message>We encountered an internal error. Please try again.</Message><RequestId>local</RequestId></Error>');
+        done(
+          null,
+          '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InternalError</Code><Message>We encountered an internal error. Please try again.</Message><RequestId>local</RequestId></Error>',
+        );
         return;
       }
-    } else if (where !== null && (reply.statusCode === 412 || reply.statusCode === 409)) observer.s3Conflict?.(where.key, principal);
+    } else if (where !== null && (reply.statusCode === 412 || reply.statusCode === 409))
+      observer.s3Conflict?.(where.key, principal);
     done(null, payload);
   });
   holdAnswers(app, blackholes);
   app.addHook('onResponse', (request, reply, done) => {
     const form = request.body as Record<string, string> | undefined;
-    if (reply.statusCode === 200 && form?.Action === 'Publish' && form.Message !== undefined) observer.snsPublish?.(form.Message, principalOf(request));
+    if (reply.statusCode === 200 && form?.Action === 'Publish' && form.Message !== undefined)
+      observer.snsPublish?.(form.Message, principalOf(request));
     done();
   });
 
@@ -257,20 +274,43 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
   s3Store.createBucket(LOCAL.bucket);
   await dynamo.createTable(LOCAL.table);
   const inject = async (target: string, body: unknown): Promise<Record<string, unknown>> => {
-    const res = await app.inject({ method: 'POST', url: '/', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': target, host: `127.0.0.1:${address.port}` }, payload: JSON.stringify(body) });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/',
+      headers: {
+        'content-type': 'application/x-amz-json-1.0',
+        'x-amz-target': target,
+        host: `127.0.0.1:${address.port}`,
+      },
+      payload: JSON.stringify(body),
+    });
     return JSON.parse(res.body) as Record<string, unknown>;
   };
   const dlq = await inject('AmazonSQS.CreateQueue', { QueueName: LOCAL.dlq });
   const dlqArn = `arn:aws:sqs:${LOCAL.region}:${LOCAL.account}:${LOCAL.dlq}`;
   const queue = await inject('AmazonSQS.CreateQueue', {
     QueueName: LOCAL.queue,
-    Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: LOCAL.maxReceiveCount }) },
+    Attributes: {
+      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: LOCAL.maxReceiveCount }),
+    },
   });
   const intake = await inject('AmazonSQS.CreateQueue', { QueueName: LOCAL.intake });
   const notifierFailures = await inject('AmazonSQS.CreateQueue', { QueueName: LOCAL.notifierFailures });
-  const topic = await app.inject({ method: 'POST', url: '/', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `Action=CreateTopic&Name=${LOCAL.topic}` });
+  const topic = await app.inject({
+    method: 'POST',
+    url: '/',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: `Action=CreateTopic&Name=${LOCAL.topic}`,
+  });
   const topicArn = /<TopicArn>([^<]+)<\/TopicArn>/.exec(topic.body)?.[1];
-  if (typeof queue.QueueUrl !== 'string' || typeof dlq.QueueUrl !== 'string' || typeof intake.QueueUrl !== 'string' || typeof notifierFailures.QueueUrl !== 'string' || topicArn === undefined) throw new Error('local cloud: resources were not created');
+  if (
+    typeof queue.QueueUrl !== 'string' ||
+    typeof dlq.QueueUrl !== 'string' ||
+    typeof intake.QueueUrl !== 'string' ||
+    typeof notifierFailures.QueueUrl !== 'string' ||
+    topicArn === undefined
+  )
+    throw new Error('local cloud: resources were not created');
 
   let stopping: Promise<void> | undefined;
   Object.assign(cloud, {
@@ -285,7 +325,10 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
     topicArn,
     depth: (which: 'tasks' | 'intake'): number => {
       const q = sqsStore.getQueueByName(which === 'tasks' ? LOCAL.queue : LOCAL.intake);
-      return Number(q?.getAttribute('ApproximateNumberOfMessages') ?? 0) + Number(q?.getAttribute('ApproximateNumberOfMessagesNotVisible') ?? 0);
+      return (
+        Number(q?.getAttribute('ApproximateNumberOfMessages') ?? 0) +
+        Number(q?.getAttribute('ApproximateNumberOfMessagesNotVisible') ?? 0)
+      );
     },
     stop: () =>
       (stopping ??= (async () => {

@@ -22,7 +22,9 @@ const ARGV: Readonly<Record<NodeCommand, readonly string[]>> = {
   startWorker: ['systemctl', 'start', 'queen-fleet-worker'],
   restartAgent: ['systemctl', 'restart', 'queen-fleet-peer-sync'],
 };
-const COMMAND_ARGV: ReadonlyMap<string, readonly string[]> = new Map((Object.keys(NODE_COMMANDS) as NodeCommand[]).map((k) => [NODE_COMMANDS[k], ARGV[k]]));
+const COMMAND_ARGV: ReadonlyMap<string, readonly string[]> = new Map(
+  (Object.keys(NODE_COMMANDS) as NodeCommand[]).map((k) => [NODE_COMMANDS[k], ARGV[k]]),
+);
 
 /** The argv a fixed SSM command string runs as, or undefined for anything not allow-listed. */
 export const containerArgv = (command: string): readonly string[] | undefined => COMMAND_ARGV.get(command);
@@ -50,7 +52,9 @@ const nsPids = (pid: number, procRoot: string): number[] => {
 
 const numericEntries = (procRoot: string): number[] => {
   try {
-    return readdirSync(procRoot).filter((d) => /^\d+$/.test(d)).map(Number);
+    return readdirSync(procRoot)
+      .filter((d) => /^\d+$/.test(d))
+      .map(Number);
   } catch {
     return [];
   }
@@ -104,10 +108,24 @@ export interface ContainerRun {
 export const runInContainer = (init: number, argv: readonly string[], timeoutMs: number): Promise<ContainerRun> =>
   new Promise((resolve) => {
     const args = ['-t', String(init), '-m', '-u', '-i', '-n', '-p', '--', ...argv];
-    execFile('nsenter', args, { timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 16 << 20, env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C.UTF-8', SYSTEMD_COLORS: '0' } }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
-      resolve({ code, stdout, stderr: error !== null && code === null ? `${stderr}${error.message}` : stderr });
-    });
+    execFile(
+      'nsenter',
+      args,
+      {
+        timeout: timeoutMs,
+        killSignal: 'SIGKILL',
+        maxBuffer: 16 << 20,
+        env: {
+          PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+          LANG: 'C.UTF-8',
+          SYSTEMD_COLORS: '0',
+        },
+      },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
+        resolve({ code, stdout, stderr: error !== null && code === null ? `${stderr}${error.message}` : stderr });
+      },
+    );
   });
 
 /** `--container` of serve.ts: which node the container is and where its nspawn pid is written. */
@@ -154,7 +172,15 @@ export class ContainerMachine implements Machines {
 
   list(): MachineView[] {
     const { name, instanceId } = this.node;
-    return [{ instanceId, name, lightsailName: `queen-fleet-${name}`, lightsailState: this.nspawnPid() === null ? 'stopped' : 'running', reachable: this.init() !== null }];
+    return [
+      {
+        instanceId,
+        name,
+        lightsailName: `queen-fleet-${name}`,
+        lightsailState: this.nspawnPid() === null ? 'stopped' : 'running',
+        reachable: this.init() !== null,
+      },
+    ];
   }
 
   async run(instanceId: string, command: string): Promise<{ ok: boolean; output: string }> {

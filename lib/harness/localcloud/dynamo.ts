@@ -36,7 +36,9 @@ export type Biller = (principal: string, unit: 'RRU' | 'WRU', key: string, units
 const unitsOf = (answer: Answer): number => {
   if (answer.status === 400 && answer.body.includes('ConditionalCheckFailedException')) return 1;
   if (answer.status !== 200) return 0;
-  return (JSON.parse(answer.body) as { ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity?.CapacityUnits ?? 0;
+  return (
+    (JSON.parse(answer.body) as { ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity?.CapacityUnits ?? 0
+  );
 };
 
 /** The key of the item a request names (the control table's hash key is `k`), or null. */
@@ -45,7 +47,10 @@ const keyOf = (body: Item): string | null => {
   return key?.k?.S ?? null;
 };
 
-const error = (type: string, message: string, status = 400): Answer => ({ status, body: JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${type}`, message }) });
+const error = (type: string, message: string, status = 400): Answer => ({
+  status,
+  body: JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${type}`, message }),
+});
 
 /**
  * DynamoDB for the local cloud: dynalite (the real request validation, expressions and
@@ -104,7 +109,13 @@ export class LocalDynamo {
           method: 'POST',
           path: '/',
           agent: this.agent,
-          headers: { 'content-type': JSON_TYPE, 'x-amz-target': TARGET + operation, 'x-amz-date': '20260101T000000Z', authorization, 'content-length': Buffer.byteLength(payload) },
+          headers: {
+            'content-type': JSON_TYPE,
+            'x-amz-target': TARGET + operation,
+            'x-amz-date': '20260101T000000Z',
+            authorization,
+            'content-length': Buffer.byteLength(payload),
+          },
         },
         (res) => {
           const chunks: Buffer[] = [];
@@ -121,12 +132,17 @@ export class LocalDynamo {
   /** The item as it is now (a consistent read, not counted, not faulted). */
   async current(table: string, key: string): Promise<Item | null> {
     const got = await this.send('GetItem', { TableName: table, Key: { k: { S: key } }, ConsistentRead: true });
-    return ((JSON.parse(got.body) as { Item?: Item }).Item ?? null);
+    return (JSON.parse(got.body) as { Item?: Item }).Item ?? null;
   }
 
   /** Creates a table keyed by `k` (a string), on demand. */
   async createTable(table: string): Promise<void> {
-    const got = await this.send('CreateTable', { TableName: table, BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: 'k', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'k', KeyType: 'HASH' }] });
+    const got = await this.send('CreateTable', {
+      TableName: table,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: 'k', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'k', KeyType: 'HASH' }],
+    });
     if (got.status !== 200) throw new Error(`local DynamoDB: CreateTable ${table}: ${got.body}`);
   }
 
@@ -135,7 +151,7 @@ export class LocalDynamo {
     const got = await this.send('PutItem', { TableName: table, Item: item });
     if (got.status !== 200) throw new Error(`local DynamoDB: PutItem: ${got.body}`);
     const key = keyOf({ Item: item });
-    if (key !== null) this.observe(table, key, ((item.body as { S?: string } | undefined)?.S ?? null), HARNESS_PRINCIPAL);
+    if (key !== null) this.observe(table, key, (item.body as { S?: string } | undefined)?.S ?? null, HARNESS_PRINCIPAL);
   }
 
   /** Writes `text` as the item's body, as a damaged write would: a new version, no write tokens. */
@@ -153,11 +169,19 @@ export class LocalDynamo {
     return recent.length === 0 ? null : { item: recent[0]?.before ?? null };
   }
 
-  private async answer(operation: string, body: Item, caller: DynamoCaller, authorization: string): Promise<Answer | 'reset'> {
+  private async answer(
+    operation: string,
+    body: Item,
+    caller: DynamoCaller,
+    authorization: string,
+  ): Promise<Answer | 'reset'> {
     const harness = caller.principal === HARNESS_PRINCIPAL;
     if (!harness && this.bursts.strikes()) {
       this.strike('dynamoThrottled');
-      return error('ProvisionedThroughputExceededException', 'The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.');
+      return error(
+        'ProvisionedThroughputExceededException',
+        'The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.',
+      );
     }
     const table = typeof body.TableName === 'string' ? body.TableName : '';
     const key = keyOf(body);
@@ -166,8 +190,12 @@ export class LocalDynamo {
       if (stale !== null) {
         this.strike('dynamoStaleRead');
         this.bill(caller.principal, 'RRU', key, 0.5);
-        const capacity = body.ReturnConsumedCapacity === 'TOTAL' ? { ConsumedCapacity: { TableName: table, CapacityUnits: 0.5 } } : {};
-        return { status: 200, body: JSON.stringify({ ...(stale.item === null ? {} : { Item: stale.item }), ...capacity }) };
+        const capacity =
+          body.ReturnConsumedCapacity === 'TOTAL' ? { ConsumedCapacity: { TableName: table, CapacityUnits: 0.5 } } : {};
+        return {
+          status: 200,
+          body: JSON.stringify({ ...(stale.item === null ? {} : { Item: stale.item }), ...capacity }),
+        };
       }
     }
     if (!WRITES.has(operation) || key === null) {
@@ -176,7 +204,9 @@ export class LocalDynamo {
       return got;
     }
     const item = `${table}/${key}`;
-    const turn = (this.writing.get(item) ?? Promise.resolve()).then(() => this.write(operation, body, caller, authorization, table, key));
+    const turn = (this.writing.get(item) ?? Promise.resolve()).then(() =>
+      this.write(operation, body, caller, authorization, table, key),
+    );
     const done = turn.catch(() => undefined);
     this.writing.set(item, done);
     void done.then(() => {
@@ -186,7 +216,14 @@ export class LocalDynamo {
   }
 
   /** One write, applied, observed, and perhaps answered as lost. */
-  private async write(operation: string, body: Item, caller: DynamoCaller, authorization: string, table: string, key: string): Promise<Answer | 'reset'> {
+  private async write(
+    operation: string,
+    body: Item,
+    caller: DynamoCaller,
+    authorization: string,
+    table: string,
+    key: string,
+  ): Promise<Answer | 'reset'> {
     const harness = caller.principal === HARNESS_PRINCIPAL;
     const before = this.b.dynamoStaleReads.on ? await this.current(table, key) : null;
     const got = await this.send(operation, body, authorization);
@@ -194,9 +231,12 @@ export class LocalDynamo {
     if (got.status !== 200) return got;
     const list = this.history.get(`${table}/${key}`) ?? [];
     list.push({ at: this.now(), before });
-    this.history.set(`${table}/${key}`, list.filter((w) => w.at > this.now() - this.b.dynamoStaleReads.lagMs));
+    this.history.set(
+      `${table}/${key}`,
+      list.filter((w) => w.at > this.now() - this.b.dynamoStaleReads.lagMs),
+    );
     const after = await this.current(table, key);
-    this.observe(table, key, ((after?.body as { S?: string } | undefined)?.S ?? null), caller.principal);
+    this.observe(table, key, (after?.body as { S?: string } | undefined)?.S ?? null, caller.principal);
     if (harness) return got;
     const l = this.b.dynamoLostResponse;
     if (!caller.losesResponse(key) && !(l.on && this.chance.chance(l.rate))) return got;
@@ -212,7 +252,9 @@ export class LocalDynamo {
   handle(request: FastifyRequest, reply: FastifyReply, caller: DynamoCaller): void {
     const operation = String(request.headers['x-amz-target']).slice(TARGET.length);
     Promise.resolve()
-      .then(() => this.answer(operation, jsonBody(request), caller, String(request.headers.authorization ?? INTERNAL_AUTH)))
+      .then(() =>
+        this.answer(operation, jsonBody(request), caller, String(request.headers.authorization ?? INTERNAL_AUTH)),
+      )
       .then(
         (out) => {
           if (out === 'reset') {
@@ -223,7 +265,10 @@ export class LocalDynamo {
           void reply.status(out.status).header('content-type', JSON_TYPE).send(out.body);
         },
         (err: unknown) => {
-          void reply.status(500).header('content-type', JSON_TYPE).send(error('InternalServerError', String(err), 500).body);
+          void reply
+            .status(500)
+            .header('content-type', JSON_TYPE)
+            .send(error('InternalServerError', String(err), 500).body);
         },
       );
   }

@@ -15,8 +15,11 @@ export type LightsailState = keyof typeof LIGHTSAIL_CODES;
  * whatever became of its OS, so a crashed or frozen VM reads `running`. With the behaviour off,
  * the kind old answer: `stopped` for any machine whose OS is down.
  */
-export const lightsailView = (power: LightsailState, osUp: boolean, behaviour: Pick<Behaviour['lightsailStates'], 'on'>): LightsailState =>
-  behaviour.on ? power : osUp ? 'running' : 'stopped';
+export const lightsailView = (
+  power: LightsailState,
+  osUp: boolean,
+  behaviour: Pick<Behaviour['lightsailStates'], 'on'>,
+): LightsailState => (behaviour.on ? power : osUp ? 'running' : 'stopped');
 
 /** One machine as AWS sees it. */
 export interface MachineView {
@@ -105,19 +108,46 @@ export class AwsFakes {
     else this.lightsail(action ?? '', body, send, reply);
   }
 
-  private ssmCall(action: string, body: Record<string, unknown>, principal: string, send: (o: unknown) => void, reply: FastifyReply): void {
+  private ssmCall(
+    action: string,
+    body: Record<string, unknown>,
+    principal: string,
+    send: (o: unknown) => void,
+    reply: FastifyReply,
+  ): void {
     switch (action) {
       case 'SendCommand': {
         const ids = (body.InstanceIds as string[] | undefined) ?? [];
         const params = (body.Parameters as Record<string, string[]> | undefined) ?? {};
         const commands = (params.commands ?? []).join('\n');
-        if (body.DocumentName !== 'AWS-RunShellScript') return jsonError(reply, 400, 'InvalidDocument', `document ${String(body.DocumentName)} is not available`);
+        if (body.DocumentName !== 'AWS-RunShellScript')
+          return jsonError(reply, 400, 'InvalidDocument', `document ${String(body.DocumentName)} is not available`);
         if (ids.length !== 1) return jsonError(reply, 400, 'InvalidInstanceId', 'exactly one instance id is supported');
         const execution = Number(params.executionTimeout?.[0] ?? DEFAULT_EXECUTION_TIMEOUT_S);
-        if (!Number.isInteger(execution) || execution < 1 || execution > 172_800) return jsonError(reply, 400, 'InvalidParameters', `executionTimeout ${String(params.executionTimeout?.[0])} is not within 1 and 172800`);
-        const sent = this.ssm.send(ids[0] ?? '', commands, principal, Number(body.TimeoutSeconds ?? 3600), execution, typeof body.Comment === 'string' ? body.Comment : '');
+        if (!Number.isInteger(execution) || execution < 1 || execution > 172_800)
+          return jsonError(
+            reply,
+            400,
+            'InvalidParameters',
+            `executionTimeout ${String(params.executionTimeout?.[0])} is not within 1 and 172800`,
+          );
+        const sent = this.ssm.send(
+          ids[0] ?? '',
+          commands,
+          principal,
+          Number(body.TimeoutSeconds ?? 3600),
+          execution,
+          typeof body.Comment === 'string' ? body.Comment : '',
+        );
         if (!sent.ok) return jsonError(reply, 400, sent.type, sent.message);
-        return send({ Command: { CommandId: sent.record.commandId, DocumentName: 'AWS-RunShellScript', InstanceIds: ids, Status: 'Pending' } });
+        return send({
+          Command: {
+            CommandId: sent.record.commandId,
+            DocumentName: 'AWS-RunShellScript',
+            InstanceIds: ids,
+            Status: 'Pending',
+          },
+        });
       }
       case 'GetCommandInvocation': {
         const inv = this.ssm.get(String(body.CommandId), String(body.InstanceId));
@@ -138,13 +168,28 @@ export class AwsFakes {
         const size = Math.min(50, Math.max(1, Number(body.MaxResults ?? 50)));
         const page = all.slice(start, start + size);
         const next = start + size < all.length ? { NextToken: String(start + size) } : {};
-        return send({ Commands: page.map((c) => ({ CommandId: c.commandId, Comment: c.comment, InstanceIds: [c.instanceId], DocumentName: 'AWS-RunShellScript', Status: c.status })), ...next });
+        return send({
+          Commands: page.map((c) => ({
+            CommandId: c.commandId,
+            Comment: c.comment,
+            InstanceIds: [c.instanceId],
+            DocumentName: 'AWS-RunShellScript',
+            Status: c.status,
+          })),
+          ...next,
+        });
       }
       case 'CancelCommand':
-        if (!this.ssm.cancel(String(body.CommandId))) return jsonError(reply, 400, 'InvalidCommandId', 'no such command');
+        if (!this.ssm.cancel(String(body.CommandId)))
+          return jsonError(reply, 400, 'InvalidCommandId', 'no such command');
         return send({});
       case 'DescribeInstanceInformation': {
-        const list = (this.machines?.list() ?? []).map((m) => ({ InstanceId: m.instanceId, PingStatus: this.ssm.pingStatus(m.instanceId), ComputerName: m.name, ResourceType: 'ManagedInstance' }));
+        const list = (this.machines?.list() ?? []).map((m) => ({
+          InstanceId: m.instanceId,
+          PingStatus: this.ssm.pingStatus(m.instanceId),
+          ComputerName: m.name,
+          ResourceType: 'ManagedInstance',
+        }));
         return send({ InstanceInformationList: list });
       }
       default:
@@ -152,13 +197,22 @@ export class AwsFakes {
     }
   }
 
-  private lightsail(action: string, body: Record<string, unknown>, send: (o: unknown) => void, reply: FastifyReply): void {
+  private lightsail(
+    action: string,
+    body: Record<string, unknown>,
+    send: (o: unknown) => void,
+    reply: FastifyReply,
+  ): void {
     const list = this.machines?.list() ?? [];
-    const stateOf = (m: MachineView): { code: number; name: string } => ({ code: LIGHTSAIL_CODES[m.lightsailState], name: m.lightsailState });
+    const stateOf = (m: MachineView): { code: number; name: string } => ({
+      code: LIGHTSAIL_CODES[m.lightsailState],
+      name: m.lightsailState,
+    });
     switch (action) {
       case 'GetInstanceState': {
         const found = list.find((m) => m.lightsailName === body.instanceName);
-        if (found === undefined) return jsonError(reply, 400, 'NotFoundException', `instance ${String(body.instanceName)} not found`);
+        if (found === undefined)
+          return jsonError(reply, 400, 'NotFoundException', `instance ${String(body.instanceName)} not found`);
         return send({ state: stateOf(found) });
       }
       case 'GetInstances':

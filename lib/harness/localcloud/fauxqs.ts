@@ -19,7 +19,11 @@ export interface SqsStoreLike {
   getQueueByName(name: string): { getAttribute(name: string): string | undefined } | undefined;
 }
 export interface Fauxqs {
-  buildApp(options: { logger?: boolean; defaultRegion?: string; stores: { sqsStore: unknown; snsStore: unknown; s3Store: unknown } }): FastifyInstance;
+  buildApp(options: {
+    logger?: boolean;
+    defaultRegion?: string;
+    stores: { sqsStore: unknown; snsStore: unknown; s3Store: unknown };
+  }): FastifyInstance;
   S3Store: new () => S3StoreLike;
   SqsStore: new () => SqsStoreLike;
   SnsStore: new () => unknown;
@@ -42,7 +46,12 @@ const importEsm = (url: string): Promise<Record<string, unknown>> => import(url)
 export const loadFauxqs = async (): Promise<Fauxqs> => {
   const dist = distDir();
   const load = (file: string): Promise<Record<string, unknown>> => importEsm(pathToFileURL(join(dist, file)).href);
-  const [app, s3, sqs, sns] = await Promise.all([load('app.js'), load('s3/s3Store.js'), load('sqs/sqsStore.js'), load('sns/snsStore.js')]);
+  const [app, s3, sqs, sns] = await Promise.all([
+    load('app.js'),
+    load('s3/s3Store.js'),
+    load('sqs/sqsStore.js'),
+    load('sns/snsStore.js'),
+  ]);
   return {
     buildApp: app.buildApp as Fauxqs['buildApp'],
     S3Store: s3.S3Store as Fauxqs['S3Store'],

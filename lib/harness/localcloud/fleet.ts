@@ -57,7 +57,21 @@ export class LocalFleet extends EventEmitter implements Machines {
   startNode(name: string, index: number): LocalNode {
     const dir = join(this.runDir, name);
     mkdirSync(dir, { recursive: true });
-    const node: LocalNode = { name, index, instanceId: localInstanceId(index), lightsailName: `queen-fleet-${name}`, dir, host: null, workerPid: null, agentPid: null, alive: false, up: false, frozen: false, power: 'running', powerSince: Date.now() };
+    const node: LocalNode = {
+      name,
+      index,
+      instanceId: localInstanceId(index),
+      lightsailName: `queen-fleet-${name}`,
+      dir,
+      host: null,
+      workerPid: null,
+      agentPid: null,
+      alive: false,
+      up: false,
+      frozen: false,
+      power: 'running',
+      powerSince: Date.now(),
+    };
     this.nodes.set(name, node);
     this.boot(node);
     return node;
@@ -195,7 +209,9 @@ export class LocalFleet extends EventEmitter implements Machines {
   hangStages(name: string): number {
     const node = this.nodes.get(name);
     if (node === undefined || !node.up) return 0;
-    const stages = processesMarked(UNIT_MARK, `${node.dir}/worker`).filter((pid) => pid !== node.workerPid && isLive(pid));
+    const stages = processesMarked(UNIT_MARK, `${node.dir}/worker`).filter(
+      (pid) => pid !== node.workerPid && isLive(pid),
+    );
     for (const pid of stages) {
       try {
         process.kill(pid, 'SIGSTOP');
@@ -229,7 +245,9 @@ export class LocalFleet extends EventEmitter implements Machines {
       if (node.host === host) this.signalAll(node, 'SIGKILL');
       Object.assign(node, { alive: false, up: false });
     });
-    this.later(Math.max(timeoutMs, this.cloud.behaviour.lightsailStates.stoppingMs), () => this.setPower(node, 'stopped'));
+    this.later(Math.max(timeoutMs, this.cloud.behaviour.lightsailStates.stoppingMs), () =>
+      this.setPower(node, 'stopped'),
+    );
   }
 
   /** StartInstance: `pending`, then `running` with a new boot. */
@@ -244,7 +262,8 @@ export class LocalFleet extends EventEmitter implements Machines {
       });
     };
     if (node.power === 'stopped') start();
-    else this.later(Math.max(0, this.cloud.behaviour.lightsailStates.stoppingMs - (Date.now() - node.powerSince)), start);
+    else
+      this.later(Math.max(0, this.cloud.behaviour.lightsailStates.stoppingMs - (Date.now() - node.powerSince)), start);
   }
 
   /** Shuts every node down (SIGTERM, then everything of the node is killed). Idempotent. */

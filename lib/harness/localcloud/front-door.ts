@@ -18,26 +18,36 @@ const PRECONDITION = 'At least one of the pre-conditions you specified did not h
  * recent. It runs synchronously right before fauxqs's handler, so no other request can slip
  * between the check and the write.
  */
-export const conditionalPut = (s3: S3StoreLike, behaviour: S3Behaviour, struck: Record<string, number>) => (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
-  const ifMatch = request.headers['if-match'];
-  const ifNoneMatch = request.headers['if-none-match'];
-  const where = request.method === 'PUT' ? s3Path(request.url) : null;
-  if (where === null || (ifMatch === undefined && ifNoneMatch === undefined) || !s3.hasBucket(where.bucket)) return done();
-  let etag: string | null = null;
-  try {
-    etag = s3.getObject(where.bucket, where.key).etag;
-  } catch {
-    etag = null;
-  }
-  const fails = (ifNoneMatch === '*' && etag !== null) || (ifMatch !== undefined && etag !== null && ifMatch !== etag);
-  if (ifMatch !== undefined && etag === null) return s3Error(reply, 404, 'NoSuchKey', 'The specified key does not exist.');
-  if (!fails) return done();
-  if (behaviour.preconditionFailure(where.key) === 409) {
-    struck.conditionalConflict = (struck.conditionalConflict ?? 0) + 1;
-    return s3Error(reply, 409, 'ConditionalRequestConflict', 'A conflicting conditional operation is currently in progress against this resource. Please try again.');
-  }
-  return s3Error(reply, 412, 'PreconditionFailed', PRECONDITION);
-};
+export const conditionalPut =
+  (s3: S3StoreLike, behaviour: S3Behaviour, struck: Record<string, number>) =>
+  (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+    const ifMatch = request.headers['if-match'];
+    const ifNoneMatch = request.headers['if-none-match'];
+    const where = request.method === 'PUT' ? s3Path(request.url) : null;
+    if (where === null || (ifMatch === undefined && ifNoneMatch === undefined) || !s3.hasBucket(where.bucket))
+      return done();
+    let etag: string | null = null;
+    try {
+      etag = s3.getObject(where.bucket, where.key).etag;
+    } catch {
+      etag = null;
+    }
+    const fails =
+      (ifNoneMatch === '*' && etag !== null) || (ifMatch !== undefined && etag !== null && ifMatch !== etag);
+    if (ifMatch !== undefined && etag === null)
+      return s3Error(reply, 404, 'NoSuchKey', 'The specified key does not exist.');
+    if (!fails) return done();
+    if (behaviour.preconditionFailure(where.key) === 409) {
+      struck.conditionalConflict = (struck.conditionalConflict ?? 0) + 1;
+      return s3Error(
+        reply,
+        409,
+        'ConditionalRequestConflict',
+        'A conflicting conditional operation is currently in progress against this resource. Please try again.',
+      );
+    }
+    return s3Error(reply, 412, 'PreconditionFailed', PRECONDITION);
+  };
 
 /** What a request is, for counting and faults: `s3.GET`, `s3.PUT`, `sqs`, `ssm`, … */
 export const requestKind = (request: FastifyRequest): string | null => {
@@ -58,7 +68,8 @@ export const requestKind = (request: FastifyRequest): string | null => {
 
 /** What an S3 or SQS request is for (lib/core/drill/requests.ts), or null for other services. */
 const purposeOf = (kind: string, request: FastifyRequest): Purpose | null => {
-  if (kind === 'sqs') return purposeOfSqsAction(String(request.headers['x-amz-target'] ?? '').slice('AmazonSQS.'.length));
+  if (kind === 'sqs')
+    return purposeOfSqsAction(String(request.headers['x-amz-target'] ?? '').slice('AmazonSQS.'.length));
   if (!kind.startsWith('s3.')) return null;
   if (kind !== 's3.LIST') return purposeOfKey(s3Path(request.url)?.key ?? '');
   return purposeOfKey(new URLSearchParams(request.url.split('?')[1] ?? '').get('prefix') ?? '');
@@ -68,7 +79,10 @@ const purposeOf = (kind: string, request: FastifyRequest): Purpose | null => {
  * Counts a request by service, by caller and kind, and (for the fleet's own callers, not the
  * drill harness's setup) by kind and purpose.
  */
-export const countRequest = (cloud: Pick<LocalCloud, 'counts' | 'callers' | 'purposes'>, request: FastifyRequest): void => {
+export const countRequest = (
+  cloud: Pick<LocalCloud, 'counts' | 'callers' | 'purposes'>,
+  request: FastifyRequest,
+): void => {
   const kind = requestKind(request);
   if (kind === null) return;
   if (kind.startsWith('s3.')) cloud.counts.s3[kind.slice(3) as 'GET']++;
@@ -81,13 +95,18 @@ export const countRequest = (cloud: Pick<LocalCloud, 'counts' | 'callers' | 'pur
   if (purpose !== null) cloud.purposes[`${kind}:${purpose}`] = (cloud.purposes[`${kind}:${purpose}`] ?? 0) + 1;
 };
 
-
 /**
  * Adds DynamoDB's billed capacity to the caller's figures (`dynamodb.RRU`, `dynamodb.WRU`) and,
  * for the fleet's own callers, to the purposes (`dynamodb.WRU:lease`): DynamoDB bills request
  * units by item size, not requests, so units are what the cost figures count.
  */
-export const billCapacity = (cloud: Pick<LocalCloud, 'callers' | 'purposes'>, principal: string, unit: 'RRU' | 'WRU', key: string, units: number): void => {
+export const billCapacity = (
+  cloud: Pick<LocalCloud, 'callers' | 'purposes'>,
+  principal: string,
+  unit: 'RRU' | 'WRU',
+  key: string,
+  units: number,
+): void => {
   if (units === 0) return;
   const kind = `dynamodb.${unit}`;
   const mine = cloud.callers.get(principal) ?? {};

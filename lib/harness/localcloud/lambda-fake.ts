@@ -21,11 +21,24 @@ export class LambdaFake {
     const name = decodeURIComponent(INVOKE.exec(request.url.split('?')[0] ?? '')?.[1] ?? '');
     const type = String(request.headers['x-amz-invocation-type'] ?? 'RequestResponse');
     const error = (status: number, code: string, message: string): void => {
-      void reply.status(status).header('content-type', 'application/json').header('x-amzn-errortype', code).send(JSON.stringify({ Type: 'User', message }));
+      void reply
+        .status(status)
+        .header('content-type', 'application/json')
+        .header('x-amzn-errortype', code)
+        .send(JSON.stringify({ Type: 'User', message }));
     };
-    if (type !== 'Event') return error(400, 'InvalidParameterValueException', `the local Lambda fake only queues InvocationType Event, not ${type}`);
+    if (type !== 'Event')
+      return error(
+        400,
+        'InvalidParameterValueException',
+        `the local Lambda fake only queues InvocationType Event, not ${type}`,
+      );
     const body: unknown = request.body;
-    const text = Buffer.isBuffer(body) ? body.toString('utf8') : typeof body === 'string' ? body : JSON.stringify(body ?? {});
+    const text = Buffer.isBuffer(body)
+      ? body.toString('utf8')
+      : typeof body === 'string'
+        ? body
+        : JSON.stringify(body ?? {});
     let payload: unknown;
     try {
       payload = text === '' ? {} : (JSON.parse(text) as unknown);

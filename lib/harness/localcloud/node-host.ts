@@ -23,7 +23,10 @@ const send = (event: HostEvent): void => {
   if (process.connected) process.send?.(event);
 };
 
-const childEnv = { ...Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith('QF_'))), QUEEN_FLEET_BOOT_ID: env.QF_BOOT_ID ?? '' };
+const childEnv = {
+  ...Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith('QF_'))),
+  QUEEN_FLEET_BOOT_ID: env.QF_BOOT_ID ?? '',
+};
 
 /** A systemd-like unit: one process, restarted after a crash unless stopped on purpose. */
 class Unit {
@@ -47,16 +50,27 @@ class Unit {
     if (shuttingDown || this.child !== undefined) return;
     this.held = false;
     const out = openSync(`${dataDir}/${this.name}.log`, 'a');
-    const child = spawn(process.execPath, [...nodeArgs, bundles[this.name]], { env: { ...childEnv, [UNIT_MARK]: this.mark, [HOST_GATE]: '1' }, stdio: ['ignore', out, out, 'ipc'] });
+    const child = spawn(process.execPath, [...nodeArgs, bundles[this.name]], {
+      env: { ...childEnv, [UNIT_MARK]: this.mark, [HOST_GATE]: '1' },
+      stdio: ['ignore', out, out, 'ipc'],
+    });
     this.child = child;
     child.send({ type: 'clock-offset', offsetMs: this.clockOffsetMs });
-    send(this.name === 'worker' ? { type: 'worker-started', pid: child.pid ?? 0, restarts: this.restarts } : { type: 'agent-started', pid: child.pid ?? 0 });
+    send(
+      this.name === 'worker'
+        ? { type: 'worker-started', pid: child.pid ?? 0, restarts: this.restarts }
+        : { type: 'agent-started', pid: child.pid ?? 0 },
+    );
     this.onStart?.(child);
     child.once('exit', (code, signal) => {
       // KillMode=mixed: the unit's leftovers (stage commands in their own process groups) go too.
       signalMarked(UNIT_MARK, this.mark, 'SIGKILL');
       const how = describeExit(code, signal);
-      send(this.name === 'worker' ? { type: 'worker-exited', pid: child.pid ?? 0, how, planned: this.planned } : { type: 'agent-exited', pid: child.pid ?? 0, how });
+      send(
+        this.name === 'worker'
+          ? { type: 'worker-exited', pid: child.pid ?? 0, how, planned: this.planned }
+          : { type: 'agent-exited', pid: child.pid ?? 0, how },
+      );
       if (this.child === child) this.child = undefined;
       if (!this.planned && !this.held && !shuttingDown) {
         this.restarts++;

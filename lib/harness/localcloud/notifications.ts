@@ -31,7 +31,12 @@ export class NotificationBus {
   private delay(): number {
     if (!this.b.on) return this.lagMs;
     const late = this.chance.chance(this.b.lateShare);
-    return this.lagMs + (late ? this.chance.between(this.b.lateMinMs, this.b.lateMaxMs) : this.chance.between(this.b.typicalMinMs, this.b.typicalMaxMs));
+    return (
+      this.lagMs +
+      (late
+        ? this.chance.between(this.b.lateMinMs, this.b.lateMaxMs)
+        : this.chance.between(this.b.typicalMinMs, this.b.typicalMaxMs))
+    );
   }
 
   /** An object was created (the write was applied, whatever became of its response). */

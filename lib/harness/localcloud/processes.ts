@@ -22,7 +22,9 @@ export const processesWithMark = (name: string, procRoot = '/proc'): { pid: numb
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const value = readFileSync(`${procRoot}/${entry}/environ`, 'latin1').split('\0').find((v) => v.startsWith(`${name}=`));
+      const value = readFileSync(`${procRoot}/${entry}/environ`, 'latin1')
+        .split('\0')
+        .find((v) => v.startsWith(`${name}=`));
       if (value !== undefined) found.push({ pid: Number(entry), value: value.slice(name.length + 1) });
     } catch {
       // Gone, or not ours to read.

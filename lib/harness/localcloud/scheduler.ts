@@ -128,7 +128,18 @@ export class LocalScheduler {
 
   /** An S3 ObjectCreated notification for a heartbeat key, as S3 hands it to Lambda. */
   notification(bucket: string, fullKey: string): void {
-    this.enqueue({ Records: [{ eventSource: 'aws:s3', eventName: 'ObjectCreated:Put', s3: { bucket: { name: bucket }, object: { key: fullKey } } }] }, 's3');
+    this.enqueue(
+      {
+        Records: [
+          {
+            eventSource: 'aws:s3',
+            eventName: 'ObjectCreated:Put',
+            s3: { bucket: { name: bucket }, object: { key: fullKey } },
+          },
+        ],
+      },
+      's3',
+    );
   }
 
   /** The rate schedule: one run per period, at a random point within it (or on its boundary when the behaviour is off). */
@@ -136,7 +147,9 @@ export class LocalScheduler {
     const e = this.behaviour.eventBridgeSchedule;
     const scheduled = { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} };
     const period = (k: number): void => {
-      const offset = e.on ? this.chance.between(0, this.periodMs) + this.chance.between(0, e.targetDelayMaxMs) : this.periodMs;
+      const offset = e.on
+        ? this.chance.between(0, this.periodMs) + this.chance.between(0, e.targetDelayMaxMs)
+        : this.periodMs;
       this.later(offset, () => {
         for (let copy = 0; copy < this.copies; copy++) this.run(scheduled, 'schedule', 0);
       });

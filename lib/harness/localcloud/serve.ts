@@ -15,16 +15,35 @@ const main = async (): Promise<void> => {
   const args = process.argv.slice(2);
   const at = args.indexOf('--time-scale');
   const timeScale = at >= 0 ? Number(args[at + 1]) : 1;
-  if (!Number.isFinite(timeScale) || timeScale <= 0) throw new Error(`--time-scale must be a positive number, got ${args[at + 1] ?? 'nothing'}`);
+  if (!Number.isFinite(timeScale) || timeScale <= 0)
+    throw new Error(`--time-scale must be a positive number, got ${args[at + 1] ?? 'nothing'}`);
   const overrides = args.indexOf('--behaviour');
-  const behaviour = args.includes('--kind') ? KIND : resolveBehaviour(overrides >= 0 ? (JSON.parse(args[overrides + 1] ?? '{}') as unknown) : {});
+  const behaviour = args.includes('--kind')
+    ? KIND
+    : resolveBehaviour(overrides >= 0 ? (JSON.parse(args[overrides + 1] ?? '{}') as unknown) : {});
   const started = Date.now();
   const container = args.indexOf('--container');
-  const node = container >= 0 ? parseWith(containerNodeSchema, JSON.parse(args[container + 1] ?? '{}') as unknown, '--container') : null;
+  const node =
+    container >= 0
+      ? parseWith(containerNodeSchema, JSON.parse(args[container + 1] ?? '{}') as unknown, '--container')
+      : null;
   const cloud = await startLocalCloud({ behaviour, timeScale });
   if (node !== null) cloud.fakes.attach(new ContainerMachine(node));
   const { endpoint, region, bucket, table, queueUrl, dlqUrl, intakeUrl, notifierFailuresUrl, topicArn } = cloud;
-  console.log(JSON.stringify({ endpoint, region, bucket, table, queueUrl, dlqUrl, intakeUrl, notifierFailuresUrl, topicArn, startMs: Date.now() - started }));
+  console.log(
+    JSON.stringify({
+      endpoint,
+      region,
+      bucket,
+      table,
+      queueUrl,
+      dlqUrl,
+      intakeUrl,
+      notifierFailuresUrl,
+      topicArn,
+      startMs: Date.now() - started,
+    }),
+  );
   const stop = (): void => {
     void cloud.stop().then(() => process.exit(0));
   };

@@ -36,7 +36,10 @@ export class SqsRedelivery {
     for (let i = 0; i < kept.length; i++) this.strike('sqsRedelivery');
     const ids = kept.map((e) => String(e.Id));
     if (kept.length === entries.length) {
-      void reply.status(200).header('content-type', 'application/x-amz-json-1.0').send(JSON.stringify({ Successful: ids.map((Id) => ({ Id })), Failed: [] }));
+      void reply
+        .status(200)
+        .header('content-type', 'application/x-amz-json-1.0')
+        .send(JSON.stringify({ Successful: ids.map((Id) => ({ Id })), Failed: [] }));
       return true;
     }
     body.Entries = entries.filter((e) => !kept.includes(e));

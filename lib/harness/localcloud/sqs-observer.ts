@@ -61,16 +61,24 @@ export class SqsWatch {
     const principal = principalOf(request);
     const body = bodyOf(request);
     if (target === 'AmazonSQS.ReceiveMessage' && typeof payload === 'string' && this.isTaskQueue(body)) {
-      const messages = (JSON.parse(payload) as { Messages?: { Body?: string; ReceiptHandle?: string }[] }).Messages ?? [];
-      for (const m of messages) for (const id of taskIdOf(m.Body)) if (m.ReceiptHandle !== undefined) this.receipts.set(m.ReceiptHandle, id);
+      const messages =
+        (JSON.parse(payload) as { Messages?: { Body?: string; ReceiptHandle?: string }[] }).Messages ?? [];
+      for (const m of messages)
+        for (const id of taskIdOf(m.Body)) if (m.ReceiptHandle !== undefined) this.receipts.set(m.ReceiptHandle, id);
       const epoch = Number(request.headers[EPOCH_HEADER] ?? Number.NaN);
-      this.observer.sqsReceive?.(messages.length, principal, Number.isInteger(epoch) ? epoch : null, messages.flatMap((m) => taskIdOf(m.Body)));
+      this.observer.sqsReceive?.(
+        messages.length,
+        principal,
+        Number.isInteger(epoch) ? epoch : null,
+        messages.flatMap((m) => taskIdOf(m.Body)),
+      );
     }
     if (target === 'AmazonSQS.SendMessage' && this.isTaskQueue(body)) this.observer.sqsGiveBack?.(principal);
     if (target === 'AmazonSQS.ChangeMessageVisibility') {
       if (body.VisibilityTimeout === 0) this.observer.sqsGiveBack?.(principal);
       const task = typeof body.ReceiptHandle === 'string' ? this.receipts.get(body.ReceiptHandle) : undefined;
-      if (typeof body.VisibilityTimeout === 'number' && body.VisibilityTimeout > 0 && task !== undefined) this.observer.sqsExtend?.(principal, task);
+      if (typeof body.VisibilityTimeout === 'number' && body.VisibilityTimeout > 0 && task !== undefined)
+        this.observer.sqsExtend?.(principal, task);
     }
   }
 }

@@ -13,7 +13,8 @@ export interface SsmHost {
 }
 
 /** SSM's status words (GetCommandInvocation `Status`). */
-export type SsmStatus = 'Pending' | 'InProgress' | 'Delayed' | 'Success' | 'Failed' | 'TimedOut' | 'Cancelled' | 'Cancelling';
+export type SsmStatus =
+  'Pending' | 'InProgress' | 'Delayed' | 'Success' | 'Failed' | 'TimedOut' | 'Cancelled' | 'Cancelling';
 
 /** One command invocation, as the drill's recorder reads it too. */
 export interface CommandRecord {
@@ -74,12 +75,29 @@ export class SsmModel {
   }
 
   /** SendCommand for one instance. */
-  send(instanceId: string, command: string, principal: string, timeoutSeconds: number, executionTimeoutSeconds: number, comment = ''): SendResult {
-    if (!this.host.exists(instanceId)) return { ok: false, type: 'InvalidInstanceId', message: `${instanceId} is not a managed instance` };
-    if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 30 || timeoutSeconds > 2_592_000) return { ok: false, type: 'InvalidParameters', message: `TimeoutSeconds ${timeoutSeconds} is not within 30 and 2592000` };
+  send(
+    instanceId: string,
+    command: string,
+    principal: string,
+    timeoutSeconds: number,
+    executionTimeoutSeconds: number,
+    comment = '',
+  ): SendResult {
+    if (!this.host.exists(instanceId))
+      return { ok: false, type: 'InvalidInstanceId', message: `${instanceId} is not a managed instance` };
+    if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 30 || timeoutSeconds > 2_592_000)
+      return {
+        ok: false,
+        type: 'InvalidParameters',
+        message: `TimeoutSeconds ${timeoutSeconds} is not within 30 and 2592000`,
+      };
     const now = this.now();
     const r = this.run;
-    const hidden = !r.on ? 0 : this.chance.chance(r.invisibleTailShare) ? this.chance.between(0, r.invisibleTailMaxMs) : this.chance.between(0, r.invisibleMaxMs);
+    const hidden = !r.on
+      ? 0
+      : this.chance.chance(r.invisibleTailShare)
+        ? this.chance.between(0, r.invisibleTailMaxMs)
+        : this.chance.between(0, r.invisibleMaxMs);
     const record: CommandRecord = {
       commandId: randomUUID(),
       instanceId,
@@ -165,7 +183,10 @@ export class SsmModel {
       return;
     }
     this.host.run(c.instanceId, c.command).then(
-      (r) => (c.cancelRequested ? this.finish(c, 'Cancelled', 'Cancelled', false, r.output) : this.finish(c, r.ok ? 'Success' : 'Failed', r.ok ? 'Success' : 'Failed', r.ok, r.output)),
+      (r) =>
+        c.cancelRequested
+          ? this.finish(c, 'Cancelled', 'Cancelled', false, r.output)
+          : this.finish(c, r.ok ? 'Success' : 'Failed', r.ok ? 'Success' : 'Failed', r.ok, r.output),
       (error: unknown) => this.finish(c, 'Failed', 'Failed', false, String(error)),
     );
   }
@@ -200,7 +221,8 @@ export class SsmModel {
     for (const c of this.commands) {
       if (FINAL.has(c.status)) continue;
       if (c.status === 'InProgress' || c.status === 'Cancelling') {
-        if (c.startedAt !== null && now >= c.expiresAt) this.finish(c, 'TimedOut', 'ExecutionTimedOut', false, 'the node never reported the end of the command');
+        if (c.startedAt !== null && now >= c.expiresAt)
+          this.finish(c, 'TimedOut', 'ExecutionTimedOut', false, 'the node never reported the end of the command');
         continue;
       }
       const reachable = this.host.reachable(c.instanceId);
@@ -212,8 +234,10 @@ export class SsmModel {
         this.start(c);
         continue;
       }
-      if (now >= c.expiresAt) this.finish(c, 'TimedOut', 'DeliveryTimedOut', false, 'the command was not delivered before its timeout');
-      else if (!reachable && c.status === 'Pending' && now - c.requestedAt >= this.run.delayedAfterMs) this.set(c, 'Delayed', 'Delayed');
+      if (now >= c.expiresAt)
+        this.finish(c, 'TimedOut', 'DeliveryTimedOut', false, 'the command was not delivered before its timeout');
+      else if (!reachable && c.status === 'Pending' && now - c.requestedAt >= this.run.delayedAfterMs)
+        this.set(c, 'Delayed', 'Delayed');
     }
   }
 }

@@ -34,7 +34,11 @@ describe('passHostGate', () => {
 
   const start = (env: NodeJS.ProcessEnv): { messages: string[]; child: ChildProcess } => {
     const messages: string[] = [];
-    child = fork(gatedChild(dir), [], { execArgv: ['--import', 'tsx'], env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    child = fork(gatedChild(dir), [], {
+      execArgv: ['--import', 'tsx'],
+      env: { PATH: process.env.PATH, ...env },
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
     child.on('message', (m: { type: string }) => messages.push(m.type));
     return { messages, child };
   };

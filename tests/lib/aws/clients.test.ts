@@ -9,7 +9,10 @@ import { ClientFactory, rotatingFileCredentials, SHARED_FILE_TRUST_MS } from '..
 
 const credentialsFile = (dir: string, key: string): string => {
   const file = join(dir, 'credentials');
-  writeFileSync(file, `[default]\naws_access_key_id = ${key}\naws_secret_access_key = secret-${key}\naws_session_token = token-${key}\n`);
+  writeFileSync(
+    file,
+    `[default]\naws_access_key_id = ${key}\naws_secret_access_key = secret-${key}\naws_session_token = token-${key}\n`,
+  );
   return file;
 };
 
@@ -24,7 +27,12 @@ describe('ClientFactory', () => {
     it('reads the rotated keys on every call, each with a bounded trust', async () => {
       const file = credentialsFile(dir, 'AKIAFIRST');
       const provide = rotatingFileCredentials(file, () => 1_000);
-      await expect(provide()).resolves.toEqual({ accessKeyId: 'AKIAFIRST', secretAccessKey: 'secret-AKIAFIRST', sessionToken: 'token-AKIAFIRST', expiration: new Date(1_000 + SHARED_FILE_TRUST_MS) });
+      await expect(provide()).resolves.toEqual({
+        accessKeyId: 'AKIAFIRST',
+        secretAccessKey: 'secret-AKIAFIRST',
+        sessionToken: 'token-AKIAFIRST',
+        expiration: new Date(1_000 + SHARED_FILE_TRUST_MS),
+      });
       credentialsFile(dir, 'AKIASECOND');
       await expect(provide()).resolves.toMatchObject({ accessKeyId: 'AKIASECOND', sessionToken: 'token-AKIASECOND' });
     });
@@ -68,7 +76,14 @@ describe('ClientFactory', () => {
   });
 
   it('sends every service to one endpoint when given one, with path-style S3', async () => {
-    const clients = new ClientFactory({ region: 'us-west-2', endpoint: 'http://127.0.0.1:4566', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } }, {});
+    const clients = new ClientFactory(
+      {
+        region: 'us-west-2',
+        endpoint: 'http://127.0.0.1:4566',
+        credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+      },
+      {},
+    );
     expect(clients.s3().config.forcePathStyle).toBe(true);
     const endpoint = await clients.sqs().config.endpoint?.();
     expect(endpoint).toMatchObject({ hostname: '127.0.0.1', port: 4566 });
@@ -93,10 +108,15 @@ describe('ClientFactory', () => {
   it('a stand-in sends through the real client, built once', async () => {
     const mock = mockClient(SSMClient);
     mock.on(GetParameterCommand).resolves({ Parameter: { Name: 'p', Value: 'v' } });
-    const clients = new ClientFactory({ region: 'us-west-2', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } }, {});
+    const clients = new ClientFactory(
+      { region: 'us-west-2', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } },
+      {},
+    );
     const ssm = clients.ssm();
     expect(clients.ssm()).toBe(ssm);
-    await expect(ssm.send(new GetParameterCommand({ Name: 'p' }))).resolves.toMatchObject({ Parameter: { Value: 'v' } });
+    await expect(ssm.send(new GetParameterCommand({ Name: 'p' }))).resolves.toMatchObject({
+      Parameter: { Value: 'v' },
+    });
     expect(await ssm.config.region()).toBe('us-west-2');
     expect(mock.calls()).toHaveLength(1);
     clients.destroy();

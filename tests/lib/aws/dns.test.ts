@@ -17,7 +17,13 @@ import { FleetError, NotFoundError } from '../../../lib/core/errors';
 const ZONE = 'Z0123456789ABCDEFGHIJ';
 const CHANGE = '/change/C0000000000001';
 const route53 = mockClient(Route53Client);
-const origin = (type: 'A' | 'CNAME' = 'A'): OriginRecord => new OriginRecord(new Route53Client({ region: 'us-west-2' }), { hostedZoneId: ZONE, recordName: 'origin.example.com', type, ttl: 60 });
+const origin = (type: 'A' | 'CNAME' = 'A'): OriginRecord =>
+  new OriginRecord(new Route53Client({ region: 'us-west-2' }), {
+    hostedZoneId: ZONE,
+    recordName: 'origin.example.com',
+    type,
+    ttl: 60,
+  });
 const listed = (value: string, name = 'origin.example.com.', type: RRType = 'A'): ListResourceRecordSetsResponse => ({
   ResourceRecordSets: [{ Name: name, Type: type, TTL: 60, ResourceRecords: [{ Value: value }] }],
   IsTruncated: false,
@@ -46,14 +52,28 @@ describe('OriginRecord', () => {
         HostedZoneId: ZONE,
         ChangeBatch: {
           Comment: 'queen-fleet failover',
-          Changes: [{ Action: 'UPSERT', ResourceRecordSet: { Name: 'origin.example.com', Type: 'A', TTL: 60, ResourceRecords: [{ Value: '192.0.2.10' }] } }],
+          Changes: [
+            {
+              Action: 'UPSERT',
+              ResourceRecordSet: {
+                Name: 'origin.example.com',
+                Type: 'A',
+                TTL: 60,
+                ResourceRecords: [{ Value: '192.0.2.10' }],
+              },
+            },
+          ],
         },
       });
     });
 
     it('throws FleetError naming the call when Route 53 refuses the batch', async () => {
-      route53.on(ChangeResourceRecordSetsCommand).rejects(new InvalidChangeBatch({ message: 'bad batch', $metadata: { httpStatusCode: 400 } }));
-      const error = await origin().upsert('192.0.2.10').catch((e: unknown) => e);
+      route53
+        .on(ChangeResourceRecordSetsCommand)
+        .rejects(new InvalidChangeBatch({ message: 'bad batch', $metadata: { httpStatusCode: 400 } }));
+      const error = await origin()
+        .upsert('192.0.2.10')
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(FleetError);
       expect((error as FleetError).message).toMatch(/^Route 53 ChangeResourceRecordSets: InvalidChangeBatch/);
       expect((error as FleetError).cause).toBeInstanceOf(InvalidChangeBatch);
@@ -67,7 +87,9 @@ describe('OriginRecord', () => {
     });
 
     it('throws NotFoundError for an unknown change', async () => {
-      route53.on(GetChangeCommand).rejects(new NoSuchChange({ message: 'no such change', $metadata: { httpStatusCode: 404 } }));
+      route53
+        .on(GetChangeCommand)
+        .rejects(new NoSuchChange({ message: 'no such change', $metadata: { httpStatusCode: 404 } }));
       await expect(origin().status('/change/CNOPE')).rejects.toBeInstanceOf(NotFoundError);
     });
   });
@@ -76,13 +98,20 @@ describe('OriginRecord', () => {
     it('lists from the record name and type and returns its first value', async () => {
       route53.on(ListResourceRecordSetsCommand).resolves(listed('192.0.2.10', 'ORIGIN.example.com.'));
       await expect(origin().current()).resolves.toBe('192.0.2.10');
-      expect(route53).toHaveReceivedCommandWith(ListResourceRecordSetsCommand, { HostedZoneId: ZONE, StartRecordName: 'origin.example.com', StartRecordType: 'A' });
+      expect(route53).toHaveReceivedCommandWith(ListResourceRecordSetsCommand, {
+        HostedZoneId: ZONE,
+        StartRecordName: 'origin.example.com',
+        StartRecordType: 'A',
+      });
     });
 
     it.each([
       ['another name follows', listed('192.0.2.10', 'other.example.com.')],
       ['another type follows', listed('backend.example.com', 'origin.example.com.', 'CNAME')],
-      ['the zone is empty', { ResourceRecordSets: [], IsTruncated: false, MaxItems: 1 } satisfies ListResourceRecordSetsResponse],
+      [
+        'the zone is empty',
+        { ResourceRecordSets: [], IsTruncated: false, MaxItems: 1 } satisfies ListResourceRecordSetsResponse,
+      ],
     ])('returns null when %s', async (_, out) => {
       route53.on(ListResourceRecordSetsCommand).resolves(out);
       await expect(origin().current()).resolves.toBeNull();
@@ -92,22 +121,36 @@ describe('OriginRecord', () => {
   describe('pointTo', () => {
     it('submits nothing when the record already points at the value', async () => {
       route53.on(ListResourceRecordSetsCommand).resolves(listed('192.0.2.10'));
-      await expect(origin().pointTo('192.0.2.10', { timeoutMs: 1000, pollMs: 100, ...fakeTime() })).resolves.toEqual({ changed: false, insync: true, changeId: null });
+      await expect(origin().pointTo('192.0.2.10', { timeoutMs: 1000, pollMs: 100, ...fakeTime() })).resolves.toEqual({
+        changed: false,
+        insync: true,
+        changeId: null,
+      });
       expect(route53).toHaveReceivedCommandTimes(ChangeResourceRecordSetsCommand, 0);
       expect(route53).toHaveReceivedCommandTimes(GetChangeCommand, 0);
     });
 
     it('compares a CNAME value as a DNS name', async () => {
       route53.on(ListResourceRecordSetsCommand).resolves(listed('Node-2.example.com.', 'origin.example.com.', 'CNAME'));
-      await expect(origin('CNAME').pointTo('node-2.example.com', { timeoutMs: 1000, pollMs: 100, ...fakeTime() })).resolves.toMatchObject({ changed: false });
+      await expect(
+        origin('CNAME').pointTo('node-2.example.com', { timeoutMs: 1000, pollMs: 100, ...fakeTime() }),
+      ).resolves.toMatchObject({ changed: false });
     });
 
     it('upserts and polls GetChange until INSYNC', async () => {
       const time = fakeTime();
       route53.on(ListResourceRecordSetsCommand).resolves(listed('192.0.2.10'));
       route53.on(ChangeResourceRecordSetsCommand).resolves(changeInfo('PENDING'));
-      route53.on(GetChangeCommand).resolvesOnce(changeInfo('PENDING')).resolvesOnce(changeInfo('PENDING')).resolves(changeInfo('INSYNC'));
-      await expect(origin().pointTo('192.0.2.20', { timeoutMs: 10_000, pollMs: 500, ...time })).resolves.toEqual({ changed: true, insync: true, changeId: CHANGE });
+      route53
+        .on(GetChangeCommand)
+        .resolvesOnce(changeInfo('PENDING'))
+        .resolvesOnce(changeInfo('PENDING'))
+        .resolves(changeInfo('INSYNC'));
+      await expect(origin().pointTo('192.0.2.20', { timeoutMs: 10_000, pollMs: 500, ...time })).resolves.toEqual({
+        changed: true,
+        insync: true,
+        changeId: CHANGE,
+      });
       expect(route53).toHaveReceivedCommandTimes(GetChangeCommand, 3);
       expect(time.slept).toEqual([500, 500]);
     });
@@ -115,8 +158,13 @@ describe('OriginRecord', () => {
     it('keeps polling through a throttled GetChange', async () => {
       route53.on(ListResourceRecordSetsCommand).resolves({ ResourceRecordSets: [], IsTruncated: false, MaxItems: 1 });
       route53.on(ChangeResourceRecordSetsCommand).resolves(changeInfo('PENDING'));
-      route53.on(GetChangeCommand).rejectsOnce(new ThrottlingException({ message: 'Rate exceeded', $metadata: { httpStatusCode: 400 } })).resolves(changeInfo('INSYNC'));
-      await expect(origin().pointTo('192.0.2.20', { timeoutMs: 10_000, pollMs: 500, ...fakeTime() })).resolves.toMatchObject({ changed: true, insync: true });
+      route53
+        .on(GetChangeCommand)
+        .rejectsOnce(new ThrottlingException({ message: 'Rate exceeded', $metadata: { httpStatusCode: 400 } }))
+        .resolves(changeInfo('INSYNC'));
+      await expect(
+        origin().pointTo('192.0.2.20', { timeoutMs: 10_000, pollMs: 500, ...fakeTime() }),
+      ).resolves.toMatchObject({ changed: true, insync: true });
     });
 
     it('returns insync: false when the change is still PENDING at the timeout', async () => {
@@ -124,13 +172,23 @@ describe('OriginRecord', () => {
       route53.on(ListResourceRecordSetsCommand).resolves(listed('192.0.2.10'));
       route53.on(ChangeResourceRecordSetsCommand).resolves(changeInfo('PENDING'));
       route53.on(GetChangeCommand).resolves(changeInfo('PENDING'));
-      await expect(origin().pointTo('192.0.2.20', { timeoutMs: 1200, pollMs: 500, ...time })).resolves.toEqual({ changed: true, insync: false, changeId: CHANGE });
+      await expect(origin().pointTo('192.0.2.20', { timeoutMs: 1200, pollMs: 500, ...time })).resolves.toEqual({
+        changed: true,
+        insync: false,
+        changeId: CHANGE,
+      });
       expect(time.slept).toEqual([500, 500, 200]);
     });
 
     it('throws FleetError when the record cannot be read, and changes nothing', async () => {
-      route53.on(ListResourceRecordSetsCommand).rejects(Object.assign(new Error('access denied'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } }));
-      await expect(origin().pointTo('192.0.2.20', { timeoutMs: 1000, pollMs: 100, ...fakeTime() })).rejects.toThrow(/^Route 53 ListResourceRecordSets: AccessDenied: access denied$/);
+      route53
+        .on(ListResourceRecordSetsCommand)
+        .rejects(
+          Object.assign(new Error('access denied'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } }),
+        );
+      await expect(origin().pointTo('192.0.2.20', { timeoutMs: 1000, pollMs: 100, ...fakeTime() })).rejects.toThrow(
+        /^Route 53 ListResourceRecordSets: AccessDenied: access denied$/,
+      );
       expect(route53).toHaveReceivedCommandTimes(ChangeResourceRecordSetsCommand, 0);
     });
   });

@@ -21,7 +21,13 @@ const wired = (answer: (req: Sent, attempt: number) => number): { client: S3Clie
         const status = answer(req, attempts.length);
         const body = status === 200 ? '' : '<Error><Code>InternalError</Code><Message>x</Message></Error>';
         // The SDK takes any object of HttpResponse's shape.
-        return Promise.resolve({ response: { statusCode: status, headers: { etag: '"e"', 'content-type': 'application/xml' }, body: Readable.from([Buffer.from(body)]) } });
+        return Promise.resolve({
+          response: {
+            statusCode: status,
+            headers: { etag: '"e"', 'content-type': 'application/xml' },
+            body: Readable.from([Buffer.from(body)]),
+          },
+        });
       },
     },
   });
@@ -37,7 +43,9 @@ describe('guardWrites', () => {
       return n === 1 ? 500 : 200;
     });
     guardWrites(client, () => valid, 'node-1');
-    await expect(client.send(new PutObjectCommand({ Bucket: 'b', Key: 'k', Body: '{}' }))).rejects.toBeInstanceOf(FencedError);
+    await expect(client.send(new PutObjectCommand({ Bucket: 'b', Key: 'k', Body: '{}' }))).rejects.toBeInstanceOf(
+      FencedError,
+    );
     expect(attempts).toHaveLength(1);
   });
 
@@ -46,7 +54,9 @@ describe('guardWrites', () => {
     let valid = false;
     guardWrites(client, () => valid, 'node-1');
     await client.send(new GetObjectCommand({ Bucket: 'b', Key: 'k' }));
-    await expect(client.send(new PutObjectCommand({ Bucket: 'b', Key: 'k', Body: '{}' }))).rejects.toBeInstanceOf(FencedError);
+    await expect(client.send(new PutObjectCommand({ Bucket: 'b', Key: 'k', Body: '{}' }))).rejects.toBeInstanceOf(
+      FencedError,
+    );
     valid = true;
     await client.send(new PutObjectCommand({ Bucket: 'b', Key: 'k', Body: '{}' }));
     expect(attempts.map((a) => a.method)).toEqual(['GET', 'PUT']);

@@ -14,12 +14,13 @@ const parameter = (): { param: SecureParameter; advance: (ms: number) => void } 
   return { param, advance: (ms) => (t += ms) };
 };
 
-const failureOf = (promise: Promise<unknown>): Promise<unknown> => promise.then(
-  () => {
-    throw new Error('expected a rejection');
-  },
-  (error: unknown) => error,
-);
+const failureOf = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (error: unknown) => error,
+  );
 
 describe('SecureParameter', () => {
   beforeEach(() => {
@@ -72,7 +73,12 @@ describe('SecureParameter', () => {
     });
 
     it('throws ThrottledError when SSM throttles', async () => {
-      ssm.on(GetParameterCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } }));
+      ssm.on(GetParameterCommand).rejects(
+        Object.assign(new Error('Rate exceeded'), {
+          name: 'ThrottlingException',
+          $metadata: { httpStatusCode: 400 },
+        }),
+      );
       await expect(parameter().param.get()).rejects.toBeInstanceOf(ThrottledError);
     });
 
@@ -80,7 +86,9 @@ describe('SecureParameter', () => {
       ssm.on(GetParameterCommand).resolves({ Parameter: { Name: NAME, Type: 'String', Value: VALUE } });
       const error = await failureOf(parameter().param.get());
       expect(error).toBeInstanceOf(ValidationError);
-      expect((error as Error).message).toBe(`SSM GetParameter ${NAME}: the parameter must be a SecureString, not String`);
+      expect((error as Error).message).toBe(
+        `SSM GetParameter ${NAME}: the parameter must be a SecureString, not String`,
+      );
     });
   });
 });

@@ -6,14 +6,18 @@ import { ClientFactory } from '../../../lib/aws/clients';
 import { outcomeOf, Reach } from '../../../lib/aws/reach';
 
 /** A local endpoint that answers every request with `status` after `delayMs` (or never, for `null`). */
-const serve = async (answer: () => { status: number; delayMs: number } | null): Promise<{ server: Server; endpoint: string }> => {
+const serve = async (
+  answer: () => { status: number; delayMs: number } | null,
+): Promise<{ server: Server; endpoint: string }> => {
   const server = createServer((req, res) => {
     req.resume();
     const a = answer();
     if (a === null) return;
     setTimeout(() => {
       res.writeHead(a.status, { 'content-type': 'application/xml' });
-      res.end(`<Error><Code>${a.status === 404 ? 'NoSuchKey' : 'ServiceUnavailable'}</Code><Message>m</Message></Error>`);
+      res.end(
+        `<Error><Code>${a.status === 404 ? 'NoSuchKey' : 'ServiceUnavailable'}</Code><Message>m</Message></Error>`,
+      );
     }, a.delayMs);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -21,7 +25,17 @@ const serve = async (answer: () => { status: number; delayMs: number } | null): 
 };
 
 const factory = (endpoint: string, reach: Reach, requestMs = 5_000): ClientFactory =>
-  new ClientFactory({ region: 'us-west-2', endpoint, credentials: { accessKeyId: 'k', secretAccessKey: 's' }, maxAttempts: 1, reach, timeouts: { connectionMs: 1_000, requestMs } }, {});
+  new ClientFactory(
+    {
+      region: 'us-west-2',
+      endpoint,
+      credentials: { accessKeyId: 'k', secretAccessKey: 's' },
+      maxAttempts: 1,
+      reach,
+      timeouts: { connectionMs: 1_000, requestMs },
+    },
+    {},
+  );
 
 describe('Reach', () => {
   it('counts a store unreachable from its first unanswered request until the next answer, by its clock', () => {
@@ -39,10 +53,26 @@ describe('Reach', () => {
   });
 
   it.each([
-    ['a refusal (404, 412, a skewed signature): the store answered', { name: 'NoSuchKey', $metadata: { httpStatusCode: 404 } }, 'answered'],
-    ['a 503 or throttling: no answer to the request', { name: 'ServiceUnavailable', $metadata: { httpStatusCode: 503 } }, 'failed'],
-    ['a reset or a timeout: nothing reached it', Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), 'failed'],
-    ['an abort this process asked for: says nothing', Object.assign(new Error('aborted'), { name: 'AbortError' }), 'neither'],
+    [
+      'a refusal (404, 412, a skewed signature): the store answered',
+      { name: 'NoSuchKey', $metadata: { httpStatusCode: 404 } },
+      'answered',
+    ],
+    [
+      'a 503 or throttling: no answer to the request',
+      { name: 'ServiceUnavailable', $metadata: { httpStatusCode: 503 } },
+      'failed',
+    ],
+    [
+      'a reset or a timeout: nothing reached it',
+      Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }),
+      'failed',
+    ],
+    [
+      'an abort this process asked for: says nothing',
+      Object.assign(new Error('aborted'), { name: 'AbortError' }),
+      'neither',
+    ],
   ])('reads %s', (_, error, outcome) => {
     expect(outcomeOf(error)).toBe(outcome);
   });
@@ -62,7 +92,9 @@ describe('Reach', () => {
       status = 404;
       await expect(clients.s3().send(new GetObjectCommand({ Bucket: 'b', Key: 'k' }))).rejects.toThrow();
       expect(reach.unreachable()).toEqual([]);
-      await expect(clients.sqs().send(new GetQueueAttributesCommand({ QueueUrl: `${served.endpoint}/q` }))).rejects.toThrow();
+      await expect(
+        clients.sqs().send(new GetQueueAttributesCommand({ QueueUrl: `${served.endpoint}/q` })),
+      ).rejects.toThrow();
       clients.destroy();
     });
 

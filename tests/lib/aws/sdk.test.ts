@@ -37,15 +37,25 @@ describe('the SDK names the fleet takes', () => {
   });
 
   it('finds the imports it checks (the scan is not blind)', () => {
-    expect(valueImports(readFileSync(join(ROOT, 'lib/aws/state-store.ts'), 'utf8'))).toContainEqual({ pkg: '@aws-sdk/client-s3', name: 'PutObjectCommand' });
-    expect(valueImports(`import { type S3Client, GetObjectCommand as Get } from '@aws-sdk/client-s3';\nimport type { X } from '@aws-sdk/client-sqs';`)).toEqual([{ pkg: '@aws-sdk/client-s3', name: 'GetObjectCommand' }]);
+    expect(valueImports(readFileSync(join(ROOT, 'lib/aws/state-store.ts'), 'utf8'))).toContainEqual({
+      pkg: '@aws-sdk/client-s3',
+      name: 'PutObjectCommand',
+    });
+    expect(
+      valueImports(
+        `import { type S3Client, GetObjectCommand as Get } from '@aws-sdk/client-s3';\nimport type { X } from '@aws-sdk/client-sqs';`,
+      ),
+    ).toEqual([{ pkg: '@aws-sdk/client-s3', name: 'GetObjectCommand' }]);
   });
 
   it('lists names the installed packages really export', () => {
     for (const pkg of SDK_PACKAGES) {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const mod = require(pkg) as Record<string, unknown>;
-      expect({ pkg, undefinedNames: SDK_EXPORTS[pkg].filter((name) => mod[name] === undefined) }).toEqual({ pkg, undefinedNames: [] });
+      expect({ pkg, undefinedNames: SDK_EXPORTS[pkg].filter((name) => mod[name] === undefined) }).toEqual({
+        pkg,
+        undefinedNames: [],
+      });
     }
   });
 });

@@ -3,7 +3,14 @@ import fc from 'fast-check';
 import { StateStore } from '../../../lib/aws/state-store';
 import { CorruptObjectError, OversizedError } from '../../../lib/core/errors';
 import { leaderSchema, type Leader } from '../../../lib/core/schemas';
-import { expectNoPollution, hostileJsonTextArb, hugeStringArb, mutationArb, outcomeOfAsync, RUNS } from '../../helpers/hostile';
+import {
+  expectNoPollution,
+  hostileJsonTextArb,
+  hugeStringArb,
+  mutationArb,
+  outcomeOfAsync,
+  RUNS,
+} from '../../helpers/hostile';
 import { MemoryS3 } from '../../helpers/memory-s3';
 
 /**
@@ -15,9 +22,24 @@ import { MemoryS3 } from '../../helpers/memory-s3';
 const MAX = 4096;
 const KEY = 'leader.json';
 const FULL = `peer-sync/${KEY}`;
-const VALID: Leader = { version: 1, primary: 'node-1', epoch: 3, renewals: 5, reason: 'renewal', changedBy: 'node-1', previous: null, handover: 'immediate' };
+const VALID: Leader = {
+  version: 1,
+  primary: 'node-1',
+  epoch: 3,
+  renewals: 5,
+  reason: 'renewal',
+  changedBy: 'node-1',
+  previous: null,
+  handover: 'immediate',
+};
 
-const makeStore = (): StateStore => new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: MAX, deps: { sleep: () => Promise.resolve(), random: () => 0.5 } });
+const makeStore = (): StateStore =>
+  new StateStore(new S3Client({ region: 'us-west-2' }), {
+    bucket: 'b',
+    prefix: 'peer-sync/',
+    maxObjectBytes: MAX,
+    deps: { sleep: () => Promise.resolve(), random: () => 0.5 },
+  });
 
 /** Bodies a damaged or hostile object may hold, the size limit crossed now and then. */
 const bodyArb = fc.oneof(
@@ -29,7 +51,10 @@ const bodyArb = fc.oneof(
 );
 
 /** The renewal the update makes: on the current record, or a fresh one when there is none. */
-const renew = (current: Leader | null): { value: Leader; result: null } => ({ value: current === null ? { ...VALID, epoch: 1, renewals: 0 } : { ...current, renewals: current.renewals + 1 }, result: null });
+const renew = (current: Leader | null): { value: Leader; result: null } => ({
+  value: current === null ? { ...VALID, epoch: 1, renewals: 0 } : { ...current, renewals: current.renewals + 1 },
+  result: null,
+});
 
 describe('StateStore, over hostile bodies (property)', () => {
   let s3: MemoryS3;
@@ -61,7 +86,9 @@ describe('StateStore, over hostile bodies (property)', () => {
   it('refuses a body past the limit without parsing it, even when S3 gives no Content-Length', async () => {
     // A valid leader padded with a field the schema drops would otherwise parse, whatever its size.
     const padded = JSON.stringify({ ...VALID, pad: 'x'.repeat(MAX) });
-    s3.mock.on(GetObjectCommand).resolves({ ETag: '"big"', Body: { transformToString: () => Promise.resolve(padded) } as never });
+    s3.mock
+      .on(GetObjectCommand)
+      .resolves({ ETag: '"big"', Body: { transformToString: () => Promise.resolve(padded) } as never });
     await expect(makeStore().read(KEY, leaderSchema)).rejects.toBeInstanceOf(OversizedError);
   });
 
@@ -96,18 +123,22 @@ describe('StateStore, over hostile bodies (property)', () => {
 
   it('never overwrites a valid record written while the damage was being copied aside', async () => {
     await fc.assert(
-      fc.asyncProperty(bodyArb.filter((b) => !leaderSchema.safeParse(safeJson(b)).success), fc.nat(1000), async (body, renewals) => {
-        s3 = new MemoryS3();
-        s3.set(FULL, body);
-        const store = makeStore();
-        const meanwhile: Leader = { ...VALID, epoch: 9, renewals };
-        const out = await store.update(KEY, leaderSchema, renew, async () => {
-          // Another watchdog heals the object first: this update's CAS on the damaged ETag must lose.
-          await makeStore().replace(KEY, meanwhile, s3.objects.get(FULL)?.etag ?? '');
-        });
-        expect(out.written).toBe(true);
-        expect(s3.json(FULL)).toEqual({ ...meanwhile, renewals: renewals + 1 });
-      }),
+      fc.asyncProperty(
+        bodyArb.filter((b) => !leaderSchema.safeParse(safeJson(b)).success),
+        fc.nat(1000),
+        async (body, renewals) => {
+          s3 = new MemoryS3();
+          s3.set(FULL, body);
+          const store = makeStore();
+          const meanwhile: Leader = { ...VALID, epoch: 9, renewals };
+          const out = await store.update(KEY, leaderSchema, renew, async () => {
+            // Another watchdog heals the object first: this update's CAS on the damaged ETag must lose.
+            await makeStore().replace(KEY, meanwhile, s3.objects.get(FULL)?.etag ?? '');
+          });
+          expect(out.written).toBe(true);
+          expect(s3.json(FULL)).toEqual({ ...meanwhile, renewals: renewals + 1 });
+        },
+      ),
       { numRuns: RUNS },
     );
   });

@@ -1,14 +1,31 @@
 import { GetObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { z } from 'zod';
 import { StateStore } from '../../../lib/aws/state-store';
-import { ConcurrentWriteError, ConflictError, CorruptObjectError, OversizedError, ThrottledError } from '../../../lib/core/errors';
+import {
+  ConcurrentWriteError,
+  ConflictError,
+  CorruptObjectError,
+  OversizedError,
+  ThrottledError,
+} from '../../../lib/core/errors';
 import { MemoryS3 } from '../../helpers/memory-s3';
 
 const counter = z.strictObject({ n: z.number().int() });
 const noSleep = { sleep: () => Promise.resolve(), random: () => 0.5 };
 const makeStore = (maxObjectBytes = 1024): StateStore =>
-  new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes, deps: noSleep });
-const slowDown = (): S3ServiceException => new S3ServiceException({ name: 'SlowDown', $fault: 'server', $metadata: { httpStatusCode: 503 }, message: 'SlowDown' });
+  new StateStore(new S3Client({ region: 'us-west-2' }), {
+    bucket: 'b',
+    prefix: 'peer-sync/',
+    maxObjectBytes,
+    deps: noSleep,
+  });
+const slowDown = (): S3ServiceException =>
+  new S3ServiceException({
+    name: 'SlowDown',
+    $fault: 'server',
+    $metadata: { httpStatusCode: 503 },
+    message: 'SlowDown',
+  });
 
 describe('StateStore', () => {
   let s3: MemoryS3;
@@ -78,17 +95,26 @@ describe('StateStore', () => {
 
   it('update re-reads and re-applies after losing a CAS, and applies no lost update', async () => {
     const store = makeStore();
-    await Promise.all(Array.from({ length: 10 }, () => store.update('c.json', counter, (cur) => ({ value: { n: (cur?.n ?? 0) + 1 }, result: null }))));
+    await Promise.all(
+      Array.from({ length: 10 }, () =>
+        store.update('c.json', counter, (cur) => ({ value: { n: (cur?.n ?? 0) + 1 }, result: null })),
+      ),
+    );
     expect(s3.json('peer-sync/c.json')).toEqual({ n: 10 });
   });
 
   it('update replaces a corrupt object by CAS against its ETag after reporting it', async () => {
     s3.set('peer-sync/c.json', 'garbage');
     const reported: string[] = [];
-    await makeStore().update('c.json', counter, (cur) => ({ value: { n: (cur?.n ?? 0) + 1 }, result: null }), (e) => {
-      reported.push(e.key);
-      return Promise.resolve();
-    });
+    await makeStore().update(
+      'c.json',
+      counter,
+      (cur) => ({ value: { n: (cur?.n ?? 0) + 1 }, result: null }),
+      (e) => {
+        reported.push(e.key);
+        return Promise.resolve();
+      },
+    );
     expect(reported).toEqual(['peer-sync/c.json']);
     expect(s3.json('peer-sync/c.json')).toEqual({ n: 1 });
   });
@@ -102,13 +128,16 @@ describe('StateStore', () => {
   });
 
   describe('ambiguous outcomes', () => {
-    it.each(['reset', 'internal-error'] as const)('takes a create whose response was lost (%s) as done, not as "exists"', async (how) => {
-      const store = makeStore();
-      s3.loseNext((k) => k === 'peer-sync/x.json', how);
-      const etag = await store.create('x.json', { n: 1 });
-      expect(etag).toBe(s3.objects.get('peer-sync/x.json')?.etag);
-      expect(s3.json('peer-sync/x.json')).toEqual({ n: 1 });
-    });
+    it.each(['reset', 'internal-error'] as const)(
+      'takes a create whose response was lost (%s) as done, not as "exists"',
+      async (how) => {
+        const store = makeStore();
+        s3.loseNext((k) => k === 'peer-sync/x.json', how);
+        const etag = await store.create('x.json', { n: 1 });
+        expect(etag).toBe(s3.objects.get('peer-sync/x.json')?.etag);
+        expect(s3.json('peer-sync/x.json')).toEqual({ n: 1 });
+      },
+    );
 
     it('takes a CAS whose response was lost as done: update applies once and says it wrote', async () => {
       const store = makeStore();
@@ -128,9 +157,13 @@ describe('StateStore', () => {
       const store = makeStore();
       await store.create('c.json', { n: 1 });
       const other = makeStore();
-      s3.loseNext((k) => k === 'peer-sync/c.json', 'reset', async () => {
-        await other.update('c.json', counter, (cur) => ({ value: { n: (cur?.n ?? 0) + 10 }, result: null }));
-      });
+      s3.loseNext(
+        (k) => k === 'peer-sync/c.json',
+        'reset',
+        async () => {
+          await other.update('c.json', counter, (cur) => ({ value: { n: (cur?.n ?? 0) + 10 }, result: null }));
+        },
+      );
       let applied = 0;
       const out = await store.update('c.json', counter, (cur) => {
         applied++;
@@ -141,17 +174,27 @@ describe('StateStore', () => {
       expect(s3.json('peer-sync/c.json')).toEqual({ n: 12 });
     });
 
-    it.each(['reset', 'internal-error'] as const)('takes a plain PUT whose responses are all lost (%s) as done once it is there, without sending it again', async (how) => {
-      const store = makeStore();
-      for (let i = 0; i < 10; i++) s3.loseNext((k) => k === 'peer-sync/h.json', how);
-      const etag = await store.put('h.json', { n: 1 });
-      expect(etag).toBe(s3.objects.get('peer-sync/h.json')?.etag);
-      expect(s3.puts.filter((p) => p.key === 'peer-sync/h.json')).toHaveLength(1);
-    });
+    it.each(['reset', 'internal-error'] as const)(
+      'takes a plain PUT whose responses are all lost (%s) as done once it is there, without sending it again',
+      async (how) => {
+        const store = makeStore();
+        for (let i = 0; i < 10; i++) s3.loseNext((k) => k === 'peer-sync/h.json', how);
+        const etag = await store.put('h.json', { n: 1 });
+        expect(etag).toBe(s3.objects.get('peer-sync/h.json')?.etag);
+        expect(s3.puts.filter((p) => p.key === 'peer-sync/h.json')).toHaveLength(1);
+      },
+    );
 
     it('sends a PUT again when the look after a 500 finds it did not land', async () => {
       const store = makeStore();
-      s3.failNext(new S3ServiceException({ name: 'InternalError', $fault: 'server', $metadata: { httpStatusCode: 500 }, message: 'internal' }));
+      s3.failNext(
+        new S3ServiceException({
+          name: 'InternalError',
+          $fault: 'server',
+          $metadata: { httpStatusCode: 500 },
+          message: 'internal',
+        }),
+      );
       await store.put('h.json', { n: 2 });
       expect(s3.json('peer-sync/h.json')).toEqual({ n: 2 });
     });
@@ -166,7 +209,12 @@ describe('StateStore', () => {
 
     it('retries a 409 ConditionalRequestConflict instead of reading it as "exists"', async () => {
       const store = makeStore();
-      const conflict = new S3ServiceException({ name: 'ConditionalRequestConflict', $fault: 'client', $metadata: { httpStatusCode: 409 }, message: 'conflict' });
+      const conflict = new S3ServiceException({
+        name: 'ConditionalRequestConflict',
+        $fault: 'client',
+        $metadata: { httpStatusCode: 409 },
+        message: 'conflict',
+      });
       s3.failNext(conflict);
       await expect(store.create('x.json', { n: 1 })).resolves.toBeDefined();
       expect(s3.json('peer-sync/x.json')).toEqual({ n: 1 });
@@ -174,7 +222,14 @@ describe('StateStore', () => {
 
     it('gives up on endless 409s with ConcurrentWriteError, never ConflictError', async () => {
       const store = makeStore();
-      s3.mock.on(PutObjectCommand).rejects(new S3ServiceException({ name: 'ConditionalRequestConflict', $fault: 'client', $metadata: { httpStatusCode: 409 }, message: 'conflict' }));
+      s3.mock.on(PutObjectCommand).rejects(
+        new S3ServiceException({
+          name: 'ConditionalRequestConflict',
+          $fault: 'client',
+          $metadata: { httpStatusCode: 409 },
+          message: 'conflict',
+        }),
+      );
       await expect(store.create('x.json', { n: 1 })).rejects.toBeInstanceOf(ConcurrentWriteError);
     });
   });

@@ -1,7 +1,18 @@
 import fc from 'fast-check';
 import { buildConfig, CONFIG_FILE_ENV, ENV_NAMES } from '../../../lib/core/config';
 import { parseJsonText } from '../../../lib/core/validate';
-import { expectNoPollution, hostileJsonTextArb, hostileKeyArb, hostileStringArb, hostileValueArb, mutationArb, outcomeOf, POLLUTERS, PROTOTYPE_KEYS, RUNS } from '../../helpers/hostile';
+import {
+  expectNoPollution,
+  hostileJsonTextArb,
+  hostileKeyArb,
+  hostileStringArb,
+  hostileValueArb,
+  mutationArb,
+  outcomeOf,
+  POLLUTERS,
+  PROTOTYPE_KEYS,
+  RUNS,
+} from '../../helpers/hostile';
 
 /**
  * Issue 12, item 5: the configuration from hostile environments and files. Every outcome is a
@@ -13,7 +24,10 @@ const VARIABLES = [...Object.values(ENV_NAMES), CONFIG_FILE_ENV];
 
 /** An error names the key it is about (`nodes.0.name` is about `nodes`), the variable, or the unknown key as spelled. */
 const namesKnownThing = (error: { field: string; message: string }): boolean =>
-  /unknown key/.test(error.message) || KEYS.includes(error.field.split('.')[0] ?? '') || error.field.startsWith('FLEET_') || error.field === '(root)';
+  /unknown key/.test(error.message) ||
+  KEYS.includes(error.field.split('.')[0] ?? '') ||
+  error.field.startsWith('FLEET_') ||
+  error.field === '(root)';
 
 const FILE = {
   region: 'eu-west-2',
@@ -22,7 +36,14 @@ const FILE = {
   queueUrl: 'https://sqs.eu-west-2.amazonaws.com/123456789012/tasks',
   topicArn: 'arn:aws:sns:eu-west-2:123456789012:fleet-events',
   nodes: [
-    { name: 'node-1', instanceId: 'mi-0123456789abcdef0', priority: 1, address: '192.0.2.1', zone: 'eu-west-2a', lightsailName: 'n1' },
+    {
+      name: 'node-1',
+      instanceId: 'mi-0123456789abcdef0',
+      priority: 1,
+      address: '192.0.2.1',
+      zone: 'eu-west-2a',
+      lightsailName: 'n1',
+    },
     { name: 'node-2', instanceId: 'mi-0123456789abcdef1', priority: 2, address: '192.0.2.2', zone: 'eu-west-2b' },
   ],
   hostedZoneId: 'Z0123',
@@ -34,7 +55,20 @@ const FILE = {
 
 /** An environment of known and unknown FLEET_ variables, with any text in them. */
 const envArb = fc
-  .array(fc.tuple(fc.oneof(fc.constantFrom(...VARIABLES.filter((v) => v !== CONFIG_FILE_ENV)), fc.constantFrom('FLEET_', 'FLEET___PROTO__', 'FLEET_CONSTRUCTOR', 'PATH'), hostileKeyArb), fc.oneof(hostileStringArb, hostileValueArb.map((v) => JSON.stringify(v) ?? ''))), { maxLength: 4 })
+  .array(
+    fc.tuple(
+      fc.oneof(
+        fc.constantFrom(...VARIABLES.filter((v) => v !== CONFIG_FILE_ENV)),
+        fc.constantFrom('FLEET_', 'FLEET___PROTO__', 'FLEET_CONSTRUCTOR', 'PATH'),
+        hostileKeyArb,
+      ),
+      fc.oneof(
+        hostileStringArb,
+        hostileValueArb.map((v) => JSON.stringify(v) ?? ''),
+      ),
+    ),
+    { maxLength: 4 },
+  )
   .map((entries) => Object.fromEntries(entries) as Record<string, string>);
 
 describe('config, over hostile input', () => {
@@ -45,7 +79,8 @@ describe('config, over hostile input', () => {
       fc.property(envArb, (env) => {
         const out = outcomeOf(() => buildConfig(env));
         expectNoPollution();
-        if (!out.ok) expect({ field: out.error.field, known: namesKnownThing(out.error) }).toMatchObject({ known: true });
+        if (!out.ok)
+          expect({ field: out.error.field, known: namesKnownThing(out.error) }).toMatchObject({ known: true });
       }),
       { numRuns: RUNS },
     );
@@ -53,23 +88,34 @@ describe('config, over hostile input', () => {
 
   it('builds from any file text, or refuses it naming the key', () => {
     fc.assert(
-      fc.property(fc.oneof(hostileJsonTextArb, mutationArb(FILE).map((m) => JSON.stringify(m.value) ?? 'null')), (text) => {
-        const out = outcomeOf(() => buildConfig({}, parseJsonText(text, 'config file')));
-        expectNoPollution();
-        if (!out.ok) expect({ field: out.error.field, known: namesKnownThing(out.error) }).toMatchObject({ known: true });
-      }),
+      fc.property(
+        fc.oneof(
+          hostileJsonTextArb,
+          mutationArb(FILE).map((m) => JSON.stringify(m.value) ?? 'null'),
+        ),
+        (text) => {
+          const out = outcomeOf(() => buildConfig({}, parseJsonText(text, 'config file')));
+          expectNoPollution();
+          if (!out.ok)
+            expect({ field: out.error.field, known: namesKnownThing(out.error) }).toMatchObject({ known: true });
+        },
+      ),
       { numRuns: RUNS },
     );
   });
 
   it('refuses every key it does not know in a file, the prototype-reaching ones too', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.constantFrom<string>(...PROTOTYPE_KEYS), hostileKeyArb).filter((k) => !KEYS.includes(k)), fc.oneof(hostileValueArb, fc.constantFrom(...POLLUTERS)), (key, value) => {
-        const text = `${JSON.stringify(FILE).slice(0, -1)},${JSON.stringify(key)}:${JSON.stringify(value) ?? 'null'}}`;
-        const out = outcomeOf(() => buildConfig({}, parseJsonText(text, 'config file')));
-        expect(out.ok ? 'accepted' : out.error.message).toMatch(/unknown key/);
-        expectNoPollution();
-      }),
+      fc.property(
+        fc.oneof(fc.constantFrom<string>(...PROTOTYPE_KEYS), hostileKeyArb).filter((k) => !KEYS.includes(k)),
+        fc.oneof(hostileValueArb, fc.constantFrom(...POLLUTERS)),
+        (key, value) => {
+          const text = `${JSON.stringify(FILE).slice(0, -1)},${JSON.stringify(key)}:${JSON.stringify(value) ?? 'null'}}`;
+          const out = outcomeOf(() => buildConfig({}, parseJsonText(text, 'config file')));
+          expect(out.ok ? 'accepted' : out.error.message).toMatch(/unknown key/);
+          expectNoPollution();
+        },
+      ),
       { numRuns: RUNS },
     );
   });
@@ -84,7 +130,9 @@ describe('config, over hostile input', () => {
   });
 
   it('takes a node name only if an empty object has no property of that name', () => {
-    const out = outcomeOf(() => buildConfig({ FLEET_NODES: '[{"name":"constructor","instanceId":"mi-0123456789abcdef0"}]' }));
+    const out = outcomeOf(() =>
+      buildConfig({ FLEET_NODES: '[{"name":"constructor","instanceId":"mi-0123456789abcdef0"}]' }),
+    );
     expect(out.ok ? 'accepted' : out.error.field).toBe('nodes.0.name');
   });
 });

@@ -12,30 +12,62 @@ describe('pipeline', () => {
 
   it('refuses duplicate stage names, both forms at once, and a hang limit past the stall window, naming the field', () => {
     const cmd = ['/bin/true'];
-    expect(() => buildConfig({}, { pipeline: [{ name: 'a', command: cmd }, { name: 'a', command: cmd }] })).toThrow(/pipeline\.1\.name: duplicate stage name a/);
-    expect(() => buildConfig({}, { pipeline: [{ name: 'a', command: cmd }], stageCommands: { transcode: cmd } })).toThrow(/stageCommands: is a shorthand for pipeline/);
-    expect(() => buildConfig({}, { pipeline: [{ name: 'a', command: cmd, hangSeconds: 600 }] })).toThrow(/pipeline\.0\.hangSeconds/);
+    expect(() =>
+      buildConfig(
+        {},
+        {
+          pipeline: [
+            { name: 'a', command: cmd },
+            { name: 'a', command: cmd },
+          ],
+        },
+      ),
+    ).toThrow(/pipeline\.1\.name: duplicate stage name a/);
+    expect(() =>
+      buildConfig({}, { pipeline: [{ name: 'a', command: cmd }], stageCommands: { transcode: cmd } }),
+    ).toThrow(/stageCommands: is a shorthand for pipeline/);
+    expect(() => buildConfig({}, { pipeline: [{ name: 'a', command: cmd, hangSeconds: 600 }] })).toThrow(
+      /pipeline\.0\.hangSeconds/,
+    );
     expect(() => buildConfig({}, { pipeline: [{ name: 'Transcode!', command: cmd }] })).toThrow(/pipeline\.0\.name/);
   });
 
   it('is read from the environment as JSON', () => {
-    const config = buildConfig({ FLEET_PIPELINE: JSON.stringify([{ name: 'probe', command: ['ffprobe', '-v', 'error'], timeoutSeconds: 60, retries: 2 }]) });
-    expect(config.pipeline).toEqual([{ name: 'probe', command: ['ffprobe', '-v', 'error'], timeoutSeconds: 60, retries: 2 }]);
+    const config = buildConfig({
+      FLEET_PIPELINE: JSON.stringify([
+        { name: 'probe', command: ['ffprobe', '-v', 'error'], timeoutSeconds: 60, retries: 2 },
+      ]),
+    });
+    expect(config.pipeline).toEqual([
+      { name: 'probe', command: ['ffprobe', '-v', 'error'], timeoutSeconds: 60, retries: 2 },
+    ]);
   });
 });
 
 describe('parseProgressLine', () => {
   it('reads a fraction and an optional token, and nothing else (property)', () => {
     fc.assert(
-      fc.property(fc.double({ min: 0, max: 1, noNaN: true }), fc.option(fc.stringMatching(/^[\x21-\x7e]{1,40}$/), { nil: undefined }), (fraction, token) => {
-        const line = `progress ${fraction}${token === undefined ? '' : ` ${token}`}`;
-        expect(parseProgressLine(line)).toEqual(token === undefined ? { fraction } : { fraction, token });
-      }),
+      fc.property(
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.option(fc.stringMatching(/^[\x21-\x7e]{1,40}$/), { nil: undefined }),
+        (fraction, token) => {
+          const line = `progress ${fraction}${token === undefined ? '' : ` ${token}`}`;
+          expect(parseProgressLine(line)).toEqual(token === undefined ? { fraction } : { fraction, token });
+        },
+      ),
     );
   });
 
   it('takes any other line for a log line', () => {
-    for (const line of ['progress', 'progress 1.5', 'progress -0.1', 'progress half', 'frame=96 fps=24', 'progress 0.5 a b', ' progress 0.5']) {
+    for (const line of [
+      'progress',
+      'progress 1.5',
+      'progress -0.1',
+      'progress half',
+      'frame=96 fps=24',
+      'progress 0.5 a b',
+      ' progress 0.5',
+    ]) {
       expect(parseProgressLine(line)).toBeNull();
     }
   });
@@ -43,7 +75,11 @@ describe('parseProgressLine', () => {
 
 describe('task message', () => {
   it("keeps every field a producer sent, and reads earlier releases' messages", () => {
-    const body = { taskId: 't-1', payload: { source: 's3://media/a.mov', nested: { deep: [1, null] } }, producer: 'cms' };
+    const body = {
+      taskId: 't-1',
+      payload: { source: 's3://media/a.mov', nested: { deep: [1, null] } },
+      producer: 'cms',
+    };
     expect(taskMessageSchema.parse(body)).toEqual(body);
     const old = taskMessageSchema.parse({ taskId: 't-2', episode: 'episode-4', workSeconds: 3 });
     expect(workSecondsOf(old)).toBe(3);

@@ -2,7 +2,10 @@ import { check, problem, withBucket } from './fake-spec';
 
 /** A template of fake queues named by `resources`; each test wires them together. */
 const queues = (resources: Record<string, Record<string, unknown>>, extra: Record<string, unknown> = {}): unknown => ({
-  Conditions: { IsProd: { 'Fn::Equals': [{ Ref: 'AWS::Region' }, 'us-east-1'] }, IsBig: { 'Fn::Equals': [{ Ref: 'AWS::Region' }, 'us-west-2'] } },
+  Conditions: {
+    IsProd: { 'Fn::Equals': [{ Ref: 'AWS::Region' }, 'us-east-1'] },
+    IsBig: { 'Fn::Equals': [{ Ref: 'AWS::Region' }, 'us-west-2'] },
+  },
   Resources: Object.fromEntries(Object.entries(resources).map(([id, r]) => [id, { Type: 'Fake::Queue::Queue', ...r }])),
   ...extra,
 });
@@ -11,11 +14,22 @@ const named = (value: unknown): Record<string, unknown> => ({ Properties: { Queu
 describe('checkTemplate', () => {
   describe('dependency cycles', () => {
     it('reports a permission that reads the bucket Arn while the bucket depends on the permission', () => {
-      const template = withBucket({}, { Resources: {
-        Store: { Type: 'Fake::Store::Bucket', DependsOn: 'Permission' },
-        Handler: { Type: 'Fake::Compute::Function', Properties: { Handler: 'index.handler' } },
-        Permission: { Type: 'Fake::Compute::Permission', Properties: { FunctionName: { 'Fn::GetAtt': ['Handler', 'Arn'] }, SourceArn: { 'Fn::GetAtt': 'Store.Arn' } } },
-      } });
+      const template = withBucket(
+        {},
+        {
+          Resources: {
+            Store: { Type: 'Fake::Store::Bucket', DependsOn: 'Permission' },
+            Handler: { Type: 'Fake::Compute::Function', Properties: { Handler: 'index.handler' } },
+            Permission: {
+              Type: 'Fake::Compute::Permission',
+              Properties: {
+                FunctionName: { 'Fn::GetAtt': ['Handler', 'Arn'] },
+                SourceArn: { 'Fn::GetAtt': 'Store.Arn' },
+              },
+            },
+          },
+        },
+      );
       expect(check(template)).toEqual([problem('Resources.Store', /^dependency cycle Store → Permission → Store$/)]);
     });
 
@@ -30,7 +44,9 @@ describe('checkTemplate', () => {
     });
 
     it('reports a resource that refers to itself', () => {
-      expect(check(withBucket({ BucketName: { 'Fn::Sub': '${Store.Arn}-copy' } }))).toEqual([problem('Resources.Store', /^dependency cycle Store → Store$/)]);
+      expect(check(withBucket({ BucketName: { 'Fn::Sub': '${Store.Arn}-copy' } }))).toEqual([
+        problem('Resources.Store', /^dependency cycle Store → Store$/),
+      ]);
     });
 
     it('reports each cycle once, from its first member in template order', () => {
@@ -43,7 +59,9 @@ describe('checkTemplate', () => {
 
     it('stops listing after 20 cycles', () => {
       const ids = ['A', 'B', 'C', 'D', 'E', 'F'];
-      const template = queues(Object.fromEntries(ids.map((id) => [id, { DependsOn: ids.filter((other) => other !== id) }])));
+      const template = queues(
+        Object.fromEntries(ids.map((id) => [id, { DependsOn: ids.filter((other) => other !== id) }])),
+      );
       const problems = check(template);
       expect(problems).toHaveLength(20);
       expect(new Set(problems.map((p) => p.message)).size).toBe(20);
@@ -51,7 +69,10 @@ describe('checkTemplate', () => {
     });
 
     it.each([
-      ['a chain and a diamond', { A: { DependsOn: ['B', 'C'] }, B: named({ Ref: 'D' }), C: named({ 'Fn::GetAtt': ['D', 'Arn'] }), D: {} }],
+      [
+        'a chain and a diamond',
+        { A: { DependsOn: ['B', 'C'] }, B: named({ Ref: 'D' }), C: named({ 'Fn::GetAtt': ['D', 'Arn'] }), D: {} },
+      ],
       ['a Fn::Sub name its variable map defines', { A: named({ 'Fn::Sub': ['${A}', { A: 'x' }] }) }],
       ['a Fn::Sub placeholder for a pseudo parameter', { A: named({ 'Fn::Sub': '${AWS::StackName}-${AWS::Region}' }) }],
     ])('accepts %s', (_name, resources) => {
@@ -59,7 +80,9 @@ describe('checkTemplate', () => {
     });
 
     it('reports a resource that depends on itself once, not as a cycle too', () => {
-      expect(check(queues({ A: { DependsOn: 'A' } }))).toEqual([problem('Resources.A.DependsOn', /A cannot depend on itself/)]);
+      expect(check(queues({ A: { DependsOn: 'A' } }))).toEqual([
+        problem('Resources.A.DependsOn', /A cannot depend on itself/),
+      ]);
     });
   });
 
@@ -67,20 +90,63 @@ describe('checkTemplate', () => {
     const prod = { Condition: 'IsProd' };
 
     it.each([
-      ['a Ref', named({ Ref: 'Extra' }), 'Resources.A.Properties.QueueName.Ref', /^Extra exists only when condition IsProd is true, but A has no Condition and this Ref is outside Fn::If \[IsProd, …\]: the deploy fails when IsProd is false$/],
-      ['a Fn::GetAtt', named({ 'Fn::GetAtt': 'Extra.Arn' }), 'Resources.A.Properties.QueueName.Fn::GetAtt', /this Fn::GetAtt is outside Fn::If \[IsProd, …\]/],
-      ['a Fn::Sub placeholder', named({ 'Fn::Sub': '${Extra.QueueUrl}' }), 'Resources.A.Properties.QueueName.Fn::Sub', /this Fn::Sub is outside Fn::If/],
-      ['a DependsOn', { DependsOn: ['Extra'] }, 'Resources.A.DependsOn.0', /^Extra exists only when condition IsProd is true, but A has no Condition: the deploy fails when IsProd is false$/],
-      ['the false branch of Fn::If on its condition', named({ 'Fn::If': ['IsProd', 'a', { Ref: 'Extra' }] }), 'Resources.A.Properties.QueueName.Fn::If.2.Ref', /Extra exists only when condition IsProd/],
-      ['Fn::If on another condition', named({ 'Fn::If': ['IsBig', { Ref: 'Extra' }, 'a'] }), 'Resources.A.Properties.QueueName.Fn::If.1.Ref', /outside Fn::If \[IsProd, …\]/],
-      ['a resource with another condition', { Condition: 'IsBig', ...named({ Ref: 'Extra' }) }, 'Resources.A.Properties.QueueName.Ref', /but A has Condition IsBig and this Ref/],
+      [
+        'a Ref',
+        named({ Ref: 'Extra' }),
+        'Resources.A.Properties.QueueName.Ref',
+        /^Extra exists only when condition IsProd is true, but A has no Condition and this Ref is outside Fn::If \[IsProd, …\]: the deploy fails when IsProd is false$/,
+      ],
+      [
+        'a Fn::GetAtt',
+        named({ 'Fn::GetAtt': 'Extra.Arn' }),
+        'Resources.A.Properties.QueueName.Fn::GetAtt',
+        /this Fn::GetAtt is outside Fn::If \[IsProd, …\]/,
+      ],
+      [
+        'a Fn::Sub placeholder',
+        named({ 'Fn::Sub': '${Extra.QueueUrl}' }),
+        'Resources.A.Properties.QueueName.Fn::Sub',
+        /this Fn::Sub is outside Fn::If/,
+      ],
+      [
+        'a DependsOn',
+        { DependsOn: ['Extra'] },
+        'Resources.A.DependsOn.0',
+        /^Extra exists only when condition IsProd is true, but A has no Condition: the deploy fails when IsProd is false$/,
+      ],
+      [
+        'the false branch of Fn::If on its condition',
+        named({ 'Fn::If': ['IsProd', 'a', { Ref: 'Extra' }] }),
+        'Resources.A.Properties.QueueName.Fn::If.2.Ref',
+        /Extra exists only when condition IsProd/,
+      ],
+      [
+        'Fn::If on another condition',
+        named({ 'Fn::If': ['IsBig', { Ref: 'Extra' }, 'a'] }),
+        'Resources.A.Properties.QueueName.Fn::If.1.Ref',
+        /outside Fn::If \[IsProd, …\]/,
+      ],
+      [
+        'a resource with another condition',
+        { Condition: 'IsBig', ...named({ Ref: 'Extra' }) },
+        'Resources.A.Properties.QueueName.Ref',
+        /but A has Condition IsBig and this Ref/,
+      ],
     ])('reports one through %s', (_name, user, path, message) => {
       expect(check(queues({ Extra: prod, A: user }))).toEqual([problem(path, message)]);
     });
 
     it('reports one from an output', () => {
-      const template = queues({ Extra: prod }, { Outputs: { Url: { Value: { 'Fn::GetAtt': ['Extra', 'QueueUrl'] } } } });
-      expect(check(template)).toEqual([problem('Outputs.Url.Value.Fn::GetAtt', /Extra exists only when condition IsProd is true, but output Url has no Condition/)]);
+      const template = queues(
+        { Extra: prod },
+        { Outputs: { Url: { Value: { 'Fn::GetAtt': ['Extra', 'QueueUrl'] } } } },
+      );
+      expect(check(template)).toEqual([
+        problem(
+          'Outputs.Url.Value.Fn::GetAtt',
+          /Extra exists only when condition IsProd is true, but output Url has no Condition/,
+        ),
+      ]);
     });
 
     it('reports a Fn::Sub that names the resource twice once', () => {
@@ -89,9 +155,18 @@ describe('checkTemplate', () => {
 
     it.each([
       ['a resource with the same condition', { ...prod, ...named({ Ref: 'Extra' }), DependsOn: 'Extra' }],
-      ['the true branch of Fn::If on its condition', named({ 'Fn::If': ['IsProd', { 'Fn::GetAtt': ['Extra', 'Arn'] }, { Ref: 'AWS::NoValue' }] })],
-      ['a nested Fn::If inside that true branch', named({ 'Fn::If': ['IsProd', { 'Fn::If': ['IsBig', { 'Fn::Sub': '${Extra}' }, 'b'] }, 'a'] })],
-      ['an Fn::If on its condition inside one on another', named({ 'Fn::If': ['IsBig', { 'Fn::If': ['IsProd', { Ref: 'Extra' }, 'a'] }, 'b'] })],
+      [
+        'the true branch of Fn::If on its condition',
+        named({ 'Fn::If': ['IsProd', { 'Fn::GetAtt': ['Extra', 'Arn'] }, { Ref: 'AWS::NoValue' }] }),
+      ],
+      [
+        'a nested Fn::If inside that true branch',
+        named({ 'Fn::If': ['IsProd', { 'Fn::If': ['IsBig', { 'Fn::Sub': '${Extra}' }, 'b'] }, 'a'] }),
+      ],
+      [
+        'an Fn::If on its condition inside one on another',
+        named({ 'Fn::If': ['IsBig', { 'Fn::If': ['IsProd', { Ref: 'Extra' }, 'a'] }, 'b'] }),
+      ],
     ])('accepts a use from %s', (_name, user) => {
       expect(check(queues({ Extra: prod, A: user }))).toEqual([]);
     });

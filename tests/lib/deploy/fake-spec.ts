@@ -2,7 +2,13 @@
  * A tiny fake spec and template builder shared by the checker's tests, so each test names only
  * the part of a template it breaks.
  */
-import { checkTemplate, type Problem, type ResourceSpec, type SpecLookup, type SpecType } from '../../../lib/deploy/check';
+import {
+  checkTemplate,
+  type Problem,
+  type ResourceSpec,
+  type SpecLookup,
+  type SpecType,
+} from '../../../lib/deploy/check';
 
 const STRING: SpecType = { kind: 'string' };
 const INTEGER: SpecType = { kind: 'integer' };
@@ -28,7 +34,11 @@ export const FAKE_TYPES: Readonly<Record<string, ResourceSpec>> = {
       Rule: { Id: { type: STRING, required: true }, Days: { type: INTEGER } },
     },
   },
-  'Fake::Queue::Queue': { properties: { QueueName: { type: STRING } }, attributes: new Set(['Arn', 'QueueUrl']), definitions: {} },
+  'Fake::Queue::Queue': {
+    properties: { QueueName: { type: STRING } },
+    attributes: new Set(['Arn', 'QueueUrl']),
+    definitions: {},
+  },
   'Fake::Compute::Function': {
     properties: { Handler: { type: STRING, required: true }, Role: { type: STRING } },
     attributes: new Set(['Arn']),
@@ -54,4 +64,7 @@ export const withBucket = (properties: Record<string, unknown>, extra: Record<st
 export const check = (template: unknown): Problem[] => checkTemplate(template, fakeSpec);
 
 /** A problem at exactly `path` whose message matches `message`. */
-export const problem = (path: string, message: RegExp): Problem => ({ path, message: expect.stringMatching(message) as string });
+export const problem = (path: string, message: RegExp): Problem => ({
+  path,
+  message: expect.stringMatching(message) as string,
+});

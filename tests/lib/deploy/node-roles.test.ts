@@ -1,7 +1,10 @@
 import { ValidationError } from '../../../lib/core/errors';
 import { nodeNamesOf, nodeRolesFragment, type NodeRoleInputs } from '../../../lib/deploy/node-roles';
 
-const spec = (name: string, n: number): { name: string; instanceId: string } => ({ name, instanceId: `mi-0000000000000000${n}` });
+const spec = (name: string, n: number): { name: string; instanceId: string } => ({
+  name,
+  instanceId: `mi-0000000000000000${n}`,
+});
 const inputs = (over: Partial<NodeRoleInputs> = {}): NodeRoleInputs => ({
   service: 'queens-fleet',
   stage: 'prod',
@@ -16,12 +19,25 @@ describe('nodeRolesFragment', () => {
   it('makes one role per configured node and per enrolling one, each writing only its own heartbeat and its own beat', () => {
     const { Resources, Outputs } = nodeRolesFragment(inputs({ enrollingNodes: '["node-3"]' }));
     expect(Object.keys(Resources)).toEqual(['NodeRoleNode1', 'NodeRoleNode2', 'NodeRoleNode3']);
-    expect(Outputs.NodeRoleNode3Name).toEqual({ Description: 'node-3: pass to aws ssm create-activation --iam-role', Value: { Ref: 'NodeRoleNode3' } });
-    const role = Resources.NodeRoleNode2 as { Properties: { RoleName: string; Policies: { PolicyDocument: { Statement: { Resource: unknown; Condition?: unknown }[] } }[] } };
+    expect(Outputs.NodeRoleNode3Name).toEqual({
+      Description: 'node-3: pass to aws ssm create-activation --iam-role',
+      Value: { Ref: 'NodeRoleNode3' },
+    });
+    const role = Resources.NodeRoleNode2 as {
+      Properties: {
+        RoleName: string;
+        Policies: { PolicyDocument: { Statement: { Resource: unknown; Condition?: unknown }[] } }[];
+      };
+    };
     expect(role.Properties.RoleName).toBe('queens-fleet-node-prod-us-west-2-node-2');
-    expect(role.Properties.Policies.flatMap((p) => p.PolicyDocument.Statement.map((s) => [s.Resource, s.Condition]))).toEqual([
+    expect(
+      role.Properties.Policies.flatMap((p) => p.PolicyDocument.Statement.map((s) => [s.Resource, s.Condition])),
+    ).toEqual([
       [{ 'Fn::Sub': 'arn:${AWS::Partition}:s3:::acme-state/peer-sync/nodes/node-2/heartbeat.json' }, undefined],
-      [{ 'Fn::GetAtt': ['ControlTable', 'Arn'] }, { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['nodes/node-2/beat'] } }],
+      [
+        { 'Fn::GetAtt': ['ControlTable', 'Arn'] },
+        { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['nodes/node-2/beat'] } },
+      ],
     ]);
   });
 
@@ -39,20 +55,37 @@ describe('nodeRolesFragment', () => {
     for (const role of Object.values(Resources) as { Properties: { ManagedPolicyArns: unknown[] } }[]) {
       expect(role.Properties.ManagedPolicyArns).toEqual([{ Ref: 'NodePolicy' }, { Ref: 'NodeSsmAgentPolicy' }, media]);
     }
-    expect(() => nodeRolesFragment(inputs({ nodePolicyArns: '["arn:aws:s3:::media"]' }))).toThrow(/parameter nodePolicyArns: 0: must be a managed policy ARN/);
+    expect(() => nodeRolesFragment(inputs({ nodePolicyArns: '["arn:aws:s3:::media"]' }))).toThrow(
+      /parameter nodePolicyArns: 0: must be a managed policy ARN/,
+    );
     const many = JSON.stringify(Array.from({ length: 9 }, (_, i) => `arn:aws:iam::123456789012:policy/p${i}`));
     expect(() => nodeRolesFragment(inputs({ nodePolicyArns: many }))).toThrow(/at most 8/);
-    expect((nodeRolesFragment(inputs()).Resources.NodeRoleNode1 as { Properties: { ManagedPolicyArns: unknown[] } }).Properties.ManagedPolicyArns).toHaveLength(2);
+    expect(
+      (nodeRolesFragment(inputs()).Resources.NodeRoleNode1 as { Properties: { ManagedPolicyArns: unknown[] } })
+        .Properties.ManagedPolicyArns,
+    ).toHaveLength(2);
   });
 
   it('makes a role once for a node both configured and still listed as enrolling', () => {
-    expect(nodeNamesOf(inputs({ enrollingNodes: '["node-2","node-3","node-3"]' }))).toEqual(['node-1', 'node-2', 'node-3']);
+    expect(nodeNamesOf(inputs({ enrollingNodes: '["node-2","node-3","node-3"]' }))).toEqual([
+      'node-1',
+      'node-2',
+      'node-3',
+    ]);
   });
 
   it.each([
     ['a node named twice', { nodes: JSON.stringify([spec('node-1', 1), spec('node-1', 2)]) }, /node-1 is named twice/],
-    ['names that would share a resource id', { enrollingNodes: '["node--1"]' }, /node-1 and node--1 would share the resource id NodeRoleNode1/],
-    ['a role name longer than IAM allows', { enrollingNodes: JSON.stringify(['n'.repeat(40)]) }, /longer than IAM's 64 characters/],
+    [
+      'names that would share a resource id',
+      { enrollingNodes: '["node--1"]' },
+      /node-1 and node--1 would share the resource id NodeRoleNode1/,
+    ],
+    [
+      'a role name longer than IAM allows',
+      { enrollingNodes: JSON.stringify(['n'.repeat(40)]) },
+      /longer than IAM's 64 characters/,
+    ],
     ['a node without its managed-instance id', { nodes: '[{"name":"node-1"}]' }, /parameter nodes: 0\.instanceId/],
     ['an enrolling name the config would refuse', { enrollingNodes: '["Node_3"]' }, /parameter enrollingNodes: 0/],
     ['a nodes parameter that is not JSON', { nodes: '[{' }, /parameter nodes: not valid JSON/],

@@ -48,7 +48,10 @@ describe('createSpecLookup', () => {
 
   it('gives the legacy tag type a required Key and Value', () => {
     const definitions = createSpecLookup(tinyDatabase).resource('Fake::Store::Bucket')?.definitions;
-    expect(definitions?.Tag).toEqual({ Key: { type: { kind: 'string' }, required: true }, Value: { type: { kind: 'string' }, required: true } });
+    expect(definitions?.Tag).toEqual({
+      Key: { type: { kind: 'string' }, required: true },
+      Value: { type: { kind: 'string' }, required: true },
+    });
   });
 
   it('returns undefined for a type the database does not hold', () => {

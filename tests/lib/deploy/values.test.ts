@@ -3,15 +3,35 @@ import { check, problem, withBucket } from './fake-spec';
 describe('checkTemplate', () => {
   describe('properties', () => {
     it.each([
-      ['at the top level, suggesting a near match', { bucketName: 'b' }, problem('Resources.Store.Properties.bucketName', /unknown property bucketName of Fake::Store::Bucket \(did you mean BucketName\?\)/)],
-      ['in a nested type', { Versioning: { Status: 'Enabled', Mode: 'x' } }, problem('Resources.Store.Properties.Versioning.Mode', /unknown property Mode of Versioning/)],
-      ['in a list element', { Rules: [{ Id: 'a' }, { Id: 'b', Dayz: 3 }] }, problem('Resources.Store.Properties.Rules.1.Dayz', /unknown property Dayz of Rule/)],
+      [
+        'at the top level, suggesting a near match',
+        { bucketName: 'b' },
+        problem(
+          'Resources.Store.Properties.bucketName',
+          /unknown property bucketName of Fake::Store::Bucket \(did you mean BucketName\?\)/,
+        ),
+      ],
+      [
+        'in a nested type',
+        { Versioning: { Status: 'Enabled', Mode: 'x' } },
+        problem('Resources.Store.Properties.Versioning.Mode', /unknown property Mode of Versioning/),
+      ],
+      [
+        'in a list element',
+        { Rules: [{ Id: 'a' }, { Id: 'b', Dayz: 3 }] },
+        problem('Resources.Store.Properties.Rules.1.Dayz', /unknown property Dayz of Rule/),
+      ],
     ])('reports an unknown property %s', (_name, properties, expected) => {
       expect(check(withBucket(properties))).toEqual([expected]);
     });
 
     it('reports a missing required property of a resource and of a nested type', () => {
-      const template = { Resources: { Fn: { Type: 'Fake::Compute::Function' }, Store: { Type: 'Fake::Store::Bucket', Properties: { Versioning: {} } } } };
+      const template = {
+        Resources: {
+          Fn: { Type: 'Fake::Compute::Function' },
+          Store: { Type: 'Fake::Store::Bucket', Properties: { Versioning: {} } },
+        },
+      };
       expect(check(template)).toEqual([
         problem('Resources.Fn.Properties.Handler', /missing required property Handler of Fake::Compute::Function/),
         problem('Resources.Store.Properties.Versioning.Status', /missing required property Status of Versioning/),
@@ -19,23 +39,57 @@ describe('checkTemplate', () => {
     });
 
     it.each([
-      ['a resource', { Resources: { Fn: { Type: 'Fake::Compute::Function', Properties: { Handler: { Ref: 'AWS::NoValue' } } } } }, 'Resources.Fn.Properties.Handler', /^missing required property Handler of Fake::Compute::Function \(Ref AWS::NoValue removes it\)$/],
-      ['a nested type', withBucket({ Versioning: { Status: { Ref: 'AWS::NoValue' } } }), 'Resources.Store.Properties.Versioning.Status', /missing required property Status of Versioning/],
-      ['a custom resource', { Resources: { Seed: { Type: 'Custom::Seeder', Properties: { ServiceToken: { Ref: 'AWS::NoValue' } } } } }, 'Resources.Seed.Properties.ServiceToken', /missing required property ServiceToken/],
-    ])('reports Ref AWS::NoValue as the whole of a required property of %s as missing', (_name, template, path, message) => {
-      expect(check(template)).toEqual([problem(path, message)]);
-    });
+      [
+        'a resource',
+        { Resources: { Fn: { Type: 'Fake::Compute::Function', Properties: { Handler: { Ref: 'AWS::NoValue' } } } } },
+        'Resources.Fn.Properties.Handler',
+        /^missing required property Handler of Fake::Compute::Function \(Ref AWS::NoValue removes it\)$/,
+      ],
+      [
+        'a nested type',
+        withBucket({ Versioning: { Status: { Ref: 'AWS::NoValue' } } }),
+        'Resources.Store.Properties.Versioning.Status',
+        /missing required property Status of Versioning/,
+      ],
+      [
+        'a custom resource',
+        { Resources: { Seed: { Type: 'Custom::Seeder', Properties: { ServiceToken: { Ref: 'AWS::NoValue' } } } } },
+        'Resources.Seed.Properties.ServiceToken',
+        /missing required property ServiceToken/,
+      ],
+    ])(
+      'reports Ref AWS::NoValue as the whole of a required property of %s as missing',
+      (_name, template, path, message) => {
+        expect(check(template)).toEqual([problem(path, message)]);
+      },
+    );
 
     it('accepts AWS::NoValue in one Fn::If branch of a required property, and for an optional one', () => {
-      const template = withBucket({}, { Resources: { Fn: { Type: 'Fake::Compute::Function', Properties: {
-        Handler: { 'Fn::If': ['IsProd', 'index.handler', { Ref: 'AWS::NoValue' }] },
-        Role: { Ref: 'AWS::NoValue' },
-      } } } });
+      const template = withBucket(
+        {},
+        {
+          Resources: {
+            Fn: {
+              Type: 'Fake::Compute::Function',
+              Properties: {
+                Handler: { 'Fn::If': ['IsProd', 'index.handler', { Ref: 'AWS::NoValue' }] },
+                Role: { Ref: 'AWS::NoValue' },
+              },
+            },
+          },
+        },
+      );
       expect(check(template)).toEqual([]);
     });
 
     it('accepts anything in a json-typed property, however nested', () => {
-      expect(check(withBucket({ Policy: { Statement: [{ Effect: 'Allow', Condition: { Bool: { 'aws:SecureTransport': false } } }] } }))).toEqual([]);
+      expect(
+        check(
+          withBucket({
+            Policy: { Statement: [{ Effect: 'Allow', Condition: { Bool: { 'aws:SecureTransport': false } } }] },
+          }),
+        ),
+      ).toEqual([]);
     });
   });
 
@@ -69,24 +123,69 @@ describe('checkTemplate', () => {
   describe('intrinsic functions in values', () => {
     it.each([
       ['Ref to a parameter for a string', { BucketName: { Ref: 'Stage' } }],
-      ['Fn::Join, Fn::Sub and Fn::Select for strings', { BucketName: { 'Fn::Join': ['-', [{ 'Fn::Sub': 'x-${Stage}' }, { 'Fn::Select': [0, ['a']] }]] } }],
-      ['Fn::GetAtt and Fn::ImportValue for strings', { Labels: { arn: { 'Fn::GetAtt': ['Jobs', 'Arn'] }, vpc: { 'Fn::ImportValue': 'vpc-id' } } }],
+      [
+        'Fn::Join, Fn::Sub and Fn::Select for strings',
+        { BucketName: { 'Fn::Join': ['-', [{ 'Fn::Sub': 'x-${Stage}' }, { 'Fn::Select': [0, ['a']] }]] } },
+      ],
+      [
+        'Fn::GetAtt and Fn::ImportValue for strings',
+        { Labels: { arn: { 'Fn::GetAtt': ['Jobs', 'Arn'] }, vpc: { 'Fn::ImportValue': 'vpc-id' } } },
+      ],
       ['Fn::FindInMap for an integer', { RetentionDays: { 'Fn::FindInMap': ['Sizes', 'prod', 'Days'] } }],
-      ['Fn::Split, Fn::GetAZs and Fn::Cidr for lists', { SubnetIds: { 'Fn::If': ['IsProd', { 'Fn::Split': [',', 'a,b'] }, { 'Fn::If': ['IsProd', { 'Fn::GetAZs': '' }, { 'Fn::Cidr': ['10.0.0.0/16', 2, 8] }] }] } }],
+      [
+        'Fn::Split, Fn::GetAZs and Fn::Cidr for lists',
+        {
+          SubnetIds: {
+            'Fn::If': [
+              'IsProd',
+              { 'Fn::Split': [',', 'a,b'] },
+              { 'Fn::If': ['IsProd', { 'Fn::GetAZs': '' }, { 'Fn::Cidr': ['10.0.0.0/16', 2, 8] }] },
+            ],
+          },
+        },
+      ],
       ['Ref to a CommaDelimitedList parameter for a list', { SubnetIds: { Ref: 'Subnets' } }],
-      ['Fn::If with AWS::NoValue in one branch', { Versioning: { 'Fn::If': ['IsProd', { Status: 'Enabled' }, { Ref: 'AWS::NoValue' }] } }],
+      [
+        'Fn::If with AWS::NoValue in one branch',
+        { Versioning: { 'Fn::If': ['IsProd', { Status: 'Enabled' }, { Ref: 'AWS::NoValue' }] } },
+      ],
       ['AWS::NoValue in a list element', { SubnetIds: ['a', { Ref: 'AWS::NoValue' }] }],
     ])('accepts %s', (_name, properties) => {
       expect(check(withBucket(properties))).toEqual([]);
     });
 
     it.each([
-      ['Fn::Split for a string', { BucketName: { 'Fn::Split': [',', 'a,b'] } }, 'BucketName', /got Fn::Split, which yields a list/],
+      [
+        'Fn::Split for a string',
+        { BucketName: { 'Fn::Split': [',', 'a,b'] } },
+        'BucketName',
+        /got Fn::Split, which yields a list/,
+      ],
       ['Ref for an object', { Versioning: { Ref: 'Stage' } }, 'Versioning', /expected a Versioning object, got Ref/],
-      ['Ref to a list parameter for a string', { BucketName: { Ref: 'Subnets' } }, 'BucketName', /got Ref, which yields a list/],
-      ['a bad Fn::If branch', { RetentionDays: { 'Fn::If': ['IsProd', 30, 'forever'] } }, 'RetentionDays.Fn::If.2', /expected an integer, got "forever"/],
-      ['an unknown function', { BucketName: { 'Fn::Concat': ['a', 'b'] } }, 'BucketName.Fn::Concat', /unknown intrinsic function Fn::Concat/],
-      ['a condition function outside Conditions', { Public: { 'Fn::Equals': ['a', 'b'] } }, 'Public.Fn::Equals', /only allowed in Conditions/],
+      [
+        'Ref to a list parameter for a string',
+        { BucketName: { Ref: 'Subnets' } },
+        'BucketName',
+        /got Ref, which yields a list/,
+      ],
+      [
+        'a bad Fn::If branch',
+        { RetentionDays: { 'Fn::If': ['IsProd', 30, 'forever'] } },
+        'RetentionDays.Fn::If.2',
+        /expected an integer, got "forever"/,
+      ],
+      [
+        'an unknown function',
+        { BucketName: { 'Fn::Concat': ['a', 'b'] } },
+        'BucketName.Fn::Concat',
+        /unknown intrinsic function Fn::Concat/,
+      ],
+      [
+        'a condition function outside Conditions',
+        { Public: { 'Fn::Equals': ['a', 'b'] } },
+        'Public.Fn::Equals',
+        /only allowed in Conditions/,
+      ],
     ])('rejects %s', (_name, properties, path, message) => {
       expect(check(withBucket(properties))).toEqual([problem(`Resources.Store.Properties.${path}`, message)]);
     });

@@ -16,9 +16,21 @@ import { memoryLogger } from '../../helpers/memory-logger';
 
 const NOW = 1_800_000_000_000;
 const NODES = [1, 2, 3].map((i) => ({ name: `node-${i}`, instanceId: `mi-0000000000000000${i}`, priority: i }));
-const config = buildConfig({}, { nodes: NODES, topicArn: 'arn:aws:sns:us-west-2:123456789012:fleet-events', commandWaitSeconds: 2 });
+const config = buildConfig(
+  {},
+  { nodes: NODES, topicArn: 'arn:aws:sns:us-west-2:123456789012:fleet-events', commandWaitSeconds: 2 },
+);
 const LEADER_KEY = 'peer-sync/leader.json';
-const leaderAt4: Leader = { version: 1, primary: 'node-1', epoch: 4, renewals: 30, reason: 't', changedBy: 't', previous: null, handover: 'immediate' };
+const leaderAt4: Leader = {
+  version: 1,
+  primary: 'node-1',
+  epoch: 4,
+  renewals: 30,
+  reason: 't',
+  changedBy: 't',
+  previous: null,
+  handover: 'immediate',
+};
 
 const ssm = mockClient(SSMClient);
 const sns = mockClient(SNSClient);
@@ -37,7 +49,8 @@ const deps = (): OpsDeps => ({
   },
 });
 const leader = (): Leader => s3.json(LEADER_KEY) as Leader;
-const events = (): FleetEvent[] => [...s3.objects.keys()].filter((k) => k.startsWith('peer-sync/events/')).map((k) => s3.json(k) as FleetEvent);
+const events = (): FleetEvent[] =>
+  [...s3.objects.keys()].filter((k) => k.startsWith('peer-sync/events/')).map((k) => s3.json(k) as FleetEvent);
 
 describe('manualFailover', () => {
   beforeEach(() => {
@@ -47,7 +60,9 @@ describe('manualFailover', () => {
     s3 = new MemoryS3();
     // S3's Last-Modified, which readiness judges heartbeats by: written a second ago.
     s3.mock.on(ListObjectsV2Command).callsFake((input: { Prefix?: string }) => ({
-      Contents: [...s3.objects.keys()].filter((k) => k.startsWith(input.Prefix ?? '')).map((Key) => ({ Key, LastModified: new Date(NOW - 1000) })),
+      Contents: [...s3.objects.keys()]
+        .filter((k) => k.startsWith(input.Prefix ?? ''))
+        .map((Key) => ({ Key, LastModified: new Date(NOW - 1000) })),
       IsTruncated: false,
     }));
     ssm.reset();
@@ -67,10 +82,34 @@ describe('manualFailover', () => {
       version: 1,
       revision: 1,
       lastFailoverAt: null,
-      nodes: { 'node-1': { counter: emptyCounter(), incident: { id: 'node-1-e4-i1', kind: 'stall', openedAt: 1, epoch: 4, restart: null, escalated: false, failover: null, noStandbyAlerted: false }, restartTimes: [], incidents: 1, seen: null } },
+      nodes: {
+        'node-1': {
+          counter: emptyCounter(),
+          incident: {
+            id: 'node-1-e4-i1',
+            kind: 'stall',
+            openedAt: 1,
+            epoch: 4,
+            restart: null,
+            escalated: false,
+            failover: null,
+            noStandbyAlerted: false,
+          },
+          restartTimes: [],
+          incidents: 1,
+          seen: null,
+        },
+      },
     });
-    s3.set('peer-sync/nodes/node-1/heartbeat.json', { ...heartbeat('node-1', [sample(0, { epochSeen: 4 })]), role: 'primary' });
-    for (const node of ['node-2', 'node-3']) s3.set(`peer-sync/nodes/${node}/heartbeat.json`, { ...heartbeat(node, [sample(0, { epochSeen: 4, consumingEpoch: null })]), role: 'standby' });
+    s3.set('peer-sync/nodes/node-1/heartbeat.json', {
+      ...heartbeat('node-1', [sample(0, { epochSeen: 4 })]),
+      role: 'primary',
+    });
+    for (const node of ['node-2', 'node-3'])
+      s3.set(`peer-sync/nodes/${node}/heartbeat.json`, {
+        ...heartbeat(node, [sample(0, { epochSeen: 4, consumingEpoch: null })]),
+        role: 'standby',
+      });
   });
   afterAll(() => {
     ssm.restore();
@@ -82,13 +121,47 @@ describe('manualFailover', () => {
     const result = await manualFailover(deps(), { to: 'node-2', reason: 'kernel update', force: false });
 
     expect(trail).toEqual(['stop mi-00000000000000001 @4', 'start mi-00000000000000002 @5']);
-    expect(leader()).toMatchObject({ primary: 'node-2', epoch: 5, previous: 'node-1', handover: 'immediate', reason: expect.stringMatching(new RegExp(`^manual-4-${NOW}-[0-9a-f]{8}: node-1 → node-2: kernel update$`)) });
-    expect(result).toMatchObject({ ok: true, refused: null, from: 'node-1', fromEpoch: 4, newEpoch: 5, handover: 'immediate', incidentId: expect.stringMatching(new RegExp(`^manual-4-${NOW}-[0-9a-f]{8}$`)) });
-    expect(result.steps.map((s) => `${s.step}:${s.status}`)).toEqual(['check:ok', 'stop-old-worker:ok', 'promote:ok', 'cooldown:ok', 'event:ok', 'start-worker:ok', 'origin-record:skipped']);
+    expect(leader()).toMatchObject({
+      primary: 'node-2',
+      epoch: 5,
+      previous: 'node-1',
+      handover: 'immediate',
+      reason: expect.stringMatching(new RegExp(`^manual-4-${NOW}-[0-9a-f]{8}: node-1 → node-2: kernel update$`)),
+    });
+    expect(result).toMatchObject({
+      ok: true,
+      refused: null,
+      from: 'node-1',
+      fromEpoch: 4,
+      newEpoch: 5,
+      handover: 'immediate',
+      incidentId: expect.stringMatching(new RegExp(`^manual-4-${NOW}-[0-9a-f]{8}$`)),
+    });
+    expect(result.steps.map((s) => `${s.step}:${s.status}`)).toEqual([
+      'check:ok',
+      'stop-old-worker:ok',
+      'promote:ok',
+      'cooldown:ok',
+      'event:ok',
+      'start-worker:ok',
+      'origin-record:skipped',
+    ]);
     expect(leader()).toMatchObject({ changedBy: 'operator' });
     // The watchdog's cooldown runs from a manual failover too, and the old primary's incident is over.
-    expect(s3.json('peer-sync/watchdog/state.json')).toMatchObject({ lastFailoverAt: expect.any(Number), nodes: { 'node-1': { incident: null } } });
-    expect(events()).toEqual([expect.objectContaining({ kind: 'PROMOTED', incidentId: expect.stringMatching(new RegExp(`^manual-4-${NOW}-[0-9a-f]{8}$`)), node: 'node-1', epoch: 4, newPrimary: 'node-2', newEpoch: 5 })]);
+    expect(s3.json('peer-sync/watchdog/state.json')).toMatchObject({
+      lastFailoverAt: expect.any(Number),
+      nodes: { 'node-1': { incident: null } },
+    });
+    expect(events()).toEqual([
+      expect.objectContaining({
+        kind: 'PROMOTED',
+        incidentId: expect.stringMatching(new RegExp(`^manual-4-${NOW}-[0-9a-f]{8}$`)),
+        node: 'node-1',
+        epoch: 4,
+        newPrimary: 'node-2',
+        newEpoch: 5,
+      }),
+    ]);
     expect(sns).toHaveReceivedCommandTimes(PublishCommand, 1);
   });
 
@@ -111,7 +184,9 @@ describe('manualFailover', () => {
     const result = await manualFailover(deps(), { to: 'node-2', reason: 'kernel update', force: false });
 
     expect(result.ok).toBe(false);
-    expect(result.refused).toBe('the role moved meanwhile: leader.json now names node-3 at epoch 5; nothing was changed');
+    expect(result.refused).toBe(
+      'the role moved meanwhile: leader.json now names node-3 at epoch 5; nothing was changed',
+    );
     expect(leader()).toEqual(moved);
     expect(events()).toEqual([]);
     // The watchdog that moved the role may have granted an immediate start because that worker

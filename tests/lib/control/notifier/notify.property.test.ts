@@ -3,7 +3,17 @@ import { createNotifier } from '../../../../lib/control/notifier/notify';
 import type { WebhookFetch, WebhookRequest } from '../../../../lib/control/slack/webhook';
 import type { SlackPayload } from '../../../../lib/core/views/slack-message';
 import { memoryLogger } from '../../../helpers/memory-logger';
-import { brokenTextArb, expectNoPollution, hostileJsonTextArb, hostileStringArb, hostileValueArb, markupRunArb, outcomeOfAsync, POLLUTERS, RUNS } from '../../../helpers/hostile';
+import {
+  brokenTextArb,
+  expectNoPollution,
+  hostileJsonTextArb,
+  hostileStringArb,
+  hostileValueArb,
+  markupRunArb,
+  outcomeOfAsync,
+  POLLUTERS,
+  RUNS,
+} from '../../../helpers/hostile';
 import { slackProblems } from '../../../helpers/slack-limits';
 import { stalledEvent } from '../../../helpers/fixtures';
 
@@ -22,7 +32,10 @@ const harness = (): { notify: ReturnType<typeof createNotifier>; posted: Webhook
   };
   const notify = createNotifier({
     fetch,
-    webhookUrl: { get: () => Promise.resolve('https://hooks.slack.com/services/T0/B0/secret'), invalidate: () => undefined },
+    webhookUrl: {
+      get: () => Promise.resolve('https://hooks.slack.com/services/T0/B0/secret'),
+      invalidate: () => undefined,
+    },
     log: memoryLogger().log,
     sleep: () => Promise.resolve(),
     random: () => 0.5,
@@ -33,14 +46,19 @@ const harness = (): { notify: ReturnType<typeof createNotifier>; posted: Webhook
 
 /** A message: a valid alert with hostile text in it, or any body at all. */
 const messageArb = fc.oneof(
-  fc.record({ summary: fc.oneof(hostileStringArb, markupRunArb).map((s) => s.slice(0, 1000)), next: brokenTextArb }).map((over) => JSON.stringify({ ...EVENT, ...over })),
+  fc
+    .record({ summary: fc.oneof(hostileStringArb, markupRunArb).map((s) => s.slice(0, 1000)), next: brokenTextArb })
+    .map((over) => JSON.stringify({ ...EVENT, ...over })),
   hostileJsonTextArb,
   fc.constantFrom(...POLLUTERS.map((p) => JSON.stringify(p))),
 );
 
 /** A record as SNS sends it, or a hostile stand-in for one. */
 const recordArb = fc.oneof(
-  { arbitrary: messageArb.map((Message) => ({ EventSource: 'aws:sns', Sns: { MessageId: 'm-1', Message } })), weight: 3 },
+  {
+    arbitrary: messageArb.map((Message) => ({ EventSource: 'aws:sns', Sns: { MessageId: 'm-1', Message } })),
+    weight: 3,
+  },
   { arbitrary: hostileValueArb, weight: 1 },
   { arbitrary: hostileValueArb.map((Message) => ({ Sns: { Message } })), weight: 1 },
   { arbitrary: fc.constantFrom(...POLLUTERS), weight: 1 },

@@ -3,9 +3,22 @@ import fc from 'fast-check';
 import { handler, resetForTests } from '../../../../functions/replay/handler';
 import { EVENT_KINDS, type EventKind } from '../../../../lib/core/events';
 import { emptyCounter } from '../../../../lib/core/fleet/stall';
-import { ESCALATIONS, INCIDENT_KINDS, type FailoverPlan, type Incident, type IncidentKind, type RestartRecord, type Stage } from '../../../../lib/core/fleet/incident';
+import {
+  ESCALATIONS,
+  INCIDENT_KINDS,
+  type FailoverPlan,
+  type Incident,
+  type IncidentKind,
+  type RestartRecord,
+  type Stage,
+} from '../../../../lib/core/fleet/incident';
 import { makeEvent } from '../../../../lib/core/fleet/watchdog-events';
-import { answerControlPlane, mockControlPlane, mutations as mutationsOf, routedFleetEnv } from '../../../helpers/control-plane';
+import {
+  answerControlPlane,
+  mockControlPlane,
+  mutations as mutationsOf,
+  routedFleetEnv,
+} from '../../../helpers/control-plane';
 import { frozen, heartbeat, working } from '../../../helpers/fixtures';
 import { MemoryS3 } from '../../../helpers/memory-s3';
 
@@ -27,7 +40,10 @@ interface World {
 }
 
 /** Claims left long ago by a dead invocation, and claims the watchdog is carrying out now. */
-const claimedAtArb = fc.oneof({ arbitrary: fc.integer({ min: 1, max: 1000 }), weight: 3 }, { arbitrary: fc.constant(Date.now()), weight: 1 });
+const claimedAtArb = fc.oneof(
+  { arbitrary: fc.integer({ min: 1, max: 1000 }), weight: 3 },
+  { arbitrary: fc.constant(Date.now()), weight: 1 },
+);
 const restartArb: fc.Arbitrary<RestartRecord | null> = fc.option(
   fc.record(
     {
@@ -42,12 +58,27 @@ const restartArb: fc.Arbitrary<RestartRecord | null> = fc.option(
   { nil: null },
 );
 const planArb = (epoch: number): fc.Arbitrary<FailoverPlan> =>
-  fc.record({ to: fc.constant('node-2'), fromEpoch: fc.constant(epoch), claimedAt: claimedAtArb, outgoingStopped: fc.boolean(), stopOutgoing: fc.boolean() });
+  fc.record({
+    to: fc.constant('node-2'),
+    fromEpoch: fc.constant(epoch),
+    claimedAt: claimedAtArb,
+    outgoingStopped: fc.boolean(),
+    stopOutgoing: fc.boolean(),
+  });
 const stageArb = (epoch: number): fc.Arbitrary<Stage> =>
   // Weighted toward the stages a replay resumes, so that many executes do act.
   fc.oneof(
-    fc.constantFrom<Stage>({ name: 'restart-claimed' }, { name: 'restart-sent' }, { name: 'watching' }, { name: 'silent' }),
-    fc.record({ name: fc.constant('escalating' as const), why: fc.constantFrom(...ESCALATIONS), noStandbyAlerted: fc.boolean() }),
+    fc.constantFrom<Stage>(
+      { name: 'restart-claimed' },
+      { name: 'restart-sent' },
+      { name: 'watching' },
+      { name: 'silent' },
+    ),
+    fc.record({
+      name: fc.constant('escalating' as const),
+      why: fc.constantFrom(...ESCALATIONS),
+      noStandbyAlerted: fc.boolean(),
+    }),
     {
       arbitrary: fc.record({ name: fc.constant('failing-over' as const), failover: planArb(epoch) }),
       weight: 3,
@@ -67,8 +98,14 @@ const worldArb: fc.Arbitrary<World> = fc
   .record({
     epoch: fc.constant(3),
     // Mostly the incident's own epoch, where an execute may act; sometimes older or newer.
-    leaderEpoch: fc.oneof({ arbitrary: fc.constant(3), weight: 3 }, { arbitrary: fc.integer({ min: 2, max: 5 }), weight: 1 }),
-    primary: fc.oneof({ arbitrary: fc.constant('node-1' as const), weight: 3 }, { arbitrary: fc.constant('node-2' as const), weight: 1 }),
+    leaderEpoch: fc.oneof(
+      { arbitrary: fc.constant(3), weight: 3 },
+      { arbitrary: fc.integer({ min: 2, max: 5 }), weight: 1 },
+    ),
+    primary: fc.oneof(
+      { arbitrary: fc.constant('node-1' as const), weight: 3 },
+      { arbitrary: fc.constant('node-2' as const), weight: 1 },
+    ),
     // Mostly open, since only an open incident gives an execute anything to do.
     open: fc.oneof({ arbitrary: fc.constant(true), weight: 4 }, { arbitrary: fc.constant(false), weight: 1 }),
   })
@@ -90,7 +127,15 @@ const worldArb: fc.Arbitrary<World> = fc
           })
         : fc.constant(null),
       written: fc.subarray([...EVENT_KINDS]),
-      eventKind: fc.constantFrom<EventKind>('STALLED', 'NODE_DEAD', 'AGENT_DEAD', 'STILL_STALLED', 'FAILOVER_STARTED', 'FAILOVER_FAILED', 'RESTART_SENT'),
+      eventKind: fc.constantFrom<EventKind>(
+        'STALLED',
+        'NODE_DEAD',
+        'AGENT_DEAD',
+        'STILL_STALLED',
+        'FAILOVER_STARTED',
+        'FAILOVER_FAILED',
+        'RESTART_SENT',
+      ),
     }),
   );
 
@@ -100,24 +145,55 @@ const setUp = (world: World): void => {
   s3.objects.clear();
   s3.install();
   const { primary, epoch } = world.leader;
-  s3.set('peer-sync/leader.json', { version: 1, primary, epoch, renewals: 1, reason: 't', changedBy: 't', previous: null, handover: 'immediate' });
+  s3.set('peer-sync/leader.json', {
+    version: 1,
+    primary,
+    epoch,
+    renewals: 1,
+    reason: 't',
+    changedBy: 't',
+    previous: null,
+    handover: 'immediate',
+  });
   s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', frozen(0, 9, { epochSeen: epoch })));
-  s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9).map((s) => ({ ...s, epochSeen: epoch, consumingEpoch: null }))));
+  s3.set(
+    'peer-sync/nodes/node-2/heartbeat.json',
+    heartbeat(
+      'node-2',
+      working(0, 9).map((s) => ({ ...s, epochSeen: epoch, consumingEpoch: null })),
+    ),
+  );
   const quiet = { counter: emptyCounter(), incident: null, restartTimes: [], incidents: 1, newest: null };
-  s3.set('peer-sync/watchdog/state.json', { version: 2, revision: 1, lastFailoverAt: null, nodes: { 'node-1': { ...quiet, incident: world.incident }, 'node-2': quiet } });
+  s3.set('peer-sync/watchdog/state.json', {
+    version: 2,
+    revision: 1,
+    lastFailoverAt: null,
+    nodes: { 'node-1': { ...quiet, incident: world.incident }, 'node-2': quiet },
+  });
   // Written as the watchdog writes them: failover steps name their target (and the new epoch once promoted).
   const extra = (kind: EventKind): { newPrimary?: string; newEpoch?: number } =>
-    kind === 'FAILOVER_STARTED' ? { newPrimary: 'node-2' } : kind === 'PROMOTED' || kind === 'RECORD_CHANGED' ? { newPrimary: 'node-2', newEpoch: 4 } : {};
+    kind === 'FAILOVER_STARTED'
+      ? { newPrimary: 'node-2' }
+      : kind === 'PROMOTED' || kind === 'RECORD_CHANGED'
+        ? { newPrimary: 'node-2', newEpoch: 4 }
+        : {};
   // A promotion to node-2 at epoch 4 was written only if the record says so now, or moved on
   // since: epoch 4 cannot have had another primary.
   const promotedTo4 = world.leader.epoch > 4 || (world.leader.epoch === 4 && world.leader.primary === 'node-2');
   const reachable = (kind: EventKind): boolean => (kind !== 'PROMOTED' && kind !== 'RECORD_CHANGED') || promotedTo4;
-  for (const kind of new Set([...world.written, world.eventKind].filter(reachable))) s3.set(`peer-sync/events/${INCIDENT}/${kind}.json`, makeEvent(kind, 'node-1', { id: INCIDENT, epoch: 3 }, emptyCounter(), 1, kind, extra(kind)));
+  for (const kind of new Set([...world.written, world.eventKind].filter(reachable)))
+    s3.set(
+      `peer-sync/events/${INCIDENT}/${kind}.json`,
+      makeEvent(kind, 'node-1', { id: INCIDENT, epoch: 3 }, emptyCounter(), 1, kind, extra(kind)),
+    );
   s3.puts = [];
 };
 
 const mutations = (): string[] => mutationsOf(s3, cp);
-const restarts = (): number => ssm.commandCalls(SendCommandCommand).filter((c) => /systemctl restart/.test(c.args[0].input.Parameters?.commands?.[0] ?? '')).length;
+const restarts = (): number =>
+  ssm
+    .commandCalls(SendCommandCommand)
+    .filter((c) => /systemctl restart/.test(c.args[0].input.Parameters?.commands?.[0] ?? '')).length;
 
 describe('runReplay (property)', () => {
   const saved = { ...process.env };
@@ -157,7 +233,12 @@ describe('runReplay (property)', () => {
         if (world.leader.epoch !== 3 && !(ownFailover && world.leader.epoch === 4)) expect(mutations()).toEqual([]);
         // A claim the watchdog is carrying out is not taken over: no command, no move.
         const stage = world.incident?.stage;
-        const inFlight = stage?.name === 'failing-over' ? stage.failover.claimedAt : stage?.name === 'restart-claimed' ? (world.incident?.restart?.claimedAt ?? 0) : 0;
+        const inFlight =
+          stage?.name === 'failing-over'
+            ? stage.failover.claimedAt
+            : stage?.name === 'restart-claimed'
+              ? (world.incident?.restart?.claimedAt ?? 0)
+              : 0;
         if (Date.now() - inFlight < 60_000) expect(ssm.commandCalls(SendCommandCommand)).toHaveLength(0);
       }),
       { numRuns: 150 },

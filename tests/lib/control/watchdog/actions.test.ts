@@ -13,11 +13,24 @@ describe('emit', () => {
   const published: string[] = [];
   const deps = (): WatchdogDeps =>
     ({
-      store: new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 }),
+      store: new StateStore(new S3Client({ region: 'us-west-2' }), {
+        bucket: 'b',
+        prefix: 'peer-sync/',
+        maxObjectBytes: 1 << 20,
+      }),
       alerts: { publish: (e: { id: string }) => Promise.resolve(published.push(e.id)) },
       log: memoryLogger().log,
     }) as unknown as WatchdogDeps;
-  const promoted = (to: string, epoch: number, at = 1) => makeEvent('PROMOTED', 'node-1', { id: 'manual-4-1799999999000', epoch: 4 }, emptyCounter(), at, `${to} is primary`, { newPrimary: to, newEpoch: epoch });
+  const promoted = (to: string, epoch: number, at = 1) =>
+    makeEvent(
+      'PROMOTED',
+      'node-1',
+      { id: 'manual-4-1799999999000', epoch: 4 },
+      emptyCounter(),
+      at,
+      `${to} is primary`,
+      { newPrimary: to, newEpoch: epoch },
+    );
 
   beforeEach(() => {
     s3 = new MemoryS3();

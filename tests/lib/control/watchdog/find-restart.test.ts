@@ -13,8 +13,27 @@ import { memoryLogger } from '../../../helpers/memory-logger';
 import { MemoryS3 } from '../../../helpers/memory-s3';
 
 const T0 = 1_800_000_000_000;
-const settings: WatchdogSettings = { nodes: NODES, stallSamples: 8, recoverySamples: 2, restartBudgetPerHour: 3, restartVerifySeconds: 60, sampleIntervalSeconds: 15, failoverCooldownSeconds: 300, commandWaitSeconds: 10, leaseExpirySeconds: 30 };
-const leader: Leader = { version: 1, primary: 'node-1', epoch: 1, renewals: 0, reason: 'test', changedBy: 'test', previous: null, handover: 'immediate' };
+const settings: WatchdogSettings = {
+  nodes: NODES,
+  stallSamples: 8,
+  recoverySamples: 2,
+  restartBudgetPerHour: 3,
+  restartVerifySeconds: 60,
+  sampleIntervalSeconds: 15,
+  failoverCooldownSeconds: 300,
+  commandWaitSeconds: 10,
+  leaseExpirySeconds: 30,
+};
+const leader: Leader = {
+  version: 1,
+  primary: 'node-1',
+  epoch: 1,
+  renewals: 0,
+  reason: 'test',
+  changedBy: 'test',
+  previous: null,
+  handover: 'immediate',
+};
 
 /** A watchdog whose run claimed a restart of node-1's worker and died before sending it. */
 describe('findRestart: a restart claimed and never sent', () => {
@@ -24,9 +43,16 @@ describe('findRestart: a restart claimed and never sent', () => {
   const deps = (found: string | null): WatchdogDeps =>
     ({
       config: buildConfig({}, { nodes: NODES }),
-      store: new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 }),
+      store: new StateStore(new S3Client({ region: 'us-west-2' }), {
+        bucket: 'b',
+        prefix: 'peer-sync/',
+        maxObjectBytes: 1 << 20,
+      }),
       alerts: { publish: (e: FleetEvent) => Promise.resolve(published.push(e)) },
-      commands: { send: (instance: string, command: string) => (sent.push(`${instance} ${command}`), Promise.resolve('cmd-2')), findSent: () => Promise.resolve(found) },
+      commands: {
+        send: (instance: string, command: string) => (sent.push(`${instance} ${command}`), Promise.resolve('cmd-2')),
+        findSent: () => Promise.resolve(found),
+      },
       log: memoryLogger().log,
       now: () => T0 + 61_000,
     }) as unknown as WatchdogDeps;
@@ -35,13 +61,26 @@ describe('findRestart: a restart claimed and never sent', () => {
     s3 = new MemoryS3();
     sent.length = 0;
     published.length = 0;
-    const claimed: WatchdogState = judgeAlive(emptyWatchdogState(), leader, new Map([['node-1', heartbeat('node-1', frozen(0, 9))]]), T0, settings).state;
+    const claimed: WatchdogState = judgeAlive(
+      emptyWatchdogState(),
+      leader,
+      new Map([['node-1', heartbeat('node-1', frozen(0, 9))]]),
+      T0,
+      settings,
+    ).state;
     s3.set('peer-sync/watchdog/state.json', claimed);
   });
   afterAll(() => s3.restore());
 
-  const stage = (): unknown => (s3.json('peer-sync/watchdog/state.json') as WatchdogState).nodes['node-1']?.incident?.stage.name;
-  const action = { kind: 'find-restart', node: 'node-1', instanceId: 'mi-00000000000000001', incidentId: 'node-1-e1-i1', command: 'restartWorker' } as const;
+  const stage = (): unknown =>
+    (s3.json('peer-sync/watchdog/state.json') as WatchdogState).nodes['node-1']?.incident?.stage.name;
+  const action = {
+    kind: 'find-restart',
+    node: 'node-1',
+    instanceId: 'mi-00000000000000001',
+    incidentId: 'node-1-e1-i1',
+    command: 'restartWorker',
+  } as const;
 
   it('sends it now when SSM never saw it, and records it as sent: no RESTART_FAILED, no escalation', async () => {
     await findRestart(deps(null), action);

@@ -27,12 +27,22 @@ const depsReachingRun = (): WatchdogDeps => {
 /** Keys as S3 sends them (URL-encoded, `+` for a space) and as a hostile test event might: broken escapes. */
 const keyArb = fc.oneof(
   hostileStringArb,
-  fc.constantFrom('%', '%E0%A4%A', '%ff', '%uD800', 'peer-sync/nodes/node-1/heartbeat.json', 'peer-sync%2Fnodes%2Fnode-1%2Fheartbeat.json', 'peer-sync/nodes/node-9/heartbeat.json%'),
+  fc.constantFrom(
+    '%',
+    '%E0%A4%A',
+    '%ff',
+    '%uD800',
+    'peer-sync/nodes/node-1/heartbeat.json',
+    'peer-sync%2Fnodes%2Fnode-1%2Fheartbeat.json',
+    'peer-sync/nodes/node-9/heartbeat.json%',
+  ),
   hostileStringArb.map((s) => `peer-sync/nodes/${s}/heartbeat.json`),
 );
 
 const eventArb = fc.oneof(
-  fc.array(keyArb, { minLength: 1, maxLength: 3 }).map((keys) => ({ Records: keys.map((key) => ({ eventName: 'ObjectCreated:Put', s3: { object: { key } } })) })),
+  fc
+    .array(keyArb, { minLength: 1, maxLength: 3 })
+    .map((keys) => ({ Records: keys.map((key) => ({ eventName: 'ObjectCreated:Put', s3: { object: { key } } })) })),
   fc.constant({ source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} }),
   fc.constantFrom(...POLLUTERS),
   hostileValueArb,
@@ -61,7 +71,9 @@ describe('watchdog handler, over hostile invocation events', () => {
   });
 
   it('ignores a notification whose key is not a valid URL encoding, as a key of no known node', async () => {
-    const run = await createWatchdogHandler(depsReachingRun())({ Records: [{ s3: { object: { key: 'peer-sync/nodes/node-1%/heartbeat.json' } } }] });
+    const run = await createWatchdogHandler(depsReachingRun())({
+      Records: [{ s3: { object: { key: 'peer-sync/nodes/node-1%/heartbeat.json' } } }],
+    });
     expect(run).toMatchObject({ heartbeats: 0, rejected: ['peer-sync/nodes/node-1%/heartbeat.json'] });
   });
 });

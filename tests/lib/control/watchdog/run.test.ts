@@ -24,9 +24,18 @@ describe('runWatchdog: gather, decide, act', () => {
   const deps = (): WatchdogDeps =>
     ({
       config: buildConfig({}, { nodes: NODES }),
-      store: new StateStore(new S3Client({ region: 'us-west-2' }), { bucket: 'b', prefix: 'peer-sync/', maxObjectBytes: 1 << 20 }),
+      store: new StateStore(new S3Client({ region: 'us-west-2' }), {
+        bucket: 'b',
+        prefix: 'peer-sync/',
+        maxObjectBytes: 1 << 20,
+      }),
       alerts: { publish: (e: FleetEvent) => Promise.resolve(published.push(e)) },
-      commands: { send: () => Promise.resolve('cmd-1'), result: () => Promise.resolve({ status: 'InProgress' }), findSent: () => Promise.resolve(null), cancel: () => Promise.resolve() },
+      commands: {
+        send: () => Promise.resolve('cmd-1'),
+        result: () => Promise.resolve({ status: 'InProgress' }),
+        findSent: () => Promise.resolve(null),
+        cancel: () => Promise.resolve(),
+      },
       probe: { confirm: () => Promise.resolve({ instance: 'running', ssm: 'online' }) },
       dns: null,
       intake: null,
@@ -41,9 +50,23 @@ describe('runWatchdog: gather, decide, act', () => {
       metrics: () => undefined,
     }) as unknown as WatchdogDeps;
 
-  const taken: Leader = { version: 1, primary: 'node-2', epoch: 2, renewals: 0, reason: 'lease of node-1 (epoch 1) expired: standby took over', changedBy: 'node-2', previous: 'node-1', handover: 'immediate', replaces: { epoch: 1, renewals: 9 } };
+  const taken: Leader = {
+    version: 1,
+    primary: 'node-2',
+    epoch: 2,
+    renewals: 0,
+    reason: 'lease of node-1 (epoch 1) expired: standby took over',
+    changedBy: 'node-2',
+    previous: 'node-1',
+    handover: 'immediate',
+    replaces: { epoch: 1, renewals: 9 },
+  };
   // Samples 0-8 of node-1, 15 s apart by its own monotonic clock: 8 was taken 15 s after 7.
-  const node1: Heartbeat = heartbeat('node-1', working(0, 9).map((s: Sample) => ({ ...s, mono: 50_000 + s.seq * 15_000 })), 'b1');
+  const node1: Heartbeat = heartbeat(
+    'node-1',
+    working(0, 9).map((s: Sample) => ({ ...s, mono: 50_000 + s.seq * 15_000 })),
+    'b1',
+  );
   const node2: Heartbeat = { ...heartbeat('node-2', working(0, 9), 'b2'), role: 'primary' };
 
   beforeEach(() => {
@@ -55,19 +78,32 @@ describe('runWatchdog: gather, decide, act', () => {
     s3.set('peer-sync/nodes/node-1/heartbeat.json', node1);
     s3.set('peer-sync/nodes/node-2/heartbeat.json', node2);
     // The watchdog saw sample 8 first 12 s ago (its notification came late), node-2's just now.
-    const quiet = { counter: { ...emptyCounter(), boot: 'b1' }, incident: null, restartTimes: [], rejoinTimes: [], incidents: 0 };
+    const quiet = {
+      counter: { ...emptyCounter(), boot: 'b1' },
+      incident: null,
+      restartTimes: [],
+      rejoinTimes: [],
+      incidents: 0,
+    };
     s3.set('peer-sync/watchdog/state.json', {
       version: 2,
       revision: 5,
       lastFailoverAt: null,
       judgedAt: T0 - 12_000,
       lease: { primary: 'node-1', epoch: 1, renewals: 9, changedAt: T0 - 40_000 },
-      nodes: { 'node-1': { ...quiet, newest: { boot: 'b1', seq: 8, changedAt: T0 - 12_000 } }, 'node-2': { ...quiet, counter: { ...quiet.counter, boot: 'b2' }, newest: { boot: 'b2', seq: 8, changedAt: T0 } } },
+      nodes: {
+        'node-1': { ...quiet, newest: { boot: 'b1', seq: 8, changedAt: T0 - 12_000 } },
+        'node-2': {
+          ...quiet,
+          counter: { ...quiet.counter, boot: 'b2' },
+          newest: { boot: 'b2', seq: 8, changedAt: T0 },
+        },
+      },
     });
   });
   afterAll(() => s3.restore());
 
-  it('alerts the takeover of node-1\'s expired lease in the run it triggers, without sleeping', async () => {
+  it("alerts the takeover of node-1's expired lease in the run it triggers, without sleeping", async () => {
     await runWatchdog(deps());
     expect(slept).toEqual([]);
     expect(published.map((e) => `${e.kind} ${e.node}`)).toEqual(['NODE_SILENT node-1']);

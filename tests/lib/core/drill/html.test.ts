@@ -34,7 +34,10 @@ const failover = (over: Partial<Observations> = {}): Observations =>
       { t: 200, node: 'node-2', kind: 'done', taskId: 'task-0002', epoch: 2 },
       { t: 201, node: 'node-2', kind: 'done', taskId: 'task-0002', epoch: 2 },
     ],
-    completions: new Map([['task-0001', 1], ['task-0002', 1]]),
+    completions: new Map([
+      ['task-0001', 1],
+      ['task-0002', 1],
+    ]),
     enqueued: ['task-0001', 'task-0002'],
     heartbeatGaps: { 'node-1': 280, 'node-2': 15 },
     depths: [
@@ -51,9 +54,37 @@ const failover = (over: Partial<Observations> = {}): Observations =>
       { t: 400, node: 'drill', event: 'end', detail: '2 of 2 tasks completed' },
     ],
     metrics: [
-      { name: 'HeartbeatAge', node: 'node-1', unit: 'Seconds', points: [[60, 5], [120, 3], [180, 60], [240, 120]] },
-      { name: 'HeartbeatAge', node: 'node-2', unit: 'Seconds', points: [[60, 4], [120, 6], [180, 2], [240, 7]] },
-      { name: 'Epoch', node: null, unit: 'None', points: [[60, 1], [180, 2]] },
+      {
+        name: 'HeartbeatAge',
+        node: 'node-1',
+        unit: 'Seconds',
+        points: [
+          [60, 5],
+          [120, 3],
+          [180, 60],
+          [240, 120],
+        ],
+      },
+      {
+        name: 'HeartbeatAge',
+        node: 'node-2',
+        unit: 'Seconds',
+        points: [
+          [60, 4],
+          [120, 6],
+          [180, 2],
+          [240, 7],
+        ],
+      },
+      {
+        name: 'Epoch',
+        node: null,
+        unit: 'None',
+        points: [
+          [60, 1],
+          [180, 2],
+        ],
+      },
     ],
     ...over,
   });
@@ -66,7 +97,17 @@ describe('drillHtml', () => {
   const html = drillHtml(report);
 
   it('carries the backlog and the completions in the report, each task once', () => {
-    expect(report.series).toEqual({ depths: [[0, 2, 0], [100, 1, 0], [250, 0, 0]], completed: [[90, 1], [200, 2]] });
+    expect(report.series).toEqual({
+      depths: [
+        [0, 2, 0],
+        [100, 1, 0],
+        [250, 0, 0],
+      ],
+      completed: [
+        [90, 1],
+        [200, 2],
+      ],
+    });
   });
 
   it('is one self-contained page: no script, no external reference, every piece of fleet text escaped', () => {
@@ -92,14 +133,18 @@ describe('drillHtml', () => {
     expect(html).toMatch(/data-step="serving"/);
   });
 
-  it('plots each node\'s heartbeat age with the silence line, the epoch, and the backlog and completions as lines', () => {
-    expect(html).toMatch(/data-series="HeartbeatAge"[^]*class="threshold"[^]*data-label="node-1"[^]*data-label="node-2"/);
+  it("plots each node's heartbeat age with the silence line, the epoch, and the backlog and completions as lines", () => {
+    expect(html).toMatch(
+      /data-series="HeartbeatAge"[^]*class="threshold"[^]*data-label="node-1"[^]*data-label="node-2"/,
+    );
     expect(html).toMatch(/data-series="Fleet"[^]*data-label="epoch"/);
     expect(html).toMatch(/data-series="Work"[^]*data-label="backlog \(task queue\)"[^]*data-label="tasks completed"/);
   });
 
   it('lists every expectation and invariant with its result', () => {
-    expect(count(html, /<tr class="(ok|failed)" data-check=/g)).toBe(report.expectations.length + Object.keys(report.invariants).length);
+    expect(count(html, /<tr class="(ok|failed)" data-check=/g)).toBe(
+      report.expectations.length + Object.keys(report.invariants).length,
+    );
     expect(html).toContain(report.ok ? 'class="verdict ok"' : 'class="verdict failed"');
   });
 
@@ -109,7 +154,7 @@ describe('drillHtml', () => {
     expect(bare).toContain('No heartbeat ages captured');
   });
 
-  it('splits each node\'s time into role segments that follow one another from 0 to the end', () => {
+  it("splits each node's time into role segments that follow one another from 0 to the end", () => {
     const roles = ['primary', 'pending', 'standby', 'fenced', 'sleeping'];
     // Faults that take the agent down, and their clearing, among the role changes.
     const faults = [
@@ -118,19 +163,33 @@ describe('drillHtml', () => {
       { event: 'fault', detail: 'stall-worker: SIGSTOP to the worker' },
     ];
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 399 }), fc.oneof(fc.constantFrom(...roles), fc.constantFrom(...faults)), fc.integer({ min: 1, max: 9 })), { maxLength: 12 }), (changes) => {
-        const timeline = [...changes]
-          .sort((a, b) => a[0] - b[0])
-          .map(([t, what, epoch]) => (typeof what === 'string' ? { t, node: 'node-2', event: 'agent-role', detail: `x → ${what} (epoch ${epoch})` } : { t, node: 'node-2', ...what }));
-        const segments = roleSegments({ ...report, timeline }, 'node-2', 400);
-        expect(segments[0]?.from).toBe(0);
-        expect(segments.at(-1)?.to).toBe(400);
-        segments.forEach((s, i) => {
-          expect(s.to).toBeGreaterThanOrEqual(s.from);
-          if (i > 0) expect(s.from).toBe(segments[i - 1]?.to);
-          expect(['primary', 'pending', 'standby', 'fenced', 'down', 'unknown']).toContain(s.role);
-        });
-      }),
+      fc.property(
+        fc.array(
+          fc.tuple(
+            fc.integer({ min: 0, max: 399 }),
+            fc.oneof(fc.constantFrom(...roles), fc.constantFrom(...faults)),
+            fc.integer({ min: 1, max: 9 }),
+          ),
+          { maxLength: 12 },
+        ),
+        (changes) => {
+          const timeline = [...changes]
+            .sort((a, b) => a[0] - b[0])
+            .map(([t, what, epoch]) =>
+              typeof what === 'string'
+                ? { t, node: 'node-2', event: 'agent-role', detail: `x → ${what} (epoch ${epoch})` }
+                : { t, node: 'node-2', ...what },
+            );
+          const segments = roleSegments({ ...report, timeline }, 'node-2', 400);
+          expect(segments[0]?.from).toBe(0);
+          expect(segments.at(-1)?.to).toBe(400);
+          segments.forEach((s, i) => {
+            expect(s.to).toBeGreaterThanOrEqual(s.from);
+            if (i > 0) expect(s.from).toBe(segments[i - 1]?.to);
+            expect(['primary', 'pending', 'standby', 'fenced', 'down', 'unknown']).toContain(s.role);
+          });
+        },
+      ),
     );
   });
 });

@@ -33,7 +33,13 @@ describe('redundantAfter', () => {
 });
 
 describe('the report on rejoins', () => {
-  const scenario = scenarioSchema.parse({ name: 't', nodes: 2, seconds: 600, workload: { tasks: 0, meanTaskSeconds: 1 }, expect: { restarts: 1, rejoins: 1, maxRedundantSeconds: 200 } });
+  const scenario = scenarioSchema.parse({
+    name: 't',
+    nodes: 2,
+    seconds: 600,
+    workload: { tasks: 0, meanTaskSeconds: 1 },
+    expect: { restarts: 1, rejoins: 1, maxRedundantSeconds: 200 },
+  });
 
   it('counts a restart that made a standby rejoin as a rejoin, not as a restart of the ladder', () => {
     const o = blankObservations({

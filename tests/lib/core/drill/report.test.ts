@@ -24,7 +24,11 @@ const observations = (over: Partial<Observations> = {}): Observations =>
     receives: [{ t: 10, node: 'node-1', count: 1, epoch: 1 }],
     windows: [{ t: 248, node: 'node-1' }],
     addresses: { 'node-1': '192.0.2.1', 'node-2': '192.0.2.2' },
-    completions: new Map([['task-0001', 1], ['task-0002', 1], ['task-0003', 1]]),
+    completions: new Map([
+      ['task-0001', 1],
+      ['task-0002', 1],
+      ['task-0003', 1],
+    ]),
     enqueued: ['task-0001', 'task-0002', 'task-0003'],
     ...over,
   });
@@ -34,12 +38,27 @@ describe('buildReport', () => {
   it('passes a healed stall and fills the incident', () => {
     const r = buildReport(scenario, observations(), meta);
     expect(r.ok).toBe(true);
-    expect(r.incidents[0]).toMatchObject({ node: 'node-1', faultAt: 120, detectedAt: 250, restartedAt: 253, recoveredAt: 280, failoverAt: null });
+    expect(r.incidents[0]).toMatchObject({
+      node: 'node-1',
+      faultAt: 120,
+      detectedAt: 250,
+      restartedAt: 253,
+      recoveredAt: 280,
+      failoverAt: null,
+    });
     expect(r.epochs).toEqual([{ epoch: 1, primary: 'node-1', from: 0, to: null }]);
   });
 
   it('attributes a failover to the fault that caused it, not to an earlier incident on the node that had recovered', () => {
-    const twoFaults = parseScenario({ ...scenarioInput, seconds: 900, faults: [{ at: 120, kind: 'stall-worker' }, { at: 400, kind: 'kill-node', target: 'primary' }], expect: {} });
+    const twoFaults = parseScenario({
+      ...scenarioInput,
+      seconds: 900,
+      faults: [
+        { at: 120, kind: 'stall-worker' },
+        { at: 400, kind: 'kill-node', target: 'primary' },
+      ],
+      expect: {},
+    });
     const r = buildReport(
       twoFaults,
       observations({
@@ -65,8 +84,16 @@ describe('buildReport', () => {
     ]);
   });
 
-  it("does not credit a fault with the restart of a later fault on the same node", () => {
-    const twoFaults = parseScenario({ ...scenarioInput, seconds: 900, faults: [{ at: 120, kind: 'reboot-node', for: 60 }, { at: 500, kind: 'stall-worker' }], expect: {} });
+  it('does not credit a fault with the restart of a later fault on the same node', () => {
+    const twoFaults = parseScenario({
+      ...scenarioInput,
+      seconds: 900,
+      faults: [
+        { at: 120, kind: 'reboot-node', for: 60 },
+        { at: 500, kind: 'stall-worker' },
+      ],
+      expect: {},
+    });
     const r = buildReport(
       twoFaults,
       observations({
@@ -89,7 +116,11 @@ describe('buildReport', () => {
   });
 
   it('measures how long work stopped through a fault no worker has to stop for, by any work the wire shows', () => {
-    const damaged = parseScenario({ ...scenarioInput, faults: [{ at: 100, kind: 'corrupt-object', key: 'leader' }], expect: { maxConsumeGapSeconds: 30 } });
+    const damaged = parseScenario({
+      ...scenarioInput,
+      faults: [{ at: 100, kind: 'corrupt-object', key: 'leader' }],
+      expect: { maxConsumeGapSeconds: 30 },
+    });
     const wire = (receives: number[], writes: number[], extensions: number[]) =>
       observations({
         faults: [{ at: 100, kind: 'corrupt-object', node: 'bucket' }],
@@ -100,11 +131,19 @@ describe('buildReport', () => {
         extensions: extensions.map((t) => ({ t, node: 'node-1', taskId: 'task-0001' })),
       });
     // Busy workers do not poll: their checkpoints and extensions are the work.
-    const busy = buildReport(damaged, wire([90], [110, 130, 150], [170, ...Array.from({ length: 22 }, (_, i) => 190 + i * 20)]), meta);
+    const busy = buildReport(
+      damaged,
+      wire([90], [110, 130, 150], [170, ...Array.from({ length: 22 }, (_, i) => 190 + i * 20)]),
+      meta,
+    );
     expect(busy.incidents[0]?.consumeGapSeconds).toBe(20);
     expect(busy.expectations).toContainEqual({ name: 'maxConsumeGapSeconds', expected: 30, actual: 20, ok: true });
     // A stop: from the last work before the fault to the next after it, and to the drain when nothing came.
-    const stopped = buildReport(damaged, wire([90, 170, ...Array.from({ length: 22 }, (_, i) => 190 + i * 20)], [], []), meta);
+    const stopped = buildReport(
+      damaged,
+      wire([90, 170, ...Array.from({ length: 22 }, (_, i) => 190 + i * 20)], [], []),
+      meta,
+    );
     expect(stopped.incidents[0]?.consumeGapSeconds).toBe(80);
     expect(stopped.ok).toBe(false);
     expect(buildReport(damaged, wire([90], [], []), meta).incidents[0]?.consumeGapSeconds).toBe(510);
@@ -113,8 +152,18 @@ describe('buildReport', () => {
   it('holds maxBacklog as a bound, not an exact count', () => {
     const bounded = parseScenario({ ...scenarioInput, expect: { maxBacklog: 10 } });
     const depths = (most: number) => observations({ depths: [{ t: 1, backlog: most, intake: 0 }] });
-    expect(buildReport(bounded, depths(7), meta).expectations).toContainEqual({ name: 'maxBacklog', expected: 10, actual: 7, ok: true });
-    expect(buildReport(bounded, depths(11), meta).expectations).toContainEqual({ name: 'maxBacklog', expected: 10, actual: 11, ok: false });
+    expect(buildReport(bounded, depths(7), meta).expectations).toContainEqual({
+      name: 'maxBacklog',
+      expected: 10,
+      actual: 7,
+      ok: true,
+    });
+    expect(buildReport(bounded, depths(11), meta).expectations).toContainEqual({
+      name: 'maxBacklog',
+      expected: 10,
+      actual: 11,
+      ok: false,
+    });
   });
 
   it('counts a task without completion as lost and fails', () => {
@@ -125,7 +174,17 @@ describe('buildReport', () => {
   });
 
   it('counts completions beyond the first as duplicates', () => {
-    const r = buildReport(scenario, observations({ completions: new Map([['task-0001', 2], ['task-0002', 1], ['task-0003', 3]]) }), meta);
+    const r = buildReport(
+      scenario,
+      observations({
+        completions: new Map([
+          ['task-0001', 2],
+          ['task-0002', 1],
+          ['task-0003', 3],
+        ]),
+      }),
+      meta,
+    );
     expect(r.tasks.duplicateCompletions).toBe(3);
     expect(r.invariants.noDuplicateCompletions).toBe(false);
   });
@@ -141,12 +200,28 @@ describe('buildReport', () => {
   });
 
   it('flags a receive from an older epoch after a newer one, and one with no epoch', () => {
-    const leaders = [{ t: 0, epoch: 1, primary: 'node-1' }, { t: 50, epoch: 2, primary: 'node-2' }];
-    const late = [{ t: 60, node: 'node-2', count: 1, epoch: 2 }, { t: 61, node: 'node-1', count: 1, epoch: 1 }];
-    expect(buildReport(scenario, observations({ leaders, receives: late }), meta).invariants.singlePrimaryPerEpoch).toBe(false);
-    expect(buildReport(scenario, observations({ receives: [{ t: 1, node: 'node-1', count: 1, epoch: null }] }), meta).invariants.singlePrimaryPerEpoch).toBe(false);
-    const clean = [{ t: 40, node: 'node-1', count: 1, epoch: 1 }, { t: 60, node: 'node-2', count: 1, epoch: 2 }];
-    expect(buildReport(scenario, observations({ leaders, receives: clean }), meta).invariants.singlePrimaryPerEpoch).toBe(true);
+    const leaders = [
+      { t: 0, epoch: 1, primary: 'node-1' },
+      { t: 50, epoch: 2, primary: 'node-2' },
+    ];
+    const late = [
+      { t: 60, node: 'node-2', count: 1, epoch: 2 },
+      { t: 61, node: 'node-1', count: 1, epoch: 1 },
+    ];
+    expect(
+      buildReport(scenario, observations({ leaders, receives: late }), meta).invariants.singlePrimaryPerEpoch,
+    ).toBe(false);
+    expect(
+      buildReport(scenario, observations({ receives: [{ t: 1, node: 'node-1', count: 1, epoch: null }] }), meta)
+        .invariants.singlePrimaryPerEpoch,
+    ).toBe(false);
+    const clean = [
+      { t: 40, node: 'node-1', count: 1, epoch: 1 },
+      { t: 60, node: 'node-2', count: 1, epoch: 2 },
+    ];
+    expect(
+      buildReport(scenario, observations({ leaders, receives: clean }), meta).invariants.singlePrimaryPerEpoch,
+    ).toBe(true);
   });
 
   it('times a failover and the traffic move from the fault', () => {
@@ -155,18 +230,38 @@ describe('buildReport', () => {
       observations({
         faults: [{ at: 100, kind: 'kill-node', node: 'node-1' }],
         events: [{ t: 130, kind: 'NODE_DEAD', node: 'node-1', incidentId: 'i' }],
-        leaders: [{ t: 0, epoch: 1, primary: 'node-1' }, { t: 131, epoch: 2, primary: 'node-2' }],
+        leaders: [
+          { t: 0, epoch: 1, primary: 'node-1' },
+          { t: 131, epoch: 2, primary: 'node-2' },
+        ],
         receives: [{ t: 140, node: 'node-2', count: 0, epoch: 2 }],
         dnsChanges: [{ t: 133, value: '192.0.2.2', insyncAt: 193 }],
       }),
       meta,
     );
-    expect(r.incidents[0]).toMatchObject({ detectedAt: 130, failoverAt: 131, newPrimary: 'node-2', servingAt: 140, trafficAt: 133, trafficInsyncAt: 193 });
+    expect(r.incidents[0]).toMatchObject({
+      detectedAt: 130,
+      failoverAt: 131,
+      newPrimary: 'node-2',
+      servingAt: 140,
+      trafficAt: 133,
+      trafficInsyncAt: 193,
+    });
     expect(r.invariants.noFalseFailovers).toBe(true);
   });
 
   it('flags a failover away from a primary no fault touched', () => {
-    const r = buildReport(scenario, observations({ faults: [], leaders: [{ t: 0, epoch: 1, primary: 'node-1' }, { t: 50, epoch: 2, primary: 'node-2' }] }), meta);
+    const r = buildReport(
+      scenario,
+      observations({
+        faults: [],
+        leaders: [
+          { t: 0, epoch: 1, primary: 'node-1' },
+          { t: 50, epoch: 2, primary: 'node-2' },
+        ],
+      }),
+      meta,
+    );
     expect(r.invariants.noFalseFailovers).toBe(false);
   });
 
@@ -174,16 +269,31 @@ describe('buildReport', () => {
     const r = buildReport(parseScenario({ ...scenarioInput, expect: { maxVerdictSeconds: 5 } }), observations(), meta);
     expect(r.incidents[0]).toMatchObject({ windowAt: 248, detectedAt: 250 });
     expect(r.expectations).toEqual([{ name: 'maxVerdictSeconds', expected: 5, actual: 2, ok: true }]);
-    const late = buildReport(parseScenario({ ...scenarioInput, expect: { maxVerdictSeconds: 5 } }), observations({ windows: [{ t: 200, node: 'node-1' }] }), meta);
+    const late = buildReport(
+      parseScenario({ ...scenarioInput, expect: { maxVerdictSeconds: 5 } }),
+      observations({ windows: [{ t: 200, node: 'node-1' }] }),
+      meta,
+    );
     expect(late.expectations[0]).toMatchObject({ actual: 50, ok: false });
   });
 
   it('flags a checkpoint or completion of an older epoch once a newer epoch has acted (a zombie)', () => {
-    const leaders = [{ t: 0, epoch: 1, primary: 'node-1' }, { t: 50, epoch: 2, primary: 'node-2' }];
-    const receives = [{ t: 40, node: 'node-1', count: 1, epoch: 1 }, { t: 60, node: 'node-2', count: 1, epoch: 2 }];
+    const leaders = [
+      { t: 0, epoch: 1, primary: 'node-1' },
+      { t: 50, epoch: 2, primary: 'node-2' },
+    ];
+    const receives = [
+      { t: 40, node: 'node-1', count: 1, epoch: 1 },
+      { t: 60, node: 'node-2', count: 1, epoch: 2 },
+    ];
     const zombie = [{ t: 70, node: 'node-1', kind: 'done' as const, taskId: 'task-0001', epoch: 1 }];
-    expect(buildReport(scenario, observations({ leaders, receives, writes: zombie }), meta).invariants.noStaleEpochWrites).toBe(false);
+    expect(
+      buildReport(scenario, observations({ leaders, receives, writes: zombie }), meta).invariants.noStaleEpochWrites,
+    ).toBe(false);
     const beforeHandover = [{ t: 45, node: 'node-1', kind: 'checkpoint' as const, taskId: 'task-0001', epoch: 1 }];
-    expect(buildReport(scenario, observations({ leaders, receives, writes: beforeHandover }), meta).invariants.noStaleEpochWrites).toBe(true);
+    expect(
+      buildReport(scenario, observations({ leaders, receives, writes: beforeHandover }), meta).invariants
+        .noStaleEpochWrites,
+    ).toBe(true);
   });
 });

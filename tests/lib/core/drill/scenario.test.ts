@@ -36,16 +36,32 @@ describe('parseScenario', () => {
     ['an unknown top-level key', { ...valid, node: 2 }, 'node'],
     ['a fault kind that does not exist', { ...valid, faults: [{ at: 1, kind: 'explode' }] }, 'faults.0.kind'],
     ['a fault after the end', { ...valid, faults: [{ at: 900, kind: 'crash-worker' }] }, 'faults.0.at'],
-    ['a target node beyond the fleet', { ...valid, faults: [{ at: 1, kind: 'crash-worker', target: 'node-3' }] }, 'faults.0.target'],
+    [
+      'a target node beyond the fleet',
+      { ...valid, faults: [{ at: 1, kind: 'crash-worker', target: 'node-3' }] },
+      'faults.0.target',
+    ],
     ['a negative task count', { ...valid, workload: { tasks: -1, meanTaskSeconds: 90 } }, 'workload.tasks'],
     ['a missing name', { ...valid, name: undefined }, 'name'],
     ['a throttle rate above 1', { ...valid, faults: [{ at: 1, kind: 's3-throttle', rate: 1.5 }] }, 'faults.0.rate'],
-    ['a clock skew without its offset', { ...valid, faults: [{ at: 1, kind: 'clock-skew' }] }, 'faults.0.offsetSeconds'],
-    ['a "for" on a VM crash, which cannot be undone', { ...valid, faults: [{ at: 1, kind: 'kill-node', for: 30 }] }, 'faults.0.for'],
+    [
+      'a clock skew without its offset',
+      { ...valid, faults: [{ at: 1, kind: 'clock-skew' }] },
+      'faults.0.offsetSeconds',
+    ],
+    [
+      'a "for" on a VM crash, which cannot be undone',
+      { ...valid, faults: [{ at: 1, kind: 'kill-node', for: 30 }] },
+      'faults.0.for',
+    ],
     ['a "for" on a crashed worker', { ...valid, faults: [{ at: 1, kind: 'crash-worker', for: 30 }] }, 'faults.0.for'],
     ['a reboot without its downtime', { ...valid, faults: [{ at: 1, kind: 'reboot-node' }] }, 'faults.0.for'],
     ['a hung stage without command stages', { ...valid, faults: [{ at: 1, kind: 'hang-stage' }] }, 'faults.0.kind'],
-    ['a notification lag without its seconds', { ...valid, faults: [{ at: 1, kind: 'notification-lag' }] }, 'faults.0.seconds'],
+    [
+      'a notification lag without its seconds',
+      { ...valid, faults: [{ at: 1, kind: 'notification-lag' }] },
+      'faults.0.seconds',
+    ],
     ['an s3-outage of node-9', only({ at: 1, kind: 's3-outage', target: 'node-9' }), 'faults.0.target'],
     ['no standby', only({ at: 1, kind: 'blackhole-node', target: 'standby' }, 1), 'faults.0.target'],
   ])('rejects %s, naming the field', (_name, input, field) => {
@@ -78,7 +94,15 @@ it('accepts every fault kind real fleets meet, with "for" where the fault can be
       { at: 7, kind: 'kill-agent', for: 30 },
     ],
   });
-  expect(s.faults.map((f) => f.kind)).toEqual(['stop-node', 'freeze-node', 'reboot-node', 'hang-stage', 's3-outage', 'notification-lag', 'kill-agent']);
+  expect(s.faults.map((f) => f.kind)).toEqual([
+    'stop-node',
+    'freeze-node',
+    'reboot-node',
+    'hang-stage',
+    's3-outage',
+    'notification-lag',
+    'kill-agent',
+  ]);
 });
 
 describe('faults of this release', () => {

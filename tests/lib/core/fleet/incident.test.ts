@@ -16,7 +16,8 @@ import { next } from '../../../../lib/core/fleet/incident-pending';
 const timing = { restartVerifyMs: 60_000 };
 const plan = { to: 'node-2', fromEpoch: 3, claimedAt: 10, outgoingStopped: false, stopOutgoing: true };
 
-const opened = (kind: IncidentKind, step: Opening): Incident => openIncident({ id: 'node-1-e3-i1', kind, epoch: 3, at: 1 }, step);
+const opened = (kind: IncidentKind, step: Opening): Incident =>
+  openIncident({ id: 'node-1-e3-i1', kind, epoch: 3, at: 1 }, step);
 
 /** Every step the machine knows, with a payload. */
 const STEPS: readonly Step[] = [
@@ -50,7 +51,11 @@ const OPENINGS: readonly [IncidentKind, Opening][] = [
 const isEventKind = (kind: string): kind is EventKind => (EVENT_KINDS as readonly string[]).includes(kind);
 
 /** A walk through the machine: the steps it accepted, from one opening. */
-const walk = (kind: IncidentKind, opening: Opening, steps: readonly Step[]): { incident: Incident | 'closed'; accepted: Step[] } => {
+const walk = (
+  kind: IncidentKind,
+  opening: Opening,
+  steps: readonly Step[],
+): { incident: Incident | 'closed'; accepted: Step[] } => {
   let incident: Incident | 'closed' = opened(kind, opening);
   const accepted: Step[] = [opening];
   for (const step of steps) {
@@ -63,7 +68,10 @@ const walk = (kind: IncidentKind, opening: Opening, steps: readonly Step[]): { i
   return { incident, accepted };
 };
 
-const walkArb = fc.record({ opening: fc.constantFrom(...OPENINGS), steps: fc.array(fc.constantFrom(...STEPS), { maxLength: 14 }) });
+const walkArb = fc.record({
+  opening: fc.constantFrom(...OPENINGS),
+  steps: fc.array(fc.constantFrom(...STEPS), { maxLength: 14 }),
+});
 
 describe('the incident state machine', () => {
   it('has tables whose rows each name their edges, for steps the machine knows', () => {
@@ -102,7 +110,12 @@ describe('the incident state machine', () => {
           if (moved === null) continue;
           if (moved !== 'closed') {
             expect(incidentSchema.parse(moved)).toEqual(moved);
-            expect({ id: moved.id, kind: moved.kind, epoch: moved.epoch, openedAt: moved.openedAt }).toEqual({ id: incident.id, kind: incident.kind, epoch: incident.epoch, openedAt: incident.openedAt });
+            expect({ id: moved.id, kind: moved.kind, epoch: moved.epoch, openedAt: moved.openedAt }).toEqual({
+              id: incident.id,
+              kind: incident.kind,
+              epoch: incident.epoch,
+              openedAt: incident.openedAt,
+            });
           }
           incident = moved;
         }
@@ -142,13 +155,27 @@ describe('the incident state machine', () => {
       incident = advance(incident as Incident, step) ?? incident;
     }
     names.push(incident === 'closed' ? 'closed' : incident.stage.name);
-    expect(names).toEqual(['restart-claimed', 'restart-sent', 'watching', 'escalating', 'failing-over', 'failing-over', 'closed']);
+    expect(names).toEqual([
+      'restart-claimed',
+      'restart-sent',
+      'watching',
+      'escalating',
+      'failing-over',
+      'failing-over',
+      'closed',
+    ]);
   });
 
   it('fails a stall over when its restart fails, but keeps watching a standby whose agent restart failed', () => {
     const failed: Step = { kind: 'RESTART_FAILED', at: 3, detail: 'not delivered' };
-    expect((advance(opened('stall', { kind: 'STALLED', at: 1 }), failed) as Incident).stage).toEqual({ name: 'escalating', why: 'restart-failed', noStandbyAlerted: false });
-    expect((advance(opened('standby', { kind: 'REDUNDANCY_LOST', at: 1, restart: true }), failed) as Incident).stage).toEqual({ name: 'watching' });
+    expect((advance(opened('stall', { kind: 'STALLED', at: 1 }), failed) as Incident).stage).toEqual({
+      name: 'escalating',
+      why: 'restart-failed',
+      noStandbyAlerted: false,
+    });
+    expect(
+      (advance(opened('standby', { kind: 'REDUNDANCY_LOST', at: 1, restart: true }), failed) as Incident).stage,
+    ).toEqual({ name: 'watching' });
   });
 
   it('walks a rejoin: a worker restart, then the self-test decides; never a failover, and REJOIN_FAILED only once the restart is over', () => {
@@ -166,7 +193,14 @@ describe('the incident state machine', () => {
     // Out of budget: it watches, and only readiness (or a person) ends it.
     const spent = advance(claimed, { kind: 'RESTART_BUDGET_EXHAUSTED', at: 2 }) as Incident;
     expect(spent.stage).toEqual({ name: 'watching' });
-    expect(foldWritten(new Set<EventKind>(['STANDBY_UNREADY', 'RESTART_SENT', 'RESTART_RESULT', 'REJOIN_FAILED']))).toEqual({ kind: 'rejoin', stage: 'closed', visited: ['restart-claimed', 'restart-sent', 'watching'], unplaced: [] });
+    expect(
+      foldWritten(new Set<EventKind>(['STANDBY_UNREADY', 'RESTART_SENT', 'RESTART_RESULT', 'REJOIN_FAILED'])),
+    ).toEqual({
+      kind: 'rejoin',
+      stage: 'closed',
+      visited: ['restart-claimed', 'restart-sent', 'watching'],
+      unplaced: [],
+    });
   });
 
   it('records the result of a restart sent before the incident escalated, without moving the stage', () => {
@@ -174,18 +208,34 @@ describe('the incident state machine', () => {
     const sent = advance(claimed, { kind: 'RESTART_SENT', at: 2, commandId: 'cmd-1' }) as Incident;
     const escalated = advance(sent, { kind: 'STILL_STALLED' }) as Incident;
     expect(next(escalated, timing, 3)).toEqual({ kind: 'choose-standby', noStandbyAlerted: false });
-    const result = advance(escalated, { kind: 'RESTART_FAILED', at: 70_000, detail: 'no result before the verification deadline' }) as Incident;
+    const result = advance(escalated, {
+      kind: 'RESTART_FAILED',
+      at: 70_000,
+      detail: 'no result before the verification deadline',
+    }) as Incident;
     expect(result.stage).toEqual(escalated.stage);
     expect(result.restart).toMatchObject({ commandId: 'cmd-1', finishedAt: 70_000 });
   });
 
   it.each<[string, Incident, ReturnType<typeof next>['kind']]>([
     ['a claimed restart', opened('stall', { kind: 'STALLED', at: 1 }), 'send-restart'],
-    ['a sent restart', advance(opened('stall', { kind: 'STALLED', at: 1 }), { kind: 'RESTART_SENT', at: 2, commandId: 'c' }) as Incident, 'verify-restart'],
+    [
+      'a sent restart',
+      advance(opened('stall', { kind: 'STALLED', at: 1 }), { kind: 'RESTART_SENT', at: 2, commandId: 'c' }) as Incident,
+      'verify-restart',
+    ],
     ['a silent primary', opened('dead', { kind: 'NODE_SILENT' }), 'none'],
     ['a dead primary', opened('dead', { kind: 'NODE_DEAD' }), 'choose-standby'],
-    ['a lost standby with nothing to restart', opened('standby', { kind: 'REDUNDANCY_LOST', at: 1, restart: false }), 'none'],
-    ['a claimed failover', advance(opened('dead', { kind: 'NODE_DEAD' }), { kind: 'FAILOVER_STARTED', failover: plan }) as Incident, 'carry-out-failover'],
+    [
+      'a lost standby with nothing to restart',
+      opened('standby', { kind: 'REDUNDANCY_LOST', at: 1, restart: false }),
+      'none',
+    ],
+    [
+      'a claimed failover',
+      advance(opened('dead', { kind: 'NODE_DEAD' }), { kind: 'FAILOVER_STARTED', failover: plan }) as Incident,
+      'carry-out-failover',
+    ],
   ])('names the one pending action of %s', (_, incident, kind) => {
     expect(next(incident, timing, 2).kind).toBe(kind);
   });
@@ -198,7 +248,12 @@ describe('the incident state machine', () => {
 
   it('folds the written events of any walk to the stage the walk reached (property)', () => {
     // Internal steps write no event; of them only CLAIM_RENEWED leaves the stage as it was.
-    const written = fc.record({ opening: fc.constantFrom(...OPENINGS), steps: fc.array(fc.constantFrom(...STEPS.filter((s) => isEventKind(s.kind) || s.kind === 'CLAIM_RENEWED')), { maxLength: 14 }) });
+    const written = fc.record({
+      opening: fc.constantFrom(...OPENINGS),
+      steps: fc.array(fc.constantFrom(...STEPS.filter((s) => isEventKind(s.kind) || s.kind === 'CLAIM_RENEWED')), {
+        maxLength: 14,
+      }),
+    });
     fc.assert(
       fc.property(written, ({ opening: [kind, opening], steps }) => {
         const { incident, accepted } = walk(kind, opening, steps);
@@ -207,7 +262,9 @@ describe('the incident state machine', () => {
         // that would write one twice are not histories the watchdog can leave.
         fc.pre(new Set(kinds).size === kinds.length);
         // REDUNDANCY_LOST does not say whether an agent restart was claimed: only its later steps do.
-        fc.pre(!(opening.kind === 'REDUNDANCY_LOST' && opening.restart && !kinds.some((k) => k.startsWith('RESTART_'))));
+        fc.pre(
+          !(opening.kind === 'REDUNDANCY_LOST' && opening.restart && !kinds.some((k) => k.startsWith('RESTART_'))),
+        );
         const trail = foldWritten(new Set(kinds));
         expect(trail.kind).toBe(kind);
         // Only steps inside a failover, which move no stage, may be met out of the fold's order.
@@ -222,10 +279,18 @@ describe('the incident state machine', () => {
 
   it('places a retried failover that succeeded after it had failed', () => {
     const trail = foldWritten(new Set<EventKind>(['NODE_DEAD', 'FAILOVER_STARTED', 'FAILOVER_FAILED', 'PROMOTED']));
-    expect(trail).toEqual({ kind: 'dead', stage: 'closed', visited: ['escalating', 'failing-over', 'failover-failed'], unplaced: [] });
+    expect(trail).toEqual({
+      kind: 'dead',
+      stage: 'closed',
+      visited: ['escalating', 'failing-over', 'failover-failed'],
+      unplaced: [],
+    });
   });
 
   it('reads a silent agent written by an older release as a lost standby', () => {
-    expect(foldWritten(new Set<EventKind>(['AGENT_DEAD', 'RESTART_SENT']))).toMatchObject({ kind: 'standby', stage: { name: 'restart-sent' } });
+    expect(foldWritten(new Set<EventKind>(['AGENT_DEAD', 'RESTART_SENT']))).toMatchObject({
+      kind: 'standby',
+      stage: { name: 'restart-sent' },
+    });
   });
 });

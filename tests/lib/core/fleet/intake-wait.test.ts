@@ -4,7 +4,16 @@ import type { Decision } from '../../../../lib/core/fleet/watchdog';
 import { emptyWatchdogState, seededState } from '../../../../lib/core/fleet/watchdog-state';
 import type { Leader } from '../../../../lib/core/schemas';
 
-const leader: Leader = { version: 1, primary: 'node-1', epoch: 4, renewals: 0, reason: 't', changedBy: 't', previous: null, handover: 'immediate' };
+const leader: Leader = {
+  version: 1,
+  primary: 'node-1',
+  epoch: 4,
+  renewals: 0,
+  reason: 't',
+  changedBy: 't',
+  previous: null,
+  handover: 'immediate',
+};
 const T0 = 1_800_000_000_000;
 const HOUR = 3_600_000;
 const idle = (state = emptyWatchdogState()): Decision => ({ state, actions: [], changed: false });
@@ -24,7 +33,9 @@ describe('withIntakeWait', () => {
     d = withIntakeWait(idle(d.state), 0, leader, T0 + 5 * HOUR, HOUR);
     expect(d.state.intakeWait).toEqual({ since: null, alerts: 1, alerted: false });
     d = withIntakeWait(idle(d.state), 1, leader, T0 + 6 * HOUR, HOUR);
-    expect(alerts(withIntakeWait(idle(d.state), 1, leader, T0 + 7 * HOUR, HOUR)).map((e) => e.id)).toEqual(['input-wait-2.INPUT_WAITING']);
+    expect(alerts(withIntakeWait(idle(d.state), 1, leader, T0 + 7 * HOUR, HOUR)).map((e) => e.id)).toEqual([
+      'input-wait-2.INPUT_WAITING',
+    ]);
   });
 
   it('does nothing on a run that read no queue, nor while the queue stays empty', () => {
@@ -36,7 +47,9 @@ describe('withIntakeWait', () => {
   it('alerts each spell of non-empty reads that lasted the threshold exactly once, under ids never used before, also across a rebuilt state (property)', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.record({ depth: fc.constantFrom(0, 0, 1, 5), gapMs: fc.integer({ min: 1, max: 30 * 60_000 }) }), { maxLength: 60 }),
+        fc.array(fc.record({ depth: fc.constantFrom(0, 0, 1, 5), gapMs: fc.integer({ min: 1, max: 30 * 60_000 }) }), {
+          maxLength: 60,
+        }),
         fc.integer({ min: 0, max: 59 }),
         (reads, rebuildAt) => {
           let state = emptyWatchdogState();

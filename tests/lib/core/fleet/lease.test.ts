@@ -1,5 +1,18 @@
 import fc from 'fast-check';
-import { applyWrite, handoverFor, initialLease, mayConsume, nextEpoch, observeLeader, observeFailure, planSync, release, roleOf, type LeaseState, type LeaseTiming } from '../../../../lib/core/fleet/lease';
+import {
+  applyWrite,
+  handoverFor,
+  initialLease,
+  mayConsume,
+  nextEpoch,
+  observeLeader,
+  observeFailure,
+  planSync,
+  release,
+  roleOf,
+  type LeaseState,
+  type LeaseTiming,
+} from '../../../../lib/core/fleet/lease';
 import type { Leader } from '../../../../lib/core/schemas';
 
 const timing: LeaseTiming = { renewMs: 10_000, expiryMs: 30_000 };
@@ -75,7 +88,9 @@ class Sim {
   }
 
   consumers(): string[] {
-    return NODES.filter((n) => !this.dead.has(n) && mayConsume(roleOf(n, this.lease[n], this.mono(n), timing), this.mono(n)));
+    return NODES.filter(
+      (n) => !this.dead.has(n) && mayConsume(roleOf(n, this.lease[n], this.mono(n), timing), this.mono(n)),
+    );
   }
 
   check(): void {
@@ -94,7 +109,10 @@ class Sim {
 // Syncs and clock advances dominate, as in a real fleet; promotions, partitions and deaths are rarer.
 const step = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('sync' as const), node: fc.constantFrom(...NODES) }), weight: 5 },
-  { arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 15_000 }) }), weight: 5 },
+  {
+    arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 15_000 }) }),
+    weight: 5,
+  },
   { arbitrary: fc.record({ kind: fc.constant('partition' as const), node: fc.constantFrom(...NODES) }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('promote' as const), node: fc.constantFrom(...NODES) }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('kill' as const), node: fc.constantFrom(...NODES) }), weight: 1 },
@@ -104,7 +122,11 @@ describe('lease protocol', () => {
   it('never lets two nodes consume at once or in one epoch, and epochs never go back (property)', () => {
     fc.assert(
       fc.property(
-        fc.tuple(fc.integer({ min: -300_000, max: 300_000 }), fc.integer({ min: -300_000, max: 300_000 }), fc.integer({ min: -300_000, max: 300_000 })),
+        fc.tuple(
+          fc.integer({ min: -300_000, max: 300_000 }),
+          fc.integer({ min: -300_000, max: 300_000 }),
+          fc.integer({ min: -300_000, max: 300_000 }),
+        ),
         fc.array(step, { minLength: 1, maxLength: 60 }),
         (offsets, steps) => {
           const sim = new Sim({ 'node-1': offsets[0], 'node-2': offsets[1], 'node-3': offsets[2] });

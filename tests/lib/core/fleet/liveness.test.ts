@@ -3,28 +3,40 @@ import { classify, leaseStale, observeLease, staleAfterMs, takenOverFrom } from 
 import type { Leader } from '../../../../lib/core/schemas';
 
 const T0 = 1_800_000_000_000;
-const leader: Leader = { version: 1, primary: 'node-1', epoch: 3, renewals: 0, reason: 't', changedBy: 'node-1', previous: 'node-2', handover: 'immediate' };
+const leader: Leader = {
+  version: 1,
+  primary: 'node-1',
+  epoch: 3,
+  renewals: 0,
+  reason: 't',
+  changedBy: 'node-1',
+  previous: 'node-2',
+  handover: 'immediate',
+};
 const STALE = staleAfterMs({ leaseExpirySeconds: 30, watchdogScheduleSeconds: 60 });
 
 describe('liveness of the primary, by its lease', () => {
   it('alerts a lease left unchanged for its expiry and a schedule period, by the watchdog clock', () => {
     expect(STALE).toBe(90_000);
     fc.assert(
-      fc.property(fc.array(fc.record({ gap: fc.integer({ min: 1, max: 60_000 }), renewed: fc.boolean() }), { maxLength: 30 }), (runs) => {
-        let seen = observeLease(undefined, leader, T0);
-        let renewals = 0;
-        let renewedAt = T0;
-        let now = T0;
-        for (const run of runs) {
-          now += run.gap;
-          if (run.renewed) {
-            renewals += 1;
-            renewedAt = now;
+      fc.property(
+        fc.array(fc.record({ gap: fc.integer({ min: 1, max: 60_000 }), renewed: fc.boolean() }), { maxLength: 30 }),
+        (runs) => {
+          let seen = observeLease(undefined, leader, T0);
+          let renewals = 0;
+          let renewedAt = T0;
+          let now = T0;
+          for (const run of runs) {
+            now += run.gap;
+            if (run.renewed) {
+              renewals += 1;
+              renewedAt = now;
+            }
+            seen = observeLease(seen, { ...leader, renewals }, now);
+            expect(leaseStale(seen, now, STALE)).toBe(now - renewedAt >= STALE);
           }
-          seen = observeLease(seen, { ...leader, renewals }, now);
-          expect(leaseStale(seen, now, STALE)).toBe(now - renewedAt >= STALE);
-        }
-      }),
+        },
+      ),
     );
   });
 

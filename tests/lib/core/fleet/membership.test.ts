@@ -23,21 +23,24 @@ describe('membership', () => {
 
   it('judges a node lost exactly when its newest sample stayed unchanged for the loss window', () => {
     fc.assert(
-      fc.property(fc.array(fc.record({ gap: fc.integer({ min: 1, max: 200_000 }), changed: fc.boolean() }), { maxLength: 30 }), (runs) => {
-        let watch: NodeWatch = observe(emptyWatch(), { boot: 'b', seq: 0 }, T0);
-        let now = T0;
-        let seq = 0;
-        let changedAt = T0;
-        for (const run of runs) {
-          now += run.gap;
-          if (run.changed) {
-            seq += 1;
-            changedAt = now;
+      fc.property(
+        fc.array(fc.record({ gap: fc.integer({ min: 1, max: 200_000 }), changed: fc.boolean() }), { maxLength: 30 }),
+        (runs) => {
+          let watch: NodeWatch = observe(emptyWatch(), { boot: 'b', seq: 0 }, T0);
+          let now = T0;
+          let seq = 0;
+          let changedAt = T0;
+          for (const run of runs) {
+            now += run.gap;
+            if (run.changed) {
+              seq += 1;
+              changedAt = now;
+            }
+            watch = observe(watch, { boot: 'b', seq }, now);
+            expect(isLost(watch, now, LOST)).toBe(now - changedAt >= LOST);
           }
-          watch = observe(watch, { boot: 'b', seq }, now);
-          expect(isLost(watch, now, LOST)).toBe(now - changedAt >= LOST);
-        }
-      }),
+        },
+      ),
     );
   });
 

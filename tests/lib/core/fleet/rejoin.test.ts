@@ -2,23 +2,59 @@ import fc from 'fast-check';
 import { judgeAlive } from '../../../helpers/judge';
 import { readyStandbys } from '../../../../lib/core/fleet/readiness';
 import type { Heartbeat, Leader, Sample } from '../../../../lib/core/schemas';
-import { markRestartResult, markRestartSent, type WatchdogAction, type WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
+import {
+  markRestartResult,
+  markRestartSent,
+  type WatchdogAction,
+  type WatchdogSettings,
+} from '../../../../lib/core/fleet/watchdog';
 import { emptyWatchdogState, type WatchdogState } from '../../../../lib/core/fleet/watchdog-state';
 import { heartbeat, NODES, sample, working } from '../../../helpers/fixtures';
 
-const settings: WatchdogSettings = { nodes: NODES, stallSamples: 8, recoverySamples: 2, restartBudgetPerHour: 3, restartVerifySeconds: 60, sampleIntervalSeconds: 15, failoverCooldownSeconds: 300, commandWaitSeconds: 10, leaseExpirySeconds: 30 };
-const leader: Leader = { version: 1, primary: 'node-1', epoch: 4, renewals: 9, reason: 't', changedBy: 't', previous: null, handover: 'immediate' };
+const settings: WatchdogSettings = {
+  nodes: NODES,
+  stallSamples: 8,
+  recoverySamples: 2,
+  restartBudgetPerHour: 3,
+  restartVerifySeconds: 60,
+  sampleIntervalSeconds: 15,
+  failoverCooldownSeconds: 300,
+  commandWaitSeconds: 10,
+  leaseExpirySeconds: 30,
+};
+const leader: Leader = {
+  version: 1,
+  primary: 'node-1',
+  epoch: 4,
+  renewals: 9,
+  reason: 't',
+  changedBy: 't',
+  previous: null,
+  handover: 'immediate',
+};
 const T0 = 1_800_000_000_000;
 const INTERVAL = 15_000;
 
 type Worker = 'ready' | 'stopped' | 'frozen';
 const standbySample = (seq: number, worker: Worker): Sample =>
-  sample(seq, { epochSeen: 4, consumingEpoch: null, workerProcesses: worker === 'stopped' ? 0 : 1, proofAgeMs: worker === 'ready' ? 2_000 : worker === 'frozen' ? 400_000 : null });
+  sample(seq, {
+    epochSeen: 4,
+    consumingEpoch: null,
+    workerProcesses: worker === 'stopped' ? 0 : 1,
+    proofAgeMs: worker === 'ready' ? 2_000 : worker === 'frozen' ? 400_000 : null,
+  });
 /** node-2's heartbeat after `states.length` samples, one per state. */
-const node2 = (states: Worker[]): Heartbeat => ({ ...heartbeat('node-2', states.map((w, i) => standbySample(i, w))), role: 'fenced' });
+const node2 = (states: Worker[]): Heartbeat => ({
+  ...heartbeat(
+    'node-2',
+    states.map((w, i) => standbySample(i, w)),
+  ),
+  role: 'fenced',
+});
 const primary = (n: number): Heartbeat => heartbeat('node-1', working(0, n));
 
-const published = (actions: WatchdogAction[]): string[] => actions.flatMap((a) => (a.kind === 'publish' ? [a.event.kind] : []));
+const published = (actions: WatchdogAction[]): string[] =>
+  actions.flatMap((a) => (a.kind === 'publish' ? [a.event.kind] : []));
 const commands = (actions: WatchdogAction[]) => actions.flatMap((a) => (a.kind === 'command' ? [a] : []));
 
 /**
@@ -31,7 +67,16 @@ const run = (states: Worker[], start: WatchdogState = emptyWatchdogState()) => {
   const sent: { at: number; command: string }[] = [];
   for (let n = 1; n <= states.length; n++) {
     const now = T0 + n * INTERVAL;
-    const v = judgeAlive(state, leader, new Map([['node-1', primary(n)], ['node-2', node2(states.slice(0, n))]]), now, settings);
+    const v = judgeAlive(
+      state,
+      leader,
+      new Map([
+        ['node-1', primary(n)],
+        ['node-2', node2(states.slice(0, n))],
+      ]),
+      now,
+      settings,
+    );
     state = v.state;
     events.push(...published(v.actions));
     for (const c of commands(v.actions)) {
@@ -56,7 +101,17 @@ describe('rejoin: a standby whose worker is not ready is restarted in standby mo
     expect(state.nodes['node-2']?.rejoinTimes).toEqual([T0 + 4 * INTERVAL]);
     // The stall budget is untouched: a rejoin is not a stall restart.
     expect(state.nodes['node-2']?.restartTimes).toEqual([]);
-    expect(readyStandbys({ nodes: NODES, watches: state.nodes, heartbeats: new Map([['node-2', node2(['ready'])]]), leader, now: T0 + 5 * INTERVAL, sampleMs: INTERVAL, lostMs: 8 * INTERVAL }).map((n) => n.name)).toEqual(['node-2']);
+    expect(
+      readyStandbys({
+        nodes: NODES,
+        watches: state.nodes,
+        heartbeats: new Map([['node-2', node2(['ready'])]]),
+        leader,
+        now: T0 + 5 * INTERVAL,
+        sampleMs: INTERVAL,
+        lostMs: 8 * INTERVAL,
+      }).map((n) => n.name),
+    ).toEqual(['node-2']);
   });
 
   it('gives a worker that just started or stopped consuming two intervals to pass its first self-test', () => {
@@ -65,15 +120,72 @@ describe('rejoin: a standby whose worker is not ready is restarted in standby mo
 
   it('never restarts the primary to rejoin, nor counts a standby with an unready worker as ready', () => {
     const { state } = run(['frozen', 'frozen']);
-    expect(readyStandbys({ nodes: NODES, watches: state.nodes, heartbeats: new Map([['node-2', node2(['frozen', 'frozen'])]]), leader, now: T0 + 2 * INTERVAL, sampleMs: INTERVAL, lostMs: 8 * INTERVAL })).toEqual([]);
-    const primaryStopped = judgeAlive(emptyWatchdogState(), leader, new Map([['node-1', heartbeat('node-1', [0, 1, 2, 3].map((i) => sample(i, { workerProcesses: 0, consumingEpoch: null, proofAgeMs: null })))]]), T0, settings);
+    expect(
+      readyStandbys({
+        nodes: NODES,
+        watches: state.nodes,
+        heartbeats: new Map([['node-2', node2(['frozen', 'frozen'])]]),
+        leader,
+        now: T0 + 2 * INTERVAL,
+        sampleMs: INTERVAL,
+        lostMs: 8 * INTERVAL,
+      }),
+    ).toEqual([]);
+    const primaryStopped = judgeAlive(
+      emptyWatchdogState(),
+      leader,
+      new Map([
+        [
+          'node-1',
+          heartbeat(
+            'node-1',
+            [0, 1, 2, 3].map((i) => sample(i, { workerProcesses: 0, consumingEpoch: null, proofAgeMs: null })),
+          ),
+        ],
+      ]),
+      T0,
+      settings,
+    );
     expect(published(primaryStopped.actions)).not.toContain('STANDBY_UNREADY');
     // An old primary whose agent has not yet found its lease lost: a worker started now could consume beside the new primary.
-    const stillLeased = (role: Heartbeat['role'], mayConsume: boolean): Heartbeat => ({ ...heartbeat('node-2', [0, 1, 2, 3].map((i) => standbySample(i, 'stopped'))), role, samples: [0, 1, 2, 3].map((i) => ({ ...standbySample(i, 'stopped'), mayConsume })) });
+    const stillLeased = (role: Heartbeat['role'], mayConsume: boolean): Heartbeat => ({
+      ...heartbeat(
+        'node-2',
+        [0, 1, 2, 3].map((i) => standbySample(i, 'stopped')),
+      ),
+      role,
+      samples: [0, 1, 2, 3].map((i) => ({ ...standbySample(i, 'stopped'), mayConsume })),
+    });
     for (const hb of [stillLeased('primary', false), stillLeased('fenced', true)]) {
-      expect(published(judgeAlive(emptyWatchdogState(), leader, new Map([['node-1', primary(4)], ['node-2', hb]]), T0, settings).actions)).toEqual([]);
+      expect(
+        published(
+          judgeAlive(
+            emptyWatchdogState(),
+            leader,
+            new Map([
+              ['node-1', primary(4)],
+              ['node-2', hb],
+            ]),
+            T0,
+            settings,
+          ).actions,
+        ),
+      ).toEqual([]);
     }
-    expect(published(judgeAlive(emptyWatchdogState(), leader, new Map([['node-1', primary(4)], ['node-2', stillLeased('fenced', false)]]), T0, settings).actions)).toEqual(['STANDBY_UNREADY']);
+    expect(
+      published(
+        judgeAlive(
+          emptyWatchdogState(),
+          leader,
+          new Map([
+            ['node-1', primary(4)],
+            ['node-2', stillLeased('fenced', false)],
+          ]),
+          T0,
+          settings,
+        ).actions,
+      ),
+    ).toEqual(['STANDBY_UNREADY']);
   });
 
   it('keeps a worker that still fails out with REJOIN_FAILED, tries again within the budget, then stays out quietly until the hour has room', () => {
@@ -90,12 +202,19 @@ describe('rejoin: a standby whose worker is not ready is restarted in standby mo
 
   it('sends at most the budget of rejoin restarts in any hour, whatever the worker does (property)', () => {
     fc.assert(
-      fc.property(fc.array(fc.constantFrom<Worker>('ready', 'stopped', 'frozen'), { minLength: 1, maxLength: 400 }), (states) => {
-        const { sent, state } = run(states);
-        for (const s of sent) expect(sent.filter((o) => o.at >= s.at && o.at - s.at < 3_600_000).length).toBeLessThanOrEqual(settings.restartBudgetPerHour);
-        // A standby whose worker is ready now has no rejoin open once judged again.
-        if (states.at(-1) === 'ready' && states.at(-2) === 'ready') expect(state.nodes['node-2']?.incident ?? null).toBeNull();
-      }),
+      fc.property(
+        fc.array(fc.constantFrom<Worker>('ready', 'stopped', 'frozen'), { minLength: 1, maxLength: 400 }),
+        (states) => {
+          const { sent, state } = run(states);
+          for (const s of sent)
+            expect(sent.filter((o) => o.at >= s.at && o.at - s.at < 3_600_000).length).toBeLessThanOrEqual(
+              settings.restartBudgetPerHour,
+            );
+          // A standby whose worker is ready now has no rejoin open once judged again.
+          if (states.at(-1) === 'ready' && states.at(-2) === 'ready')
+            expect(state.nodes['node-2']?.incident ?? null).toBeNull();
+        },
+      ),
       { numRuns: 200 },
     );
   });

@@ -3,15 +3,32 @@ import { admissionSchema, withMode, ADMISSION_MODES } from '../../../../lib/core
 import { seededState, watchdogStateSchema } from '../../../../lib/core/fleet/watchdog-state';
 import { parseJsonText, parseWith } from '../../../../lib/core/validate';
 import { sample } from '../../../helpers/fixtures';
-import { expectNoPollution, hostileJsonTextArb, hostileStringArb, mutationArb, outcomeOf, pointsAt, PROTOTYPE_KEYS, RUNS } from '../../../helpers/hostile';
+import {
+  expectNoPollution,
+  hostileJsonTextArb,
+  hostileStringArb,
+  mutationArb,
+  outcomeOf,
+  pointsAt,
+  PROTOTYPE_KEYS,
+  RUNS,
+} from '../../../helpers/hostile';
 
 /**
  * Issue 12, item 5: `watchdog/state.json` (both versions, and the operator's admission override
  * it carries) over hostile bodies, and the state rebuilt from a hostile listing of events/.
  */
-const read = (text: string): unknown => parseWith(watchdogStateSchema, parseJsonText(text, 'watchdog/state.json'), 'watchdog/state.json');
+const read = (text: string): unknown =>
+  parseWith(watchdogStateSchema, parseJsonText(text, 'watchdog/state.json'), 'watchdog/state.json');
 
-const COUNTER = { boot: 'boot-1', lastSeq: 4, last: sample(4, { inFlight: [{ taskId: 'task-0001', progress: 3 }] }), failing: 2, healthy: 0, lastFault: 'no-progress' };
+const COUNTER = {
+  boot: 'boot-1',
+  lastSeq: 4,
+  last: sample(4, { inFlight: [{ taskId: 'task-0001', progress: 3 }] }),
+  failing: 2,
+  healthy: 0,
+  lastFault: 'no-progress',
+};
 
 const V2 = {
   version: 2,
@@ -28,8 +45,22 @@ const V2 = {
         kind: 'stall',
         openedAt: 100,
         epoch: 3,
-        stage: { name: 'failover-failed', failover: { to: 'node-2', fromEpoch: 3, claimedAt: 130, outgoingStopped: false, stopOutgoing: true }, detail: 'superseded', finishedAt: 140 },
-        restart: { command: 'restartWorker', claimedAt: 110, commandId: 'cmd-1', sentAt: 111, finishedAt: 120, detail: 'x', worker: '1:2', failed: true },
+        stage: {
+          name: 'failover-failed',
+          failover: { to: 'node-2', fromEpoch: 3, claimedAt: 130, outgoingStopped: false, stopOutgoing: true },
+          detail: 'superseded',
+          finishedAt: 140,
+        },
+        restart: {
+          command: 'restartWorker',
+          claimedAt: 110,
+          commandId: 'cmd-1',
+          sentAt: 111,
+          finishedAt: 120,
+          detail: 'x',
+          worker: '1:2',
+          failed: true,
+        },
       },
       restartTimes: [110],
       rejoinTimes: [120],
@@ -52,9 +83,26 @@ const V1 = {
         kind: 'stall',
         openedAt: 100,
         epoch: 3,
-        restart: { command: 'restartWorker', status: 'failed', claimedAt: 110, commandId: 'cmd-1', sentAt: 111, finishedAt: 120, detail: 'x' },
+        restart: {
+          command: 'restartWorker',
+          status: 'failed',
+          claimedAt: 110,
+          commandId: 'cmd-1',
+          sentAt: 111,
+          finishedAt: 120,
+          detail: 'x',
+        },
         escalated: false,
-        failover: { status: 'failed', to: 'node-2', fromEpoch: 3, claimedAt: 130, outgoingStopped: false, stopOutgoing: true, finishedAt: 140, detail: 'superseded' },
+        failover: {
+          status: 'failed',
+          to: 'node-2',
+          fromEpoch: 3,
+          claimedAt: 130,
+          outgoingStopped: false,
+          stopOutgoing: true,
+          finishedAt: 140,
+          detail: 'superseded',
+        },
         noStandbyAlerted: true,
         confirmed: true,
       },
@@ -81,22 +129,29 @@ describe('watchdog/state.json, over hostile bodies', () => {
   it.each([
     ['version 2', V2],
     ['version 1', V1],
-  ])('names the changed field when one change makes a %s state invalid, and reads back what it accepts', (_version, valid) => {
-    expect(watchdogStateSchema.safeParse(valid).success).toBe(true);
-    fc.assert(
-      fc.property(mutationArb(valid), (m) => {
-        const out = outcomeOf(() => read(JSON.stringify(m.value) ?? 'null'));
-        expectNoPollution();
-        if (!out.ok) {
-          expect({ field: out.error.field, changed: m.path, pointsAt: pointsAt(out.error.field, m.path) }).toMatchObject({ pointsAt: true });
-          return;
-        }
-        // The next CAS writes the state back as version 2: that must read again, unchanged.
-        expect(read(JSON.stringify(out.value))).toEqual(out.value);
-      }),
-      { numRuns: RUNS },
-    );
-  });
+  ])(
+    'names the changed field when one change makes a %s state invalid, and reads back what it accepts',
+    (_version, valid) => {
+      expect(watchdogStateSchema.safeParse(valid).success).toBe(true);
+      fc.assert(
+        fc.property(mutationArb(valid), (m) => {
+          const out = outcomeOf(() => read(JSON.stringify(m.value) ?? 'null'));
+          expectNoPollution();
+          if (!out.ok) {
+            expect({
+              field: out.error.field,
+              changed: m.path,
+              pointsAt: pointsAt(out.error.field, m.path),
+            }).toMatchObject({ pointsAt: true });
+            return;
+          }
+          // The next CAS writes the state back as version 2: that must read again, unchanged.
+          expect(read(JSON.stringify(out.value))).toEqual(out.value);
+        }),
+        { numRuns: RUNS },
+      );
+    },
+  );
 
   it('names the field of a damaged incident deep in a version-2 state, not the whole object', () => {
     const damaged = { ...V2, nodes: { 'node-1': { ...V2.nodes['node-1'], incidents: 'two' } } };
@@ -104,7 +159,7 @@ describe('watchdog/state.json, over hostile bodies', () => {
     expect(out.ok ? 'parsed' : out.error.field).toBe('nodes.node-1.incidents');
   });
 
-  it("reads any operator override, and sets a mode on whatever it read", () => {
+  it('reads any operator override, and sets a mode on whatever it read', () => {
     fc.assert(
       fc.property(mutationArb(V2.admission), fc.constantFrom(...ADMISSION_MODES), (m, mode) => {
         const out = outcomeOf(() => parseWith(admissionSchema, m.value, 'admission'));
@@ -123,7 +178,13 @@ describe('seededState over a hostile listing of events/', () => {
   it('rebuilds a state that reads back, whatever the incident ids are', () => {
     // The ids come from keys anyone able to write events/ can choose; the rebuilt state is written by CAS.
     const idArb = fc.oneof(
-      fc.tuple(fc.oneof(fc.constantFrom<string>(...PROTOTYPE_KEYS), hostileStringArb), fc.nat(), fc.integer({ min: -5, max: 2 ** 40 })).map(([node, e, i]) => `${node}-e${e}-i${i}`),
+      fc
+        .tuple(
+          fc.oneof(fc.constantFrom<string>(...PROTOTYPE_KEYS), hostileStringArb),
+          fc.nat(),
+          fc.integer({ min: -5, max: 2 ** 40 }),
+        )
+        .map(([node, e, i]) => `${node}-e${e}-i${i}`),
       fc.nat().map((n) => `admission-${n}`),
       // Counters past the safe integers: a state holding one would not read back.
       fc.constantFrom('node-1-e1-i99999999999999999999', 'admission-99999999999999999999'),

@@ -1,5 +1,14 @@
 import { ValidationError } from '../../../../lib/core/errors';
-import { eventCandidates, eventKeyParts, newestGroup, orderEvents, parseKind, parseLimit, parseSince, sinceTime } from '../../../../lib/core/views/event-query';
+import {
+  eventCandidates,
+  eventKeyParts,
+  newestGroup,
+  orderEvents,
+  parseKind,
+  parseLimit,
+  parseSince,
+  sinceTime,
+} from '../../../../lib/core/views/event-query';
 import { emptyCounter } from '../../../../lib/core/fleet/stall';
 import { makeEvent } from '../../../../lib/core/fleet/watchdog-events';
 
@@ -19,7 +28,9 @@ describe('parseSince', () => {
   });
 
   it.each(['yesterday', '0m', '-5m', '15', '15 minutes', '2025-13-45', ''])('rejects %p naming --since', (raw) => {
-    expect(() => parseSince(raw)).toThrow(expect.objectContaining({ field: '--since', message: expect.stringContaining('--since') }) as Error);
+    expect(() => parseSince(raw)).toThrow(
+      expect.objectContaining({ field: '--since', message: expect.stringContaining('--since') }) as Error,
+    );
   });
 });
 
@@ -47,22 +58,36 @@ describe('eventCandidates', () => {
   ];
 
   it('orders event objects newest first by S3 time and skips other keys', () => {
-    expect(eventCandidates(listed, {}).map((e) => eventKeyParts(e.key)?.kind)).toEqual(['RESTART_SENT', 'STALLED', 'REDUNDANCY_LOST']);
+    expect(eventCandidates(listed, {}).map((e) => eventKeyParts(e.key)?.kind)).toEqual([
+      'RESTART_SENT',
+      'STALLED',
+      'REDUNDANCY_LOST',
+    ]);
   });
 
   it('filters by kind from the key and by time from the listing, without reading', () => {
-    expect(eventCandidates(listed, { kind: 'STALLED' }).map((e) => e.key)).toEqual(['events/node-1-e1-i1/STALLED.json']);
+    expect(eventCandidates(listed, { kind: 'STALLED' }).map((e) => e.key)).toEqual([
+      'events/node-1-e1-i1/STALLED.json',
+    ]);
     expect(eventCandidates(listed, { since: NOW - 3_600_000 })).toHaveLength(2);
   });
 
   it('reads only the newest second to find the newest event (of a kind)', () => {
     expect(newestGroup(listed).map((e) => e.key)).toEqual(['events/node-1-e1-i1/RESTART_SENT.json']);
-    expect(newestGroup(listed, 'REDUNDANCY_LOST').map((e) => e.key)).toEqual(['events/node-2-e1-i1/REDUNDANCY_LOST.json']);
+    expect(newestGroup(listed, 'REDUNDANCY_LOST').map((e) => e.key)).toEqual([
+      'events/node-2-e1-i1/REDUNDANCY_LOST.json',
+    ]);
     expect(newestGroup(listed, 'PROMOTED')).toEqual([]);
   });
 
-  it('breaks a tie in Last-Modified (S3 keeps seconds) by the writer\'s time', () => {
-    const ev = (kind: 'PROMOTED' | 'RECORD_CHANGED', at: number) => ({ listed: { key: `events/i/${kind}.json`, lastModified: NOW }, event: makeEvent(kind, 'node-1', { id: 'i', epoch: 1 }, emptyCounter(), at, '') });
-    expect(orderEvents([ev('PROMOTED', NOW - 10), ev('RECORD_CHANGED', NOW - 5)]).map((e) => e.event.kind)).toEqual(['RECORD_CHANGED', 'PROMOTED']);
+  it("breaks a tie in Last-Modified (S3 keeps seconds) by the writer's time", () => {
+    const ev = (kind: 'PROMOTED' | 'RECORD_CHANGED', at: number) => ({
+      listed: { key: `events/i/${kind}.json`, lastModified: NOW },
+      event: makeEvent(kind, 'node-1', { id: 'i', epoch: 1 }, emptyCounter(), at, ''),
+    });
+    expect(orderEvents([ev('PROMOTED', NOW - 10), ev('RECORD_CHANGED', NOW - 5)]).map((e) => e.event.kind)).toEqual([
+      'RECORD_CHANGED',
+      'PROMOTED',
+    ]);
   });
 });

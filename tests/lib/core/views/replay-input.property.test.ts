@@ -1,7 +1,16 @@
 import fc from 'fast-check';
 import { fleetEventSchema, type FleetEvent } from '../../../../lib/core/events';
 import { parseEventId, parseReplayRequest } from '../../../../lib/core/views/replay-input';
-import { expectNoPollution, hostileStringArb, hostileValueArb, mutationArb, outcomeOf, POLLUTERS, PROTOTYPE_KEYS, RUNS } from '../../../helpers/hostile';
+import {
+  expectNoPollution,
+  hostileStringArb,
+  hostileValueArb,
+  mutationArb,
+  outcomeOf,
+  POLLUTERS,
+  PROTOTYPE_KEYS,
+  RUNS,
+} from '../../../helpers/hostile';
 import { stalledEvent } from '../../../helpers/fixtures';
 
 /**
@@ -13,13 +22,20 @@ const EVENT: FleetEvent = stalledEvent;
 
 const SHAPES = [
   ['an event object', { ...EVENT, execute: true }],
-  ['an SNS event', { Records: [{ EventSource: 'aws:sns', Sns: { MessageId: 'm-1', Message: JSON.stringify(EVENT) } }] }],
+  [
+    'an SNS event',
+    { Records: [{ EventSource: 'aws:sns', Sns: { MessageId: 'm-1', Message: JSON.stringify(EVENT) } }] },
+  ],
   ['an SNS notification', { Type: 'Notification', MessageId: 'm-1', Message: JSON.stringify(EVENT) }],
   ['an event id', { eventId: 'node-1-e3-i1.STALLED', execute: false }],
 ] as const;
 
 /** A replay input with hostile text where the event travels as a string (an SNS message). */
-const messageArb = fc.oneof(hostileStringArb, hostileValueArb.map((v) => JSON.stringify(v) ?? ''), mutationArb(EVENT).map((m) => JSON.stringify(m.value) ?? ''));
+const messageArb = fc.oneof(
+  hostileStringArb,
+  hostileValueArb.map((v) => JSON.stringify(v) ?? ''),
+  mutationArb(EVENT).map((m) => JSON.stringify(m.value) ?? ''),
+);
 const inputArb = fc.oneof(
   hostileValueArb,
   fc.constantFrom(...POLLUTERS),
@@ -60,10 +76,16 @@ describe('replay input, over hostile values', () => {
 
   it('refuses every event id that is not <incident>.<KIND>, naming eventId', () => {
     fc.assert(
-      fc.property(fc.oneof(hostileStringArb, fc.constantFrom<string>(...PROTOTYPE_KEYS.map((k) => `${k}.STALLED`), '.STALLED', 'x.', 'x.stalled')), (id) => {
-        const out = outcomeOf(() => parseEventId(id));
-        if (!out.ok) expect(out.error.field).toBe('eventId');
-      }),
+      fc.property(
+        fc.oneof(
+          hostileStringArb,
+          fc.constantFrom<string>(...PROTOTYPE_KEYS.map((k) => `${k}.STALLED`), '.STALLED', 'x.', 'x.stalled'),
+        ),
+        (id) => {
+          const out = outcomeOf(() => parseEventId(id));
+          if (!out.ok) expect(out.error.field).toBe('eventId');
+        },
+      ),
       { numRuns: RUNS },
     );
   });

@@ -1,7 +1,16 @@
 import { ValidationError } from '../../../../lib/core/errors';
 import type { FleetEvent } from '../../../../lib/core/events';
 import { stalledEvent } from '../../../helpers/fixtures';
-import { formatAlarm, formatAlert, formatEvent, metricLines, parseAlertMessage, type CloudWatchAlarm, type SlackBlock, type SlackPayload } from '../../../../lib/core/views/slack-message';
+import {
+  formatAlarm,
+  formatAlert,
+  formatEvent,
+  metricLines,
+  parseAlertMessage,
+  type CloudWatchAlarm,
+  type SlackBlock,
+  type SlackPayload,
+} from '../../../../lib/core/views/slack-message';
 
 /** The shared STALLED event, with the full words of a real one. */
 const stalled: FleetEvent = {
@@ -10,7 +19,15 @@ const stalled: FleetEvent = {
   next: 'The watchdog restarts the worker through SSM Run Command.',
 };
 
-const promoted: FleetEvent = { ...stalled, id: 'node-1-e3-i1.PROMOTED', kind: 'PROMOTED', summary: 'node-2 promoted.', next: 'The new primary takes over.', newPrimary: 'node-2', newEpoch: 4 };
+const promoted: FleetEvent = {
+  ...stalled,
+  id: 'node-1-e3-i1.PROMOTED',
+  kind: 'PROMOTED',
+  summary: 'node-2 promoted.',
+  next: 'The new primary takes over.',
+  newPrimary: 'node-2',
+  newEpoch: 4,
+};
 
 /** CloudWatch's alarm notification, as SNS delivers it (keys the formatter ignores included). */
 const alarm = {
@@ -19,7 +36,8 @@ const alarm = {
   AWSAccountId: '123456789012',
   AlarmConfigurationUpdatedTimestamp: '2023-11-01T10:00:00.000+0000',
   NewStateValue: 'ALARM',
-  NewStateReason: 'Threshold Crossed: 1 datapoint [2.0 (14/11/23 22:14:00)] was greater than or equal to the threshold (1.0).',
+  NewStateReason:
+    'Threshold Crossed: 1 datapoint [2.0 (14/11/23 22:14:00)] was greater than or equal to the threshold (1.0).',
   StateChangeTime: '2023-11-14T22:15:20.000+0000',
   Region: 'US West (Oregon)',
   AlarmArn: 'arn:aws:cloudwatch:us-west-2:123456789012:alarm:queens-fleet-prod-watchdog-errors',
@@ -27,20 +45,46 @@ const alarm = {
   OKActions: [],
   AlarmActions: ['arn:aws:sns:us-west-2:123456789012:fleet-events-prod'],
   InsufficientDataActions: [],
-  Trigger: { MetricName: 'Errors', Namespace: 'AWS/Lambda', StatisticType: 'Statistic', Statistic: 'SUM', Unit: null, Dimensions: [{ value: 'queens-fleet-prod-watchdog', name: 'FunctionName' }], Period: 60, EvaluationPeriods: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', Threshold: 1.0, TreatMissingData: 'notBreaching' },
+  Trigger: {
+    MetricName: 'Errors',
+    Namespace: 'AWS/Lambda',
+    StatisticType: 'Statistic',
+    Statistic: 'SUM',
+    Unit: null,
+    Dimensions: [{ value: 'queens-fleet-prod-watchdog', name: 'FunctionName' }],
+    Period: 60,
+    EvaluationPeriods: 1,
+    ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    Threshold: 1.0,
+    TreatMissingData: 'notBreaching',
+  },
 };
 
 /** Every text a person can see in a payload, joined. */
 const allText = (payload: SlackPayload): string =>
-  [payload.text, ...payload.blocks.flatMap((b: SlackBlock) => (b.type === 'context' ? b.elements : b.type === 'header' ? [b.text] : [...(b.text ? [b.text] : []), ...(b.fields ?? [])]).map((t) => t.text))].join('\n');
+  [
+    payload.text,
+    ...payload.blocks.flatMap((b: SlackBlock) =>
+      (b.type === 'context'
+        ? b.elements
+        : b.type === 'header'
+          ? [b.text]
+          : [...(b.text ? [b.text] : []), ...(b.fields ?? [])]
+      ).map((t) => t.text),
+    ),
+  ].join('\n');
 
-const sectionTexts = (payload: SlackPayload): string[] => payload.blocks.flatMap((b) => (b.type === 'section' && b.text ? [b.text.text] : []));
+const sectionTexts = (payload: SlackPayload): string[] =>
+  payload.blocks.flatMap((b) => (b.type === 'section' && b.text ? [b.text.text] : []));
 
 describe('slack-message', () => {
   describe('formatEvent', () => {
     it('heads the message with the kind and the node', () => {
       const payload = formatEvent(stalled);
-      expect(payload.blocks[0]).toEqual({ type: 'header', text: { type: 'plain_text', text: ':warning: STALLED on node-1', emoji: true } });
+      expect(payload.blocks[0]).toEqual({
+        type: 'header',
+        text: { type: 'plain_text', text: ':warning: STALLED on node-1', emoji: true },
+      });
       expect(payload.text).toMatch(/^:warning: \[queen-fleet\] STALLED on node-1: node-1 stalled: 8 consecutive/);
     });
 
@@ -66,13 +110,28 @@ describe('slack-message', () => {
     });
 
     it('skips the metrics the agent could not read', () => {
-      const lines = metricLines({ failingSamples: 0, healthySamples: 0, fault: null, workerProcesses: 0, cpuPercent: null, memoryBytes: null, backlog: null, completionsInWindow: null, inFlight: null });
+      const lines = metricLines({
+        failingSamples: 0,
+        healthySamples: 0,
+        fault: null,
+        workerProcesses: 0,
+        cpuPercent: null,
+        memoryBytes: null,
+        backlog: null,
+        completionsInWindow: null,
+        inFlight: null,
+      });
       expect(lines).toEqual(['• Failing samples: 0', '• Worker processes: 0']);
     });
 
     it('names the new primary and its epoch for a failover step', () => {
       const payload = formatEvent(promoted);
-      expect(payload.blocks[1]).toMatchObject({ fields: expect.arrayContaining([{ type: 'mrkdwn', text: '*New primary*\nnode-2', verbatim: true }, { type: 'mrkdwn', text: '*New epoch*\n4', verbatim: true }]) });
+      expect(payload.blocks[1]).toMatchObject({
+        fields: expect.arrayContaining([
+          { type: 'mrkdwn', text: '*New primary*\nnode-2', verbatim: true },
+          { type: 'mrkdwn', text: '*New epoch*\n4', verbatim: true },
+        ]),
+      });
       expect(payload.text).toContain('New primary node-2 (epoch 4).');
     });
 
@@ -84,11 +143,18 @@ describe('slack-message', () => {
     it('escapes Slack markup so a summary cannot ping the channel or forge a link', () => {
       const payload = formatEvent({ ...stalled, summary: 'worker said <!channel> & <https://evil.example|click>' });
       expect(allText(payload)).not.toMatch(/<!channel>|<https:/);
-      expect(sectionTexts(payload)[0]).toBe('*What happened*\nworker said &lt;!channel&gt; &amp; &lt;https://evil.example|click&gt;');
+      expect(sectionTexts(payload)[0]).toBe(
+        '*What happened*\nworker said &lt;!channel&gt; &amp; &lt;https://evil.example|click&gt;',
+      );
     });
 
     it('keeps every block within the Block Kit limits, even for the longest fields', () => {
-      const payload = formatEvent({ ...stalled, summary: '&'.repeat(1000), next: '<'.repeat(500), incidentId: 'i'.repeat(160) });
+      const payload = formatEvent({
+        ...stalled,
+        summary: '&'.repeat(1000),
+        next: '<'.repeat(500),
+        incidentId: 'i'.repeat(160),
+      });
       for (const text of sectionTexts(payload)) expect(text.length).toBeLessThanOrEqual(3000);
       expect(sectionTexts(payload)[0]).toMatch(/(&amp;)+…$/);
       expect(payload.text.length).toBeLessThanOrEqual(3000);
@@ -98,7 +164,10 @@ describe('slack-message', () => {
   describe('formatAlarm', () => {
     it('shows the alarm name, the state change, the reason and the time', () => {
       const payload = formatAlarm(alarm as CloudWatchAlarm);
-      expect(payload.blocks[0]).toMatchObject({ type: 'header', text: { text: ':rotating_light: ALARM: queens-fleet-prod-watchdog-errors' } });
+      expect(payload.blocks[0]).toMatchObject({
+        type: 'header',
+        text: { text: ':rotating_light: ALARM: queens-fleet-prod-watchdog-errors' },
+      });
       expect(payload.blocks[1]).toEqual({
         type: 'section',
         fields: [
@@ -107,12 +176,22 @@ describe('slack-message', () => {
           { type: 'mrkdwn', text: '*Region*\nUS West (Oregon)', verbatim: true },
         ],
       });
-      expect(sectionTexts(payload)).toEqual([`*Reason*\n${alarm.NewStateReason}`, '*Description*\nThe watchdog Lambda failed.']);
-      expect(payload.text).toBe(`:rotating_light: [queen-fleet] CloudWatch alarm queens-fleet-prod-watchdog-errors is ALARM: ${alarm.NewStateReason}`);
+      expect(sectionTexts(payload)).toEqual([
+        `*Reason*\n${alarm.NewStateReason}`,
+        '*Description*\nThe watchdog Lambda failed.',
+      ]);
+      expect(payload.text).toBe(
+        `:rotating_light: [queen-fleet] CloudWatch alarm queens-fleet-prod-watchdog-errors is ALARM: ${alarm.NewStateReason}`,
+      );
     });
 
     it('omits a null description and marks a return to OK as resolved', () => {
-      const payload = formatAlarm({ ...(alarm as CloudWatchAlarm), AlarmDescription: null, NewStateValue: 'OK', OldStateValue: 'ALARM' });
+      const payload = formatAlarm({
+        ...(alarm as CloudWatchAlarm),
+        AlarmDescription: null,
+        NewStateValue: 'OK',
+        OldStateValue: 'ALARM',
+      });
       expect(sectionTexts(payload)).toHaveLength(1);
       expect(payload.text).toMatch(/^:white_check_mark: /);
     });
@@ -125,7 +204,10 @@ describe('slack-message', () => {
 
     it('classifies a CloudWatch alarm notification', () => {
       const parsed = parseAlertMessage(JSON.stringify(alarm));
-      expect(parsed).toMatchObject({ type: 'alarm', alarm: { AlarmName: alarm.AlarmName, NewStateValue: 'ALARM', OldStateValue: 'OK' } });
+      expect(parsed).toMatchObject({
+        type: 'alarm',
+        alarm: { AlarmName: alarm.AlarmName, NewStateValue: 'ALARM', OldStateValue: 'OK' },
+      });
       expect(formatAlert(parsed).text).toContain('CloudWatch alarm');
     });
 
@@ -135,7 +217,11 @@ describe('slack-message', () => {
       ['a JSON string', '"STALLED"', '(root)'],
       ['an event without a kind', JSON.stringify({ ...stalled, kind: undefined }), 'kind'],
       ['an event of an unknown kind', JSON.stringify({ ...stalled, kind: 'EXPLODED' }), 'kind'],
-      ['an event with a bad metric', JSON.stringify({ ...stalled, metrics: { ...stalled.metrics, fault: 'melted' } }), 'metrics.fault'],
+      [
+        'an event with a bad metric',
+        JSON.stringify({ ...stalled, metrics: { ...stalled.metrics, fault: 'melted' } }),
+        'metrics.fault',
+      ],
       ['an event of a version after the next', JSON.stringify({ ...stalled, version: 3 }), 'version'],
       ['an alarm in an unknown state', JSON.stringify({ ...alarm, NewStateValue: 'PANIC' }), 'NewStateValue'],
       ['an alarm without a reason', JSON.stringify({ ...alarm, NewStateReason: undefined }), 'NewStateReason'],

@@ -11,20 +11,54 @@ import { heartbeat, NODES, sample } from '../../../helpers/fixtures';
 
 const NOW = 1_800_000_000_000;
 const SAMPLE_MS = 15_000;
-const leader: Leader = { version: 1, primary: 'node-1', epoch: 4, renewals: 9, reason: 'test', changedBy: 'test', previous: null, handover: 'immediate' };
+const leader: Leader = {
+  version: 1,
+  primary: 'node-1',
+  epoch: 4,
+  renewals: 9,
+  reason: 'test',
+  changedBy: 'test',
+  previous: null,
+  handover: 'immediate',
+};
 const ok = <T>(value: T): Observed<T> => ({ state: 'ok', value });
 const hbOf = (node: string, over: Partial<Heartbeat> = {}, sampleOver = {}): Heartbeat => ({
-  ...heartbeat(node, [sample(0, { at: NOW - 20_000, epochSeen: 4 }), sample(1, { at: NOW - 5_000, epochSeen: 4, ...sampleOver })]),
+  ...heartbeat(node, [
+    sample(0, { at: NOW - 20_000, epochSeen: 4 }),
+    sample(1, { at: NOW - 5_000, epochSeen: 4, ...sampleOver }),
+  ]),
   ...over,
 });
-const seen = (hb: Heartbeat, writtenAt: number | null = NOW - 5_000): HeartbeatObservation => ({ heartbeat: ok(hb), writtenAt });
-const stall: Incident = { id: 'node-1-e4-i1', kind: 'stall', openedAt: NOW - 60_000, epoch: 4, stage: { name: 'restart-sent' }, restart: { command: 'restartWorker', claimedAt: NOW - 59_000, commandId: 'cmd-1', sentAt: NOW - 58_000 } };
+const seen = (hb: Heartbeat, writtenAt: number | null = NOW - 5_000): HeartbeatObservation => ({
+  heartbeat: ok(hb),
+  writtenAt,
+});
+const stall: Incident = {
+  id: 'node-1-e4-i1',
+  kind: 'stall',
+  openedAt: NOW - 60_000,
+  epoch: 4,
+  stage: { name: 'restart-sent' },
+  restart: { command: 'restartWorker', claimedAt: NOW - 59_000, commandId: 'cmd-1', sentAt: NOW - 58_000 },
+};
 const watchdog = (incidents: Record<string, Incident | null> = {}): WatchdogState => ({
   version: 2,
   revision: 1,
   lastFailoverAt: null,
   judgedAt: null,
-  nodes: Object.fromEntries(NODES.map((n) => [n.name, { counter: { ...emptyCounter(), failing: 3, healthy: 0, lastFault: 'no-progress' as const }, incident: incidents[n.name] ?? null, restartTimes: [], rejoinTimes: [], incidents: 0, newest: null }])),
+  nodes: Object.fromEntries(
+    NODES.map((n) => [
+      n.name,
+      {
+        counter: { ...emptyCounter(), failing: 3, healthy: 0, lastFault: 'no-progress' as const },
+        incident: incidents[n.name] ?? null,
+        restartTimes: [],
+        rejoinTimes: [],
+        incidents: 0,
+        newest: null,
+      },
+    ]),
+  ),
 });
 
 const input = (over: Partial<StatusInput> = {}): StatusInput => ({
@@ -49,7 +83,11 @@ describe('buildStatus', () => {
   it('shows the metrics the watchdog publishes, by its clock and the same rules: what the dashboard shows', () => {
     const state = watchdog({ 'node-1': stall });
     state.nodes['node-1'] = { ...state.nodes['node-1'], newest: { boot: 'b', seq: 1, changedAt: NOW - 12_000 } };
-    state.nodes['node-2'] = { ...state.nodes['node-2'], counter: emptyCounter(), newest: { boot: 'b', seq: 1, changedAt: NOW - 4_000 } };
+    state.nodes['node-2'] = {
+      ...state.nodes['node-2'],
+      counter: emptyCounter(),
+      newest: { boot: 'b', seq: 1, changedAt: NOW - 4_000 },
+    };
     const view = buildStatus(input({ watchdog: ok(state) }));
     // The epoch, the one ready standby, input not held; no counts (they are a run's own).
     expect(view.metrics.fleet).toEqual({ Epoch: 4, ReadyStandbys: 1, InputHeld: 0 });
@@ -60,7 +98,6 @@ describe('buildStatus', () => {
     expect(fresh.metrics.nodes['node-1']).not.toHaveProperty('HeartbeatAge');
     expect(fresh.metrics.nodes['node-1']).not.toHaveProperty('FailingSamples');
   });
-
 
   it('shows per node the reported role, heartbeat age, latest metrics, stall counters and open incident', () => {
     const view = buildStatus(input());
@@ -76,7 +113,14 @@ describe('buildStatus', () => {
       cpuPercent: 3,
       backlog: 5,
       stall: { failing: 3, healthy: 0, fault: 'no-progress' },
-      incident: { id: 'node-1-e4-i1', kind: 'stall', openedAt: NOW - 60_000, stage: 'restart-sent', why: null, failoverTo: null },
+      incident: {
+        id: 'node-1-e4-i1',
+        kind: 'stall',
+        openedAt: NOW - 60_000,
+        stage: 'restart-sent',
+        why: null,
+        failoverTo: null,
+      },
     });
     expect(view.nodes[1]).toMatchObject({ name: 'node-2', role: 'standby', designated: 'standby', incident: null });
   });
@@ -94,9 +138,24 @@ describe('buildStatus', () => {
   });
 
   it('shows a missing and a corrupt heartbeat as such, without metrics', () => {
-    const view = buildStatus(input({ heartbeats: new Map([['node-2', { heartbeat: { state: 'corrupt', error: 'boot: expected string' }, writtenAt: NOW }]]) }));
-    expect(view.nodes[0]).toMatchObject({ heartbeat: { state: 'missing' }, role: null, designated: 'primary', workerProcesses: null });
-    expect(view.nodes[1]).toMatchObject({ heartbeat: { state: 'corrupt', error: 'boot: expected string' }, role: null, epochSeen: null });
+    const view = buildStatus(
+      input({
+        heartbeats: new Map([
+          ['node-2', { heartbeat: { state: 'corrupt', error: 'boot: expected string' }, writtenAt: NOW }],
+        ]),
+      }),
+    );
+    expect(view.nodes[0]).toMatchObject({
+      heartbeat: { state: 'missing' },
+      role: null,
+      designated: 'primary',
+      workerProcesses: null,
+    });
+    expect(view.nodes[1]).toMatchObject({
+      heartbeat: { state: 'corrupt', error: 'boot: expected string' },
+      role: null,
+      epochSeen: null,
+    });
   });
 
   it.each([
@@ -118,37 +177,85 @@ describe('buildStatus', () => {
     [NOW - 329_999, true],
     [NOW - 330_000, false],
     [null, false],
-  ])("judges a standby's heartbeat written at %p fresh: %p (rewritten only with news: under its keep-alive and two sample intervals by S3 time)", (writtenAt, fresh) => {
-    const view = buildStatus(input({ heartbeats: new Map([['node-2', seen(hbOf('node-2'), writtenAt)]]) }));
-    expect(view.nodes[1]?.heartbeat).toMatchObject({ state: 'ok', fresh });
-  });
+  ])(
+    "judges a standby's heartbeat written at %p fresh: %p (rewritten only with news: under its keep-alive and two sample intervals by S3 time)",
+    (writtenAt, fresh) => {
+      const view = buildStatus(input({ heartbeats: new Map([['node-2', seen(hbOf('node-2'), writtenAt)]]) }));
+      expect(view.nodes[1]?.heartbeat).toMatchObject({ state: 'ok', fresh });
+    },
+  );
 
   it.each([
     [NOW - 329_999, true],
     [NOW - 330_000, false],
-  ])("judges a primary's heartbeat written at %p fresh: %p (it is rewritten only with news: under its keep-alive and two sample intervals)", (writtenAt, fresh) => {
-    const view = buildStatus(input({ heartbeats: new Map([['node-1', seen(hbOf('node-1', { role: 'primary' }), writtenAt)]]) }));
-    expect(view.nodes[0]?.heartbeat).toMatchObject({ state: 'ok', fresh });
-  });
+  ])(
+    "judges a primary's heartbeat written at %p fresh: %p (it is rewritten only with news: under its keep-alive and two sample intervals)",
+    (writtenAt, fresh) => {
+      const view = buildStatus(
+        input({ heartbeats: new Map([['node-1', seen(hbOf('node-1', { role: 'primary' }), writtenAt)]]) }),
+      );
+      expect(view.nodes[0]?.heartbeat).toMatchObject({ state: 'ok', fresh });
+    },
+  );
 
   it("judges an old primary's last heartbeat (it still says primary, the lease names another) by two sample intervals, as any", () => {
-    const view = buildStatus(input({ leader: ok({ ...leader, primary: 'node-2', epoch: 5 }), heartbeats: new Map([['node-1', seen(hbOf('node-1', { role: 'primary' }), NOW - 60_000)]]) }));
+    const view = buildStatus(
+      input({
+        leader: ok({ ...leader, primary: 'node-2', epoch: 5 }),
+        heartbeats: new Map([['node-1', seen(hbOf('node-1', { role: 'primary' }), NOW - 60_000)]]),
+      }),
+    );
     expect(view.nodes[0]?.heartbeat).toMatchObject({ state: 'ok', fresh: false });
   });
 
   it('names the newest event as the last incident, and a corrupt one by its key', () => {
-    const event = makeEvent('STALLED', 'node-1', { id: 'node-1-e4-i1', epoch: 4 }, emptyCounter(), NOW - 1000, 'node-1 stalled.');
-    expect(buildStatus(input({ lastEvent: { key: 'events/node-1-e4-i1/STALLED.json', event: ok(event) } })).lastIncident).toEqual({
-      state: 'ok', incidentId: 'node-1-e4-i1', kind: 'STALLED', node: 'node-1', epoch: 4, at: NOW - 1000, summary: 'node-1 stalled.',
+    const event = makeEvent(
+      'STALLED',
+      'node-1',
+      { id: 'node-1-e4-i1', epoch: 4 },
+      emptyCounter(),
+      NOW - 1000,
+      'node-1 stalled.',
+    );
+    expect(
+      buildStatus(input({ lastEvent: { key: 'events/node-1-e4-i1/STALLED.json', event: ok(event) } })).lastIncident,
+    ).toEqual({
+      state: 'ok',
+      incidentId: 'node-1-e4-i1',
+      kind: 'STALLED',
+      node: 'node-1',
+      epoch: 4,
+      at: NOW - 1000,
+      summary: 'node-1 stalled.',
     });
-    expect(buildStatus(input({ lastEvent: { key: 'events/x/STALLED.json', event: { state: 'corrupt', error: 'bad' } } })).lastIncident).toEqual({ state: 'corrupt', key: 'events/x/STALLED.json', error: 'bad' });
+    expect(
+      buildStatus(input({ lastEvent: { key: 'events/x/STALLED.json', event: { state: 'corrupt', error: 'bad' } } }))
+        .lastIncident,
+    ).toEqual({ state: 'corrupt', key: 'events/x/STALLED.json', error: 'bad' });
     expect(buildStatus(input()).lastIncident).toEqual({ state: 'none' });
   });
 
   it('takes the last failover from the newest PROMOTED event and tells a manual one', () => {
-    const event = makeEvent('PROMOTED', 'node-1', { id: 'manual-4-1799999999000', epoch: 4 }, emptyCounter(), NOW - 9000, 'Manual failover.', { newPrimary: 'node-2', newEpoch: 5 });
-    expect(buildStatus(input({ lastPromotion: { key: 'events/manual-4-1799999999000/PROMOTED.json', event: ok(event) } })).lastFailover).toEqual({
-      state: 'ok', at: NOW - 9000, incidentId: 'manual-4-1799999999000', manual: true, from: 'node-1', newPrimary: 'node-2', newEpoch: 5,
+    const event = makeEvent(
+      'PROMOTED',
+      'node-1',
+      { id: 'manual-4-1799999999000', epoch: 4 },
+      emptyCounter(),
+      NOW - 9000,
+      'Manual failover.',
+      { newPrimary: 'node-2', newEpoch: 5 },
+    );
+    expect(
+      buildStatus(input({ lastPromotion: { key: 'events/manual-4-1799999999000/PROMOTED.json', event: ok(event) } }))
+        .lastFailover,
+    ).toEqual({
+      state: 'ok',
+      at: NOW - 9000,
+      incidentId: 'manual-4-1799999999000',
+      manual: true,
+      from: 'node-1',
+      newPrimary: 'node-2',
+      newEpoch: 5,
     });
   });
 });
@@ -160,7 +267,11 @@ describe('describeRole', () => {
     ['node-1', 'standby', 'leader.json makes it primary of epoch 4; its agent has not synced yet'],
     ['node-2', 'standby', null],
     ['node-2', 'fenced', null],
-    ['node-2', 'primary', 'reports primary, but leader.json names node-1 (epoch 4): it fences itself at its next lease round'],
+    [
+      'node-2',
+      'primary',
+      'reports primary, but leader.json names node-1 (epoch 4): it fences itself at its next lease round',
+    ],
   ] as const)('%s reporting %s gets the note %p', (node, role, note) => {
     expect(describeRole(node, leader, hbOf(node, { role })).roleNote).toBe(note);
   });
@@ -183,13 +294,41 @@ describe('readiness', () => {
 
   it.each([
     ['no heartbeat', { heartbeats: new Map() }, 'it has no heartbeat'],
-    ['a stale heartbeat', { heartbeats: new Map([['node-2', seen(hbOf('node-2'), NOW - 31_000)]]) }, 'its heartbeat was last written 31 s ago (fresh is under 30 s)'],
-    ['no worker', { heartbeats: new Map([['node-2', seen(hbOf('node-2', {}, { workerProcesses: 0 }))]]) }, 'it has no live worker process'],
-    ['an old epoch', { heartbeats: new Map([['node-2', seen(hbOf('node-2', {}, { epochSeen: 3 }))]]) }, 'it has seen epoch 3, the current one is 4'],
-    ['a frozen worker', { heartbeats: new Map([['node-2', seen(hbOf('node-2', {}, { proofAgeMs: 75_000 }))]]) }, 'its worker last passed a self-test 75 s ago (within 60 s is ready)'],
-    ['a failing worker', { heartbeats: new Map([['node-2', seen(hbOf('node-2', {}, { proofAgeMs: null }))]]) }, 'its worker has not passed a self-test'],
-    ['an open incident', { watchdog: ok(watchdog({ 'node-2': { ...stall, id: 'node-2-e4-i1', kind: 'standby' } })) }, 'it has an open incident node-2-e4-i1 (standby)'],
-    ['a corrupt watchdog state', { watchdog: { state: 'corrupt', error: 'x' } as const }, 'watchdog/state.json is corrupt, so an open incident cannot be ruled out'],
+    [
+      'a stale heartbeat',
+      { heartbeats: new Map([['node-2', seen(hbOf('node-2'), NOW - 31_000)]]) },
+      'its heartbeat was last written 31 s ago (fresh is under 30 s)',
+    ],
+    [
+      'no worker',
+      { heartbeats: new Map([['node-2', seen(hbOf('node-2', {}, { workerProcesses: 0 }))]]) },
+      'it has no live worker process',
+    ],
+    [
+      'an old epoch',
+      { heartbeats: new Map([['node-2', seen(hbOf('node-2', {}, { epochSeen: 3 }))]]) },
+      'it has seen epoch 3, the current one is 4',
+    ],
+    [
+      'a frozen worker',
+      { heartbeats: new Map([['node-2', seen(hbOf('node-2', {}, { proofAgeMs: 75_000 }))]]) },
+      'its worker last passed a self-test 75 s ago (within 60 s is ready)',
+    ],
+    [
+      'a failing worker',
+      { heartbeats: new Map([['node-2', seen(hbOf('node-2', {}, { proofAgeMs: null }))]]) },
+      'its worker has not passed a self-test',
+    ],
+    [
+      'an open incident',
+      { watchdog: ok(watchdog({ 'node-2': { ...stall, id: 'node-2-e4-i1', kind: 'standby' } })) },
+      'it has an open incident node-2-e4-i1 (standby)',
+    ],
+    [
+      'a corrupt watchdog state',
+      { watchdog: { state: 'corrupt', error: 'x' } as const },
+      'watchdog/state.json is corrupt, so an open incident cannot be ruled out',
+    ],
   ])('refuses a standby with %s and says so', (_, over, reason) => {
     expect(readiness('node-2', base(over))).toEqual({ ready: false, reasons: [reason] });
   });
@@ -223,9 +362,11 @@ describe('readiness', () => {
     );
   });
 
-  it('judges freshness by S3 time only: the samples\' own clock does not count', () => {
+  it("judges freshness by S3 time only: the samples' own clock does not count", () => {
     const skewed = hbOf('node-2', {}, { at: NOW - 3_600_000 });
-    expect(isFresh(seen(skewed, NOW - 1000), NOW, { sampleMs: SAMPLE_MS, keepAliveMs: 300_000, holder: 'node-1' })).toBe(true);
+    expect(
+      isFresh(seen(skewed, NOW - 1000), NOW, { sampleMs: SAMPLE_MS, keepAliveMs: 300_000, holder: 'node-1' }),
+    ).toBe(true);
     expect(readiness('node-2', base({ heartbeats: new Map([['node-2', seen(skewed, NOW - 1000)]]) })).ready).toBe(true);
   });
 });

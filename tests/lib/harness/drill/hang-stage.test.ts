@@ -45,7 +45,12 @@ describe('hang-stage: what it stops', () => {
     expect(hit).toBe(0);
     let told = false;
     let calls = 0;
-    const cancel = retryUntilHit(() => (calls++, 0), 5, 5_000, () => (told = true));
+    const cancel = retryUntilHit(
+      () => (calls++, 0),
+      5,
+      5_000,
+      () => (told = true),
+    );
     cancel();
     await new Promise((resolve) => setTimeout(resolve, 30));
     expect(calls).toBe(0);

@@ -5,7 +5,13 @@ import { S3Behaviour } from '../../../../lib/harness/localcloud/s3-behaviour';
 import { LocalScheduler } from '../../../../lib/harness/localcloud/scheduler';
 
 /** Randomness pinned to one side: `always` rolls every rare event, `never` none; ranges take their maximum. */
-const pinned = (always: boolean): Chance => ({ random: () => 0.99, chance: (p: number) => always && p > 0, between: (_a: number, b: number) => b, exponential: (m: number) => m }) as unknown as Chance;
+const pinned = (always: boolean): Chance =>
+  ({
+    random: () => 0.99,
+    chance: (p: number) => always && p > 0,
+    between: (_a: number, b: number) => b,
+    exponential: (m: number) => m,
+  }) as unknown as Chance;
 
 describe('S3Behaviour (s3ConditionalConflict, s3LostResponse, s3SlowDownBursts)', () => {
   it('answers 409 to a failed precondition right after another write to the key, 412 later', () => {
@@ -47,7 +53,10 @@ describe('NotificationBus (s3Notifications)', () => {
   it('delivers a matching notification late, sometimes twice, and the lag fault on top', () => {
     const got: number[] = [];
     const bus = new NotificationBus(FAITHFUL.s3Notifications, pinned(true));
-    bus.subscribe((k) => k.endsWith('heartbeat.json'), () => got.push(Date.now()));
+    bus.subscribe(
+      (k) => k.endsWith('heartbeat.json'),
+      () => got.push(Date.now()),
+    );
     bus.lagMs = 60_000;
     const start = Date.now();
     bus.created('b', 'nodes/node-1/heartbeat.json');
@@ -55,7 +64,10 @@ describe('NotificationBus (s3Notifications)', () => {
     jest.advanceTimersByTime(60_000 + FAITHFUL.s3Notifications.lateMaxMs - 1);
     expect(got).toEqual([]);
     jest.advanceTimersByTime(1);
-    expect(got.map((t) => t - start)).toEqual([60_000 + FAITHFUL.s3Notifications.lateMaxMs, 60_000 + FAITHFUL.s3Notifications.lateMaxMs]);
+    expect(got.map((t) => t - start)).toEqual([
+      60_000 + FAITHFUL.s3Notifications.lateMaxMs,
+      60_000 + FAITHFUL.s3Notifications.lateMaxMs,
+    ]);
   });
 });
 
@@ -104,7 +116,9 @@ describe('LocalScheduler (lambdaAsync, eventBridgeSchedule)', () => {
     jest.advanceTimersByTime(FAITHFUL.lambdaAsync.queueMaxMs);
     expect(calls).toEqual(['event', 'event']);
     // The pinned draw puts each run at the end of its period, plus the target's delay.
-    jest.advanceTimersByTime(60_000 + FAITHFUL.eventBridgeSchedule.targetDelayMaxMs - FAITHFUL.lambdaAsync.queueMaxMs - 1);
+    jest.advanceTimersByTime(
+      60_000 + FAITHFUL.eventBridgeSchedule.targetDelayMaxMs - FAITHFUL.lambdaAsync.queueMaxMs - 1,
+    );
     expect(calls.filter((c) => c === 'aws.events')).toHaveLength(0);
     jest.advanceTimersByTime(1);
     expect(calls.filter((c) => c === 'aws.events')).toHaveLength(1);
@@ -151,4 +165,3 @@ describe('LocalScheduler (lambdaAsync, eventBridgeSchedule)', () => {
     expect(errors).toHaveLength(3);
   });
 });
-

@@ -135,7 +135,10 @@ describe('a caller on a slow path', () => {
 
   it('has its request applied when it arrives, even after it gave up waiting (a late write lands)', async () => {
     await cloud.control({ op: 'latency', node: 'node-1', ms: 300 });
-    const gaveUp = await send(cloud, 'node-1', 'PUT', `/${cloud.bucket}/late/a.json`, { body: '{"n":1}', giveUpMs: 50 });
+    const gaveUp = await send(cloud, 'node-1', 'PUT', `/${cloud.bucket}/late/a.json`, {
+      body: '{"n":1}',
+      giveUpMs: 50,
+    });
     expect(gaveUp.error).toBe('gave up');
     await sleep(500);
     await cloud.control({ op: 'latency', node: 'node-1', ms: 0 });

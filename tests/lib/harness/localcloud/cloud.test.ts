@@ -15,12 +15,21 @@ const counter = z.strictObject({ n: z.number().int(), writers: z.array(z.number(
 
 describe('local cloud (child process)', () => {
   let cloud: LocalCloudInfo;
-  const clientOptions = (): { region: string; endpoint: string; credentials: { accessKeyId: string; secretAccessKey: string } } => ({
+  const clientOptions = (): {
+    region: string;
+    endpoint: string;
+    credentials: { accessKeyId: string; secretAccessKey: string };
+  } => ({
     region: cloud.region,
     endpoint: cloud.endpoint,
     credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
   });
-  const store = (): StateStore => new StateStore(new S3Client({ ...clientOptions(), forcePathStyle: true }), { bucket: cloud.bucket, prefix: 'peer-sync/', maxObjectBytes: 1 << 20 });
+  const store = (): StateStore =>
+    new StateStore(new S3Client({ ...clientOptions(), forcePathStyle: true }), {
+      bucket: cloud.bucket,
+      prefix: 'peer-sync/',
+      maxObjectBytes: 1 << 20,
+    });
 
   beforeAll(async () => {
     cloud = await startCloudProcess();
@@ -44,7 +53,12 @@ describe('local cloud (child process)', () => {
 
   it('loses no update when 20 writers increment one counter by CAS', async () => {
     await Promise.all(
-      Array.from({ length: 20 }, (_, i) => store().update('cas/counter.json', counter, (cur) => ({ value: { n: (cur?.n ?? 0) + 1, writers: [...(cur?.writers ?? []), i] }, result: null }))),
+      Array.from({ length: 20 }, (_, i) =>
+        store().update('cas/counter.json', counter, (cur) => ({
+          value: { n: (cur?.n ?? 0) + 1, writers: [...(cur?.writers ?? []), i] },
+          result: null,
+        })),
+      ),
     );
     const final = await store().read('cas/counter.json', counter);
     expect(final?.value.n).toBe(20);
@@ -52,9 +66,15 @@ describe('local cloud (child process)', () => {
   });
 
   it('lets exactly one of 10 concurrent creates win; the others are refused (412) or told to retry (409)', async () => {
-    const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => store().create('cas/once.json', { n: i, writers: [] })));
+    const results = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, i) => store().create('cas/once.json', { n: i, writers: [] })),
+    );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-    expect(results.filter((r) => r.status === 'rejected').every((r) => r.reason instanceof ConflictError || r.reason instanceof ConcurrentWriteError)).toBe(true);
+    expect(
+      results
+        .filter((r) => r.status === 'rejected')
+        .every((r) => r.reason instanceof ConflictError || r.reason instanceof ConcurrentWriteError),
+    ).toBe(true);
   });
 
   it('refuses a replace against a stale ETag (412, once no other write to the key is recent)', async () => {
@@ -99,7 +119,9 @@ describe('local cloud (child process)', () => {
     const sqs = new SQSClient(clientOptions());
     const producer = new TaskQueue(sqs, cloud.intakeUrl);
     // Four bodies of about 700 KB: no batch of them fits SQS's 1 MiB batch limit together.
-    const bodies = Array.from({ length: 4 }, (_, i) => JSON.stringify({ taskId: `big-${i}`, payload: { shots: 'é'.repeat(350_000 - i) } }));
+    const bodies = Array.from({ length: 4 }, (_, i) =>
+      JSON.stringify({ taskId: `big-${i}`, payload: { shots: 'é'.repeat(350_000 - i) } }),
+    );
     for (const b of bodies) await producer.send(b);
     expect(await new IntakeQueue(sqs, cloud.intakeUrl, cloud.queueUrl).admit(10)).toBe(4);
     const tasks = new TaskQueue(sqs, cloud.queueUrl);

@@ -10,7 +10,12 @@ describe('lib/harness/localcloud/container', () => {
       expect(containerArgv(command)).toEqual(command.split(' '));
     });
 
-    it.each(['systemctl restart queen-fleet-worker; reboot', 'systemctl restart queen-fleet-worker ', 'reboot', 'systemctl kill queen-fleet-worker'])('refuses %j: only the allow-listed strings run', (command) => {
+    it.each([
+      'systemctl restart queen-fleet-worker; reboot',
+      'systemctl restart queen-fleet-worker ',
+      'reboot',
+      'systemctl kill queen-fleet-worker',
+    ])('refuses %j: only the allow-listed strings run', (command) => {
       expect(containerArgv(command)).toBeUndefined();
     });
   });

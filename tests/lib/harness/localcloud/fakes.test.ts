@@ -22,7 +22,8 @@ const recorder = () => {
   return { sent, reply: reply as unknown as FastifyReply };
 };
 
-const request = (target: string, body: unknown): FastifyRequest => ({ headers: { 'x-amz-target': target }, body: Buffer.from(JSON.stringify(body)) }) as unknown as FastifyRequest;
+const request = (target: string, body: unknown): FastifyRequest =>
+  ({ headers: { 'x-amz-target': target }, body: Buffer.from(JSON.stringify(body)) }) as unknown as FastifyRequest;
 
 describe('Lightsail fake (lightsailStates)', () => {
   it('reports a crashed or frozen VM as running, as Lightsail does; the kind old answer was stopped', () => {
@@ -34,8 +35,20 @@ describe('Lightsail fake (lightsailStates)', () => {
   it('answers GetInstanceState with the state name and its EC2 code', () => {
     const fakes = new AwsFakes(new Set(), FAITHFUL, new Chance(1));
     const machines: MachineView[] = [
-      { instanceId: 'mi-00000000000000001', name: 'node-1', lightsailName: 'fleet-1', lightsailState: 'running', reachable: false },
-      { instanceId: 'mi-00000000000000002', name: 'node-2', lightsailName: 'fleet-2', lightsailState: 'stopping', reachable: false },
+      {
+        instanceId: 'mi-00000000000000001',
+        name: 'node-1',
+        lightsailName: 'fleet-1',
+        lightsailState: 'running',
+        reachable: false,
+      },
+      {
+        instanceId: 'mi-00000000000000002',
+        name: 'node-2',
+        lightsailName: 'fleet-2',
+        lightsailState: 'stopping',
+        reachable: false,
+      },
     ];
     fakes.attach({ list: () => machines, run: () => Promise.resolve({ ok: true, output: '' }) });
     const states = ['fleet-1', 'fleet-2'].map((instanceName) => {

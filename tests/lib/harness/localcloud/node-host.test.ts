@@ -72,12 +72,20 @@ describe('the local node host', () => {
     host = fork(bundles.nodeHost, [], {
       detached: true,
       stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
-      env: { PATH: process.env.PATH, FLEET_DATA_DIR: dir, QF_AGENT_BUNDLE: join(dir, 'agent.js'), QF_WORKER_BUNDLE: join(dir, 'worker.js'), QF_RESTART_MS: '100', QF_STOP_TIMEOUT_MS: '2000' },
+      env: {
+        PATH: process.env.PATH,
+        FLEET_DATA_DIR: dir,
+        QF_AGENT_BUNDLE: join(dir, 'agent.js'),
+        QF_WORKER_BUNDLE: join(dir, 'worker.js'),
+        QF_RESTART_MS: '100',
+        QF_STOP_TIMEOUT_MS: '2000',
+      },
     });
     host.on('message', (e: HostEvent) => events.push(e));
     const tell = (r: HostRequest): void => void host?.send(r);
     const started = (): number[] => events.flatMap((e) => (e.type === 'worker-started' ? [e.pid] : []));
-    const went = (pid: number): string | null => (existsSync(join(dir, `went-${pid}`)) ? readFileSync(join(dir, `went-${pid}`), 'utf8') : null);
+    const went = (pid: number): string | null =>
+      existsSync(join(dir, `went-${pid}`)) ? readFileSync(join(dir, `went-${pid}`), 'utf8') : null;
     await until('the first worker', () => started().length === 1);
     // Without a stall the host lets a worker go on at once.
     await until('the first worker to go on', () => went(started()[0]) !== null);
@@ -86,7 +94,10 @@ describe('the local node host', () => {
     await until('the next worker', () => started().length === 2);
     const next = started()[1];
     // It finished its start (400 ms) before it was frozen ...
-    await until('the next worker to finish its start', () => existsSync(join(dir, 'took-up')) && readFileSync(join(dir, 'took-up'), 'utf8') === String(next));
+    await until(
+      'the next worker to finish its start',
+      () => existsSync(join(dir, 'took-up')) && readFileSync(join(dir, 'took-up'), 'utf8') === String(next),
+    );
     // ... and was frozen before it went on ...
     await sleep(1_500);
     expect(went(next)).toBeNull();

@@ -17,11 +17,19 @@ const NODES = [1, 2, 3].map((i) => ({ name: `node-${i}`, instanceId: `mi-0000000
 describe('promotion race on the local cloud', () => {
   let cloud: LocalCloudInfo;
   const store = (): StateStore =>
-    new StateStore(new S3Client({ region: cloud.region, endpoint: cloud.endpoint, forcePathStyle: true, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } }), {
-      bucket: cloud.bucket,
-      prefix: 'race/',
-      maxObjectBytes: 1 << 20,
-    });
+    new StateStore(
+      new S3Client({
+        region: cloud.region,
+        endpoint: cloud.endpoint,
+        forcePathStyle: true,
+        credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+      }),
+      {
+        bucket: cloud.bucket,
+        prefix: 'race/',
+        maxObjectBytes: 1 << 20,
+      },
+    );
 
   beforeAll(async () => {
     cloud = await startCloudProcess();
@@ -33,7 +41,11 @@ describe('promotion race on the local cloud', () => {
     let clock = 1_000_000;
     const keeper = (name: string): LeaseKeeper =>
       new LeaseKeeper({
-        config: { ...buildConfig({}, { nodes: NODES }), nodeName: name, dataDir: mkdtempSync(join(tmpdir(), `qf-race-${name}-`)) },
+        config: {
+          ...buildConfig({}, { nodes: NODES }),
+          nodeName: name,
+          dataDir: mkdtempSync(join(tmpdir(), `qf-race-${name}-`)),
+        },
         store: store(),
         log: pino({ level: 'silent' }),
         ready: () => true,
@@ -44,7 +56,11 @@ describe('promotion race on the local cloud', () => {
     await Promise.all(standbys.map((k) => k.round()));
     clock += 600_000;
     const results = await Promise.all([
-      ...['node-2', 'node-3', 'node-2'].map((to) => promoteGuarded(store(), { from: 'node-1', to, fromEpoch: 1, reason: 'race', outgoingStopped: false }).then((r) => r.detail === 'promoted')),
+      ...['node-2', 'node-3', 'node-2'].map((to) =>
+        promoteGuarded(store(), { from: 'node-1', to, fromEpoch: 1, reason: 'race', outgoingStopped: false }).then(
+          (r) => r.detail === 'promoted',
+        ),
+      ),
       ...standbys.map((k) => k.round().then((role) => role.role === 'primary')),
     ]);
     const leader = await store().read(KEYS.leader, leaderSchema);

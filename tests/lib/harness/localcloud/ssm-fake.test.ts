@@ -6,7 +6,12 @@ const ID = 'mi-00000000000000001';
 const CMD = 'systemctl restart queen-fleet-worker';
 
 /** Randomness that always takes the slowest value of a range and never rolls a rare event. */
-const slowest = { random: () => 0.99, chance: () => false, between: (_min: number, max: number) => max, exponential: (m: number) => m } as unknown as Chance;
+const slowest = {
+  random: () => 0.99,
+  chance: () => false,
+  between: (_min: number, max: number) => max,
+  exponential: (m: number) => m,
+} as unknown as Chance;
 
 /** One machine whose reachability the test sets, and whose commands finish when the test says. */
 const machine = () => {
@@ -151,7 +156,10 @@ describe('SsmModel (ssmRunCommand, ssmPing)', () => {
 
   it('refuses an unknown instance and a delivery timeout below SSM minimum', () => {
     const { ssm } = setup();
-    expect(ssm.send('mi-00000000000000009', CMD, 'watchdog', 60, 60)).toMatchObject({ ok: false, type: 'InvalidInstanceId' });
+    expect(ssm.send('mi-00000000000000009', CMD, 'watchdog', 60, 60)).toMatchObject({
+      ok: false,
+      type: 'InvalidInstanceId',
+    });
     expect(ssm.send(ID, CMD, 'watchdog', 10, 60)).toMatchObject({ ok: false, type: 'InvalidParameters' });
   });
 });

@@ -14,16 +14,33 @@ const counter = z.strictObject({ n: z.number().int() });
  */
 describe('local cloud: writes applied, responses lost (child process)', () => {
   let cloud: LocalCloudInfo;
-  const s3 = (): S3Client => new S3Client({ region: cloud.region, endpoint: cloud.endpoint, forcePathStyle: true, credentials: { accessKeyId: 'node-1', secretAccessKey: 'x' } });
-  const store = (): StateStore => new StateStore(s3(), { bucket: cloud.bucket, prefix: 'lost/', maxObjectBytes: 1 << 20 });
+  const s3 = (): S3Client =>
+    new S3Client({
+      region: cloud.region,
+      endpoint: cloud.endpoint,
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'node-1', secretAccessKey: 'x' },
+    });
+  const store = (): StateStore =>
+    new StateStore(s3(), { bucket: cloud.bucket, prefix: 'lost/', maxObjectBytes: 1 << 20 });
 
   beforeAll(async () => {
-    cloud = await startCloudProcess(['--behaviour', JSON.stringify({ s3LostResponse: { rate: 1, resetShare: 0.5 }, s3SlowDownBursts: false, s3ConditionalConflict: false })]);
+    cloud = await startCloudProcess([
+      '--behaviour',
+      JSON.stringify({
+        s3LostResponse: { rate: 1, resetShare: 0.5 },
+        s3SlowDownBursts: false,
+        s3ConditionalConflict: false,
+      }),
+    ]);
   });
   afterAll(() => killAll());
 
   it('applies a conditional PUT yet answers with an error: the SDK retry then meets its own write', async () => {
-    const put = (): Promise<unknown> => s3().send(new PutObjectCommand({ Bucket: cloud.bucket, Key: 'lost/raw.json', Body: '{"n":1}', IfNoneMatch: '*' }));
+    const put = (): Promise<unknown> =>
+      s3().send(
+        new PutObjectCommand({ Bucket: cloud.bucket, Key: 'lost/raw.json', Body: '{"n":1}', IfNoneMatch: '*' }),
+      );
     await expect(put()).rejects.toBeDefined();
     // The object is there all the same: a second create is refused as it exists.
     await expect(put()).rejects.toMatchObject({ $metadata: { httpStatusCode: 412 } });
@@ -52,7 +69,14 @@ describe('local cloud: a deleted message delivered again (child process)', () =>
   afterAll(() => killAll());
 
   it('answers DeleteMessage with success and still hands the message out again', async () => {
-    const queue = new TaskQueue(new SQSClient({ region: cloud.region, endpoint: cloud.endpoint, credentials: { accessKeyId: 'node-1', secretAccessKey: 'x' } }), cloud.queueUrl);
+    const queue = new TaskQueue(
+      new SQSClient({
+        region: cloud.region,
+        endpoint: cloud.endpoint,
+        credentials: { accessKeyId: 'node-1', secretAccessKey: 'x' },
+      }),
+      cloud.queueUrl,
+    );
     await queue.send('{"taskId":"t1","workSeconds":1}');
     const [first] = await queue.receive(1, 1, 1);
     if (first === undefined) throw new Error('nothing received');
@@ -64,7 +88,11 @@ describe('local cloud: a deleted message delivered again (child process)', () =>
   });
 
   it('answers every entry of DeleteMessageBatch as deleted and still hands the messages out again', async () => {
-    const sqs = new SQSClient({ region: cloud.region, endpoint: cloud.endpoint, credentials: { accessKeyId: 'watchdog', secretAccessKey: 'x' } });
+    const sqs = new SQSClient({
+      region: cloud.region,
+      endpoint: cloud.endpoint,
+      credentials: { accessKeyId: 'watchdog', secretAccessKey: 'x' },
+    });
     const queue = new TaskQueue(sqs, cloud.queueUrl);
     await queue.send('{"taskId":"b1","workSeconds":1}');
     await queue.send('{"taskId":"b2","workSeconds":1}');
@@ -72,7 +100,12 @@ describe('local cloud: a deleted message delivered again (child process)', () =>
     const mine = <M extends { body: string }>(ms: M[]): M[] => ms.filter((m) => m.body.includes('"b'));
     const got = mine(await queue.receive(10, 1, 1));
     expect(got).toHaveLength(2);
-    const out = await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: cloud.queueUrl, Entries: got.map((m, i) => ({ Id: String(i), ReceiptHandle: m.receiptHandle })) }));
+    const out = await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: cloud.queueUrl,
+        Entries: got.map((m, i) => ({ Id: String(i), ReceiptHandle: m.receiptHandle })),
+      }),
+    );
     expect((out.Successful ?? []).map((e) => e.Id).sort()).toEqual(['0', '1']);
     await new Promise((r) => setTimeout(r, 1_200));
     const again = mine(await queue.receive(10, 2, 1));
@@ -80,4 +113,3 @@ describe('local cloud: a deleted message delivered again (child process)', () =>
     sqs.destroy();
   });
 });
-
