@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { Config } from '../lib/core/config';
 import { describeError } from '../lib/core/errors';
 import { KEYS } from '../lib/core/keys';
@@ -8,6 +8,7 @@ import { judgeSample } from '../lib/core/fleet/stall';
 import type { Beat, Heartbeat, Sample } from '../lib/core/schemas';
 import { Reach } from '../lib/aws/reach';
 import { mono } from './runtime/clock';
+import { serveHealth } from './runtime/health-server';
 import type { AlertTopic } from '../lib/aws/alerts';
 import type { TaskQueue } from '../lib/aws/queue';
 import type { TriggerReason, WatchdogTrigger } from '../lib/aws/trigger';
@@ -61,7 +62,7 @@ export class Agent {
   private readonly stepDown: StepDown;
   private lastRound: RoundStats | null = null;
   private readonly figures: NodeFigures;
-  /** Heartbeat writes that failed in a row (told to the watchdog with the next one that lands). */
+  /** Heartbeat writes that failed in a row: the next sample writes it again (heartbeat-policy.ts). */
   private unsent = 0;
   /** The last heartbeat written (heartbeat-policy.ts decides whether the next sample's is). */
   private written: Written | null = null;
@@ -139,29 +140,13 @@ export class Agent {
     });
     const onError = (what: string) => (error: unknown) =>
       deps.log.error({ err: describeError(error) }, `${what} failed; next round retries`);
-    const sampleMs = c.sampleIntervalSeconds * 1000;
-    this.sampleLoop = new Loop(
-      sampleMs,
-      async () => {
-        await this.sampleOnce();
-      },
-      onError('sample'),
-    );
-    const leaseDelay = (): number => this.lease.nextDelayMs();
+    this.sampleLoop = new Loop(c.sampleIntervalSeconds * 1000, () => this.sampleOnce(), onError('sample'));
     this.leaseLoop = new Loop(
-      leaseDelay,
-      async () => {
-        await this.leaseRound();
-      },
+      () => this.lease.nextDelayMs(),
+      () => this.leaseRound(),
       onError('lease'),
     );
-    this.syncLoop = new Loop(
-      c.syncIntervalSeconds * 1000,
-      async () => {
-        await this.syncOnce();
-      },
-      onError('sync'),
-    );
+    this.syncLoop = new Loop(c.syncIntervalSeconds * 1000, () => this.syncOnce(), onError('sync'));
   }
 
   /** One lease round; the primary then judges whether it must step down for want of S3. */
@@ -263,23 +248,18 @@ export class Agent {
   }
 
   private async listen(): Promise<number> {
-    const server = createServer((req, res) => {
+    const { healthHost, healthPort, nodeName: node } = this.deps.config;
+    this.server = await serveHealth(healthHost, healthPort, () => {
       const last = this.samples.at(-1);
-      // 200 only for the live primary: Route 53 failover records follow this answer.
       const role = this.lease.current;
-      const health = req.url === '/healthz';
-      const ok = health && mayConsume(role, mono()) && last !== undefined && last.workerProcesses > 0;
-      res.writeHead(health ? (ok ? 200 : 503) : 404, { 'content-type': 'application/json' });
-      const node = this.deps.config.nodeName;
-      const body = { node, role: role.role, epoch: role.epoch, lastSample: last ?? null, lastSync: this.lastRound };
-      res.end(JSON.stringify(body));
+      // 200 only for the live primary: Route 53 failover records follow this answer.
+      const ok = mayConsume(role, mono()) && last !== undefined && last.workerProcesses > 0;
+      return {
+        ok,
+        body: { node, role: role.role, epoch: role.epoch, lastSample: last ?? null, lastSync: this.lastRound },
+      };
     });
-    this.server = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.deps.config.healthPort, this.deps.config.healthHost, () => resolve());
-    });
-    const address = server.address();
+    const address = this.server.address();
     return typeof address === 'object' && address !== null ? address.port : 0;
   }
 

@@ -64,7 +64,9 @@ export class StepDown {
     }
     if (outage && this.outage === null) {
       this.outage = `outage-${config.nodeName}-${now()}`;
-      const summary = `${config.nodeName} has not reached S3 for ${down} s and no other node reports it can: an outage, not a node fault. No failover; tasks wait, held, and go on once S3 answers.`;
+      const summary =
+        `${config.nodeName} has not reached S3 for ${down} s and no other node reports it can: an ` +
+        `outage, not a node fault. No failover; tasks wait, held, and go on once S3 answers.`;
       await alertFromNode(alerts, log, {
         kind: 'OUTAGE',
         node: config.nodeName,

@@ -29,9 +29,12 @@ const REPORT = `setTimeout(() => {
   process.stdout.write(JSON.stringify({ rss: m.rss, heap: m.heapUsed }));
 }, 200);
 `;
-const CLIENTS = `import { sdk } from ${SDK};
+const CLIENTS =
+  `import { sdk } from ${SDK};
 const region = 'us-west-2';
-(globalThis as Record<string, unknown>).clients = [new (sdk.s3().S3Client)({ region }), new (sdk.sqs().SQSClient)({ region }), new (sdk.dynamodb().DynamoDBClient)({ region })];
+(globalThis as Record<string, unknown>).clients = [` +
+  'new (sdk.s3().S3Client)({ region }), new (sdk.sqs().SQSClient)({ region }), ' +
+  `new (sdk.dynamodb().DynamoDBClient)({ region })];
 `;
 /** The daemons' modules, loaded (each entry starts its daemon on import: these do not). */
 const NODE_CODE = `import * as agent from ${JSON.stringify(join(ROOT, 'agent', 'agent'))};
@@ -99,7 +102,10 @@ const main = async (): Promise<void> => {
   const version = spawnSync(opts.node, ['--version'], { encoding: 'utf8' }).stdout.trim();
 
   const builds = table(['build', 'bundle KiB', 'RSS MiB (median)', 'heap used MiB']);
-  const s3sqs = `import { sdk } from ${SDK};\nconst region = 'us-west-2';\n(globalThis as Record<string, unknown>).clients = [new (sdk.s3().S3Client)({ region }), new (sdk.sqs().SQSClient)({ region })];\n${REPORT}`;
+  const s3sqs =
+    `import { sdk } from ${SDK};\nconst region = 'us-west-2';\n` +
+    '(globalThis as Record<string, unknown>).clients = ' +
+    `[new (sdk.s3().S3Client)({ region }), new (sdk.sqs().SQSClient)({ region })];\n${REPORT}`;
   const variants: Record<string, BuildOptions> = {
     'drill (not minified)': buildOptions({}),
     'shipped (whitespace and syntax minified)': buildOptions({ minify: true }),

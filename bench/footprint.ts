@@ -51,7 +51,9 @@ const packageService = (dir: string): void => {
  * the unpacked layer only, as on Lambda. `total` runs from the process's time origin (Node's own
  * start included) to the bundle loaded, `load` is the require alone.
  */
-const LOADER = `const t=performance.now();require(process.argv[1]);const l=performance.now();process.stdout.write(JSON.stringify({load:l-t,total:l,rss:process.memoryUsage().rss}))`;
+const LOADER =
+  'const t=performance.now();require(process.argv[1]);const l=performance.now();' +
+  'process.stdout.write(JSON.stringify({load:l-t,total:l,rss:process.memoryUsage().rss}))';
 const coldStart = (
   node: string,
   bundle: string,
@@ -164,7 +166,9 @@ const main = async (): Promise<void> => {
     ]);
   }
   console.log(
-    `functions (cold start: median of ${opts.runs} fresh ${nodeVersion} processes, from process start to bundle loaded; targets: zip ≤ ${TARGETS.zipBytes / 1024} KiB, cold start ≤ ${TARGETS.coldStartMs} ms):`,
+    `functions (cold start: median of ${opts.runs} fresh ${nodeVersion} processes, ` +
+      'from process start to bundle loaded; ' +
+      `targets: zip ≤ ${TARGETS.zipBytes / 1024} KiB, cold start ≤ ${TARGETS.coldStartMs} ms):`,
   );
   console.log(fns.toString());
   console.log(`the AWS SDK layer (shared by the three): ${(statSync(layerZip).size / 1024).toFixed(0)} KiB zipped`);
@@ -196,7 +200,9 @@ const main = async (): Promise<void> => {
     procs.push([key, mbs.length, median(mbs).toFixed(1), Math.max(...mbs).toFixed(1), judged]);
   }
   console.log(
-    `drill ok=${report.ok}; RSS on ${process.version}${nodeArgs.length === 0 ? ' with no Node options' : ` with ${nodeArgs.join(' ')}`} (targets: agent ≤ ${TARGETS.agentRssMb} MiB, idle worker ≤ ${TARGETS.idleWorkerRssMb} MiB):`,
+    `drill ok=${report.ok}; RSS on ${process.version}` +
+      `${nodeArgs.length === 0 ? ' with no Node options' : ` with ${nodeArgs.join(' ')}`} ` +
+      `(targets: agent ≤ ${TARGETS.agentRssMb} MiB, idle worker ≤ ${TARGETS.idleWorkerRssMb} MiB):`,
   );
   console.log(procs.toString());
 };

@@ -93,7 +93,8 @@ const main = async (): Promise<void> => {
     table.push([name, `${passed}/${seeds}`, ...Object.keys(MEASURES).map((m) => spread(values[m as Measure]))]);
   }
   console.log(
-    `healing times on the faithful local cloud, ×${TIME_SCALE}, seeds 1–${seeds} (scenario seconds from the fault; verdict from the close of the stall window)`,
+    `healing times on the faithful local cloud, ×${TIME_SCALE}, seeds 1–${seeds} ` +
+      '(scenario seconds from the fault; verdict from the close of the stall window)',
   );
   console.log(table.toString());
 };

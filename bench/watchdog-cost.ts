@@ -57,7 +57,10 @@ interface Measured {
   invocations: number;
   byTrigger: Record<string, number>;
   p95Ms: number;
-  /** What a run slept (for a late node, an SSM result, a DNS change), on average, at real time (the drill's × its time scale). */
+  /**
+   * What a run slept (for a late node, an SSM result, a DNS change), on average, at real time
+   * (the drill's × its time scale).
+   */
   sleepMs: number;
 }
 
@@ -245,11 +248,15 @@ const main = async (): Promise<void> => {
     .map(([kind, n]) => `${kind} ${Math.round(n * perMonth)}`)
     .join(', ');
   console.log(
-    `idle fleet: ${idle.seconds.toFixed(0)} s at ×${timeScale} after ${WARM_SECONDS} s of warm-up, ok=${idle.ok}, ${idle.invocations} watchdog runs (a month: ${triggers}), p95 ${idle.p95Ms.toFixed(1)} ms, ${(idle.sleepMs / 1000).toFixed(2)} s asleep a run on average at real time (a late node, an SSM result, a DNS change); per month:`,
+    `idle fleet: ${idle.seconds.toFixed(0)} s at ×${timeScale} after ${WARM_SECONDS} s of warm-up, ok=${idle.ok}, ` +
+      `${idle.invocations} watchdog runs (a month: ${triggers}), p95 ${idle.p95Ms.toFixed(1)} ms, ` +
+      `${(idle.sleepMs / 1000).toFixed(2)} s asleep a run on average at real time ` +
+      '(a late node, an SSM result, a DNS change); per month:',
   );
   console.log(month.toString());
   console.log(
-    `control loop ≈ $${total.toFixed(2)} per month for 2 nodes (before the free tier; Lambda's and the agents' logs not counted)`,
+    `control loop ≈ $${total.toFixed(2)} per month for 2 nodes ` +
+      "(before the free tier; Lambda's and the agents' logs not counted)",
   );
   console.log(
     `busy fleet: ${tasks} tasks in ${busy.seconds.toFixed(0)} s at ×${timeScale}, ok=${busy.ok}; what 1,000 tasks add:`,
@@ -259,7 +266,10 @@ const main = async (): Promise<void> => {
   printMetrics();
 };
 
-/** The `metrics` setting's own line (issue 14): its custom metrics and the alarms on them, for 2 and 3 nodes; the dashboard apart. */
+/**
+ * The `metrics` setting's own line (issue 14): its custom metrics and the alarms on them, for 2
+ * and 3 nodes; the dashboard apart.
+ */
 const printMetrics = (): void => {
   const settings = {
     standbyAlarmMinutes: 10,
@@ -292,7 +302,8 @@ const printMetrics = (): void => {
     }
   }
   console.log(
-    'the metrics setting, per month at list price (its own line: not in the control loop above; essential is the default):',
+    'the metrics setting, per month at list price ' +
+      '(its own line: not in the control loop above; essential is the default):',
   );
   console.log(table.toString());
   console.log("the CloudWatch dashboard (dashboard: true): $3.00 per month beyond an account's first three");

@@ -42,7 +42,8 @@ const cli = (): Command =>
       try {
         console.log(`built ${out}: ${(await buildAgent(out)).join(', ')}`);
         console.log(
-          `next (docs/install.md): scp -r ${out} <node>:  then on the node: sudo ./${basename(out)}/install.sh --config config.json --node <name>`,
+          `next (docs/install.md): scp -r ${out} <node>:  ` +
+            `then on the node: sudo ./${basename(out)}/install.sh --config config.json --node <name>`,
         );
       } catch (error) {
         console.error(`build-agent: ${describeError(error)}`);

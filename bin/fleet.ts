@@ -70,7 +70,8 @@ const checkWritable = (file: string | undefined, flag: string): void => {
     accessSync(dir, constants.W_OK);
   } catch (error) {
     throw new ValidationError(
-      `${flag} ${file}: its folder ${dir} is not a writable directory (${(error as NodeJS.ErrnoException).code ?? describeError(error)})`,
+      `${flag} ${file}: its folder ${dir} is not a writable directory ` +
+        `(${(error as NodeJS.ErrnoException).code ?? describeError(error)})`,
       flag,
     );
   }
@@ -102,7 +103,8 @@ const drill = async (scenario: Scenario, opts: DrillOptions): Promise<number> =>
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   console.log(
-    `Scenario "${scenario.name}": ${scenario.nodes} nodes, ${scenario.seconds}s at ×${opts.timeScale} (≈${Math.round(scenario.seconds / opts.timeScale)}s + drain), seed ${opts.seed}`,
+    `Scenario "${scenario.name}": ${scenario.nodes} nodes, ${scenario.seconds}s at ×${opts.timeScale} ` +
+      `(≈${Math.round(scenario.seconds / opts.timeScale)}s + drain), seed ${opts.seed}`,
   );
   const report: Report = await runDrill(scenario, {
     timeScale: opts.timeScale,

@@ -52,7 +52,8 @@ export const listenForClockSkew = (): void => {
  * taken up what the last one held and before it does anything else (a self-test would make a
  * stalled node look ready). The host freezes first and answers after, so a frozen worker finds
  * the go-ahead waiting when it is continued. No time limit: a wait that gave up could let a
- * worker go on when a loaded host answered late, and a stalled node count ready. Only a host that is gone lets it go on unanswered. A no-op in
+ * worker go on when a loaded host answered late, and a stalled node count ready. Only a host that is gone lets it go on
+ * unanswered. A no-op in
  * production: no node host.
  */
 export const passHostGate = async (step: 'taken-up'): Promise<void> => {

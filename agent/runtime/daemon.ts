@@ -1,7 +1,8 @@
 import { loadConfig } from '../../lib/config';
 import { ClientFactory } from '../../lib/aws/clients';
 import { Reach } from '../../lib/aws/reach';
-import { stateStoreFor, type StateStore } from '../../lib/aws/state-store';
+import type { StateStore } from '../../lib/aws/state-store';
+import { stateStoreFor } from '../../lib/aws/stores';
 import type { Config } from '../../lib/core/config';
 import { clientTimeouts } from '../../lib/core/timeouts';
 import { describeError } from '../../lib/core/errors';

@@ -10,11 +10,11 @@ import { mono } from './clock';
 export class Loop {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
-  private running: Promise<void> | undefined;
+  private running: Promise<unknown> | undefined;
 
   constructor(
     private readonly interval: number | (() => number),
-    private readonly body: () => Promise<void>,
+    private readonly body: () => Promise<unknown>,
     private readonly onError: (error: unknown) => void,
     private readonly clock: () => number = mono,
   ) {}

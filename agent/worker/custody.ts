@@ -112,7 +112,9 @@ export class Custody {
     await this.held.flushed();
   }
 
-  /** What this node still holds under `epoch` and does not run: taken up once the worker consumes under it (`takeUp`). */
+  /**
+   * What this node still holds under `epoch` and does not run: taken up once the worker consumes under it (`takeUp`).
+   */
   heldUnder(epoch: number, running: ReadonlySet<string>): Leftovers {
     return this.held.heldUnder(epoch, running, this.marginMs);
   }

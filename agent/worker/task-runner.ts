@@ -1,16 +1,14 @@
 import type { Config } from '../../lib/core/config';
-import { ConflictError, describeError, FleetError } from '../../lib/core/errors';
+import { ConflictError, describeError } from '../../lib/core/errors';
 import { KEYS } from '../../lib/core/keys';
 import { pipelineOf, type PipelineStage, type ProgressLine } from '../../lib/core/pipeline';
 import {
   checkpointSchema,
   doneSchema,
-  stageOutputSchema,
   workSecondsOf,
   type Artifact,
   type Checkpoint,
   type Done,
-  type StageOutput,
   type TaskMessage,
 } from '../../lib/core/schemas';
 import { randomUUID } from 'node:crypto';
@@ -20,9 +18,7 @@ import type { StateStore } from '../../lib/aws/state-store';
 import type { Logger } from '../../lib/log';
 import { StageFailedError, StageTempFailError, stageRunnerFor } from './stages';
 import { Workspace } from './workspace';
-
-/** A write refused because a newer epoch already wrote: this worker is a zombie for the task. */
-export class StaleEpochError extends FleetError {}
+import { StaleEpochError, writeCheckpoint, writeOutput, type CheckpointChange } from './task-records';
 
 export interface TaskRunnerDeps {
   config: Config & { nodeName: string };
@@ -51,17 +47,6 @@ export interface TaskEvents {
 
 export type TaskOutcome = 'done' | 'already-done' | 'aborted';
 
-/** What a checkpoint write changes. */
-interface CheckpointChange {
-  done: number;
-  of: number;
-  stage?: string;
-  output?: Record<string, string>;
-  artifacts?: Record<string, Artifact[]>;
-  resumedFrom?: number;
-  next?: Checkpoint['next'];
-}
-
 /** One stage of one task, where the pipeline is at: `next` is the checkpoint's word on its earlier attempts. */
 interface StageAt {
   task: TaskMessage;
@@ -84,72 +69,8 @@ interface StageAt {
 export class TaskRunner {
   constructor(private readonly deps: TaskRunnerDeps) {}
 
-  /**
-   * Writes the checkpoint by CAS under this worker's epoch: `done` stages finished (never fewer
-   * than stored), or with `next`, how the unfinished stage's attempts went.
-   */
-  private async checkpoint(taskId: string, epoch: number, change: CheckpointChange): Promise<void> {
-    const { result } = await this.deps.store.update(KEYS.checkpoint(taskId), checkpointSchema, (current) => {
-      this.deps.guard();
-      if (current !== null && current.epoch > epoch) return { value: null, result: 'stale' as const };
-      const stages = Math.max(change.done, current?.stages ?? 0);
-      const next: Checkpoint = {
-        version: 1,
-        taskId,
-        stages,
-        of: change.of,
-        epoch,
-        node: this.deps.config.nodeName,
-        outputs: { ...current?.outputs, ...change.output },
-        ...(current?.artifacts === undefined && change.artifacts === undefined
-          ? {}
-          : { artifacts: { ...current?.artifacts, ...change.artifacts } }),
-        ...(change.stage === undefined
-          ? current?.stage === undefined
-            ? {}
-            : { stage: current.stage }
-          : { stage: change.stage }),
-        ...(change.resumedFrom === undefined ? {} : { resumedFrom: change.resumedFrom }),
-        ...(change.next === undefined
-          ? change.stage === undefined && current?.next !== undefined
-            ? { next: current.next }
-            : {}
-          : { next: change.next }),
-      };
-      return { value: next, result: 'ok' as const };
-    });
-    if (result === 'stale')
-      throw new StaleEpochError(`${taskId}: a newer epoch checkpointed this task; epoch ${epoch} may not write`);
-  }
-
-  /**
-   * A stage's output record, never written blindly (nodes may write outputs/ only conditionally,
-   * resources/node-iam.yml): created when absent, as usual; a repeated stage (a resumed or
-   * retried task) replaces it by CAS, unless a newer epoch wrote it: then this worker is a zombie.
-   */
-  private async writeOutput(key: string, output: StageOutput): Promise<void> {
-    try {
-      await this.deps.store.create(key, output);
-      return;
-    } catch (error) {
-      if (!(error instanceof ConflictError)) throw error;
-    }
-    const { result } = await this.deps.store.update(
-      key,
-      stageOutputSchema,
-      (current) => {
-        this.deps.guard();
-        return current !== null && current.epoch > output.epoch
-          ? { value: null, result: 'stale' as const }
-          : { value: output, result: 'ok' as const };
-      },
-      // A damaged record is nobody's input: replaced by CAS on its own ETag.
-      () => Promise.resolve(),
-    );
-    if (result === 'stale')
-      throw new StaleEpochError(
-        `${output.taskId}: a newer epoch wrote the ${output.stage} output; epoch ${output.epoch} may not write`,
-      );
+  private checkpoint(taskId: string, epoch: number, change: CheckpointChange): Promise<void> {
+    return writeCheckpoint(this.deps, taskId, epoch, change);
   }
 
   /**
@@ -202,7 +123,7 @@ export class TaskRunner {
       guard();
       const uploaded = await this.upload(at(i), artifacts);
       const outputKey = KEYS.output(taskId, stage.name);
-      await this.writeOutput(outputKey, { taskId, stage: stage.name, node: config.nodeName, epoch });
+      await writeOutput(this.deps, outputKey, { taskId, stage: stage.name, node: config.nodeName, epoch });
       await this.checkpoint(taskId, epoch, {
         done: i + 1,
         of: pipeline.length,

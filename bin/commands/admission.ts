@@ -21,13 +21,17 @@ export const modeOf = (o: Pick<AdmissionOptions, 'hold' | 'open' | 'auto'>): Adm
   return asked[0] ?? null;
 };
 
-/** `fleet admission [--hold|--open|--auto]`: whether input from the intake queue is held, and the operator's override. */
+/**
+ * `fleet admission [--hold|--open|--auto]`: whether input from the intake queue is held, and the
+ * operator's override.
+ */
 export const registerAdmission = (program: Command): void => {
   withTargetOptions(
     program
       .command('admission')
       .description(
-        'show whether input from the intake queue is held (backpressure); --hold or --open overrides the watchdog, --auto gives the decision back',
+        'show whether input from the intake queue is held (backpressure); ' +
+          '--hold or --open overrides the watchdog, --auto gives the decision back',
       ),
   )
     .option('--hold', 'hold input: the watchdog admits nothing until --open or --auto')
@@ -55,7 +59,8 @@ export const registerAdmission = (program: Command): void => {
       const now = deps.now();
       const state = view.held ? c.yellow(`held${view.reason === null ? '' : `: ${view.reason}`}`) : c.green('open');
       console.log(
-        `${c.bold(`Admission (${target.where})`)}  mode ${view.mode}${view.changed ? ' (set now: the watchdog applies it at its next run)' : ''}`,
+        `${c.bold(`Admission (${target.where})`)}  mode ${view.mode}` +
+          (view.changed ? ' (set now: the watchdog applies it at its next run)' : ''),
       );
       console.log(`  input   ${state}${view.since === null ? '' : `, since ${when(view.since, now)}`}`);
       if (view.depths === null)
@@ -63,7 +68,9 @@ export const registerAdmission = (program: Command): void => {
       else if ('error' in view.depths) console.log(`  queues  unreadable: ${view.depths.error}`);
       else
         console.log(
-          `  queues  task queue ${view.depths.backlog} (high mark ${deps.config.admissionHighMark}, low mark ${deps.config.admissionLowMark}), intake ${view.depths.intake} waiting`,
+          `  queues  task queue ${view.depths.backlog} ` +
+            `(high mark ${deps.config.admissionHighMark}, low mark ${deps.config.admissionLowMark}), ` +
+            `intake ${view.depths.intake} waiting`,
         );
     });
 };

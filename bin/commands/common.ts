@@ -24,7 +24,8 @@ export const withTargetOptions = (cmd: Command): Command =>
   cmd
     .option(
       '--local',
-      'act on the running local fleet (npm start, fleet drill --hold); without it, on AWS with FLEET_CONFIG_FILE / FLEET_* settings',
+      'act on the running local fleet (npm start, fleet drill --hold); ' +
+        'without it, on AWS with FLEET_CONFIG_FILE / FLEET_* settings',
     )
     .option('--local-file <file>', `the local fleet announced in FILE (default ${defaultLocalFile()}); implies --local`)
     .option('--json', 'print one JSON document on stdout');

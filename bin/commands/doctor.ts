@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { configFailure, doctorPassed, type Check } from '../../lib/core/views/doctor';
+import { configFailure, doctorPassed } from '../../lib/core/views/doctor';
+import type { Check } from '../../lib/core/views/doctor-checks';
 import { ValidationError } from '../../lib/core/errors';
 import { runDoctor } from '../../lib/ops/doctor';
 import { defaultLocalFile, readLocal } from '../../lib/ops/target';

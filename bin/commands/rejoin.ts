@@ -22,7 +22,8 @@ export const registerRejoin = (program: Command): void => {
     program
       .command('rejoin')
       .description(
-        "make a standby ready again: restart its worker in standby mode (fenced, never consuming), reset the watchdog's rejoin budget for it, and wait for its self-test",
+        'make a standby ready again: restart its worker in standby mode (fenced, never consuming), ' +
+          "reset the watchdog's rejoin budget for it, and wait for its self-test",
       ),
   )
     .argument(

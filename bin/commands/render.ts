@@ -1,4 +1,4 @@
-import type { Check } from '../../lib/core/views/doctor';
+import type { Check } from '../../lib/core/views/doctor-checks';
 import type { FleetEvent } from '../../lib/core/events';
 import { CATALOGUE } from '../../lib/core/metrics/catalogue';
 import type { NodeStatus, StatusView } from '../../lib/core/views/status';
@@ -68,16 +68,21 @@ export const renderStatus = (v: StatusView, where: string, c: Paint): string => 
       ? 'none so far'
       : f.state === 'corrupt'
         ? c.red(`newest PROMOTED event ${f.key} is corrupt: ${f.error}`)
-        : `${when(f.at, v.at)}: ${f.from} → ${f.newPrimary ?? '?'}, epoch ${f.newEpoch ?? '?'} (${f.manual ? 'manual, ' : ''}${f.incidentId})`;
+        : `${when(f.at, v.at)}: ${f.from} → ${f.newPrimary ?? '?'}, epoch ${f.newEpoch ?? '?'} ` +
+          `(${f.manual ? 'manual, ' : ''}${f.incidentId})`;
   lines.push(`failover  ${failover}`);
-  if (v.watchdog.state !== 'ok')
-    lines.push(
-      `watchdog  ${c.yellow(`watchdog/state.json ${v.watchdog.state}${v.watchdog.error === null ? ' (the watchdog has not run yet)' : `: ${v.watchdog.error}`}`)}`,
-    );
+  if (v.watchdog.state !== 'ok') {
+    const why = v.watchdog.error === null ? ' (the watchdog has not run yet)' : `: ${v.watchdog.error}`;
+    lines.push(`watchdog  ${c.yellow(`watchdog/state.json ${v.watchdog.state}${why}`)}`);
+  }
   const q = v.queue;
-  lines.push(
-    `queue     ${q.state === 'ok' ? `${q.visible + q.inFlight} (${q.visible} visible, ${q.inFlight} in flight)` : q.state === 'not-configured' ? 'not configured (queueUrl)' : c.red(`unreadable: ${q.error}`)}`,
-  );
+  const queue =
+    q.state === 'ok'
+      ? `${q.visible + q.inFlight} (${q.visible} visible, ${q.inFlight} in flight)`
+      : q.state === 'not-configured'
+        ? 'not configured (queueUrl)'
+        : c.red(`unreadable: ${q.error}`);
+  lines.push(`queue     ${queue}`);
   const i = v.lastIncident;
   if (i.state === 'none') lines.push('incident  none so far (no events)');
   else if (i.state === 'corrupt') lines.push(`incident  ${c.red(`newest event ${i.key} is corrupt: ${i.error}`)}`);

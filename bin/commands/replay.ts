@@ -22,7 +22,8 @@ const requestOf = (eventId: string | undefined, o: ReplayOptions): ReplayRequest
   // Only the flag acts from a terminal: a file copied from the console's execute sample must not.
   if (request.execute && o.execute !== true)
     throw new ValidationError(
-      `--file ${o.file ?? ''} asks for "execute": true; the CLI acts only with --execute (or drop the key for a dry run)`,
+      `--file ${o.file ?? ''} asks for "execute": true; ` +
+        'the CLI acts only with --execute (or drop the key for a dry run)',
       '--execute',
     );
   return { ...request, execute: o.execute === true };

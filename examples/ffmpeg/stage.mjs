@@ -127,7 +127,9 @@ const stages = {
     const titleFile = join(out, 'title.txt');
     await writeFile(titleFile, title);
     await mkdir(join(out, 'hls'), { recursive: true });
-    const draw = `drawtext=textfile=${titleFile}:fontcolor=white:fontsize=h/12:box=1:boxcolor=black@0.5:x=(w-tw)/2:y=h-2*th:enable='lt(t,5)'`;
+    const draw =
+      `drawtext=textfile=${titleFile}:fontcolor=white:fontsize=h/12:box=1:boxcolor=black@0.5` +
+      ":x=(w-tw)/2:y=h-2*th:enable='lt(t,5)'";
     const codecs = ['-vf', draw, '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-c:a', 'copy'];
     await ffmpeg(['-i', rendition, ...codecs, ...hls(join(out, 'hls'))], await durationOf(rendition));
   },
@@ -147,10 +149,8 @@ const stages = {
       (l) => (json += `${l}\n`),
     );
     const probe = JSON.parse(json);
-    await writeFile(
-      join(out, 'metadata.json'),
-      `${JSON.stringify({ taskId: task.taskId, title: payload.title ?? null, shots: payload.shots ?? [], probe }, null, 2)}\n`,
-    );
+    const doc = { taskId: task.taskId, title: payload.title ?? null, shots: payload.shots ?? [], probe };
+    await writeFile(join(out, 'metadata.json'), `${JSON.stringify(doc, null, 2)}\n`);
     console.log('progress 1');
   },
   async delivery() {

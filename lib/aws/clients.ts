@@ -68,7 +68,8 @@ export const rotatingFileCredentials = (file: string, now: () => number = Date.n
 };
 
 /**
- * The one place clients are built, each on first use (its package loaded then: lib/aws/sdk.ts). Endpoints come from the SDK's standard settings
+ * The one place clients are built, each on first use (its package loaded then: lib/aws/sdk.ts). Endpoints come from the
+ * SDK's standard settings
  * (`AWS_ENDPOINT_URL`, `AWS_ENDPOINT_URL_S3`, …), so the same code runs on AWS and on the
  * embedded local cloud; S3 switches to path-style addressing when its endpoint is overridden,
  * because a bucket name cannot prefix an IP address.

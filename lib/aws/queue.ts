@@ -47,7 +47,8 @@ export class TaskQueue {
 
   /**
    * Long-polls for up to `max` messages for `waitSeconds`: whole seconds on AWS; a time-scaled
-   * drill passes whole seconds of its own time, a fraction its local cloud accepts. `epoch` travels as the `x-queen-fleet-epoch` header:
+   * drill passes whole seconds of its own time, a fraction its local cloud accepts. `epoch` travels as the
+   * `x-queen-fleet-epoch` header:
    * SQS ignores it, request logs and the drills' invariant checker read it.
    */
   async receive(

@@ -1,15 +1,13 @@
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { getHead, getText } from './s3-get';
 import { listPages, type ListedObject } from './s3-list';
 import type { z } from 'zod';
-import type { Config } from '../core/config';
 import type { CorruptObjectError } from '../core/errors';
-import { lostRace, NotFoundError, OversizedError, TransientError, UnreachableError } from '../core/errors';
+import { KEYS } from '../core/keys';
+import { lostRace, NotFoundError, TransientError, UnreachableError } from '../core/errors';
 import { realRetryDeps, type RetryDeps, type RetryPolicy } from '../core/retry';
-import { KEYS, nodeOfBeatKey } from '../core/keys';
 import { toFleetError } from './errors';
 import { casUpdate, parseRecord, retried, type RecordStore } from './records';
-import { TableStore } from './table-store';
 import {
   DEFAULT_CAS_RETRY,
   DEFAULT_REQUEST_RETRY,
@@ -91,42 +89,14 @@ export class StateStore implements RecordStore {
 
   /** One GET, with an optional If-None-Match; `unchanged` on 304, null when absent. */
   private fetchText(full: string, ifNoneMatch?: string): Promise<{ text: string; etag: string } | 'unchanged' | null> {
+    const { bucket, maxObjectBytes: maxBytes } = this.options;
     return this.request(`GET ${full}`, async () => {
       this.counts.GET++;
-      try {
-        const out = await this.s3.send(
-          new GetObjectCommand({ Bucket: this.options.bucket, Key: full, IfNoneMatch: ifNoneMatch }),
-        );
-        const size = out.ContentLength ?? 0;
-        if (size > this.options.maxObjectBytes) {
-          (out.Body as { destroy?: () => void } | undefined)?.destroy?.();
-          throw new OversizedError(
-            `${full}: ${size} bytes exceeds the limit of ${this.options.maxObjectBytes}`,
-            full,
-            out.ETag ?? '',
-            size,
-          );
-        }
-        const text = (await out.Body?.transformToString('utf8')) ?? '';
-        this.counts.bytesDown += Buffer.byteLength(text);
-        // A response without Content-Length (a proxy, a fake) is measured as read: never parsed past the limit either.
-        if (out.ContentLength === undefined && Buffer.byteLength(text) > this.options.maxObjectBytes) {
-          throw new OversizedError(
-            `${full}: ${Buffer.byteLength(text)} bytes exceeds the limit of ${this.options.maxObjectBytes}`,
-            full,
-            out.ETag ?? '',
-            Buffer.byteLength(text),
-          );
-        }
-        this.tokens.remember(full, out.ETag ?? '', out.Metadata?.[WRITE_TOKENS]);
-        return { text, etag: out.ETag ?? '' };
-      } catch (error) {
-        if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 304)
-          return 'unchanged' as const;
-        const failed = toFleetError(error, full);
-        if (failed instanceof NotFoundError) return null;
-        throw error;
-      }
+      const got = await getText(this.s3, { bucket, key: full, maxBytes, ...(ifNoneMatch ? { ifNoneMatch } : {}) });
+      if (got === null || got === 'unchanged') return got;
+      this.counts.bytesDown += Buffer.byteLength(got.text);
+      this.tokens.remember(full, got.etag, got.tokens);
+      return got;
     });
   }
 
@@ -285,21 +255,9 @@ export class StateStore implements RecordStore {
   /** The object's raw text in this bucket (never routed elsewhere), null when absent. */
   private bucketText(key: string): Promise<string | null> {
     const full = this.fullKey(key);
-    return this.request(`GET ${full}`, async () => {
+    return this.request(`GET ${full}`, () => {
       this.counts.GET++;
-      try {
-        const out = await this.s3.send(
-          new GetObjectCommand({
-            Bucket: this.options.bucket,
-            Key: full,
-            Range: `bytes=0-${this.options.maxObjectBytes - 1}`,
-          }),
-        );
-        return (await out.Body?.transformToString('utf8')) ?? '';
-      } catch (error) {
-        if (toFleetError(error, full) instanceof NotFoundError) return null;
-        throw error;
-      }
+      return getHead(this.s3, { bucket: this.options.bucket, key: full, maxBytes: this.options.maxObjectBytes });
     });
   }
 
@@ -329,42 +287,3 @@ export class StateStore implements RecordStore {
     );
   }
 }
-
-/**
- * The records kept in the control table rather than the bucket, both written many times a minute
- * and each under 1 KB in a healthy fleet, so a DynamoDB write unit ($0.625 a million) instead of
- * an S3 PUT ($5 a million):
- * - the lease, renewed every `leaseRenewSeconds` (259,200 writes a month at 10 s: $1.30 as
- *   conditional S3 PUTs, $0.16 as DynamoDB writes);
- * - the watchdog's state, written by about every run that sees a new sample (its clock of when
- *   it last heard each node; README, "Cost");
- * - each standby's beat, written every sample (172,800 writes a month: $0.86 as S3 PUTs, $0.11
- *   as write units).
- */
-export const inTable = (key: string): boolean =>
-  key === KEYS.leader || key === KEYS.watchdogState || nodeOfBeatKey(key) !== null;
-
-/**
- * The state store of a configuration: its bucket and prefix, the lease in its table, and retries paced by
- * `retryCapSeconds` (the S3 client itself makes one attempt per call, so every attempt, and
- * every pause between them, is this store's and follows the configuration's time).
- */
-export const stateStoreFor = (
-  config: Pick<Config, 'bucket' | 'table' | 'prefix' | 'maxObjectBytes' | 'retryCapSeconds'>,
-  clients: { s3(): S3Client; dynamodb(): DynamoDBClient },
-): StateStore => {
-  const capMs = config.retryCapSeconds * 1000;
-  const requestRetry = { attempts: 6, baseMs: capMs / 40, capMs };
-  const table = new TableStore(clients.dynamodb(), {
-    table: config.table,
-    maxObjectBytes: config.maxObjectBytes,
-    requestRetry,
-  });
-  return new StateStore(clients.s3(), {
-    bucket: config.bucket,
-    prefix: config.prefix,
-    maxObjectBytes: config.maxObjectBytes,
-    requestRetry,
-    records: { owns: inTable, store: table },
-  });
-};

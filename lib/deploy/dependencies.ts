@@ -151,7 +151,9 @@ const conditionalUses = (
       const guard = via === 'DependsOn' ? '' : ` and this ${via} is outside Fn::If [${needed}, …]`;
       problems.push({
         path,
-        message: `${target} exists only when condition ${needed} is true, but ${ownerState}${guard}: the deploy fails when ${needed} is false`,
+        message:
+          `${target} exists only when condition ${needed} is true, but ${ownerState}${guard}: ` +
+          `the deploy fails when ${needed} is false`,
       });
     }
     return problems;

@@ -28,7 +28,10 @@ export interface NodeRoleInputs {
   nodes: unknown;
   /** The `enrollingNodes` parameter: names of nodes being added, which have no managed-instance id yet. */
   enrollingNodes: unknown;
-  /** The `nodePolicyArns` parameter: the user's own managed policies (their media buckets), attached to every node role. */
+  /**
+   * The `nodePolicyArns` parameter: the user's own managed policies (their media buckets),
+   * attached to every node role.
+   */
   nodePolicyArns?: unknown;
 }
 
@@ -118,10 +121,12 @@ export const nodeRolesFragment = (inputs: NodeRoleInputs): NodeRolesFragment => 
     const roleName = nodeRoleName(inputs, node);
     if (roleName.length > ROLE_NAME_MAX) {
       throw new ValidationError(
-        `parameter nodes: the role name ${roleName} is longer than IAM's ${ROLE_NAME_MAX} characters; shorten the node name`,
+        `parameter nodes: the role name ${roleName} is longer than IAM's ${ROLE_NAME_MAX} characters; ` +
+          'shorten the node name',
         'nodes',
       );
     }
+    const heartbeatObject = `${inputs.bucket}/${STATE_PREFIX}nodes/${node}/heartbeat.json`;
     Resources[id] = {
       Type: 'AWS::IAM::Role',
       Properties: {
@@ -160,7 +165,7 @@ export const nodeRolesFragment = (inputs: NodeRoleInputs): NodeRolesFragment => 
                   Effect: 'Allow',
                   Action: 's3:PutObject',
                   Resource: {
-                    'Fn::Sub': `arn:\${AWS::Partition}:s3:::${inputs.bucket}/${STATE_PREFIX}nodes/${node}/heartbeat.json`,
+                    'Fn::Sub': `arn:\${AWS::Partition}:s3:::${heartbeatObject}`,
                   },
                 },
                 // The beat, a standby's newest sample, written every sample (UpdateItem, as the

@@ -49,10 +49,10 @@ const installedVersion = (pkg: string): string =>
  * rest of the package can be left out) and exported as `packages[pkg]`.
  */
 export const groupEntry = (pkgs: readonly SdkPackage[]): string => {
-  const imports = pkgs.map(
-    (pkg, i) =>
-      `import { ${SDK_EXPORTS[pkg].map((name) => `${name} as p${i}_${name}`).join(', ')} } from ${JSON.stringify(pkg)};`,
-  );
+  const imports = pkgs.map((pkg, i) => {
+    const names = SDK_EXPORTS[pkg].map((name) => `${name} as p${i}_${name}`).join(', ');
+    return `import { ${names} } from ${JSON.stringify(pkg)};`;
+  });
   const entries = pkgs.map(
     (pkg, i) => `  ${JSON.stringify(pkg)}: { ${SDK_EXPORTS[pkg].map((name) => `${name}: p${i}_${name}`).join(', ')} },`,
   );
@@ -103,10 +103,9 @@ export const buildSdkLayer = async (
       plugins,
     });
     sizes[group] = Object.values(result.metafile.outputs)[0]?.bytes ?? 0;
-    writeFileSync(
-      join(home, 'package.json'),
-      `${JSON.stringify({ name: bundleOf(group), private: true, main: 'index.js', sdk: Object.fromEntries(pkgs.map((p) => [p, installedVersion(p)])) }, null, 2)}\n`,
-    );
+    const sdk = Object.fromEntries(pkgs.map((p) => [p, installedVersion(p)]));
+    const manifest = { name: bundleOf(group), private: true, main: 'index.js', sdk };
+    writeFileSync(join(home, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   }
   for (const pkg of SDK_PACKAGES) {
     const home = join(modules, pkg);

@@ -1,12 +1,12 @@
 import { describeError } from '../core/errors';
+import { doctorChecks } from '../core/views/doctor';
 import {
   deadLetterUrl,
-  doctorChecks,
   type Check,
   type DeadLetterObservation,
   type DoctorFacts,
   type OriginObservation,
-} from '../core/views/doctor';
+} from '../core/views/doctor-checks';
 import { KEYS } from '../core/keys';
 import type { Confirmation } from '../core/fleet/liveness';
 import { leaderSchema } from '../core/schemas';

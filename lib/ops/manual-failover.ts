@@ -11,7 +11,7 @@ import {
 import { leaderSchema, type Leader } from '../core/schemas';
 import { emptyCounter, type StallCounter } from '../core/fleet/stall';
 import { makeEvent } from '../core/fleet/watchdog-events';
-import { noteManualFailover } from '../core/fleet/watchdog';
+import { noteManualFailover } from '../core/fleet/outcomes';
 import { watchdogStateSchema } from '../core/fleet/watchdog-state';
 import { emit, runAndWait } from '../control/watchdog/actions';
 import { promoteGuarded, takeOver, type Promotion } from '../control/watchdog/failover';
@@ -93,7 +93,8 @@ const stopOldWorker = async (deps: OpsDeps, plan: Go, from: NodeSpec | undefined
     step(
       'stop-old-worker',
       'warn',
-      `${plan.from}: worker not confirmed stopped (the command was not delivered, failed, or had no result within ${deps.config.commandWaitSeconds} s); ${lapse}`,
+      `${plan.from}: worker not confirmed stopped (the command was not delivered, failed, or had no result ` +
+        `within ${deps.config.commandWaitSeconds} s); ${lapse}`,
     );
   return stopped;
 };
@@ -107,7 +108,8 @@ const giveBackWorker = async (deps: OpsDeps, plan: Go, from: NodeSpec, step: Ste
     step(
       'restart-old-worker',
       'fail',
-      `${plan.from}: start command not delivered (${describeError(error)}): run sudo systemctl start queen-fleet-worker on it`,
+      `${plan.from}: start command not delivered (${describeError(error)}): run sudo systemctl start ` +
+        `queen-fleet-worker on it`,
     );
   }
 };
@@ -127,7 +129,8 @@ const carryOutFailover = async (
     step(
       'event',
       'ok',
-      `events/${plan.incidentId}/PROMOTED.json written${deps.alerts === null ? ' (no topic configured: not alerted)' : ' and alerted'}`,
+      `events/${plan.incidentId}/PROMOTED.json ` +
+        `written${deps.alerts === null ? ' (no topic configured: not alerted)' : ' and alerted'}`,
     );
   } catch (error) {
     step('event', 'fail', `PROMOTED event not written: ${describeError(error)}`);
@@ -227,7 +230,8 @@ export const manualFailover = async (deps: OpsDeps, req: FailoverRequest): Promi
   });
   if (!promoted.ok || promoted.detail !== 'promoted' || promoted.leader === null) {
     const found = promoted.leader;
-    const refused = `the role moved meanwhile: ${found === null ? promoted.detail : `leader.json now names ${found.primary} at epoch ${found.epoch}`}; nothing was changed`;
+    const now = found === null ? promoted.detail : `leader.json now names ${found.primary} at epoch ${found.epoch}`;
+    const refused = `the role moved meanwhile: ${now}; nothing was changed`;
     step('promote', 'fail', refused);
     // Give the stopped worker back only while its node still holds the role it held: if the
     // role moved, the new primary may have been granted an immediate start because of that stop.
@@ -240,11 +244,9 @@ export const manualFailover = async (deps: OpsDeps, req: FailoverRequest): Promi
   }
   const { epoch: newEpoch, handover } = promoted.leader;
   Object.assign(result, { ok: true, newEpoch, handover });
-  step(
-    'promote',
-    'ok',
-    `leader.json: ${plan.to} is primary of epoch ${newEpoch}, handover ${handover}${handover === 'immediate' ? '' : ` (it starts within ${config.leaseExpirySeconds} s, once the old lease has lapsed)`}`,
-  );
+  const when =
+    handover === 'immediate' ? '' : ` (it starts within ${config.leaseExpirySeconds} s, once the old lease has lapsed)`;
+  step('promote', 'ok', `leader.json: ${plan.to} is primary of epoch ${newEpoch}, handover ${handover}${when}`);
   await deps.store
     .update(KEYS.watchdogState, watchdogStateSchema, (current) => ({
       value: current === null ? null : noteManualFailover(current, plan.from, deps.now(), !forced),
@@ -256,8 +258,10 @@ export const manualFailover = async (deps: OpsDeps, req: FailoverRequest): Promi
           'cooldown',
           'ok',
           forced
-            ? `forced: no cooldown, so the watchdog may fail over at once if ${plan.to} does not take over; ${plan.from}'s open incident is closed`
-            : `the watchdog's failover cooldown (${config.failoverCooldownSeconds} s) runs from now; ${plan.from}'s open incident is closed`,
+            ? `forced: no cooldown, so the watchdog may fail over at once if ${plan.to} does not take ` +
+                `over; ${plan.from}'s open incident is closed`
+            : `the watchdog's failover cooldown (${config.failoverCooldownSeconds} s) runs from now; ${plan.from}'s ` +
+                `open incident is closed`,
         ),
       (error: unknown) =>
         step(

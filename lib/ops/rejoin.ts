@@ -1,6 +1,6 @@
 import { describeError, ValidationError } from '../core/errors';
 import { KEYS } from '../core/keys';
-import { noteManualRejoin } from '../core/fleet/watchdog';
+import { noteManualRejoin } from '../core/fleet/outcomes';
 import { watchdogStateSchema } from '../core/fleet/watchdog-state';
 import { planRejoin, rejoinedSince } from '../core/views/rejoin';
 import { valueOf } from '../core/views/observed';
@@ -71,7 +71,8 @@ export const rejoinNode = async (
     'ok',
     plan.fault === null
       ? `${req.node} is a standby and looks ready; restarting its worker anyway`
-      : `${req.node} is a standby: ${plan.fault === 'no-worker' ? 'no worker process runs' : 'its worker has not passed its self-test lately'}`,
+      : `${req.node} is a standby: ` +
+          (plan.fault === 'no-worker' ? 'no worker process runs' : 'its worker has not passed its self-test lately'),
   );
   await store
     .update(KEYS.watchdogState, watchdogStateSchema, (current) => ({
@@ -105,7 +106,8 @@ export const rejoinNode = async (
     step(
       'restart-worker',
       'fail',
-      `${req.node}: worker restart not confirmed within ${config.commandWaitSeconds} s (not delivered, failed, or no result); check its SSM agent`,
+      `${req.node}: worker restart not confirmed within ${config.commandWaitSeconds} s (not delivered, failed, or ` +
+        `no result); check its SSM agent`,
     );
     return result;
   }
@@ -123,7 +125,8 @@ export const rejoinNode = async (
   step(
     'self-test',
     'fail',
-    `no heartbeat of ${req.node} showed a passed self-test within ${Math.round(req.waitMs / 1000)} s: read its journal (journalctl -u queen-fleet-worker) and proof.json`,
+    `no heartbeat of ${req.node} showed a passed self-test within ${Math.round(req.waitMs / 1000)} s: read its ` +
+      `journal (journalctl -u queen-fleet-worker) and proof.json`,
   );
   return result;
 };

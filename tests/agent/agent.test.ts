@@ -8,7 +8,8 @@ import { proofPath, workerPidPath, writeJsonAtomic } from '../../agent/registry'
 import { bootId } from '../../agent/runtime/boot';
 import { mono } from '../../agent/runtime/clock';
 import type { TriggerReason, WatchdogTrigger } from '../../lib/aws/trigger';
-import { inTable, StateStore, type StateStoreOptions } from '../../lib/aws/state-store';
+import { StateStore, type StateStoreOptions } from '../../lib/aws/state-store';
+import { inTable } from '../../lib/aws/stores';
 import { KEYS } from '../../lib/core/keys';
 import { MemoryRecords } from '../helpers/memory-records';
 import { buildConfig, type Config } from '../../lib/core/config';

@@ -144,25 +144,28 @@ describe('stage artifacts on the local cloud', () => {
       expect(readFileSync(join(seen, 'produce-runs'), 'utf8')).toBe('run\n');
     });
 
-    it('runs a stage again on the other node when its artifact was corrupted, and passes nothing corrupt on', async () => {
-      const files = await firstStageOnNode1('t-corrupt');
-      await s3.send(
-        new PutObjectCommand({
-          Bucket: cloud.bucket,
-          Key: `peer-sync/${files[0]?.key ?? ''}`,
-          Body: randomBytes(source.length),
-        }),
-      );
-      const { runner, state, logger } = runnerOn('node-2');
-      await runner
-        .run({ taskId: 't-corrupt' }, { ...message, body: '{"taskId":"t-corrupt"}' }, 4, never(), never(), quiet)
-        .catch(() => undefined);
-      expect(readFileSync(join(seen, 'received.bin')).equals(source)).toBe(true);
-      expect(readFileSync(join(seen, 'produce-runs'), 'utf8')).toBe('run\nrun\n');
-      expect(logger.text()).toContain('an artifact is missing or corrupt: its stage runs again');
-      // The checkpoint names the new upload, under the epoch that made it.
-      const cp = await state.read('tasks/t-corrupt/checkpoint.json', checkpointSchema);
-      expect(cp?.value.artifacts?.['produce']?.[0]?.key).toMatch(/^artifacts\/t-corrupt\/produce\/e4-/);
-    });
+    it(
+      'runs a stage again on the other node when its ' + 'artifact was corrupted, and passes nothing corrupt on',
+      async () => {
+        const files = await firstStageOnNode1('t-corrupt');
+        await s3.send(
+          new PutObjectCommand({
+            Bucket: cloud.bucket,
+            Key: `peer-sync/${files[0]?.key ?? ''}`,
+            Body: randomBytes(source.length),
+          }),
+        );
+        const { runner, state, logger } = runnerOn('node-2');
+        await runner
+          .run({ taskId: 't-corrupt' }, { ...message, body: '{"taskId":"t-corrupt"}' }, 4, never(), never(), quiet)
+          .catch(() => undefined);
+        expect(readFileSync(join(seen, 'received.bin')).equals(source)).toBe(true);
+        expect(readFileSync(join(seen, 'produce-runs'), 'utf8')).toBe('run\nrun\n');
+        expect(logger.text()).toContain('an artifact is missing or corrupt: its stage runs again');
+        // The checkpoint names the new upload, under the epoch that made it.
+        const cp = await state.read('tasks/t-corrupt/checkpoint.json', checkpointSchema);
+        expect(cp?.value.artifacts?.['produce']?.[0]?.key).toMatch(/^artifacts\/t-corrupt\/produce\/e4-/);
+      },
+    );
   });
 });

@@ -7,19 +7,23 @@ import { mono } from '../../agent/runtime/clock';
 import { LeaseView } from '../../agent/worker/lease-view';
 
 describe('LeaseView', () => {
-  it('refuses nothing under a live lease it had not yet re-read (a frozen worker thawing): the file decides, not its lapsed copy', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'qf-lease-view-'));
-    const view = new LeaseView(dir, 'node-1');
-    // Its copy lapsed while it was stopped…
-    await writeJsonAtomic(rolePath(dir), { role: 'primary', epoch: 3, validUntil: mono() + 1_000, boot: bootId() });
-    expect(await view.allowed()).toMatchObject({ epoch: 3 });
-    await new Promise((r) => setTimeout(r, 1_100));
-    expect(view.mayAct()).toBe(false);
-    // …while its agent renewed the lease.
-    await writeJsonAtomic(rolePath(dir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });
-    expect(() => view.guard()).not.toThrow();
-    expect(view.mayAct()).toBe(true);
-  });
+  it(
+    'refuses nothing under a live lease it had not yet re-read (a ' +
+      'frozen worker thawing): the file decides, not its lapsed copy',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'qf-lease-view-'));
+      const view = new LeaseView(dir, 'node-1');
+      // Its copy lapsed while it was stopped…
+      await writeJsonAtomic(rolePath(dir), { role: 'primary', epoch: 3, validUntil: mono() + 1_000, boot: bootId() });
+      expect(await view.allowed()).toMatchObject({ epoch: 3 });
+      await new Promise((r) => setTimeout(r, 1_100));
+      expect(view.mayAct()).toBe(false);
+      // …while its agent renewed the lease.
+      await writeJsonAtomic(rolePath(dir), { role: 'primary', epoch: 3, validUntil: mono() + 60_000, boot: bootId() });
+      expect(() => view.guard()).not.toThrow();
+      expect(view.mayAct()).toBe(true);
+    },
+  );
 
   it('refuses once the file says the lease is gone, or names another boot', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'qf-lease-view-'));

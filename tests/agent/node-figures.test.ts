@@ -29,15 +29,18 @@ describe('NodeFigures', () => {
     );
   });
 
-  it('gives the last peer-sync round once there is one, and the lease left only on the primary, 0 once it lapsed', () => {
-    let now = 50_000;
-    const figures = new NodeFigures(WINDOW_MS, () => now);
-    expect(figures.of(role('standby', 0))).toEqual({ casConflicts: 0 });
-    figures.synced(420);
-    expect(figures.of(role('primary', now + 27_000))).toEqual({ syncMs: 420, casConflicts: 0, leaseLeftMs: 27_000 });
-    now += 30_000;
-    // Lapsed: 0, the primary is fencing itself; a standby never gives one.
-    expect(figures.of(role('primary', now - 3_000))).toEqual({ syncMs: 420, casConflicts: 0, leaseLeftMs: 0 });
-    expect(figures.of(role('standby', now + 27_000))).toEqual({ syncMs: 420, casConflicts: 0 });
-  });
+  it(
+    'gives the last peer-sync round once there is one, ' + 'and the lease left only on the primary, 0 once it lapsed',
+    () => {
+      let now = 50_000;
+      const figures = new NodeFigures(WINDOW_MS, () => now);
+      expect(figures.of(role('standby', 0))).toEqual({ casConflicts: 0 });
+      figures.synced(420);
+      expect(figures.of(role('primary', now + 27_000))).toEqual({ syncMs: 420, casConflicts: 0, leaseLeftMs: 27_000 });
+      now += 30_000;
+      // Lapsed: 0, the primary is fencing itself; a standby never gives one.
+      expect(figures.of(role('primary', now - 3_000))).toEqual({ syncMs: 420, casConflicts: 0, leaseLeftMs: 0 });
+      expect(figures.of(role('standby', now + 27_000))).toEqual({ syncMs: 420, casConflicts: 0 });
+    },
+  );
 });

@@ -55,50 +55,57 @@ describe('Sampler', () => {
     expect(await s.take()).toMatchObject({ workerProcesses: 0, worker: null });
   });
 
-  it('reports the age of the worker’s last passing self-test, and none for a failed one or one from another boot', async () => {
-    expect((await sampler().take()).proofAgeMs).toBeNull();
-    await writeJsonAtomic(proofPath(dir), { boot: bootId(), at: mono() - 5_000, ok: true });
-    const age = (await sampler().take()).proofAgeMs;
-    expect(age).toBeGreaterThanOrEqual(5_000);
-    expect(age).toBeLessThan(10_000);
-    await writeJsonAtomic(proofPath(dir), {
-      boot: bootId(),
-      at: mono(),
-      ok: false,
-      detail: 'stage transcode exited with 1',
-    });
-    expect((await sampler().take()).proofAgeMs).toBeNull();
-    await writeJsonAtomic(proofPath(dir), { boot: `not-${bootId()}`, at: mono(), ok: true });
-    expect((await sampler().take()).proofAgeMs).toBeNull();
-  });
+  it(
+    'reports the age of the worker’s last passing self-test, ' + 'and none for a failed one or one from another boot',
+    async () => {
+      expect((await sampler().take()).proofAgeMs).toBeNull();
+      await writeJsonAtomic(proofPath(dir), { boot: bootId(), at: mono() - 5_000, ok: true });
+      const age = (await sampler().take()).proofAgeMs;
+      expect(age).toBeGreaterThanOrEqual(5_000);
+      expect(age).toBeLessThan(10_000);
+      await writeJsonAtomic(proofPath(dir), {
+        boot: bootId(),
+        at: mono(),
+        ok: false,
+        detail: 'stage transcode exited with 1',
+      });
+      expect((await sampler().take()).proofAgeMs).toBeNull();
+      await writeJsonAtomic(proofPath(dir), { boot: `not-${bootId()}`, at: mono(), ok: true });
+      expect((await sampler().take()).proofAgeMs).toBeNull();
+    },
+  );
 
-  it('counts a self-test only for the worker that ran it while that worker runs: a proof from one that has exited says nothing of the next', async () => {
-    const child = track(process.execPath, ['-e', 'setInterval(() => {}, 1000)']);
-    await new Promise((r) => setTimeout(r, 200));
-    const info = await readProc(child.pid!);
-    await writeJsonAtomic(workerPidPath(dir), { pid: child.pid, startTicks: info!.startTicks });
-    const s = sampler();
-    // Written by the worker before it (stopped by a restart, it finished a self-test on its way out).
-    await writeJsonAtomic(proofPath(dir), {
-      boot: bootId(),
-      at: mono(),
-      ok: true,
-      worker: `${child.pid! + 1}:${info!.startTicks}`,
-    });
-    expect((await s.take()).proofAgeMs).toBeNull();
-    // The running worker's own proof counts.
-    await writeJsonAtomic(proofPath(dir), {
-      boot: bootId(),
-      at: mono(),
-      ok: true,
-      worker: `${child.pid}:${info!.startTicks}`,
-    });
-    expect((await s.take()).proofAgeMs).not.toBeNull();
-    // Once it has exited, its proof no longer counts either.
-    child.kill('SIGKILL');
-    await new Promise((r) => child.once('exit', r));
-    expect((await s.take()).proofAgeMs).toBeNull();
-  });
+  it(
+    'counts a self-test only for the worker that ran it while that worker runs: ' +
+      'a proof from one that has exited says nothing of the next',
+    async () => {
+      const child = track(process.execPath, ['-e', 'setInterval(() => {}, 1000)']);
+      await new Promise((r) => setTimeout(r, 200));
+      const info = await readProc(child.pid!);
+      await writeJsonAtomic(workerPidPath(dir), { pid: child.pid, startTicks: info!.startTicks });
+      const s = sampler();
+      // Written by the worker before it (stopped by a restart, it finished a self-test on its way out).
+      await writeJsonAtomic(proofPath(dir), {
+        boot: bootId(),
+        at: mono(),
+        ok: true,
+        worker: `${child.pid! + 1}:${info!.startTicks}`,
+      });
+      expect((await s.take()).proofAgeMs).toBeNull();
+      // The running worker's own proof counts.
+      await writeJsonAtomic(proofPath(dir), {
+        boot: bootId(),
+        at: mono(),
+        ok: true,
+        worker: `${child.pid}:${info!.startTicks}`,
+      });
+      expect((await s.take()).proofAgeMs).not.toBeNull();
+      // Once it has exited, its proof no longer counts either.
+      child.kill('SIGKILL');
+      await new Promise((r) => child.once('exit', r));
+      expect((await s.take()).proofAgeMs).toBeNull();
+    },
+  );
 
   it('does not mistake a reused pid for the worker', async () => {
     await writeJsonAtomic(workerPidPath(dir), { pid: process.pid, startTicks: 1 });
@@ -119,18 +126,22 @@ describe('Sampler', () => {
     });
   });
 
-  it('says which stores it could not reach, by the agent and by the worker waiting out an outage, and nothing when it reaches them all', async () => {
-    await writeJsonAtomic(registryPath(dir), {
-      version: 1,
-      completedTotal: 0,
-      recentCompletions: [],
-      inFlight: [],
-      unreachable: ['s3'],
-    });
-    expect((await sampler(4, ['dynamodb']).take()).unreachable).toEqual(['s3', 'dynamodb']);
-    await writeJsonAtomic(registryPath(dir), { version: 1, completedTotal: 0, recentCompletions: [], inFlight: [] });
-    expect(await sampler().take()).not.toHaveProperty('unreachable');
-  });
+  it(
+    'says which stores it could not reach, by the agent and by the ' +
+      'worker waiting out an outage, and nothing when it reaches them all',
+    async () => {
+      await writeJsonAtomic(registryPath(dir), {
+        version: 1,
+        completedTotal: 0,
+        recentCompletions: [],
+        inFlight: [],
+        unreachable: ['s3'],
+      });
+      expect((await sampler(4, ['dynamodb']).take()).unreachable).toEqual(['s3', 'dynamodb']);
+      await writeJsonAtomic(registryPath(dir), { version: 1, completedTotal: 0, recentCompletions: [], inFlight: [] });
+      expect(await sampler().take()).not.toHaveProperty('unreachable');
+    },
+  );
 
   it('treats a torn registry as empty for one sample instead of failing', async () => {
     await writeJsonAtomic(registryPath(dir), { version: 1, completedTotal: 'x' });

@@ -124,7 +124,8 @@ describe('commandStage', () => {
   it("passes the contract's environment", async () => {
     const out = join(dir, 'env');
     await runStage(
-      `echo "$TASK_FILE|$TASK_ID|$STAGE|$ATTEMPT|$INPUT_DIR|$OUTPUT_DIR|$RESUME_TOKEN|$STAGE_WORK_MS|\${SELF_TEST:-no}" > ${out}`,
+      `echo "$TASK_FILE|$TASK_ID|$STAGE|$ATTEMPT|$INPUT_DIR|$OUTPUT_DIR|` +
+        `$RESUME_TOKEN|$STAGE_WORK_MS|\${SELF_TEST:-no}" > ${out}`,
       { workMs: 1234, resumeToken: 'frame-96' },
     );
     const want = [

@@ -83,12 +83,15 @@ describe('StepDown', () => {
     return { judge, resigned, alerts, reads, reach, setT: (at: number) => (t = at) };
   };
 
-  it('reads nothing and keeps the role while S3 has been out of reach for less than a stall window (2 min)', async () => {
-    const { judge, resigned, reads } = setUp(() => new Map());
-    await judge(119_000);
-    expect(resigned).toEqual([]);
-    expect(reads).toEqual([]);
-  });
+  it(
+    'reads nothing and keeps the role while S3 has been ' + 'out of reach for less than a stall window (2 min)',
+    async () => {
+      const { judge, resigned, reads } = setUp(() => new Map());
+      await judge(119_000);
+      expect(resigned).toEqual([]);
+      expect(reads).toEqual([]);
+    },
+  );
 
   it('gives the role up once S3 was out of reach a stall window and another node can work', async () => {
     let seq = 1;
@@ -106,23 +109,27 @@ describe('StepDown', () => {
     expect(alerts).toEqual([]);
   });
 
-  it('keeps the role when no other node can work (an outage of S3): one OUTAGE alert, and RECOVERED once S3 answers', async () => {
-    let seq = 1;
-    const { judge, resigned, alerts, reach } = setUp(
-      () =>
-        new Map([
-          ['node-2', beat(seq++, ['s3'])],
-          ['node-3', beat(seq++, ['s3', 'dynamodb'])],
-        ]),
-    );
-    for (let at = 120_000; at <= 300_000; at += 10_000) await judge(at);
-    expect(resigned).toEqual([]);
-    expect(alerts.map((a) => [a.kind, a.node, a.epoch])).toEqual([['OUTAGE', 'node-1', 7]]);
-    expect(alerts[0]?.summary).toMatch(/node-1 has not reached S3 for 130 s and no other node reports it can/);
-    reach.record('s3', 'answered');
-    await judge(310_000);
-    await judge(320_000);
-    expect(alerts.map((a) => a.kind)).toEqual(['OUTAGE', 'RECOVERED']);
-    expect(alerts[1]?.incidentId).toBe(alerts[0]?.incidentId);
-  });
+  it(
+    'keeps the role when no other node can work (an outage of S3): ' +
+      'one OUTAGE alert, and RECOVERED once S3 answers',
+    async () => {
+      let seq = 1;
+      const { judge, resigned, alerts, reach } = setUp(
+        () =>
+          new Map([
+            ['node-2', beat(seq++, ['s3'])],
+            ['node-3', beat(seq++, ['s3', 'dynamodb'])],
+          ]),
+      );
+      for (let at = 120_000; at <= 300_000; at += 10_000) await judge(at);
+      expect(resigned).toEqual([]);
+      expect(alerts.map((a) => [a.kind, a.node, a.epoch])).toEqual([['OUTAGE', 'node-1', 7]]);
+      expect(alerts[0]?.summary).toMatch(/node-1 has not reached S3 for 130 s and no other node reports it can/);
+      reach.record('s3', 'answered');
+      await judge(310_000);
+      await judge(320_000);
+      expect(alerts.map((a) => a.kind)).toEqual(['OUTAGE', 'RECOVERED']);
+      expect(alerts[1]?.incidentId).toBe(alerts[0]?.incidentId);
+    },
+  );
 });

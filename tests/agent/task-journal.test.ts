@@ -48,64 +48,72 @@ describe('the task journal: the worker hands the agent what changed', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('whatever the order of changes, flushes, reads, restarts and torn writes, the agent ends up knowing what the worker knows', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(opArb, { maxLength: 60 }),
-        fc.integer({ min: 2, max: 8 }),
-        async (ops, compactAfter) => {
-          const d = mkdtempSync(join(dir, 'p-'));
-          let book = new TaskBook(d, log, compactAfter);
-          await book.load(NOW, DROP_MS);
-          const read = readerOf(d);
-          let seen: TaskMap = {};
-          // What the worker has flushed: the reference (a join, so folding changes in any grouping agrees).
-          let flushed: Record<string, TaskEntry> = {};
-          let unflushed: Record<string, TaskEntry> = {};
-          for (const op of ops) {
-            if (op.kind === 'record') {
-              book.record(op.id, op.change);
-              const before = unflushed[op.id] ??
-                flushed[op.id] ?? { status: 'queued', stages: 0, progress: 0, epoch: 0, done: null };
-              unflushed[op.id] = mergeEntry(before, { ...before, ...op.change });
-            } else if (op.kind === 'flush') {
-              await book.flush([]);
-              flushed = mergeTasks(flushed, unflushed);
-              unflushed = {};
-            } else if (op.kind === 'read') {
-              seen = mergeTasks(seen, await read());
-            } else if (op.kind === 'restart') {
-              // The worker dies: what it had not flushed dies with it.
-              unflushed = {};
-              book = new TaskBook(d, log, compactAfter);
-              await book.load(NOW, DROP_MS);
-            } else {
-              // Killed mid-append: half a line at the journal's end.
-              const registry = await readJsonFile(registryPath(d), registrySchema);
-              appendFileSync(journalPath(d, registry?.tasksGeneration ?? 0), '["t1",{"status":"runn');
+  it(
+    'whatever the order of changes, flushes, reads, restarts and ' +
+      'torn writes, the agent ends up knowing what the worker knows',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(opArb, { maxLength: 60 }),
+          fc.integer({ min: 2, max: 8 }),
+          async (ops, compactAfter) => {
+            const d = mkdtempSync(join(dir, 'p-'));
+            let book = new TaskBook(d, log, compactAfter);
+            await book.load(NOW, DROP_MS);
+            const read = readerOf(d);
+            let seen: TaskMap = {};
+            // What the worker has flushed: the reference (a join, so folding changes in any grouping agrees).
+            let flushed: Record<string, TaskEntry> = {};
+            let unflushed: Record<string, TaskEntry> = {};
+            for (const op of ops) {
+              if (op.kind === 'record') {
+                book.record(op.id, op.change);
+                const before = unflushed[op.id] ??
+                  flushed[op.id] ?? { status: 'queued', stages: 0, progress: 0, epoch: 0, done: null };
+                unflushed[op.id] = mergeEntry(before, { ...before, ...op.change });
+              } else if (op.kind === 'flush') {
+                await book.flush([]);
+                flushed = mergeTasks(flushed, unflushed);
+                unflushed = {};
+              } else if (op.kind === 'read') {
+                seen = mergeTasks(seen, await read());
+              } else if (op.kind === 'restart') {
+                // The worker dies: what it had not flushed dies with it.
+                unflushed = {};
+                book = new TaskBook(d, log, compactAfter);
+                await book.load(NOW, DROP_MS);
+              } else {
+                // Killed mid-append: half a line at the journal's end.
+                const registry = await readJsonFile(registryPath(d), registrySchema);
+                appendFileSync(journalPath(d, registry?.tasksGeneration ?? 0), '["t1",{"status":"runn');
+              }
             }
-          }
-          await book.flush([]);
-          flushed = mergeTasks(flushed, unflushed);
-          seen = mergeTasks(seen, await read());
-          expect(hashTasks(seen)).toBe(hashTasks(flushed));
-        },
-      ),
-      { numRuns: 60 },
-    );
-  });
+            await book.flush([]);
+            flushed = mergeTasks(flushed, unflushed);
+            seen = mergeTasks(seen, await read());
+            expect(hashTasks(seen)).toBe(hashTasks(flushed));
+          },
+        ),
+        { numRuns: 60 },
+      );
+    },
+  );
 
-  it('writes the in-flight progress to registry.json at every flush after a task moved (the stall rule reads it there)', async () => {
-    const book = new TaskBook(dir, log);
-    await book.load(NOW, DROP_MS);
-    for (const progress of [5, 6, 7]) {
-      book.record('t1', { status: 'running', progress });
-      await book.flush([{ taskId: 't1', progress, stage: 'transcode' }]);
-      expect((await readJsonFile(registryPath(dir), registrySchema))?.inFlight).toEqual([
-        { taskId: 't1', progress, stage: 'transcode' },
-      ]);
-    }
-  });
+  it(
+    'writes the in-flight progress to registry.json at every ' +
+      'flush after a task moved (the stall rule reads it there)',
+    async () => {
+      const book = new TaskBook(dir, log);
+      await book.load(NOW, DROP_MS);
+      for (const progress of [5, 6, 7]) {
+        book.record('t1', { status: 'running', progress });
+        await book.flush([{ taskId: 't1', progress, stage: 'transcode' }]);
+        expect((await readJsonFile(registryPath(dir), registrySchema))?.inFlight).toEqual([
+          { taskId: 't1', progress, stage: 'transcode' },
+        ]);
+      }
+    },
+  );
 
   it('a read after a few changes returns those tasks only, not the whole registry', async () => {
     const book = new TaskBook(dir, log);
@@ -125,51 +133,59 @@ describe('the task journal: the worker hands the agent what changed', () => {
     expect(await read()).toEqual({});
   });
 
-  it('moves the tasks of a registry written before the journal into its first snapshot, and leaves one generation behind', async () => {
-    const done: TaskEntry = {
-      status: 'done',
-      stages: 4,
-      progress: 48,
-      epoch: 1,
-      done: { node: 'node-1', epoch: 1, at: NOW - 1000 },
-    };
-    await writeJsonAtomic(registryPath(dir), {
-      version: 1,
-      completedTotal: 1,
-      recentCompletions: [],
-      inFlight: [],
-      tasks: { old: done },
-    });
-    const book = new TaskBook(dir, log, 2);
-    await book.load(NOW, DROP_MS);
-    for (let i = 0; i < 5; i++) {
-      book.record(`t${i}`, { status: 'running' });
-      await book.flush([]);
-    }
-    const registry = await readJsonFile(registryPath(dir), registrySchema);
-    expect(registry?.tasks).toBeUndefined();
-    expect(Object.keys(await readerOf(dir)()).sort()).toEqual(['old', 't0', 't1', 't2', 't3', 't4']);
-    const g = registry?.tasksGeneration ?? -1;
-    expect(
-      readdirSync(dir)
-        .filter((f) => f.startsWith('tasks-'))
-        .sort(),
-    ).toEqual([`tasks-${g}.json`, `tasks-${g}.log`]);
-  });
+  it(
+    'moves the tasks of a registry written before the journal ' +
+      'into its first snapshot, and leaves one generation behind',
+    async () => {
+      const done: TaskEntry = {
+        status: 'done',
+        stages: 4,
+        progress: 48,
+        epoch: 1,
+        done: { node: 'node-1', epoch: 1, at: NOW - 1000 },
+      };
+      await writeJsonAtomic(registryPath(dir), {
+        version: 1,
+        completedTotal: 1,
+        recentCompletions: [],
+        inFlight: [],
+        tasks: { old: done },
+      });
+      const book = new TaskBook(dir, log, 2);
+      await book.load(NOW, DROP_MS);
+      for (let i = 0; i < 5; i++) {
+        book.record(`t${i}`, { status: 'running' });
+        await book.flush([]);
+      }
+      const registry = await readJsonFile(registryPath(dir), registrySchema);
+      expect(registry?.tasks).toBeUndefined();
+      expect(Object.keys(await readerOf(dir)()).sort()).toEqual(['old', 't0', 't1', 't2', 't3', 't4']);
+      const g = registry?.tasksGeneration ?? -1;
+      expect(
+        readdirSync(dir)
+          .filter((f) => f.startsWith('tasks-'))
+          .sort(),
+      ).toEqual([`tasks-${g}.json`, `tasks-${g}.log`]);
+    },
+  );
 
-  it('reads a damaged snapshot as empty, counted, and goes on with its journal; the next worker starts a clean generation', async () => {
-    const book = new TaskBook(dir, log);
-    await book.load(NOW, DROP_MS);
-    const g = (await readJsonFile(registryPath(dir), registrySchema))?.tasksGeneration ?? 0;
-    writeFileSync(snapshotPath(dir, g), '{"version":1,"gener');
-    book.record('t2', { status: 'running' });
-    await book.flush([]);
-    const got = await new JournalReader(dir).read(g);
-    expect(got).toEqual({ tasks: { t2: expect.objectContaining({ status: 'running' }) }, damaged: 1 });
-    const next = new TaskBook(dir, log);
-    expect(await next.load(NOW, DROP_MS)).toMatch(/^task snapshot \d+: /);
-    expect(Object.keys(await readerOf(dir)())).toEqual(['t2']);
-  });
+  it(
+    'reads a damaged snapshot as empty, counted, ' +
+      'and goes on with its journal; the next worker starts a clean generation',
+    async () => {
+      const book = new TaskBook(dir, log);
+      await book.load(NOW, DROP_MS);
+      const g = (await readJsonFile(registryPath(dir), registrySchema))?.tasksGeneration ?? 0;
+      writeFileSync(snapshotPath(dir, g), '{"version":1,"gener');
+      book.record('t2', { status: 'running' });
+      await book.flush([]);
+      const got = await new JournalReader(dir).read(g);
+      expect(got).toEqual({ tasks: { t2: expect.objectContaining({ status: 'running' }) }, damaged: 1 });
+      const next = new TaskBook(dir, log);
+      expect(await next.load(NOW, DROP_MS)).toMatch(/^task snapshot \d+: /);
+      expect(Object.keys(await readerOf(dir)())).toEqual(['t2']);
+    },
+  );
 
   it('skips and counts a damaged journal line, and reads on past it', async () => {
     const book = new TaskBook(dir, log);

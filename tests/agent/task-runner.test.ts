@@ -5,7 +5,8 @@ import { DeleteMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import pino from 'pino';
-import { StaleEpochError, TaskRunner, type TaskEvents } from '../../agent/worker/task-runner';
+import { TaskRunner, type TaskEvents } from '../../agent/worker/task-runner';
+import { StaleEpochError } from '../../agent/worker/task-records';
 import { TaskQueue } from '../../lib/aws/queue';
 import { StateStore } from '../../lib/aws/state-store';
 import { buildConfig } from '../../lib/core/config';
@@ -226,43 +227,54 @@ describe('TaskRunner › a pipeline of commands (docs/pipeline.md)', () => {
   });
   const signals = (): [AbortSignal, AbortSignal] => [new AbortController().signal, new AbortController().signal];
 
-  it("hands every stage the message byte for byte, fields the fleet does not know included, and each earlier stage's folder", async () => {
-    const { runner } = runnerWith([
-      { name: 'probe', command: sh('echo probed > "$OUTPUT_DIR/probe.txt"') },
-      {
-        name: 'pack',
-        command: sh(
-          `cp "$TASK_FILE" ${'"$SEEN"'}/task.json && cp "$INPUT_DIR/probe/probe.txt" "$SEEN/" && echo "$ATTEMPT" > "$SEEN/attempt"`,
-        ),
-      },
-    ]);
-    process.env['SEEN'] = seen;
-    const body =
-      '{"taskId":"t1", "payload": {"source": "s3://media/ep 4.mov", "title": "Épisode 4 — \\"Ré\\"", "shots": [[0, 12.5]], "x-own": null}, "producer": "cms-7"}';
-    const task = taskMessageSchema.parse(JSON.parse(body));
-    expect(await runner.run(task, { ...message, body }, 3, ...signals(), quiet)).toBe('done');
-    expect(readFileSync(join(seen, 'task.json'), 'utf8')).toBe(body);
-    expect(readFileSync(join(seen, 'probe.txt'), 'utf8')).toBe('probed\n');
-    expect(readFileSync(join(seen, 'attempt'), 'utf8')).toBe('1\n');
-    expect(s3.json('peer-sync/tasks/t1/checkpoint.json')).toMatchObject({ stages: 2, of: 2, stage: 'pack' });
-  });
+  it(
+    'hands every stage the message byte for byte, ' +
+      "fields the fleet does not know included, and each earlier stage's folder",
+    async () => {
+      const { runner } = runnerWith([
+        { name: 'probe', command: sh('echo probed > "$OUTPUT_DIR/probe.txt"') },
+        {
+          name: 'pack',
+          command: sh(
+            `cp "$TASK_FILE" ${'"$SEEN"'}/task.json && cp ` +
+              `"$INPUT_DIR/probe/probe.txt" "$SEEN/" && echo "$ATTEMPT" > "$SEEN/attempt"`,
+          ),
+        },
+      ]);
+      process.env['SEEN'] = seen;
+      const body =
+        '{"taskId":"t1", "payload": {"source": "s3://media/ep 4.mov", "title": ' +
+        '"Épisode 4 — \\"Ré\\"", "shots": [[0, 12.5]], "x-own": null}, "producer": "cms-7"}';
+      const task = taskMessageSchema.parse(JSON.parse(body));
+      expect(await runner.run(task, { ...message, body }, 3, ...signals(), quiet)).toBe('done');
+      expect(readFileSync(join(seen, 'task.json'), 'utf8')).toBe(body);
+      expect(readFileSync(join(seen, 'probe.txt'), 'utf8')).toBe('probed\n');
+      expect(readFileSync(join(seen, 'attempt'), 'utf8')).toBe('1\n');
+      expect(s3.json('peer-sync/tasks/t1/checkpoint.json')).toMatchObject({ stages: 2, of: 2, stage: 'pack' });
+    },
+  );
 
-  it('gives the next attempt the resume token the last one reported, on this node (retries) and after the task came back', async () => {
-    // Fails its first two attempts after reporting a token; the third records what it was given.
-    const script =
-      'echo "$ATTEMPT:${RESUME_TOKEN:-none}" >> "$SEEN/given"; [ "$ATTEMPT" -ge 3 ] && exit 0; echo "progress 0.5 seg-$ATTEMPT"; exit 1';
-    const { runner } = runnerWith([{ name: 'transcode', command: sh(script), retries: 1 }]);
-    process.env['SEEN'] = seen;
-    const task = { taskId: 't1' };
-    await expect(runner.run(task, message, 3, ...signals(), quiet)).rejects.toBeInstanceOf(StageFailedError);
-    expect(s3.json('peer-sync/tasks/t1/checkpoint.json')).toMatchObject({
-      stages: 0,
-      next: { stage: 'transcode', attempts: 2, token: 'seg-2' },
-    });
-    expect(await runner.run(task, message, 3, ...signals(), quiet)).toBe('done');
-    expect(readFileSync(join(seen, 'given'), 'utf8').trim().split('\n')).toEqual(['1:none', '2:seg-1', '3:seg-2']);
-    expect(s3.json('peer-sync/tasks/t1/checkpoint.json')).not.toHaveProperty('next');
-  });
+  it(
+    'gives the next attempt the resume token the last one reported, ' +
+      'on this node (retries) and after the task came back',
+    async () => {
+      // Fails its first two attempts after reporting a token; the third records what it was given.
+      const script =
+        'echo "$ATTEMPT:${RESUME_TOKEN:-none}" >> "$SEEN/given"; ' +
+        '[ "$ATTEMPT" -ge 3 ] && exit 0; echo "progress 0.5 seg-$ATTEMPT"; exit 1';
+      const { runner } = runnerWith([{ name: 'transcode', command: sh(script), retries: 1 }]);
+      process.env['SEEN'] = seen;
+      const task = { taskId: 't1' };
+      await expect(runner.run(task, message, 3, ...signals(), quiet)).rejects.toBeInstanceOf(StageFailedError);
+      expect(s3.json('peer-sync/tasks/t1/checkpoint.json')).toMatchObject({
+        stages: 0,
+        next: { stage: 'transcode', attempts: 2, token: 'seg-2' },
+      });
+      expect(await runner.run(task, message, 3, ...signals(), quiet)).toBe('done');
+      expect(readFileSync(join(seen, 'given'), 'utf8').trim().split('\n')).toEqual(['1:none', '2:seg-1', '3:seg-2']);
+      expect(s3.json('peer-sync/tasks/t1/checkpoint.json')).not.toHaveProperty('next');
+    },
+  );
 
   it("logs a stage's stdout and stderr lines with its task, stage and attempt", async () => {
     const { runner, logger } = runnerWith([

@@ -86,9 +86,15 @@ describe('agent/install units', () => {
 
     it('uses only directives that systemd 249 (Ubuntu 22.04) knows', () => {
       const known249 = new Set(
-        'Description Wants After StartLimitIntervalSec StartLimitBurst Type EnvironmentFile Environment ExecStart Restart RestartSec KillSignal KillMode TimeoutStopSec User NoNewPrivileges CapabilityBoundingSet AmbientCapabilities ProtectSystem ReadWritePaths ReadOnlyPaths ProtectHome BindReadOnlyPaths PrivateTmp PrivateDevices PrivateIPC ProtectProc ProtectKernelTunables ProtectKernelModules ProtectKernelLogs ProtectControlGroups ProtectClock ProtectHostname RestrictAddressFamilies RestrictNamespaces RestrictRealtime RestrictSUIDSGID LockPersonality SystemCallArchitectures SystemCallFilter SystemCallErrorNumber UMask WantedBy'.split(
-          ' ',
-        ),
+        (
+          'Description Wants After StartLimitIntervalSec StartLimitBurst Type EnvironmentFile Environment ' +
+          'ExecStart Restart RestartSec KillSignal KillMode TimeoutStopSec User NoNewPrivileges ' +
+          'CapabilityBoundingSet AmbientCapabilities ProtectSystem ReadWritePaths ReadOnlyPaths ProtectHome ' +
+          'BindReadOnlyPaths PrivateTmp PrivateDevices PrivateIPC ProtectProc ProtectKernelTunables ' +
+          'ProtectKernelModules ProtectKernelLogs ProtectControlGroups ProtectClock ProtectHostname ' +
+          'RestrictAddressFamilies RestrictNamespaces RestrictRealtime RestrictSUIDSGID LockPersonality ' +
+          'SystemCallArchitectures SystemCallFilter SystemCallErrorNumber UMask WantedBy'
+        ).split(' '),
       );
       const used = Object.values(unit).flatMap((section) => Object.keys(section));
       expect(used.filter((k) => !known249.has(k))).toEqual([]);

@@ -86,147 +86,159 @@ describe('Worker', () => {
     expect(s3.json('peer-sync/tasks/t1/done.json')).toMatchObject({ node: 'node-1', epoch: 3 });
   });
 
-  it('waits out an S3 outage with the message it holds: it receives nothing more, counts no failure, keeps extending, and completes once S3 is back', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
-    const config = {
-      ...buildConfig(
-        {},
-        {
-          sampleIntervalSeconds: 0.2,
-          syncIntervalSeconds: 0.4,
-          leaseRenewSeconds: 0.4,
-          leaseExpirySeconds: 1.2,
-          receiveWaitSeconds: 0,
-          visibilityTimeoutSeconds: 0.3,
-          retryCapSeconds: 0.05,
-        },
-      ),
-      nodeName: 'node-1',
-      dataDir,
-      queueUrl: 'http://q',
-    };
-    await writeJsonAtomic(rolePath(dataDir), {
-      role: 'primary',
-      epoch: 3,
-      validUntil: mono() + 60_000,
-      boot: bootId(),
-    });
-    const body = (taskId: string): string => JSON.stringify({ taskId, workSeconds: 0.1 });
-    const calls: string[] = [];
-    const scripted = scriptedQueue([
-      [{ id: 'm1', receiptHandle: 'h1', body: body('t1'), receiveCount: 1 }],
-      [{ id: 'm2', receiptHandle: 'h2', body: body('t2'), receiveCount: 1 }],
-    ]);
-    const queue = {
-      ...scripted.queue,
-      receive: (...args: unknown[]) => (
-        calls.push('receive'),
-        (scripted.queue.receive as (...a: unknown[]) => Promise<QueueMessage[]>)(...args)
-      ),
-      send: (text: string) => (calls.push(`send ${text}`), Promise.resolve('m-new')),
-      setVisibility: (handle: string, seconds: number) => (calls.push(`${handle}=${seconds}`), Promise.resolve()),
-    } as unknown as TaskQueue;
-    const store = new StateStore(new S3Client({ region: 'us-west-2' }), {
-      bucket: 'b',
-      prefix: 'peer-sync/',
-      maxObjectBytes: 1 << 20,
-      requestRetry: { attempts: 1, baseMs: 1, capMs: 1 },
-    });
-    let outage = true;
-    const read = store.read.bind(store);
-    store.read = (key: string, schema: never) =>
-      outage ? Promise.reject(new TransientError(`GET ${key}: 503`)) : read(key, schema);
-    const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
-    await worker.start();
-    await new Promise((r) => setTimeout(r, 1500));
-    const during = [...calls];
-    outage = false;
-    for (let i = 0; i < 200 && scripted.deleted.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
-    await worker.close();
-    // One receive before the outage showed, none while it lasted; extended all along, never handed back or sent again.
-    expect(during.filter((c) => c === 'receive')).toEqual(['receive']);
-    expect(during.filter((c) => c === 'h1=0.3').length).toBeGreaterThanOrEqual(3);
-    expect(during.filter((c) => c.startsWith('send') || c.endsWith('=0'))).toEqual([]);
-    expect(scripted.deleted).toEqual(['h1', 'h2']);
-    expect(s3.json('peer-sync/tasks/t1/done.json')).toMatchObject({ node: 'node-1', epoch: 3 });
-  });
+  it(
+    'waits out an S3 outage with the message it holds: it receives nothing more, ' +
+      'counts no failure, keeps extending, and completes once S3 is back',
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
+      const config = {
+        ...buildConfig(
+          {},
+          {
+            sampleIntervalSeconds: 0.2,
+            syncIntervalSeconds: 0.4,
+            leaseRenewSeconds: 0.4,
+            leaseExpirySeconds: 1.2,
+            receiveWaitSeconds: 0,
+            visibilityTimeoutSeconds: 0.3,
+            retryCapSeconds: 0.05,
+          },
+        ),
+        nodeName: 'node-1',
+        dataDir,
+        queueUrl: 'http://q',
+      };
+      await writeJsonAtomic(rolePath(dataDir), {
+        role: 'primary',
+        epoch: 3,
+        validUntil: mono() + 60_000,
+        boot: bootId(),
+      });
+      const body = (taskId: string): string => JSON.stringify({ taskId, workSeconds: 0.1 });
+      const calls: string[] = [];
+      const scripted = scriptedQueue([
+        [{ id: 'm1', receiptHandle: 'h1', body: body('t1'), receiveCount: 1 }],
+        [{ id: 'm2', receiptHandle: 'h2', body: body('t2'), receiveCount: 1 }],
+      ]);
+      const queue = {
+        ...scripted.queue,
+        receive: (...args: unknown[]) => (
+          calls.push('receive'),
+          (scripted.queue.receive as (...a: unknown[]) => Promise<QueueMessage[]>)(...args)
+        ),
+        send: (text: string) => (calls.push(`send ${text}`), Promise.resolve('m-new')),
+        setVisibility: (handle: string, seconds: number) => (calls.push(`${handle}=${seconds}`), Promise.resolve()),
+      } as unknown as TaskQueue;
+      const store = new StateStore(new S3Client({ region: 'us-west-2' }), {
+        bucket: 'b',
+        prefix: 'peer-sync/',
+        maxObjectBytes: 1 << 20,
+        requestRetry: { attempts: 1, baseMs: 1, capMs: 1 },
+      });
+      let outage = true;
+      const read = store.read.bind(store);
+      store.read = (key: string, schema: never) =>
+        outage ? Promise.reject(new TransientError(`GET ${key}: 503`)) : read(key, schema);
+      const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
+      await worker.start();
+      await new Promise((r) => setTimeout(r, 1500));
+      const during = [...calls];
+      outage = false;
+      for (let i = 0; i < 200 && scripted.deleted.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+      await worker.close();
+      // One receive before the outage showed, none while it lasted;
+      // extended all along, never handed back or sent again.
+      expect(during.filter((c) => c === 'receive')).toEqual(['receive']);
+      expect(during.filter((c) => c === 'h1=0.3').length).toBeGreaterThanOrEqual(3);
+      expect(during.filter((c) => c.startsWith('send') || c.endsWith('=0'))).toEqual([]);
+      expect(scripted.deleted).toEqual(['h1', 'h2']);
+      expect(s3.json('peer-sync/tasks/t1/done.json')).toMatchObject({ node: 'node-1', epoch: 3 });
+    },
+  );
 
-  it("counts a stage's failure toward poison and alerts its stderr, but sends an exit 75 back later with no failure counted", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
-    const script = 'case "$TASK_ID" in later) exit 75;; bad) echo "Unknown encoder libx265" >&2; exit 2;; esac';
-    const pipeline = [{ name: 'work', command: ['/bin/sh', '-c', script] }];
-    const config = {
-      ...buildConfig(
-        {},
-        {
-          sampleIntervalSeconds: 0.2,
-          syncIntervalSeconds: 0.4,
-          leaseRenewSeconds: 0.4,
-          leaseExpirySeconds: 1.2,
-          receiveWaitSeconds: 0,
-          visibilityTimeoutSeconds: 3,
-          maxTaskFailures: 2,
-          pipeline,
-        },
-      ),
-      nodeName: 'node-1',
-      dataDir,
-      queueUrl: 'http://q',
-    };
-    await writeJsonAtomic(rolePath(dataDir), {
-      role: 'primary',
-      epoch: 3,
-      validUntil: mono() + 60_000,
-      boot: bootId(),
-    });
-    const m = (taskId: string, receiveCount: number, failures?: number): QueueMessage => ({
-      id: taskId,
-      receiptHandle: `h-${taskId}-${receiveCount}`,
-      body: JSON.stringify({ taskId }),
-      receiveCount,
-      ...(failures === undefined ? {} : { failures }),
-    });
-    const scripted = scriptedQueue([[m('later', 4), m('bad', 1)], [], [m('bad', 1, 1)]]);
-    const calls: string[] = [];
-    const queue = {
-      ...scripted.queue,
-      send: (_: string, failures: number) => (calls.push(`send failures=${failures}`), Promise.resolve('m-new')),
-      setVisibility: (handle: string, seconds: number) => (calls.push(`${handle}=${seconds}`), Promise.resolve()),
-    } as unknown as TaskQueue;
-    const deadLetters = {
-      send: (_: string, failures: number) => (calls.push(`dead failures=${failures}`), Promise.resolve('m-dead')),
-    } as unknown as TaskQueue;
-    const alerts: FleetEvent[] = [];
-    const topic = { publish: (e: FleetEvent) => (alerts.push(e), Promise.resolve('id')) } as unknown as AlertTopic;
-    const store = new StateStore(new S3Client({ region: 'us-west-2' }), {
-      bucket: 'b',
-      prefix: 'peer-sync/',
-      maxObjectBytes: 1 << 20,
-    });
-    const worker = new Worker({
-      config,
-      store,
-      queue,
-      deadLetters,
-      log: memoryLogger().log,
-      now: Date.now,
-      alerts: topic,
-    });
-    await worker.start();
-    for (let i = 0; i < 200 && alerts.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
-    await worker.close();
-    // Four receives so far: back in 4 visibility timeouts, counted by SQS's receives alone.
-    expect(calls.filter((c) => c.startsWith('h-later'))).toEqual(['h-later-4=12']);
-    expect(calls.filter((c) => c.includes('failures='))).toEqual(['send failures=1', 'dead failures=2']);
-    expect(scripted.deleted).toEqual(['h-bad-1', 'h-bad-1']);
-    expect(alerts.map((a) => a.kind)).toEqual(['POISON_TASK']);
-    expect(alerts[0]?.summary).toMatch(
-      /task bad failed 2 times\. Moved to the dead-letter queue\. .*exited with 2; stderr ends:\nUnknown encoder libx265/,
-    );
-    // Neither task is in hand any more: their folders are gone from the node.
-    expect(existsSync(join(dataDir, 'work', 'bad'))).toBe(false);
-    expect(existsSync(join(dataDir, 'work', 'later'))).toBe(false);
-  });
+  it(
+    "counts a stage's failure toward poison and alerts its stderr, " +
+      'but sends an exit 75 back later with no failure counted',
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
+      const script = 'case "$TASK_ID" in later) exit 75;; bad) echo "Unknown encoder libx265" >&2; exit 2;; esac';
+      const pipeline = [{ name: 'work', command: ['/bin/sh', '-c', script] }];
+      const config = {
+        ...buildConfig(
+          {},
+          {
+            sampleIntervalSeconds: 0.2,
+            syncIntervalSeconds: 0.4,
+            leaseRenewSeconds: 0.4,
+            leaseExpirySeconds: 1.2,
+            receiveWaitSeconds: 0,
+            visibilityTimeoutSeconds: 3,
+            maxTaskFailures: 2,
+            pipeline,
+          },
+        ),
+        nodeName: 'node-1',
+        dataDir,
+        queueUrl: 'http://q',
+      };
+      await writeJsonAtomic(rolePath(dataDir), {
+        role: 'primary',
+        epoch: 3,
+        validUntil: mono() + 60_000,
+        boot: bootId(),
+      });
+      const m = (taskId: string, receiveCount: number, failures?: number): QueueMessage => ({
+        id: taskId,
+        receiptHandle: `h-${taskId}-${receiveCount}`,
+        body: JSON.stringify({ taskId }),
+        receiveCount,
+        ...(failures === undefined ? {} : { failures }),
+      });
+      const scripted = scriptedQueue([[m('later', 4), m('bad', 1)], [], [m('bad', 1, 1)]]);
+      const calls: string[] = [];
+      const queue = {
+        ...scripted.queue,
+        send: (_: string, failures: number) => (calls.push(`send failures=${failures}`), Promise.resolve('m-new')),
+        setVisibility: (handle: string, seconds: number) => (calls.push(`${handle}=${seconds}`), Promise.resolve()),
+      } as unknown as TaskQueue;
+      const deadLetters = {
+        send: (_: string, failures: number) => (calls.push(`dead failures=${failures}`), Promise.resolve('m-dead')),
+      } as unknown as TaskQueue;
+      const alerts: FleetEvent[] = [];
+      const topic = { publish: (e: FleetEvent) => (alerts.push(e), Promise.resolve('id')) } as unknown as AlertTopic;
+      const store = new StateStore(new S3Client({ region: 'us-west-2' }), {
+        bucket: 'b',
+        prefix: 'peer-sync/',
+        maxObjectBytes: 1 << 20,
+      });
+      const worker = new Worker({
+        config,
+        store,
+        queue,
+        deadLetters,
+        log: memoryLogger().log,
+        now: Date.now,
+        alerts: topic,
+      });
+      await worker.start();
+      for (let i = 0; i < 200 && alerts.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      await worker.close();
+      // Four receives so far: back in 4 visibility timeouts, counted by SQS's receives alone.
+      expect(calls.filter((c) => c.startsWith('h-later'))).toEqual(['h-later-4=12']);
+      expect(calls.filter((c) => c.includes('failures='))).toEqual(['send failures=1', 'dead failures=2']);
+      expect(scripted.deleted).toEqual(['h-bad-1', 'h-bad-1']);
+      expect(alerts.map((a) => a.kind)).toEqual(['POISON_TASK']);
+      expect(alerts[0]?.summary).toMatch(
+        new RegExp(
+          /task bad failed 2 times\. Moved to the dead-letter queue\. /.source +
+            /.*exited with 2; stderr ends:\nUnknown encoder libx265/.source,
+        ),
+      );
+      // Neither task is in hand any more: their folders are gone from the node.
+      expect(existsSync(join(dataDir, 'work', 'bad'))).toBe(false);
+      expect(existsSync(join(dataDir, 'work', 'later'))).toBe(false);
+    },
+  );
 
   it('extends what it holds while its lease is valid, and stops extending once the lease has lapsed', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
@@ -334,7 +346,8 @@ describe('Worker', () => {
         await first.halt();
         if (role === 'standby')
           await writeJsonAtomic(rolePath(dataDir), { role: 'standby', epoch: 4, validUntil: 0, boot: bootId() });
-        // Its agent restarted too and is pending (an await-fence record): the role comes back, same epoch, after the worker's start.
+        // Its agent restarted too and is pending (an await-fence record):
+        // the role comes back, same epoch, after the worker's start.
         if (role === 'late-primary')
           await writeJsonAtomic(rolePath(dataDir), { role: 'pending', epoch: 3, validUntil: 0, boot: bootId() });
         const nextQueue = {
@@ -360,74 +373,93 @@ describe('Worker', () => {
       }
     };
 
-    it('carries on with it under its receipt while the node may consume: the task goes on now, not after its visibility timeout', async () => {
-      const { after } = await restartWith('primary');
-      // Extended first (the receipt is still honoured), and only handed back by the close that ends the test.
-      expect(after[0]).toEqual({ handle: 'h1', seconds: 30 });
-      expect(after.slice(1).every((v) => v.seconds === 0)).toBe(true);
-      expect(after.map((v) => v.handle)).not.toContain('older');
-    });
+    it(
+      'carries on with it under its receipt while the node may consume: ' +
+        'the task goes on now, not after its visibility timeout',
+      async () => {
+        const { after } = await restartWith('primary');
+        // Extended first (the receipt is still honoured), and only handed back by the close that ends the test.
+        expect(after[0]).toEqual({ handle: 'h1', seconds: 30 });
+        expect(after.slice(1).every((v) => v.seconds === 0)).toBe(true);
+        expect(after.map((v) => v.handle)).not.toContain('older');
+      },
+    );
 
-    it('carries on with it once the node is primary again in the same epoch, after the worker started without the role', async () => {
-      const { after } = await restartWith('late-primary');
-      expect(after[0]).toEqual({ handle: 'h1', seconds: 30 });
-      expect(after.map((v) => v.handle)).not.toContain('older');
-    });
+    it(
+      'carries on with it once the node is primary again in ' +
+        'the same epoch, after the worker started without the role',
+      async () => {
+        const { after } = await restartWith('late-primary');
+        expect(after[0]).toEqual({ handle: 'h1', seconds: 30 });
+        expect(after.map((v) => v.handle)).not.toContain('older');
+      },
+    );
 
-    it('leaves it alone when the node may not consume: it comes back to the new primary when its visibility runs out', async () => {
-      expect(await restartWith('standby')).toEqual({ after: [], stillHeld: true });
-    });
+    it(
+      'leaves it alone when the node may not consume: ' +
+        'it comes back to the new primary when its visibility runs out',
+      async () => {
+        expect(await restartWith('standby')).toEqual({ after: [], stillHeld: true });
+      },
+    );
   });
 
-  it('fences its running tasks and hands their messages back when the lease lapses, even if the poll loop saw it first', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
-    const config = {
-      ...buildConfig(
-        {},
-        {
-          sampleIntervalSeconds: 0.2,
-          syncIntervalSeconds: 0.4,
-          leaseRenewSeconds: 0.4,
-          leaseExpirySeconds: 1.2,
-          receiveWaitSeconds: 0,
-        },
-      ),
-      nodeName: 'node-1',
-      dataDir,
-      queueUrl: 'http://q',
-    };
-    await writeJsonAtomic(rolePath(dataDir), {
-      role: 'primary',
-      epoch: 3,
-      validUntil: mono() + 60_000,
-      boot: bootId(),
-    });
-    const handedBack: string[] = [];
-    const body = JSON.stringify({ taskId: 't1', workSeconds: 60 });
-    const queue = {
-      ...scriptedQueue([[{ id: 'm1', receiptHandle: 'h1', body, receiveCount: 1 }]]).queue,
-      setVisibility: (handle: string, seconds: number) => (seconds === 0 && handedBack.push(handle), Promise.resolve()),
-    } as unknown as TaskQueue;
-    const store = new StateStore(new S3Client({ region: 'us-west-2' }), {
-      bucket: 'b',
-      prefix: 'peer-sync/',
-      maxObjectBytes: 1 << 20,
-    });
-    const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
-    await worker.start();
-    const running = (worker as unknown as { inHand: { size: number } }).inHand;
-    for (let i = 0; i < 100 && running.size === 0; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(running.size).toBe(1);
-    // The agent fences; the poll loop notices first and marks the worker idle.
-    // In one step, so no fence check runs between them.
-    writeFileSync(rolePath(dataDir), JSON.stringify({ role: 'fenced', epoch: 3, validUntil: 0, boot: bootId() }));
-    (worker as unknown as { book: { consumingEpoch: number | null } }).book.consumingEpoch = null;
-    for (let i = 0; i < 50 && handedBack.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
-    // By the fence watch, not by the close that ends the test.
-    const beforeClose = [...handedBack];
-    await worker.close();
-    expect(beforeClose).toEqual(['h1']);
-  });
+  it(
+    'fences its running tasks and hands their messages back ' +
+      'when the lease lapses, even if the poll loop saw it first',
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
+      const config = {
+        ...buildConfig(
+          {},
+          {
+            sampleIntervalSeconds: 0.2,
+            syncIntervalSeconds: 0.4,
+            leaseRenewSeconds: 0.4,
+            leaseExpirySeconds: 1.2,
+            receiveWaitSeconds: 0,
+          },
+        ),
+        nodeName: 'node-1',
+        dataDir,
+        queueUrl: 'http://q',
+      };
+      await writeJsonAtomic(rolePath(dataDir), {
+        role: 'primary',
+        epoch: 3,
+        validUntil: mono() + 60_000,
+        boot: bootId(),
+      });
+      const handedBack: string[] = [];
+      const body = JSON.stringify({ taskId: 't1', workSeconds: 60 });
+      const queue = {
+        ...scriptedQueue([[{ id: 'm1', receiptHandle: 'h1', body, receiveCount: 1 }]]).queue,
+        setVisibility: (handle: string, seconds: number) => (
+          seconds === 0 && handedBack.push(handle),
+          Promise.resolve()
+        ),
+      } as unknown as TaskQueue;
+      const store = new StateStore(new S3Client({ region: 'us-west-2' }), {
+        bucket: 'b',
+        prefix: 'peer-sync/',
+        maxObjectBytes: 1 << 20,
+      });
+      const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
+      await worker.start();
+      const running = (worker as unknown as { inHand: { size: number } }).inHand;
+      for (let i = 0; i < 100 && running.size === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(running.size).toBe(1);
+      // The agent fences; the poll loop notices first and marks the worker idle.
+      // In one step, so no fence check runs between them.
+      writeFileSync(rolePath(dataDir), JSON.stringify({ role: 'fenced', epoch: 3, validUntil: 0, boot: bootId() }));
+      (worker as unknown as { book: { consumingEpoch: number | null } }).book.consumingEpoch = null;
+      for (let i = 0; i < 50 && handedBack.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      // By the fence watch, not by the close that ends the test.
+      const beforeClose = [...handedBack];
+      await worker.close();
+      expect(beforeClose).toEqual(['h1']);
+    },
+  );
 
   describe('a worker stopped with tasks in hand (systemctl stop or restart)', () => {
     /** A worker receives a 60 s task and is closed; `leased` says whether its lease is still valid then. */
@@ -477,66 +509,82 @@ describe('Worker', () => {
       return { visibility, held: left.messages.map((m) => m.message.receiptHandle) };
     };
 
-    it('under a valid lease keeps its messages held, checkpointed, for the next worker or a new primary: not behind the backlog', async () => {
-      expect(await stopWith(true)).toEqual({ visibility: [], held: ['h1'] });
-    });
+    it(
+      'under a valid lease keeps its messages held, checkpointed, ' +
+        'for the next worker or a new primary: not behind the backlog',
+      async () => {
+        expect(await stopWith(true)).toEqual({ visibility: [], held: ['h1'] });
+      },
+    );
 
     it('without one hands them back to the queue at once', async () => {
       expect(await stopWith(false)).toEqual({ visibility: [0], held: [] });
     });
 
-    it('takes in a receive answered while it stops (as in the socket of a frozen worker that is then stopped), never leaving its messages invisible', async () => {
-      const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
-      const config = {
-        ...buildConfig(
-          {},
-          {
-            sampleIntervalSeconds: 0.2,
-            syncIntervalSeconds: 0.4,
-            leaseRenewSeconds: 0.4,
-            leaseExpirySeconds: 1.2,
-            receiveWaitSeconds: 1,
-            workerStopTimeoutSeconds: 0.4,
+    it(
+      'takes in a receive answered while it stops (as in the socket of a ' +
+        'frozen worker that is then stopped), never leaving its messages invisible',
+      async () => {
+        const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
+        const config = {
+          ...buildConfig(
+            {},
+            {
+              sampleIntervalSeconds: 0.2,
+              syncIntervalSeconds: 0.4,
+              leaseRenewSeconds: 0.4,
+              leaseExpirySeconds: 1.2,
+              receiveWaitSeconds: 1,
+              workerStopTimeoutSeconds: 0.4,
+            },
+          ),
+          nodeName: 'node-1',
+          dataDir,
+          queueUrl: 'http://q',
+        };
+        await writeJsonAtomic(rolePath(dataDir), {
+          role: 'primary',
+          epoch: 3,
+          validUntil: mono() + 60_000,
+          boot: bootId(),
+        });
+        let asked = false;
+        const queue = {
+          ...scriptedQueue([]).queue,
+          // The answer is on its way when the stop comes, 60 ms
+          // after the ask; like the SDK, an abort before it rejects.
+          receive: async (_max: number, _wait: number, _visibility: number, signal: AbortSignal) => {
+            if (asked) return [];
+            asked = true;
+            await new Promise<void>((resolve, reject) => {
+              const timer = setTimeout(resolve, 60);
+              signal.addEventListener('abort', () => (clearTimeout(timer), reject(new Error('aborted'))), {
+                once: true,
+              });
+            });
+            return [
+              {
+                id: 'm1',
+                receiptHandle: 'h1',
+                body: JSON.stringify({ taskId: 't1', workSeconds: 60 }),
+                receiveCount: 1,
+              },
+            ];
           },
-        ),
-        nodeName: 'node-1',
-        dataDir,
-        queueUrl: 'http://q',
-      };
-      await writeJsonAtomic(rolePath(dataDir), {
-        role: 'primary',
-        epoch: 3,
-        validUntil: mono() + 60_000,
-        boot: bootId(),
-      });
-      let asked = false;
-      const queue = {
-        ...scriptedQueue([]).queue,
-        // The answer is on its way when the stop comes, 60 ms after the ask; like the SDK, an abort before it rejects.
-        receive: async (_max: number, _wait: number, _visibility: number, signal: AbortSignal) => {
-          if (asked) return [];
-          asked = true;
-          await new Promise<void>((resolve, reject) => {
-            const timer = setTimeout(resolve, 60);
-            signal.addEventListener('abort', () => (clearTimeout(timer), reject(new Error('aborted'))), { once: true });
-          });
-          return [
-            { id: 'm1', receiptHandle: 'h1', body: JSON.stringify({ taskId: 't1', workSeconds: 60 }), receiveCount: 1 },
-          ];
-        },
-      } as unknown as TaskQueue;
-      const store = new StateStore(new S3Client({ region: 'us-west-2' }), {
-        bucket: 'b',
-        prefix: 'peer-sync/',
-        maxObjectBytes: 1 << 20,
-      });
-      const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
-      await worker.start();
-      for (let i = 0; i < 100 && !asked; i++) await new Promise((r) => setTimeout(r, 5));
-      await worker.close();
-      const left = await new HeldMessages(dataDir, 300_000, memoryLogger().log).leftovers(1_000);
-      expect(left.messages.map((m) => m.message.receiptHandle)).toEqual(['h1']);
-    });
+        } as unknown as TaskQueue;
+        const store = new StateStore(new S3Client({ region: 'us-west-2' }), {
+          bucket: 'b',
+          prefix: 'peer-sync/',
+          maxObjectBytes: 1 << 20,
+        });
+        const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
+        await worker.start();
+        for (let i = 0; i < 100 && !asked; i++) await new Promise((r) => setTimeout(r, 5));
+        await worker.close();
+        const left = await new HeldMessages(dataDir, 300_000, memoryLogger().log).leftovers(1_000);
+        expect(left.messages.map((m) => m.message.receiptHandle)).toEqual(['h1']);
+      },
+    );
   });
 
   describe('long polls', () => {
@@ -617,25 +665,29 @@ describe('Worker', () => {
       expect(steps).toBeLessThanOrEqual(17);
     });
 
-    it('waits for a renewal due within a quarter period rather than ask for a poll the lease cuts short: one long poll per two renewals, not one per renewal', async () => {
-      // ×20: renewals every 0.5 s, the lease good for 1 s after each (fenceAfter), polls of up to
-      // 1 s (20 scenario seconds). Each poll ran to 0.05 s before the lease known at its start
-      // ended, so the renewal during it found the next one cut to half its length (issue 13: an
-      // idle primary polled every 10 s where 20 s were allowed).
-      const p = await polling(1_000, {}, 20, 'the wait');
-      const renewals = setInterval(() => void p.renew(), 500);
-      try {
-        await settle(4_200);
-      } finally {
-        clearInterval(renewals);
-        await p.close();
-      }
-      // About 4 polls of nearly a second each (the first may be cut short: it started between
-      // renewals); cut short by every renewal they would be 8 of half a second.
-      expect(p.waits.length).toBeGreaterThanOrEqual(3);
-      expect(p.waits.length).toBeLessThanOrEqual(6);
-      expect(p.waits.slice(1).every((w) => w * 20 >= 17)).toBe(true);
-    });
+    it(
+      'waits for a renewal due within a quarter period rather than ask for a poll ' +
+        'the lease cuts short: one long poll per two renewals, not one per renewal',
+      async () => {
+        // ×20: renewals every 0.5 s, the lease good for 1 s after each (fenceAfter), polls of up to
+        // 1 s (20 scenario seconds). Each poll ran to 0.05 s before the lease known at its start
+        // ended, so the renewal during it found the next one cut to half its length (issue 13: an
+        // idle primary polled every 10 s where 20 s were allowed).
+        const p = await polling(1_000, {}, 20, 'the wait');
+        const renewals = setInterval(() => void p.renew(), 500);
+        try {
+          await settle(4_200);
+        } finally {
+          clearInterval(renewals);
+          await p.close();
+        }
+        // About 4 polls of nearly a second each (the first may be cut short: it started between
+        // renewals); cut short by every renewal they would be 8 of half a second.
+        expect(p.waits.length).toBeGreaterThanOrEqual(3);
+        expect(p.waits.length).toBeLessThanOrEqual(6);
+        expect(p.waits.slice(1).every((w) => w * 20 >= 17)).toBe(true);
+      },
+    );
 
     it('paces short polls of an empty queue to one per quarter renewal period', async () => {
       const p = await polling(60_000, {

@@ -268,7 +268,8 @@ describe('fleet failover', () => {
 
     expect(code).toBe(1);
     expect(doc?.refused).toBe(
-      `node-2 is ready, but the watchdog is restarting node-1's worker (incident ${INCIDENT}). Use --force to go ahead anyway.`,
+      `node-2 is ready, but the watchdog is restarting node-1's ` +
+        `worker (incident ${INCIDENT}). Use --force to go ahead anyway.`,
     );
     expect(await storedLeader()).toMatchObject({ primary: 'node-1', epoch: 1 });
   });
@@ -329,7 +330,8 @@ describe('fleet failover', () => {
       reason: expect.stringContaining('(--force)'),
     });
     expect((await storedEvent(String(doc?.incidentId)))?.summary).toContain(
-      `--force overrode: it has no live worker process; the watchdog is restarting node-1's worker (incident ${INCIDENT}).`,
+      `--force overrode: it has no live worker process; ` +
+        `the watchdog is restarting node-1's worker (incident ${INCIDENT}).`,
     );
   });
 });
@@ -349,17 +351,20 @@ describe('fleet rejoin', () => {
     expect(await fleet.store.readText(KEYS.watchdogState)).toBe(before);
   });
 
-  it('resets the rejoin budget of a standby without a worker, then says the restart could not be confirmed', async () => {
-    const { code, doc } = await fleetJson(['rejoin', 'node-3', '--wait', '1']);
+  it(
+    'resets the rejoin budget of a standby without a worker, ' + 'then says the restart could not be confirmed',
+    async () => {
+      const { code, doc } = await fleetJson(['rejoin', 'node-3', '--wait', '1']);
 
-    expect(code).toBe(1);
-    expect(
-      (doc?.steps as { step: string; status: string; detail: string }[]).map((s) => `${s.step}:${s.status}`),
-    ).toEqual(['check:ok', 'budget:ok', 'restart-worker:fail']);
-    expect(doc?.steps).toContainEqual(
-      expect.objectContaining({ step: 'check', detail: 'node-3 is a standby: no worker process runs' }),
-    );
-  });
+      expect(code).toBe(1);
+      expect(
+        (doc?.steps as { step: string; status: string; detail: string }[]).map((s) => `${s.step}:${s.status}`),
+      ).toEqual(['check:ok', 'budget:ok', 'restart-worker:fail']);
+      expect(doc?.steps).toContainEqual(
+        expect.objectContaining({ step: 'check', detail: 'node-3 is a standby: no worker process runs' }),
+      );
+    },
+  );
 
   it('exits 2 on a node that is not configured, naming it', async () => {
     const r = await runFleet(['rejoin', 'node-9', '--local-file', fleet.localFile], 15_000);
@@ -373,24 +378,27 @@ describe('fleet admission', () => {
     await seedFleet(fleet);
   });
 
-  it('shows input open with the queues, holds it by hand (stored for the watchdog), and gives the decision back', async () => {
-    const shown = await fleetJson(['admission']);
-    expect(shown.code).toBe(0);
-    expect(shown.doc).toMatchObject({
-      mode: 'auto',
-      held: false,
-      changed: false,
-      depths: { backlog: expect.any(Number), intake: 0 },
-    });
+  it(
+    'shows input open with the queues, holds it by hand ' + '(stored for the watchdog), and gives the decision back',
+    async () => {
+      const shown = await fleetJson(['admission']);
+      expect(shown.code).toBe(0);
+      expect(shown.doc).toMatchObject({
+        mode: 'auto',
+        held: false,
+        changed: false,
+        depths: { backlog: expect.any(Number), intake: 0 },
+      });
 
-    const held = await fleetJson(['admission', '--hold']);
-    expect(held.doc).toMatchObject({ mode: 'hold', changed: true });
-    expect((await fleet.store.read(KEYS.watchdogState, watchdogStateSchema))?.value.admission?.mode).toBe('hold');
-    expect((await fleetJson(['admission', '--hold'])).doc).toMatchObject({ mode: 'hold', changed: false });
+      const held = await fleetJson(['admission', '--hold']);
+      expect(held.doc).toMatchObject({ mode: 'hold', changed: true });
+      expect((await fleet.store.read(KEYS.watchdogState, watchdogStateSchema))?.value.admission?.mode).toBe('hold');
+      expect((await fleetJson(['admission', '--hold'])).doc).toMatchObject({ mode: 'hold', changed: false });
 
-    expect((await fleetJson(['admission', '--auto'])).doc).toMatchObject({ mode: 'auto', changed: true });
-    expect((await fleet.store.read(KEYS.watchdogState, watchdogStateSchema))?.value.admission?.mode).toBe('auto');
-  });
+      expect((await fleetJson(['admission', '--auto'])).doc).toMatchObject({ mode: 'auto', changed: true });
+      expect((await fleet.store.read(KEYS.watchdogState, watchdogStateSchema))?.value.admission?.mode).toBe('auto');
+    },
+  );
 
   it('exits 2 when asked for two modes at once, and changes nothing', async () => {
     const before = await fleet.store.readText(KEYS.watchdogState);

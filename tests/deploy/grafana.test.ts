@@ -76,74 +76,85 @@ describe('dashboards/ (Grafana)', () => {
     for (const [path, text] of Object.entries(dashboardFiles())) expect(read(path)).toBe(text);
   });
 
-  it('has the shape of a Grafana dashboard: panels on the grid without overlap, unique ids, targets with a namespace, metric, dimensions, statistic and period', () => {
-    expect(new Set(dashboard.panels.map((p) => p.id)).size).toBe(dashboard.panels.length);
-    const cells = new Set<string>();
-    for (const p of dashboard.panels) {
-      expect(p.gridPos.x + p.gridPos.w).toBeLessThanOrEqual(24);
-      for (let x = p.gridPos.x; x < p.gridPos.x + p.gridPos.w; x++)
-        for (let y = p.gridPos.y; y < p.gridPos.y + p.gridPos.h; y++) {
-          expect(cells.has(`${x},${y}`)).toBe(false);
-          cells.add(`${x},${y}`);
-        }
-      expect(new Set(p.targets.map((t) => t.refId)).size).toBe(p.targets.length);
-    }
-  });
-
-  it("charts only metrics that exist: the catalogue's, by their dimensions and statistic, or the AWS ones it names", () => {
-    const variables = new Set(dashboard.templating.list.map((v) => v.name));
-    for (const t of dashboard.panels.flatMap((p) => p.targets)) {
-      for (const value of Object.values(t.dimensions))
-        if (value.startsWith('$')) expect(variables).toContain(value.slice(1));
-      if (t.namespace === METRICS_NAMESPACE) {
-        const spec = CATALOGUE.find((m) => m.name === t.metricName);
-        expect(spec).toBeDefined();
-        expect(Object.keys(t.dimensions).sort()).toEqual(spec?.scope === 'node' ? ['Fleet', 'Node'] : ['Fleet']);
-        expect(t.statistic).toBe(spec?.statistic);
-      } else {
-        expect(AWS_METRICS[t.namespace]).toContain(t.metricName);
+  it(
+    'has the shape of a Grafana dashboard: panels on the grid without overlap, ' +
+      'unique ids, targets with a namespace, metric, dimensions, statistic and period',
+    () => {
+      expect(new Set(dashboard.panels.map((p) => p.id)).size).toBe(dashboard.panels.length);
+      const cells = new Set<string>();
+      for (const p of dashboard.panels) {
+        expect(p.gridPos.x + p.gridPos.w).toBeLessThanOrEqual(24);
+        for (let x = p.gridPos.x; x < p.gridPos.x + p.gridPos.w; x++)
+          for (let y = p.gridPos.y; y < p.gridPos.y + p.gridPos.h; y++) {
+            expect(cells.has(`${x},${y}`)).toBe(false);
+            cells.add(`${x},${y}`);
+          }
+        expect(new Set(p.targets.map((t) => t.refId)).size).toBe(p.targets.length);
       }
-    }
-    // Every metric of the catalogue is on a panel.
-    const charted = new Set(
-      dashboard.panels.flatMap((p) =>
-        p.targets.filter((t) => t.namespace === METRICS_NAMESPACE).map((t) => t.metricName),
-      ),
-    );
-    expect([...charted].sort()).toEqual(CATALOGUE.map((m) => m.name).sort());
-  });
+    },
+  );
 
-  it("provisions a CloudWatch data source with no key in it, the one the dashboard uses, and the dashboard's folder", () => {
-    const source = z
-      .strictObject({
-        apiVersion: z.literal(1),
-        datasources: z
-          .array(
-            z.looseObject({
-              name: z.string(),
-              type: z.literal('cloudwatch'),
-              uid: z.string(),
-              jsonData: z.looseObject({ authType: z.string(), defaultRegion: z.string() }),
-            }),
-          )
-          .length(1),
-      })
-      .parse(yamlAsJson(read('provisioning/datasources/cloudwatch.yaml')));
-    expect(source.datasources[0]?.uid).toBe(DATASOURCE_UID);
-    expect(JSON.stringify(source)).not.toMatch(/secret|accessKey|password/i);
-    const variable = dashboard.templating.list.find((v) => v.name === 'datasource') as
-      { current?: { value?: string } } | undefined;
-    expect(variable?.current?.value).toBe(DATASOURCE_UID);
-    const provider = z
-      .strictObject({
-        apiVersion: z.literal(1),
-        providers: z
-          .array(z.looseObject({ type: z.literal('file'), options: z.looseObject({ path: z.string().min(1) }) }))
-          .length(1),
-      })
-      .parse(yamlAsJson(read('provisioning/dashboards/queens-fleet.yaml')));
-    expect(provider.providers[0]?.options.path).toMatch(/^\//);
-  });
+  it(
+    "charts only metrics that exist: the catalogue's, " + 'by their dimensions and statistic, or the AWS ones it names',
+    () => {
+      const variables = new Set(dashboard.templating.list.map((v) => v.name));
+      for (const t of dashboard.panels.flatMap((p) => p.targets)) {
+        for (const value of Object.values(t.dimensions))
+          if (value.startsWith('$')) expect(variables).toContain(value.slice(1));
+        if (t.namespace === METRICS_NAMESPACE) {
+          const spec = CATALOGUE.find((m) => m.name === t.metricName);
+          expect(spec).toBeDefined();
+          expect(Object.keys(t.dimensions).sort()).toEqual(spec?.scope === 'node' ? ['Fleet', 'Node'] : ['Fleet']);
+          expect(t.statistic).toBe(spec?.statistic);
+        } else {
+          expect(AWS_METRICS[t.namespace]).toContain(t.metricName);
+        }
+      }
+      // Every metric of the catalogue is on a panel.
+      const charted = new Set(
+        dashboard.panels.flatMap((p) =>
+          p.targets.filter((t) => t.namespace === METRICS_NAMESPACE).map((t) => t.metricName),
+        ),
+      );
+      expect([...charted].sort()).toEqual(CATALOGUE.map((m) => m.name).sort());
+    },
+  );
+
+  it(
+    'provisions a CloudWatch data source with no key in it, ' +
+      "the one the dashboard uses, and the dashboard's folder",
+    () => {
+      const source = z
+        .strictObject({
+          apiVersion: z.literal(1),
+          datasources: z
+            .array(
+              z.looseObject({
+                name: z.string(),
+                type: z.literal('cloudwatch'),
+                uid: z.string(),
+                jsonData: z.looseObject({ authType: z.string(), defaultRegion: z.string() }),
+              }),
+            )
+            .length(1),
+        })
+        .parse(yamlAsJson(read('provisioning/datasources/cloudwatch.yaml')));
+      expect(source.datasources[0]?.uid).toBe(DATASOURCE_UID);
+      expect(JSON.stringify(source)).not.toMatch(/secret|accessKey|password/i);
+      const variable = dashboard.templating.list.find((v) => v.name === 'datasource') as
+        { current?: { value?: string } } | undefined;
+      expect(variable?.current?.value).toBe(DATASOURCE_UID);
+      const provider = z
+        .strictObject({
+          apiVersion: z.literal(1),
+          providers: z
+            .array(z.looseObject({ type: z.literal('file'), options: z.looseObject({ path: z.string().min(1) }) }))
+            .length(1),
+        })
+        .parse(yamlAsJson(read('provisioning/dashboards/queens-fleet.yaml')));
+      expect(provider.providers[0]?.options.path).toMatch(/^\//);
+    },
+  );
 
   it('names every alert on the panel that shows it coming, and the runbook lists the panels as they are', () => {
     const panels = dashboardPanels('detailed', [null], { silenceSeconds: 30, stallSamples: 8 });

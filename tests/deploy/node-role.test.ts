@@ -80,14 +80,17 @@ describe('node roles', () => {
     ]);
   });
 
-  it('refuses every node the watchdog state and the incident events by an explicit Deny, whatever the condition', () => {
-    for (const role of NODE_ROLES) {
-      for (const key of [KEYS.watchdogState, KEYS.event('node-1-e1-i1', 'STALLED'), 'watchdog/anything']) {
-        expect(byCondition(role, key)).toEqual(['explicit-deny', 'explicit-deny', 'explicit-deny']);
-        expect(judge(role, { action: 's3:DeleteObject', resource: `${STATE}${key}` })).toBe('explicit-deny');
+  it(
+    'refuses every node the watchdog state and the incident ' + 'events by an explicit Deny, whatever the condition',
+    () => {
+      for (const role of NODE_ROLES) {
+        for (const key of [KEYS.watchdogState, KEYS.event('node-1-e1-i1', 'STALLED'), 'watchdog/anything']) {
+          expect(byCondition(role, key)).toEqual(['explicit-deny', 'explicit-deny', 'explicit-deny']);
+          expect(judge(role, { action: 's3:DeleteObject', resource: `${STATE}${key}` })).toBe('explicit-deny');
+        }
       }
-    }
-  });
+    },
+  );
 
   it.each([
     KEYS.manifest,
@@ -140,24 +143,28 @@ describe('node roles', () => {
     }
   });
 
-  it('lets nodes read and update the lease item of the control table, and no other item but the beats, nor anything else of it', () => {
-    for (const role of NODE_ROLES) {
-      expect(judge(role, item('dynamodb:GetItem', KEYS.leader))).toBe('allow');
-      expect(judge(role, item('dynamodb:UpdateItem', KEYS.leader))).toBe('allow');
-      for (const action of [
-        'dynamodb:PutItem',
-        'dynamodb:DeleteItem',
-        'dynamodb:Scan',
-        'dynamodb:DeleteTable',
-        'dynamodb:UpdateTable',
-      ])
-        expect(judge(role, item(action, KEYS.leader))).toBe('implicit-deny');
-      for (const key of [KEYS.watchdogState, 'other', KEYS.heartbeat('node-1')]) {
-        expect(judge(role, item('dynamodb:UpdateItem', key))).toBe('implicit-deny');
-        expect(judge(role, item('dynamodb:GetItem', key))).toBe('implicit-deny');
+  it(
+    'lets nodes read and update the lease item of the control table, ' +
+      'and no other item but the beats, nor anything else of it',
+    () => {
+      for (const role of NODE_ROLES) {
+        expect(judge(role, item('dynamodb:GetItem', KEYS.leader))).toBe('allow');
+        expect(judge(role, item('dynamodb:UpdateItem', KEYS.leader))).toBe('allow');
+        for (const action of [
+          'dynamodb:PutItem',
+          'dynamodb:DeleteItem',
+          'dynamodb:Scan',
+          'dynamodb:DeleteTable',
+          'dynamodb:UpdateTable',
+        ])
+          expect(judge(role, item(action, KEYS.leader))).toBe('implicit-deny');
+        for (const key of [KEYS.watchdogState, 'other', KEYS.heartbeat('node-1')]) {
+          expect(judge(role, item('dynamodb:UpdateItem', key))).toBe('implicit-deny');
+          expect(judge(role, item('dynamodb:GetItem', key))).toBe('implicit-deny');
+        }
       }
-    }
-  });
+    },
+  );
 
   it("lets a node update its own beat item, and no other node's, and nothing else of a beat", () => {
     const grid = NODE_ROLES.map((role) =>
@@ -192,28 +199,32 @@ describe('node roles', () => {
     }
   });
 
-  it("grants the beat write by the role's OwnBeat alone, for its own item only, and the shared NodePolicy reads of beats and no write", () => {
-    NODE_ROLES.forEach((role, i) => {
-      const own = NODES[i] ?? '';
-      const ownBeat = t.statements(role).filter((s) => s.Sid === 'OwnBeat');
-      expect(ownBeat).toHaveLength(1);
-      expect(ownBeat[0]?.Resource).toEqual({ 'Fn::GetAtt': ['ControlTable', 'Arn'] });
-      expect(decide(ownBeat, item('dynamodb:UpdateItem', KEYS.beat(own)))).toBe('allow');
-      // Through this statement: not another node's beat, not the lease, not the watchdog's state, no read.
-      for (const other of NODES.filter((n) => n !== own))
-        expect(decide(ownBeat, item('dynamodb:UpdateItem', KEYS.beat(other)))).toBe('implicit-deny');
-      for (const key of [KEYS.leader, KEYS.watchdogState])
-        expect(decide(ownBeat, item('dynamodb:UpdateItem', key))).toBe('implicit-deny');
-      expect(decide(ownBeat, item('dynamodb:GetItem', KEYS.beat(own)))).toBe('implicit-deny');
-    });
-    const shared = t.documentStatements(t.props('NodePolicy').PolicyDocument as { Statement: Statement[] });
-    // No node reads another's beat: only the watchdog judges liveness.
-    for (const node of NODES) {
-      for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem']) {
-        expect(decide(shared, item(action, KEYS.beat(node)))).toBe('implicit-deny');
+  it(
+    "grants the beat write by the role's OwnBeat alone, for its own item only, " +
+      'and the shared NodePolicy reads of beats and no write',
+    () => {
+      NODE_ROLES.forEach((role, i) => {
+        const own = NODES[i] ?? '';
+        const ownBeat = t.statements(role).filter((s) => s.Sid === 'OwnBeat');
+        expect(ownBeat).toHaveLength(1);
+        expect(ownBeat[0]?.Resource).toEqual({ 'Fn::GetAtt': ['ControlTable', 'Arn'] });
+        expect(decide(ownBeat, item('dynamodb:UpdateItem', KEYS.beat(own)))).toBe('allow');
+        // Through this statement: not another node's beat, not the lease, not the watchdog's state, no read.
+        for (const other of NODES.filter((n) => n !== own))
+          expect(decide(ownBeat, item('dynamodb:UpdateItem', KEYS.beat(other)))).toBe('implicit-deny');
+        for (const key of [KEYS.leader, KEYS.watchdogState])
+          expect(decide(ownBeat, item('dynamodb:UpdateItem', key))).toBe('implicit-deny');
+        expect(decide(ownBeat, item('dynamodb:GetItem', KEYS.beat(own)))).toBe('implicit-deny');
+      });
+      const shared = t.documentStatements(t.props('NodePolicy').PolicyDocument as { Statement: Statement[] });
+      // No node reads another's beat: only the watchdog judges liveness.
+      for (const node of NODES) {
+        for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem']) {
+          expect(decide(shared, item(action, KEYS.beat(node)))).toBe('implicit-deny');
+        }
       }
-    }
-  });
+    },
+  );
 
   it('allows every write the node code makes, each one conditional but the heartbeat', async () => {
     const { s3: writes, table } = await nodeWrites();
@@ -250,64 +261,73 @@ describe('node roles', () => {
     expect(writes.filter((w) => judge('NodeRoleNode1', put(w.key, w.condition)) !== 'allow')).toEqual([]);
   });
 
-  it('keeps the Slack webhook from every node: nothing grants a parameter read, and an explicit Deny refuses it', () => {
-    // The documented core of AmazonSSMManagedInstanceCore (AWS managed policy reference, v2) lets
-    // its holder read any parameter: were it ever attached again, the Deny must still win.
-    const core: Statement = { Effect: 'Allow', Action: ['ssm:GetParameter', 'ssm:GetParameters'], Resource: '*' };
-    for (const role of NODE_ROLES) {
-      expect(
-        t
-          .statements(role)
-          .filter((s) => s.Effect === 'Allow' && asList(s.Action).some((a) => a.startsWith('ssm:GetParameter'))),
-      ).toEqual([]);
-      for (const action of ['ssm:GetParameter', 'ssm:GetParameters', 'ssm:GetParameterHistory']) {
-        expect(decide([...t.statements(role), core], { action, resource: WEBHOOK })).toBe('explicit-deny');
+  it(
+    'keeps the Slack webhook from every node: ' + 'nothing grants a parameter read, and an explicit Deny refuses it',
+    () => {
+      // The documented core of AmazonSSMManagedInstanceCore (AWS managed policy reference, v2) lets
+      // its holder read any parameter: were it ever attached again, the Deny must still win.
+      const core: Statement = { Effect: 'Allow', Action: ['ssm:GetParameter', 'ssm:GetParameters'], Resource: '*' };
+      for (const role of NODE_ROLES) {
+        expect(
+          t
+            .statements(role)
+            .filter((s) => s.Effect === 'Allow' && asList(s.Action).some((a) => a.startsWith('ssm:GetParameter'))),
+        ).toEqual([]);
+        for (const action of ['ssm:GetParameter', 'ssm:GetParameters', 'ssm:GetParameterHistory']) {
+          expect(decide([...t.statements(role), core], { action, resource: WEBHOOK })).toBe('explicit-deny');
+        }
+        const byPath = {
+          action: 'ssm:GetParametersByPath',
+          resource: 'arn:aws:ssm:us-west-2:123456789012:parameter/queens-fleet/ci',
+        };
+        expect(decide([...t.statements(role), { ...core, Action: 'ssm:GetParametersByPath' }], byPath)).toBe(
+          'explicit-deny',
+        );
       }
-      const byPath = {
-        action: 'ssm:GetParametersByPath',
-        resource: 'arn:aws:ssm:us-west-2:123456789012:parameter/queens-fleet/ci',
-      };
-      expect(decide([...t.statements(role), { ...core, Action: 'ssm:GetParametersByPath' }], byPath)).toBe(
-        'explicit-deny',
-      );
-    }
-  });
+    },
+  );
 
-  it("gives the SSM Agent its ping, its association poll and Run Command's messages; the node code only its tasks, alerts and the watchdog poke", () => {
-    const agent = [
-      ...['AcknowledgeMessage', 'DeleteMessage', 'FailMessage', 'GetEndpoint', 'GetMessages', 'SendReply'].map(
-        (a) => `ec2messages:${a}`,
-      ),
-      'ssm:ListInstanceAssociations',
-      'ssm:UpdateInstanceInformation',
-      'ssmmessages:CreateControlChannel',
-      'ssmmessages:OpenControlChannel',
-    ];
-    const code = [
-      'dynamodb:GetItem',
-      'dynamodb:UpdateItem',
-      'lambda:InvokeFunction',
-      'sns:Publish',
-      'sqs:ChangeMessageVisibility',
-      'sqs:DeleteMessage',
-      'sqs:GetQueueAttributes',
-      'sqs:ReceiveMessage',
-      'sqs:SendMessage',
-    ];
-    for (const role of NODE_ROLES) {
-      const allowed = t.statements(role).filter((s) => s.Effect === 'Allow');
-      const granted = [...new Set(allowed.flatMap((s) => asList(s.Action)).filter((a) => !a.startsWith('s3:')))].sort();
-      expect(granted).toEqual([...agent, ...code].sort());
-      const on = (action: string): string[] =>
-        allowed.filter((s) => asList(s.Action).includes(action)).map((s) => arnOf(s.Resource));
-      expect(on('lambda:InvokeFunction')).toEqual(['ref:WatchdogLambdaFunction.Arn']);
-      // The lease (NodePolicy's Lease) and the node's own beat (its role's OwnBeat); reads of the lease only.
-      expect(on('dynamodb:UpdateItem')).toEqual([TABLE, TABLE]);
-      expect(on('dynamodb:GetItem')).toEqual([TABLE]);
-      expect(on('sns:Publish')).toEqual(['ref:AlertTopic']);
-      expect(on('sqs:ReceiveMessage')).toEqual(['ref:TaskQueue.Arn']);
-      // A failed task goes back as a new message; one that failed maxTaskFailures times, to the dead-letter queue.
-      expect(on('sqs:SendMessage').sort()).toEqual(['ref:DeadLetterQueue.Arn', 'ref:TaskQueue.Arn']);
-    }
-  });
+  it(
+    "gives the SSM Agent its ping, its association poll and Run Command's messages; " +
+      'the node code only its tasks, alerts and the watchdog poke',
+    () => {
+      const agent = [
+        ...['AcknowledgeMessage', 'DeleteMessage', 'FailMessage', 'GetEndpoint', 'GetMessages', 'SendReply'].map(
+          (a) => `ec2messages:${a}`,
+        ),
+        'ssm:ListInstanceAssociations',
+        'ssm:UpdateInstanceInformation',
+        'ssmmessages:CreateControlChannel',
+        'ssmmessages:OpenControlChannel',
+      ];
+      const code = [
+        'dynamodb:GetItem',
+        'dynamodb:UpdateItem',
+        'lambda:InvokeFunction',
+        'sns:Publish',
+        'sqs:ChangeMessageVisibility',
+        'sqs:DeleteMessage',
+        'sqs:GetQueueAttributes',
+        'sqs:ReceiveMessage',
+        'sqs:SendMessage',
+      ];
+      for (const role of NODE_ROLES) {
+        const allowed = t.statements(role).filter((s) => s.Effect === 'Allow');
+        const granted = [
+          ...new Set(allowed.flatMap((s) => asList(s.Action)).filter((a) => !a.startsWith('s3:'))),
+        ].sort();
+        expect(granted).toEqual([...agent, ...code].sort());
+        const on = (action: string): string[] =>
+          allowed.filter((s) => asList(s.Action).includes(action)).map((s) => arnOf(s.Resource));
+        expect(on('lambda:InvokeFunction')).toEqual(['ref:WatchdogLambdaFunction.Arn']);
+        // The lease (NodePolicy's Lease) and the node's own beat (its role's OwnBeat); reads of the lease only.
+        expect(on('dynamodb:UpdateItem')).toEqual([TABLE, TABLE]);
+        expect(on('dynamodb:GetItem')).toEqual([TABLE]);
+        expect(on('sns:Publish')).toEqual(['ref:AlertTopic']);
+        expect(on('sqs:ReceiveMessage')).toEqual(['ref:TaskQueue.Arn']);
+        // A failed task goes back as a new message; one that failed maxTaskFailures times, to the dead-letter queue.
+        expect(on('sqs:SendMessage').sort()).toEqual(['ref:DeadLetterQueue.Arn', 'ref:TaskQueue.Arn']);
+      }
+    },
+  );
 });

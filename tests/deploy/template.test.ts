@@ -55,7 +55,8 @@ describe('packaged template', () => {
   });
 
   it('each function finds every package it loads in the layer, and no SDK is left in its zip', () => {
-    // As Lambda lays them out: the function in one folder, the layer in another on NODE_PATH, no node_modules above either.
+    // As Lambda lays them out: the function in one folder, the
+    // layer in another on NODE_PATH, no node_modules above either.
     const lambda = lambdaLikeDir('qf-lambda-');
     try {
       unpackZip(join(out, 'awsSdk.zip'), join(lambda, 'opt'));
@@ -64,7 +65,9 @@ describe('packaged template', () => {
         unpackZip(join(out, `${fn}.zip`), join(lambda, fn));
         const bundle = join(lambda, fn, 'functions', fn, 'handler.js');
         // Every SDK package the fleet loads, and the handler, through the layer only.
-        const script = `for (const p of ${JSON.stringify(SDK_PACKAGES)}) require(p); const h = require(${JSON.stringify(bundle)}).handler; process.stdout.write(typeof h);`;
+        const script =
+          `for (const p of ${JSON.stringify(SDK_PACKAGES)}) require(p); ` +
+          `const h = require(${JSON.stringify(bundle)}).handler; process.stdout.write(typeof h);`;
         const env = {
           PATH: process.env.PATH ?? '',
           AWS_REGION: 'us-west-2',
@@ -179,99 +182,110 @@ describe('least privilege', () => {
     }
   });
 
-  it("lets the functions read and write the control table's two records, the lease and the watchdog's state, read the nodes' beats, and no other item", () => {
-    const item = (action: string, key: string): Request => ({
-      action,
-      resource: 'ref:ControlTable.Arn',
-      context: { 'dynamodb:LeadingKeys': key },
-    });
-    for (const role of ['WatchdogRole', 'ReplayRole']) {
-      const table = statements(role).filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')));
-      expect(table.map((s) => s.Sid)).toEqual(['ControlRecords', 'NodeBeats']);
-      expect(asList(table[0]?.Action).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
-      expect(table[0]?.Resource).toEqual({ 'Fn::GetAtt': ['ControlTable', 'Arn'] });
-      expect(table[0]?.Condition).toEqual({
-        'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [KEYS.leader, KEYS.watchdogState] },
+  it(
+    "lets the functions read and write the control table's two records, " +
+      "the lease and the watchdog's state, read the nodes' beats, and no other item",
+    () => {
+      const item = (action: string, key: string): Request => ({
+        action,
+        resource: 'ref:ControlTable.Arn',
+        context: { 'dynamodb:LeadingKeys': key },
       });
-      // The beats: read, never written (each is its own node's alone).
-      expect(table[1]).toEqual({
-        Sid: 'NodeBeats',
-        Effect: 'Allow',
-        Action: 'dynamodb:GetItem',
-        Resource: { 'Fn::GetAtt': ['ControlTable', 'Arn'] },
-        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['nodes/*/beat'] } },
-      });
-      const judge = (request: Request): Decision => decide(statements(role), request);
-      for (const node of ['node-1', 'node-2', 'node-3']) {
-        expect(judge(item('dynamodb:GetItem', KEYS.beat(node)))).toBe('allow');
-        for (const action of ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'])
-          expect(judge(item(action, KEYS.beat(node)))).toBe('implicit-deny');
+      for (const role of ['WatchdogRole', 'ReplayRole']) {
+        const table = statements(role).filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')));
+        expect(table.map((s) => s.Sid)).toEqual(['ControlRecords', 'NodeBeats']);
+        expect(asList(table[0]?.Action).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+        expect(table[0]?.Resource).toEqual({ 'Fn::GetAtt': ['ControlTable', 'Arn'] });
+        expect(table[0]?.Condition).toEqual({
+          'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [KEYS.leader, KEYS.watchdogState] },
+        });
+        // The beats: read, never written (each is its own node's alone).
+        expect(table[1]).toEqual({
+          Sid: 'NodeBeats',
+          Effect: 'Allow',
+          Action: 'dynamodb:GetItem',
+          Resource: { 'Fn::GetAtt': ['ControlTable', 'Arn'] },
+          Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['nodes/*/beat'] } },
+        });
+        const judge = (request: Request): Decision => decide(statements(role), request);
+        for (const node of ['node-1', 'node-2', 'node-3']) {
+          expect(judge(item('dynamodb:GetItem', KEYS.beat(node)))).toBe('allow');
+          for (const action of ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'])
+            expect(judge(item(action, KEYS.beat(node)))).toBe('implicit-deny');
+        }
+        for (const key of [KEYS.leader, KEYS.watchdogState])
+          for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem'])
+            expect(judge(item(action, key))).toBe('allow');
+        for (const key of ['other', KEYS.heartbeat('node-1'), 'nodes/node-1/other'])
+          for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem'])
+            expect(judge(item(action, key))).toBe('implicit-deny');
       }
-      for (const key of [KEYS.leader, KEYS.watchdogState])
-        for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem'])
-          expect(judge(item(action, key))).toBe('allow');
-      for (const key of ['other', KEYS.heartbeat('node-1'), 'nodes/node-1/other'])
-        for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem'])
-          expect(judge(item(action, key))).toBe('implicit-deny');
-    }
-    expect(statements('NotifierRole').filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')))).toEqual(
-      [],
-    );
-  });
+      expect(statements('NotifierRole').filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')))).toEqual(
+        [],
+      );
+    },
+  );
 
-  it("declares the fleet's dashboard from the catalogue: a widget a panel, a line a node, the stack's own queues and watchdog", () => {
-    const dashboard = props('FleetDashboard');
-    expect(dashboard.DashboardName).toBe('queens-fleet-ci');
-    const text = sub(dashboard.DashboardBody);
-    const refs = new Set([...text.matchAll(/\$\{([^}]+)\}/g)].map((m) => m[1]));
-    expect([...refs].sort()).toEqual([
-      'AWS::Region',
-      'DeadLetterQueue.QueueName',
-      'IntakeQueue.QueueName',
-      'NotifierFailureQueue.QueueName',
-      'TaskQueue.QueueName',
-      'WatchdogLambdaFunction',
-    ]);
-    const body = JSON.parse(text) as {
-      widgets: { type: string; width: number; properties: { title: string; metrics: unknown[][] } }[];
-    };
-    const lines = body.widgets.flatMap((w) => w.properties.metrics);
-    const ours = lines.filter((l) => l[0] === METRICS_NAMESPACE);
-    // The stack's default level, essential: each of its metrics, a node metric once a node.
-    const expected = publishedAt('essential').flatMap((m) =>
-      m.scope === 'node'
-        ? ['node-1', 'node-2'].map((n) => `${m.name} Fleet acme-queens-fleet-ci Node ${n}`)
-        : [`${m.name} Fleet acme-queens-fleet-ci`],
-    );
-    expect(
-      ours
-        .map((l) =>
-          l
-            .filter((x) => typeof x === 'string')
-            .slice(1)
-            .join(' '),
-        )
-        .sort(),
-    ).toEqual(expected.sort());
-    for (const l of lines) expect((l.at(-1) as { stat?: string }).stat).toMatch(/^(Maximum|Minimum|Average|Sum)$/);
-    expect(body.widgets.every((w) => w.type === 'metric' && w.width === 12)).toBe(true);
-  });
+  it(
+    "declares the fleet's dashboard from the catalogue: " +
+      "a widget a panel, a line a node, the stack's own queues and watchdog",
+    () => {
+      const dashboard = props('FleetDashboard');
+      expect(dashboard.DashboardName).toBe('queens-fleet-ci');
+      const text = sub(dashboard.DashboardBody);
+      const refs = new Set([...text.matchAll(/\$\{([^}]+)\}/g)].map((m) => m[1]));
+      expect([...refs].sort()).toEqual([
+        'AWS::Region',
+        'DeadLetterQueue.QueueName',
+        'IntakeQueue.QueueName',
+        'NotifierFailureQueue.QueueName',
+        'TaskQueue.QueueName',
+        'WatchdogLambdaFunction',
+      ]);
+      const body = JSON.parse(text) as {
+        widgets: { type: string; width: number; properties: { title: string; metrics: unknown[][] } }[];
+      };
+      const lines = body.widgets.flatMap((w) => w.properties.metrics);
+      const ours = lines.filter((l) => l[0] === METRICS_NAMESPACE);
+      // The stack's default level, essential: each of its metrics, a node metric once a node.
+      const expected = publishedAt('essential').flatMap((m) =>
+        m.scope === 'node'
+          ? ['node-1', 'node-2'].map((n) => `${m.name} Fleet acme-queens-fleet-ci Node ${n}`)
+          : [`${m.name} Fleet acme-queens-fleet-ci`],
+      );
+      expect(
+        ours
+          .map((l) =>
+            l
+              .filter((x) => typeof x === 'string')
+              .slice(1)
+              .join(' '),
+          )
+          .sort(),
+      ).toEqual(expected.sort());
+      for (const l of lines) expect((l.at(-1) as { stat?: string }).stat).toMatch(/^(Maximum|Minimum|Average|Sum)$/);
+      expect(body.widgets.every((w) => w.type === 'metric' && w.width === 12)).toBe(true);
+    },
+  );
 
-  it("leaves the dashboard out when the dashboard parameter is false ($3 a month beyond an account's first three)", () => {
-    expect(
-      dashboardFragment({
-        service: 's',
-        stage: 'x',
-        bucket: 'b',
-        nodes: '[]',
-        metrics: 'essential',
-        dashboard: 'false',
-      }),
-    ).toEqual({ Resources: {} });
-    expect(() =>
-      dashboardFragment({ service: 's', stage: 'x', bucket: 'b', nodes: '[]', metrics: 'loud', dashboard: true }),
-    ).toThrow(/metrics/);
-  });
+  it(
+    'leaves the dashboard out when the dashboard parameter ' + "is false ($3 a month beyond an account's first three)",
+    () => {
+      expect(
+        dashboardFragment({
+          service: 's',
+          stage: 'x',
+          bucket: 'b',
+          nodes: '[]',
+          metrics: 'essential',
+          dashboard: 'false',
+        }),
+      ).toEqual({ Resources: {} });
+      expect(() =>
+        dashboardFragment({ service: 's', stage: 'x', bucket: 'b', nodes: '[]', metrics: 'loud', dashboard: true }),
+      ).toThrow(/metrics/);
+    },
+  );
 
   it('lets the watchdog change only the configured hosted zone', () => {
     const change = statements('WatchdogRole').find((s) =>
@@ -345,153 +359,179 @@ describe('storage and delivery', () => {
     ]);
   });
 
-  it('dead-letters what no worker counted after maxReceiveCount receives (the backstop), more than an hour of outage can cost', () => {
-    expect(props('TaskQueue').RedrivePolicy).toEqual({
-      deadLetterTargetArn: { 'Fn::GetAtt': ['DeadLetterQueue', 'Arn'] },
-      maxReceiveCount: 150,
-    });
-    const visibilityTimeoutSeconds = props('TaskQueue').VisibilityTimeout as number;
-    expect(150).toBeGreaterThanOrEqual(outageHourReceives({ ...buildConfig({}), visibilityTimeoutSeconds }));
-    expect(props('TaskQueue').SqsManagedSseEnabled).toBe(true);
-  });
-
-  it("takes producers' work in an intake queue with no redrive (held input never mixes with poison), which the watchdog alone admits from and watches", () => {
-    expect(props('IntakeQueue')).toMatchObject({ MessageRetentionPeriod: 1209600, SqsManagedSseEnabled: true });
-    expect(props('IntakeQueue').RedrivePolicy).toBeUndefined();
-    const watchdog = statements('WatchdogRole');
-    const on = (action: string): unknown[] =>
-      watchdog
-        .filter((st) => asList(st.Action).includes(action))
-        .flatMap((st) => (Array.isArray(st.Resource) ? (st.Resource as unknown[]) : [st.Resource]));
-    expect(on('sqs:ReceiveMessage')).toEqual([{ 'Fn::GetAtt': ['IntakeQueue', 'Arn'] }]);
-    expect(on('sqs:DeleteMessage')).toEqual([{ 'Fn::GetAtt': ['IntakeQueue', 'Arn'] }]);
-    expect(on('sqs:SendMessage')).toEqual([{ 'Fn::GetAtt': ['TaskQueue', 'Arn'] }]);
-    // The dead-letter and notifier-failure queues' depths too: the watchdog alerts every rise (DEAD_LETTERED, NOTIFIER_FAILED).
-    expect(on('sqs:GetQueueAttributes')).toEqual([
-      { 'Fn::GetAtt': ['TaskQueue', 'Arn'] },
-      { 'Fn::GetAtt': ['IntakeQueue', 'Arn'] },
-      { 'Fn::GetAtt': ['DeadLetterQueue', 'Arn'] },
-      { 'Fn::GetAtt': ['NotifierFailureQueue', 'Arn'] },
-    ]);
-    // Nodes never touch intake; producers may only send to it.
-    for (const role of NODE_ROLES) expect(JSON.stringify(statements(role))).not.toContain('IntakeQueue');
-    const producer = (props('ProducerPolicy').PolicyDocument as { Statement: Statement[] }).Statement;
-    expect(producer).toEqual([
-      {
-        Effect: 'Allow',
-        Action: ['sqs:SendMessage', 'sqs:GetQueueUrl'],
-        Resource: { 'Fn::GetAtt': ['IntakeQueue', 'Arn'] },
-      },
-    ]);
-    // No alarm repeats the watchdog's DEAD_LETTERED, NOTIFIER_FAILED or INPUT_WAITING: nothing in the stack watches those queues but the watchdog.
-    expect(
-      resources('AWS::CloudWatch::Alarm').filter(([, r]) =>
-        /DeadLetterQueue|IntakeQueue|NotifierLambdaFunction|AWS\/SQS/.test(JSON.stringify(r)),
-      ),
-    ).toEqual([]);
-    const env = (props('WatchdogLambdaFunction').Environment as { Variables: Record<string, unknown> }).Variables;
-    expect(env).toMatchObject({
-      FLEET_INTAKE_QUEUE_URL: { Ref: 'IntakeQueue' },
-      FLEET_ADMISSION_HIGH_MARK: '50',
-      FLEET_ADMISSION_LOW_MARK: '10',
-      FLEET_NOTIFIER_FAILURE_QUEUE_URL: { Ref: 'NotifierFailureQueue' },
-      FLEET_INTAKE_WAIT_ALERT_SECONDS: '3600',
-    });
-  });
-
-  it("keeps the watchdog's word that Slack failed out of Slack (it goes to email), so a broken webhook cannot feed a loop", () => {
-    const subscriptions = resources('AWS::SNS::Subscription').map(([, r]) => r.Properties);
-    const toNotifier = subscriptions.filter((p) => JSON.stringify(p.Endpoint).includes('NotifierLambdaFunction'));
-    expect(toNotifier).toHaveLength(1);
-    expect(toNotifier[0]?.FilterPolicy).toEqual({ kind: [{ 'anything-but': ['NOTIFIER_FAILED'] }] });
-  });
-
-  it('runs the watchdog on a schedule whose period its function is told (how far apart runs may be: unseenIntervals)', () => {
-    const rules = resources('AWS::Events::Rule').map(([, r]) => r.Properties);
-    expect(rules.map((r) => r.ScheduleExpression)).toEqual(['rate(1 minute)']);
-    const minutes = Number(/^rate\((\d+) minutes?\)$/.exec(String(rules[0]?.ScheduleExpression))?.[1]);
-    const env = (props('WatchdogLambdaFunction').Environment as { Variables: Record<string, unknown> }).Variables;
-    expect(Number(env.FLEET_WATCHDOG_SCHEDULE_SECONDS)).toBe(minutes * 60);
-    expect(buildConfig({}, {}).watchdogScheduleSeconds).toBe(minutes * 60);
-    // bench/watchdog-cost.ts prices its runs at this size.
-    expect(props('WatchdogLambdaFunction').MemorySize).toBe(128);
-  });
-
-  it('alarms on watchdog errors and on a watchdog that stopped running, and on nothing else the watchdog could watch', () => {
-    const alarms = Object.fromEntries(resources('AWS::CloudWatch::Alarm').map(([id, r]) => [id, r.Properties]));
-    expect(
-      Object.keys(alarms)
-        .filter((id) => !id.startsWith('MetricAlarm'))
-        .sort(),
-    ).toEqual(['WatchdogErrorsAlarm', 'WatchdogMissingRunAlarm']);
-    expect(alarms.WatchdogErrorsAlarm).toMatchObject({
-      MetricName: 'Errors',
-      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-      Threshold: 1,
-      AlarmActions: [{ Ref: 'AlertTopic' }],
-    });
-    expect(alarms.WatchdogMissingRunAlarm).toMatchObject({
-      MetricName: 'Invocations',
-      ComparisonOperator: 'LessThanThreshold',
-      Threshold: 1,
-      TreatMissingData: 'breaching',
-      AlarmActions: [{ Ref: 'AlertTopic' }],
-    });
-  });
-
-  it("alarms on the fleet's metrics: no ready standby, and a stall left open and an old heartbeat for each node, to the alert topic", () => {
-    const alarms = Object.fromEntries(
-      resources('AWS::CloudWatch::Alarm')
-        .filter(([id]) => id.startsWith('MetricAlarm'))
-        .map(([id, r]) => [id, r.Properties]),
-    );
-    // The configured nodes (node-3 is still enrolling: no metrics of its own yet).
-    expect(Object.keys(alarms).sort()).toEqual([
-      'MetricAlarmHeartbeatNode1',
-      'MetricAlarmHeartbeatNode2',
-      'MetricAlarmNoReadyStandby',
-      'MetricAlarmStallOpenNode1',
-      'MetricAlarmStallOpenNode2',
-    ]);
-    expect(alarms.MetricAlarmNoReadyStandby).toMatchObject({
-      AlarmName: 'queens-fleet-ci-no-ready-standby',
-      Namespace: METRICS_NAMESPACE,
-      MetricName: 'ReadyStandbys',
-      Dimensions: [{ Name: 'Fleet', Value: 'acme-queens-fleet-ci' }],
-      Statistic: 'Maximum',
-      Period: 300,
-      EvaluationPeriods: 2,
-      Threshold: 1,
-      ComparisonOperator: 'LessThanThreshold',
-    });
-    expect(alarms.MetricAlarmStallOpenNode2).toMatchObject({
-      MetricName: 'FailingSamples',
-      Dimensions: [
-        { Name: 'Fleet', Value: 'acme-queens-fleet-ci' },
-        { Name: 'Node', Value: 'node-2' },
-      ],
-      Statistic: 'Minimum',
-      Threshold: 8,
-      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-    });
-    expect(alarms.MetricAlarmHeartbeatNode1).toMatchObject({
-      MetricName: 'HeartbeatAge',
-      Dimensions: [
-        { Name: 'Fleet', Value: 'acme-queens-fleet-ci' },
-        { Name: 'Node', Value: 'node-1' },
-      ],
-      Statistic: 'Minimum',
-      Threshold: 120,
-      ComparisonOperator: 'GreaterThanThreshold',
-    });
-    for (const a of Object.values(alarms))
-      expect(a).toMatchObject({
-        TreatMissingData: 'missing',
-        AlarmActions: [{ Ref: 'AlertTopic' }],
-        OKActions: [{ Ref: 'AlertTopic' }],
-        AlarmDescription: expect.stringMatching(/docs\/runbook\.md "\w+"; dashboard panel "[^"]+"/),
+  it(
+    'dead-letters what no worker counted after maxReceiveCount ' +
+      'receives (the backstop), more than an hour of outage can cost',
+    () => {
+      expect(props('TaskQueue').RedrivePolicy).toEqual({
+        deadLetterTargetArn: { 'Fn::GetAtt': ['DeadLetterQueue', 'Arn'] },
+        maxReceiveCount: 150,
       });
-  });
+      const visibilityTimeoutSeconds = props('TaskQueue').VisibilityTimeout as number;
+      expect(150).toBeGreaterThanOrEqual(outageHourReceives({ ...buildConfig({}), visibilityTimeoutSeconds }));
+      expect(props('TaskQueue').SqsManagedSseEnabled).toBe(true);
+    },
+  );
+
+  it(
+    "takes producers' work in an intake queue with no redrive (held input " +
+      'never mixes with poison), which the watchdog alone admits from and watches',
+    () => {
+      expect(props('IntakeQueue')).toMatchObject({ MessageRetentionPeriod: 1209600, SqsManagedSseEnabled: true });
+      expect(props('IntakeQueue').RedrivePolicy).toBeUndefined();
+      const watchdog = statements('WatchdogRole');
+      const on = (action: string): unknown[] =>
+        watchdog
+          .filter((st) => asList(st.Action).includes(action))
+          .flatMap((st) => (Array.isArray(st.Resource) ? (st.Resource as unknown[]) : [st.Resource]));
+      expect(on('sqs:ReceiveMessage')).toEqual([{ 'Fn::GetAtt': ['IntakeQueue', 'Arn'] }]);
+      expect(on('sqs:DeleteMessage')).toEqual([{ 'Fn::GetAtt': ['IntakeQueue', 'Arn'] }]);
+      expect(on('sqs:SendMessage')).toEqual([{ 'Fn::GetAtt': ['TaskQueue', 'Arn'] }]);
+      // The dead-letter and notifier-failure queues' depths too: the
+      // watchdog alerts every rise (DEAD_LETTERED, NOTIFIER_FAILED).
+      expect(on('sqs:GetQueueAttributes')).toEqual([
+        { 'Fn::GetAtt': ['TaskQueue', 'Arn'] },
+        { 'Fn::GetAtt': ['IntakeQueue', 'Arn'] },
+        { 'Fn::GetAtt': ['DeadLetterQueue', 'Arn'] },
+        { 'Fn::GetAtt': ['NotifierFailureQueue', 'Arn'] },
+      ]);
+      // Nodes never touch intake; producers may only send to it.
+      for (const role of NODE_ROLES) expect(JSON.stringify(statements(role))).not.toContain('IntakeQueue');
+      const producer = (props('ProducerPolicy').PolicyDocument as { Statement: Statement[] }).Statement;
+      expect(producer).toEqual([
+        {
+          Effect: 'Allow',
+          Action: ['sqs:SendMessage', 'sqs:GetQueueUrl'],
+          Resource: { 'Fn::GetAtt': ['IntakeQueue', 'Arn'] },
+        },
+      ]);
+      // No alarm repeats the watchdog's DEAD_LETTERED, NOTIFIER_FAILED or
+      // INPUT_WAITING: nothing in the stack watches those queues but the watchdog.
+      expect(
+        resources('AWS::CloudWatch::Alarm').filter(([, r]) =>
+          /DeadLetterQueue|IntakeQueue|NotifierLambdaFunction|AWS\/SQS/.test(JSON.stringify(r)),
+        ),
+      ).toEqual([]);
+      const env = (props('WatchdogLambdaFunction').Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(env).toMatchObject({
+        FLEET_INTAKE_QUEUE_URL: { Ref: 'IntakeQueue' },
+        FLEET_ADMISSION_HIGH_MARK: '50',
+        FLEET_ADMISSION_LOW_MARK: '10',
+        FLEET_NOTIFIER_FAILURE_QUEUE_URL: { Ref: 'NotifierFailureQueue' },
+        FLEET_INTAKE_WAIT_ALERT_SECONDS: '3600',
+      });
+    },
+  );
+
+  it(
+    "keeps the watchdog's word that Slack failed out of Slack " +
+      '(it goes to email), so a broken webhook cannot feed a loop',
+    () => {
+      const subscriptions = resources('AWS::SNS::Subscription').map(([, r]) => r.Properties);
+      const toNotifier = subscriptions.filter((p) => JSON.stringify(p.Endpoint).includes('NotifierLambdaFunction'));
+      expect(toNotifier).toHaveLength(1);
+      expect(toNotifier[0]?.FilterPolicy).toEqual({ kind: [{ 'anything-but': ['NOTIFIER_FAILED'] }] });
+    },
+  );
+
+  it(
+    'runs the watchdog on a schedule whose period its function ' +
+      'is told (how far apart runs may be: unseenIntervals)',
+    () => {
+      const rules = resources('AWS::Events::Rule').map(([, r]) => r.Properties);
+      expect(rules.map((r) => r.ScheduleExpression)).toEqual(['rate(1 minute)']);
+      const minutes = Number(/^rate\((\d+) minutes?\)$/.exec(String(rules[0]?.ScheduleExpression))?.[1]);
+      const env = (props('WatchdogLambdaFunction').Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(Number(env.FLEET_WATCHDOG_SCHEDULE_SECONDS)).toBe(minutes * 60);
+      expect(buildConfig({}, {}).watchdogScheduleSeconds).toBe(minutes * 60);
+      // bench/watchdog-cost.ts prices its runs at this size.
+      expect(props('WatchdogLambdaFunction').MemorySize).toBe(128);
+    },
+  );
+
+  it(
+    'alarms on watchdog errors and on a watchdog that stopped running, ' +
+      'and on nothing else the watchdog could watch',
+    () => {
+      const alarms = Object.fromEntries(resources('AWS::CloudWatch::Alarm').map(([id, r]) => [id, r.Properties]));
+      expect(
+        Object.keys(alarms)
+          .filter((id) => !id.startsWith('MetricAlarm'))
+          .sort(),
+      ).toEqual(['WatchdogErrorsAlarm', 'WatchdogMissingRunAlarm']);
+      expect(alarms.WatchdogErrorsAlarm).toMatchObject({
+        MetricName: 'Errors',
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        Threshold: 1,
+        AlarmActions: [{ Ref: 'AlertTopic' }],
+      });
+      expect(alarms.WatchdogMissingRunAlarm).toMatchObject({
+        MetricName: 'Invocations',
+        ComparisonOperator: 'LessThanThreshold',
+        Threshold: 1,
+        TreatMissingData: 'breaching',
+        AlarmActions: [{ Ref: 'AlertTopic' }],
+      });
+    },
+  );
+
+  it(
+    "alarms on the fleet's metrics: no ready standby, " +
+      'and a stall left open and an old heartbeat for each node, to the alert topic',
+    () => {
+      const alarms = Object.fromEntries(
+        resources('AWS::CloudWatch::Alarm')
+          .filter(([id]) => id.startsWith('MetricAlarm'))
+          .map(([id, r]) => [id, r.Properties]),
+      );
+      // The configured nodes (node-3 is still enrolling: no metrics of its own yet).
+      expect(Object.keys(alarms).sort()).toEqual([
+        'MetricAlarmHeartbeatNode1',
+        'MetricAlarmHeartbeatNode2',
+        'MetricAlarmNoReadyStandby',
+        'MetricAlarmStallOpenNode1',
+        'MetricAlarmStallOpenNode2',
+      ]);
+      expect(alarms.MetricAlarmNoReadyStandby).toMatchObject({
+        AlarmName: 'queens-fleet-ci-no-ready-standby',
+        Namespace: METRICS_NAMESPACE,
+        MetricName: 'ReadyStandbys',
+        Dimensions: [{ Name: 'Fleet', Value: 'acme-queens-fleet-ci' }],
+        Statistic: 'Maximum',
+        Period: 300,
+        EvaluationPeriods: 2,
+        Threshold: 1,
+        ComparisonOperator: 'LessThanThreshold',
+      });
+      expect(alarms.MetricAlarmStallOpenNode2).toMatchObject({
+        MetricName: 'FailingSamples',
+        Dimensions: [
+          { Name: 'Fleet', Value: 'acme-queens-fleet-ci' },
+          { Name: 'Node', Value: 'node-2' },
+        ],
+        Statistic: 'Minimum',
+        Threshold: 8,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      });
+      expect(alarms.MetricAlarmHeartbeatNode1).toMatchObject({
+        MetricName: 'HeartbeatAge',
+        Dimensions: [
+          { Name: 'Fleet', Value: 'acme-queens-fleet-ci' },
+          { Name: 'Node', Value: 'node-1' },
+        ],
+        Statistic: 'Minimum',
+        Threshold: 120,
+        ComparisonOperator: 'GreaterThanThreshold',
+      });
+      for (const a of Object.values(alarms))
+        expect(a).toMatchObject({
+          TreatMissingData: 'missing',
+          AlarmActions: [{ Ref: 'AlertTopic' }],
+          OKActions: [{ Ref: 'AlertTopic' }],
+          AlarmDescription: expect.stringMatching(/docs\/runbook\.md "\w+"; dashboard panel "[^"]+"/),
+        });
+    },
+  );
 
   it('keeps an alert Slack never took in a failure queue', () => {
     expect(props('NotifierInvokeConfig')).toEqual({

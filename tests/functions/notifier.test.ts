@@ -196,7 +196,8 @@ describe('notifier handler', () => {
       const error = await failureOf(h.notify(snsEvent(JSON.stringify(stalled), JSON.stringify(recovered))));
       expect(error).toBeInstanceOf(FleetError);
       expect((error as Error).message).toBe(
-        'notifier: 1 alert(s) not delivered: record 0: WebhookError: Slack webhook: HTTP 400 invalid_payload (after 1 attempt)',
+        'notifier: 1 alert(s) not delivered: record 0: WebhookError: ' +
+          'Slack webhook: HTTP 400 invalid_payload (after 1 attempt)',
       );
       expect(h.requests).toHaveLength(2);
     });

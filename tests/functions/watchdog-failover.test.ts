@@ -127,16 +127,19 @@ describe('watchdog handler: failover', () => {
     expect(kinds()).toEqual(['NODE_SILENT']);
   });
 
-  it('does not take a crashed VM that Lightsail still calls running, with SSM still online, for a dead agent', async () => {
-    lightsail.on(GetInstanceStateCommand).resolves({ state: { name: 'running' } });
-    ssm
-      .on(DescribeInstanceInformationCommand)
-      .resolves({ InstanceInformationList: [{ InstanceId: 'mi-00000000000000001', PingStatus: 'Online' }] });
-    await handler(scheduled);
-    expect(s3.json('peer-sync/leader.json')).toMatchObject({ primary: 'node-1', epoch: 7 });
-    expect(kinds()).toEqual(['NODE_SILENT']);
-    expect(commands()).toEqual([]);
-  });
+  it(
+    'does not take a crashed VM that Lightsail still calls running, ' + 'with SSM still online, for a dead agent',
+    async () => {
+      lightsail.on(GetInstanceStateCommand).resolves({ state: { name: 'running' } });
+      ssm
+        .on(DescribeInstanceInformationCommand)
+        .resolves({ InstanceInformationList: [{ InstanceId: 'mi-00000000000000001', PingStatus: 'Online' }] });
+      await handler(scheduled);
+      expect(s3.json('peer-sync/leader.json')).toMatchObject({ primary: 'node-1', epoch: 7 });
+      expect(kinds()).toEqual(['NODE_SILENT']);
+      expect(commands()).toEqual([]);
+    },
+  );
 
   it('does not confirm a primary gone while Lightsail says stopping: its services may still run', async () => {
     lightsail.on(GetInstanceStateCommand).resolves({ state: { name: 'stopping' } });

@@ -66,74 +66,88 @@ describe('watchdog metrics (Embedded Metric Format on standard output)', () => {
     sns.restore();
   });
 
-  it("gives each node's failing samples, role and newest sample, and the fleet's epoch and ready standbys, on a scheduled run", async () => {
-    s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', frozen(0, 9)));
-    s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9)));
-    const values = valuesOf(await stdoutOf(() => handler(scheduled)));
-    expect(value(values, 'FailingSamples', 'node-1')).toBe(8);
-    expect(value(values, 'FailingSamples', 'node-2')).toBe(0);
-    expect(value(values, 'Primary', 'node-1')).toBe(1);
-    expect(value(values, 'Primary', 'node-2')).toBe(0);
-    expect(value(values, 'HeartbeatAge', 'node-1')).toBe(0);
-    expect(value(values, 'Epoch')).toBe(3);
-    expect(value(values, 'IncidentsOpened')).toBe(1);
-    expect(value(values, 'Restarts')).toBe(1);
-    expect(value(values, 'Failovers')).toBe(0);
-    expect(value(values, 'InputHeld')).toBe(0);
-    // The fixtures' standby has not proven its worker: none is ready.
-    expect(value(values, 'ReadyStandbys')).toBe(0);
-    expect(values.every((v) => v.node === null || ['node-1', 'node-2'].includes(v.node))).toBe(true);
-  });
+  it(
+    "gives each node's failing samples, role and newest sample, " +
+      "and the fleet's epoch and ready standbys, on a scheduled run",
+    async () => {
+      s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', frozen(0, 9)));
+      s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9)));
+      const values = valuesOf(await stdoutOf(() => handler(scheduled)));
+      expect(value(values, 'FailingSamples', 'node-1')).toBe(8);
+      expect(value(values, 'FailingSamples', 'node-2')).toBe(0);
+      expect(value(values, 'Primary', 'node-1')).toBe(1);
+      expect(value(values, 'Primary', 'node-2')).toBe(0);
+      expect(value(values, 'HeartbeatAge', 'node-1')).toBe(0);
+      expect(value(values, 'Epoch')).toBe(3);
+      expect(value(values, 'IncidentsOpened')).toBe(1);
+      expect(value(values, 'Restarts')).toBe(1);
+      expect(value(values, 'Failovers')).toBe(0);
+      expect(value(values, 'InputHeld')).toBe(0);
+      // The fixtures' standby has not proven its worker: none is ready.
+      expect(value(values, 'ReadyStandbys')).toBe(0);
+      expect(values.every((v) => v.node === null || ['node-1', 'node-2'].includes(v.node))).toBe(true);
+    },
+  );
 
-  it('gives the figures only a node has (peer-sync time, CAS races lost, lease left) from its newest sample, and no lease for a standby', async () => {
-    const withFigures = (samples: ReturnType<typeof working>, figures: Record<string, number>) =>
-      samples.map((x, i) => (i === samples.length - 1 ? { ...x, ...figures } : x));
-    s3.set(
-      'peer-sync/nodes/node-1/heartbeat.json',
-      heartbeat('node-1', withFigures(working(0, 9), { syncMs: 1250, casConflicts: 2, leaseLeftMs: 27_500 })),
-    );
-    s3.set(
-      'peer-sync/nodes/node-2/heartbeat.json',
-      heartbeat('node-2', withFigures(working(0, 9), { syncMs: 40, casConflicts: 0 })),
-    );
-    const values = valuesOf(await stdoutOf(() => handler(scheduled)));
-    expect([
-      value(values, 'PeerSyncSeconds', 'node-1'),
-      value(values, 'CasConflicts', 'node-1'),
-      value(values, 'LeaseSecondsLeft', 'node-1'),
-    ]).toEqual([1.25, 2, 27.5]);
-    expect([
-      value(values, 'PeerSyncSeconds', 'node-2'),
-      value(values, 'CasConflicts', 'node-2'),
-      value(values, 'LeaseSecondsLeft', 'node-2'),
-    ]).toEqual([0.04, 0, undefined]);
-  });
-
-  it("gives a quiet primary's CPU, memory, peer-sync time and lease left from its heartbeat's newest sample", async () => {
-    const last = (samples: ReturnType<typeof working>) =>
-      samples.map((x, i) =>
-        i === samples.length - 1 ? { ...x, cpuPercent: 42, syncMs: 500, leaseLeftMs: 20_000 } : x,
+  it(
+    'gives the figures only a node has (peer-sync time, CAS races lost, ' +
+      'lease left) from its newest sample, and no lease for a standby',
+    async () => {
+      const withFigures = (samples: ReturnType<typeof working>, figures: Record<string, number>) =>
+        samples.map((x, i) => (i === samples.length - 1 ? { ...x, ...figures } : x));
+      s3.set(
+        'peer-sync/nodes/node-1/heartbeat.json',
+        heartbeat('node-1', withFigures(working(0, 9), { syncMs: 1250, casConflicts: 2, leaseLeftMs: 27_500 })),
       );
-    const hb = heartbeat('node-1', last(working(0, 9)));
-    s3.set('peer-sync/nodes/node-1/heartbeat.json', hb);
-    s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9)));
-    const values = valuesOf(await stdoutOf(() => handler(scheduled)));
-    expect([
-      value(values, 'WorkerCpu', 'node-1'),
-      value(values, 'PeerSyncSeconds', 'node-1'),
-      value(values, 'LeaseSecondsLeft', 'node-1'),
-    ]).toEqual([42, 0.5, 20]);
-    expect(value(values, 'InFlight', 'node-1')).toBeDefined();
-  });
+      s3.set(
+        'peer-sync/nodes/node-2/heartbeat.json',
+        heartbeat('node-2', withFigures(working(0, 9), { syncMs: 40, casConflicts: 0 })),
+      );
+      const values = valuesOf(await stdoutOf(() => handler(scheduled)));
+      expect([
+        value(values, 'PeerSyncSeconds', 'node-1'),
+        value(values, 'CasConflicts', 'node-1'),
+        value(values, 'LeaseSecondsLeft', 'node-1'),
+      ]).toEqual([1.25, 2, 27.5]);
+      expect([
+        value(values, 'PeerSyncSeconds', 'node-2'),
+        value(values, 'CasConflicts', 'node-2'),
+        value(values, 'LeaseSecondsLeft', 'node-2'),
+      ]).toEqual([0.04, 0, undefined]);
+    },
+  );
 
-  it("gives on a heartbeat's notification only the counts of what it did, and nothing when it did nothing", async () => {
-    s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', working(0, 9)));
-    s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9)));
-    expect(await stdoutOf(() => handler(notification))).toEqual([]);
-    s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', frozen(10, 19)));
-    const values = valuesOf(await stdoutOf(() => handler(notification)));
-    expect(values.map((v) => v.name).sort()).toEqual(['IncidentsOpened', 'Restarts']);
-  });
+  it(
+    "gives a quiet primary's CPU, memory, " + "peer-sync time and lease left from its heartbeat's newest sample",
+    async () => {
+      const last = (samples: ReturnType<typeof working>) =>
+        samples.map((x, i) =>
+          i === samples.length - 1 ? { ...x, cpuPercent: 42, syncMs: 500, leaseLeftMs: 20_000 } : x,
+        );
+      const hb = heartbeat('node-1', last(working(0, 9)));
+      s3.set('peer-sync/nodes/node-1/heartbeat.json', hb);
+      s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9)));
+      const values = valuesOf(await stdoutOf(() => handler(scheduled)));
+      expect([
+        value(values, 'WorkerCpu', 'node-1'),
+        value(values, 'PeerSyncSeconds', 'node-1'),
+        value(values, 'LeaseSecondsLeft', 'node-1'),
+      ]).toEqual([42, 0.5, 20]);
+      expect(value(values, 'InFlight', 'node-1')).toBeDefined();
+    },
+  );
+
+  it(
+    "gives on a heartbeat's notification only the counts " + 'of what it did, and nothing when it did nothing',
+    async () => {
+      s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', working(0, 9)));
+      s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9)));
+      expect(await stdoutOf(() => handler(notification))).toEqual([]);
+      s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', frozen(10, 19)));
+      const values = valuesOf(await stdoutOf(() => handler(notification)));
+      expect(values.map((v) => v.name).sort()).toEqual(['IncidentsOpened', 'Restarts']);
+    },
+  );
 
   it('publishes only the essential ones at `essential`, and nothing at `off`', async () => {
     s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', working(0, 9)));

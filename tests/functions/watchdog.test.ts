@@ -104,31 +104,34 @@ describe('watchdog handler', () => {
     expect(kinds().filter((k) => k === 'STALLED')).toHaveLength(1);
   });
 
-  it('judges by a look taken after the state it applies to: a leader record replaced meanwhile is never applied', async () => {
-    stallPrimary();
-    // The run reads the state only after a failover moved the role to node-2 (another run, or
-    // the standby, acted meanwhile): it must judge with node-2 as primary, not the record it would
-    // have read before. node-1 is then a standby, not a stalled primary: no STALLED, no restart.
-    const release = s3.stallReads((key) => key === 'peer-sync/watchdog/state.json');
-    const run = handler(scheduled);
-    await new Promise((r) => setTimeout(r, 50));
-    s3.set('peer-sync/leader.json', {
-      version: 1,
-      primary: 'node-2',
-      epoch: 4,
-      renewals: 0,
-      reason: 'failover',
-      changedBy: 'test',
-      previous: 'node-1',
-    });
-    release();
-    await run;
-    expect(kinds()).not.toContain('STALLED');
-    expect(ssm).not.toHaveReceivedCommandWith(SendCommandCommand, {
-      Parameters: { commands: ['systemctl restart queen-fleet-worker'], executionTimeout: ['60'] },
-      InstanceIds: ['mi-00000000000000001'],
-    });
-  });
+  it(
+    'judges by a look taken after the state it applies to: ' + 'a leader record replaced meanwhile is never applied',
+    async () => {
+      stallPrimary();
+      // The run reads the state only after a failover moved the role to node-2 (another run, or
+      // the standby, acted meanwhile): it must judge with node-2 as primary, not the record it would
+      // have read before. node-1 is then a standby, not a stalled primary: no STALLED, no restart.
+      const release = s3.stallReads((key) => key === 'peer-sync/watchdog/state.json');
+      const run = handler(scheduled);
+      await new Promise((r) => setTimeout(r, 50));
+      s3.set('peer-sync/leader.json', {
+        version: 1,
+        primary: 'node-2',
+        epoch: 4,
+        renewals: 0,
+        reason: 'failover',
+        changedBy: 'test',
+        previous: 'node-1',
+      });
+      release();
+      await run;
+      expect(kinds()).not.toContain('STALLED');
+      expect(ssm).not.toHaveReceivedCommandWith(SendCommandCommand, {
+        Parameters: { commands: ['systemctl restart queen-fleet-worker'], executionTimeout: ['60'] },
+        InstanceIds: ['mi-00000000000000001'],
+      });
+    },
+  );
 
   it('records the verified outcome of the restart', async () => {
     stallPrimary();
@@ -142,38 +145,41 @@ describe('watchdog handler', () => {
     expect(kinds()).toEqual(['STALLED', 'RESTART_SENT', 'RESTART_RESULT']);
   });
 
-  it("writes the invocation's request id on every log line, and the incident's id on the lines of its steps", async () => {
-    const lines: Record<string, unknown>[] = [];
-    logToForTests({ write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
-    const level = process.env.LOG_LEVEL;
-    process.env.LOG_LEVEL = 'info';
-    try {
-      resetForTests();
-      stallPrimary();
-      // A line of no incident: node-2's heartbeat is unreadable.
-      s3.set('peer-sync/nodes/node-2/heartbeat.json', 'not json');
-      ssm.on(SendCommandCommand).rejects(
-        Object.assign(new Error('instance not connected'), {
-          name: 'InvalidInstanceId',
-          $metadata: { httpStatusCode: 400 },
-        }),
-      );
-      await handler(scheduled, { awsRequestId: 'req-7' } as Context);
-    } finally {
-      logToForTests(null);
-      process.env.LOG_LEVEL = level;
-      resetForTests();
-    }
-    expect(lines.length).toBeGreaterThanOrEqual(3);
-    expect(lines.filter((l) => l.requestId !== 'req-7')).toEqual([]);
-    // The alert of each step names the incident; the rejected heartbeat, of none, does not.
-    const steps = lines.filter((l) => l.event === 'STALLED' || l.event === 'RESTART_FAILED');
-    expect(steps).toHaveLength(2);
-    for (const l of steps) expect(l.incidentId).toBe('node-1-e3-i1');
-    const rejected = lines.find((l) => l.msg === 'heartbeat rejected');
-    expect(rejected).toBeDefined();
-    expect(rejected).not.toHaveProperty('incidentId');
-  });
+  it(
+    "writes the invocation's request id on every log line, " + "and the incident's id on the lines of its steps",
+    async () => {
+      const lines: Record<string, unknown>[] = [];
+      logToForTests({ write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+      const level = process.env.LOG_LEVEL;
+      process.env.LOG_LEVEL = 'info';
+      try {
+        resetForTests();
+        stallPrimary();
+        // A line of no incident: node-2's heartbeat is unreadable.
+        s3.set('peer-sync/nodes/node-2/heartbeat.json', 'not json');
+        ssm.on(SendCommandCommand).rejects(
+          Object.assign(new Error('instance not connected'), {
+            name: 'InvalidInstanceId',
+            $metadata: { httpStatusCode: 400 },
+          }),
+        );
+        await handler(scheduled, { awsRequestId: 'req-7' } as Context);
+      } finally {
+        logToForTests(null);
+        process.env.LOG_LEVEL = level;
+        resetForTests();
+      }
+      expect(lines.length).toBeGreaterThanOrEqual(3);
+      expect(lines.filter((l) => l.requestId !== 'req-7')).toEqual([]);
+      // The alert of each step names the incident; the rejected heartbeat, of none, does not.
+      const steps = lines.filter((l) => l.event === 'STALLED' || l.event === 'RESTART_FAILED');
+      expect(steps).toHaveLength(2);
+      for (const l of steps) expect(l.incidentId).toBe('node-1-e3-i1');
+      const rejected = lines.find((l) => l.msg === 'heartbeat rejected');
+      expect(rejected).toBeDefined();
+      expect(rejected).not.toHaveProperty('incidentId');
+    },
+  );
 
   it('alerts RESTART_FAILED when the command cannot be delivered', async () => {
     stallPrimary();
@@ -241,7 +247,8 @@ describe('watchdog handler', () => {
         await handler(scheduled);
         expect(ssm).toHaveReceivedCommandTimes(SendCommandCommand, 1);
         expect(kinds()).toEqual(['STALLED', 'RESTART_SENT']);
-        // The claim stands as sent: a later run does not take it for a claim nobody sent (and fail over without a restart).
+        // The claim stands as sent: a later run does not take it for
+        // a claim nobody sent (and fail over without a restart).
         expect(s3.json('peer-sync/watchdog/state.json')).toMatchObject({
           nodes: { 'node-1': { incident: { stage: { name: 'restart-sent' }, restart: { commandId: 'cmd-0001' } } } },
         });
@@ -334,162 +341,174 @@ describe('watchdog handler', () => {
       expect([...s3.objects.keys()].some((k) => k.startsWith('peer-sync/quarantine/leader.json.'))).toBe(true);
     });
 
-    it('reads a record of the next version with fields it does not know, and keeps them from stopping anything', async () => {
-      stallPrimary();
-      s3.set('peer-sync/leader.json', {
-        version: 2,
-        primary: 'node-1',
-        epoch: 3,
-        renewals: 0,
-        reason: 'test',
-        changedBy: 'test',
-        fencingToken: 'abc',
-      });
-      await handler(scheduled);
-      expect(kinds()).toEqual(['STALLED', 'RESTART_SENT']);
-    });
+    it(
+      'reads a record of the next version with fields it ' + 'does not know, and keeps them from stopping anything',
+      async () => {
+        stallPrimary();
+        s3.set('peer-sync/leader.json', {
+          version: 2,
+          primary: 'node-1',
+          epoch: 3,
+          renewals: 0,
+          reason: 'test',
+          changedBy: 'test',
+          fencingToken: 'abc',
+        });
+        await handler(scheduled);
+        expect(kinds()).toEqual(['STALLED', 'RESTART_SENT']);
+      },
+    );
   });
 
-  it('admits from the intake queue on its schedule, up to the high mark, and reads no queue on a heartbeat notification', async () => {
-    sqs.reset();
-    Object.assign(process.env, {
-      FLEET_QUEUE_URL: TASKS,
-      FLEET_INTAKE_QUEUE_URL: INTAKE,
-      FLEET_ADMISSION_HIGH_MARK: '5',
-      FLEET_ADMISSION_LOW_MARK: '1',
-    });
-    resetForTests();
-    try {
-      sqs
-        .on(GetQueueAttributesCommand, { QueueUrl: TASKS })
-        .resolves({ Attributes: { ApproximateNumberOfMessages: '1', ApproximateNumberOfMessagesNotVisible: '1' } });
-      sqs
-        .on(GetQueueAttributesCommand, { QueueUrl: INTAKE })
-        .resolves({ Attributes: { ApproximateNumberOfMessages: '40' } });
-      sqs.on(ReceiveMessageCommand).resolves({
-        Messages: [1, 2, 3].map((i) => ({ MessageId: `m${i}`, ReceiptHandle: `r${i}`, Body: `{"taskId":"t${i}"}` })),
+  it(
+    'admits from the intake queue on its schedule, ' +
+      'up to the high mark, and reads no queue on a heartbeat notification',
+    async () => {
+      sqs.reset();
+      Object.assign(process.env, {
+        FLEET_QUEUE_URL: TASKS,
+        FLEET_INTAKE_QUEUE_URL: INTAKE,
+        FLEET_ADMISSION_HIGH_MARK: '5',
+        FLEET_ADMISSION_LOW_MARK: '1',
       });
-      sqs.on(SendMessageBatchCommand).resolves({
-        Successful: [0, 1, 2].map((i) => ({ Id: String(i), MessageId: `n${i}`, MD5OfMessageBody: '' })),
-        Failed: [],
-      });
-      sqs.on(DeleteMessageBatchCommand).resolves({ Successful: [], Failed: [] });
-      s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', working(0, 9)));
-      s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9)));
-
-      await handler(s3Event('peer-sync/nodes/node-1/heartbeat.json'));
-      expect(sqs.calls()).toHaveLength(0);
-
-      await handler(scheduled);
-      // 2 of 5 taken: 3 admitted, sent on as one batch and deleted from intake.
-      expect(sqs).toHaveReceivedCommandWith(ReceiveMessageCommand, { QueueUrl: INTAKE, MaxNumberOfMessages: 3 });
-      expect(sqs).toHaveReceivedCommandWith(SendMessageBatchCommand, { QueueUrl: TASKS });
-      expect(sqs.commandCalls(SendMessageBatchCommand)[0]?.args[0].input.Entries?.map((e) => e.MessageBody)).toEqual([
-        '{"taskId":"t1"}',
-        '{"taskId":"t2"}',
-        '{"taskId":"t3"}',
-      ]);
-      expect(sqs).toHaveReceivedCommandWith(DeleteMessageBatchCommand, {
-        QueueUrl: INTAKE,
-        Entries: [0, 1, 2].map((i) => ({ Id: String(i), ReceiptHandle: `r${i + 1}` })),
-      });
-
-      // Two runs at once (the schedule and a node's trigger) read the same depths: one admits (CI run 16: the queue reached 11 of 10).
-      sqs.resetHistory();
-      s3.set('peer-sync/watchdog/state.json', {
-        version: 2,
-        revision: 0,
-        nodes: {},
-        lastFailoverAt: null,
-        judgedAt: null,
-      });
-      await Promise.all([
-        handler(scheduled),
-        handler({ source: 'queen-fleet.agent', node: 'node-1' }),
-        handler(scheduled),
-      ]);
-      expect(sqs.commandCalls(SendMessageBatchCommand).flatMap((c) => c.args[0].input.Entries ?? [])).toHaveLength(3);
-    } finally {
-      for (const k of [
-        'FLEET_QUEUE_URL',
-        'FLEET_INTAKE_QUEUE_URL',
-        'FLEET_ADMISSION_HIGH_MARK',
-        'FLEET_ADMISSION_LOW_MARK',
-      ])
-        delete process.env[k];
-    }
-  });
-
-  it("reads the queues only failures reach one schedule period in five, and alerts what the alarms on them did: a rise of the notifier's failures, input waiting at every read", async () => {
-    sqs.reset();
-    const FAILURES = 'https://sqs.us-west-2.amazonaws.com/123456789012/notifier-failures';
-    Object.assign(process.env, {
-      FLEET_QUEUE_URL: TASKS,
-      FLEET_INTAKE_QUEUE_URL: INTAKE,
-      FLEET_NOTIFIER_FAILURE_QUEUE_URL: FAILURES,
-      FLEET_INTAKE_WAIT_ALERT_SECONDS: '60',
-    });
-    resetForTests();
-    // The watchdog's clock: the first minute of a 5-minute block (a period whose index is 0 mod 5).
-    let now = 1_800_000_000_000;
-    const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
-    try {
-      // Input held (no standby ready at the high mark): the intake queue never empties.
-      sqs
-        .on(GetQueueAttributesCommand, { QueueUrl: TASKS })
-        .resolves({ Attributes: { ApproximateNumberOfMessages: '50', ApproximateNumberOfMessagesNotVisible: '2' } });
-      sqs
-        .on(GetQueueAttributesCommand, { QueueUrl: INTAKE })
-        .resolves({ Attributes: { ApproximateNumberOfMessages: '7' } });
-      sqs
-        .on(GetQueueAttributesCommand, { QueueUrl: FAILURES })
-        .resolves({ Attributes: { ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' } });
-      s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', working(0, 9)));
-      s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9)));
-
-      await handler(scheduled);
-      expect(kinds().filter((k) => k !== 'INPUT_HELD')).toEqual([]);
-      expect(
-        sqs.commandCalls(GetQueueAttributesCommand).filter((c) => c.args[0].input.QueueUrl === FAILURES),
-      ).toHaveLength(1);
-      sqs
-        .on(GetQueueAttributesCommand, { QueueUrl: FAILURES })
-        .resolves({ Attributes: { ApproximateNumberOfMessages: '2', ApproximateNumberOfMessagesNotVisible: '0' } });
-      // The next minute (and the three after): the failure queue is not read, the intake is.
-      now += 61_000;
-      sqs.resetHistory();
-      await handler(scheduled);
-      expect(
+      resetForTests();
+      try {
         sqs
-          .commandCalls(GetQueueAttributesCommand)
-          .map((c) => c.args[0].input.QueueUrl)
-          .sort(),
-      ).toEqual([INTAKE, TASKS].sort());
-      expect(published().filter((e) => e.kind === 'NOTIFIER_FAILED')).toEqual([]);
-      // Five minutes on: read again, the rise alerted; and the intake has waited past its minute.
-      now += 4 * 60_000;
-      await handler(scheduled);
-      await handler(scheduled);
-      const alerts = published().filter((e) => e.kind === 'NOTIFIER_FAILED' || e.kind === 'INPUT_WAITING');
-      expect(alerts.map((e) => [e.kind, e.id]).sort()).toEqual([
-        ['INPUT_WAITING', 'input-wait-1.INPUT_WAITING'],
-        ['NOTIFIER_FAILED', 'notifier-failure-1.NOTIFIER_FAILED'],
-      ]);
-      // The Slack subscription filters this kind out by the message attribute (serverless.yml).
-      const attributes = sns
-        .commandCalls(PublishCommand)
-        .map((c) => c.args[0].input)
-        .find((i) => i.MessageAttributes?.kind?.StringValue === 'NOTIFIER_FAILED');
-      expect(attributes).toBeDefined();
-    } finally {
-      clock.mockRestore();
-      for (const k of [
-        'FLEET_QUEUE_URL',
-        'FLEET_INTAKE_QUEUE_URL',
-        'FLEET_NOTIFIER_FAILURE_QUEUE_URL',
-        'FLEET_INTAKE_WAIT_ALERT_SECONDS',
-      ])
-        delete process.env[k];
-    }
-  });
+          .on(GetQueueAttributesCommand, { QueueUrl: TASKS })
+          .resolves({ Attributes: { ApproximateNumberOfMessages: '1', ApproximateNumberOfMessagesNotVisible: '1' } });
+        sqs
+          .on(GetQueueAttributesCommand, { QueueUrl: INTAKE })
+          .resolves({ Attributes: { ApproximateNumberOfMessages: '40' } });
+        sqs.on(ReceiveMessageCommand).resolves({
+          Messages: [1, 2, 3].map((i) => ({ MessageId: `m${i}`, ReceiptHandle: `r${i}`, Body: `{"taskId":"t${i}"}` })),
+        });
+        sqs.on(SendMessageBatchCommand).resolves({
+          Successful: [0, 1, 2].map((i) => ({ Id: String(i), MessageId: `n${i}`, MD5OfMessageBody: '' })),
+          Failed: [],
+        });
+        sqs.on(DeleteMessageBatchCommand).resolves({ Successful: [], Failed: [] });
+        s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', working(0, 9)));
+        s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9)));
+
+        await handler(s3Event('peer-sync/nodes/node-1/heartbeat.json'));
+        expect(sqs.calls()).toHaveLength(0);
+
+        await handler(scheduled);
+        // 2 of 5 taken: 3 admitted, sent on as one batch and deleted from intake.
+        expect(sqs).toHaveReceivedCommandWith(ReceiveMessageCommand, { QueueUrl: INTAKE, MaxNumberOfMessages: 3 });
+        expect(sqs).toHaveReceivedCommandWith(SendMessageBatchCommand, { QueueUrl: TASKS });
+        expect(sqs.commandCalls(SendMessageBatchCommand)[0]?.args[0].input.Entries?.map((e) => e.MessageBody)).toEqual([
+          '{"taskId":"t1"}',
+          '{"taskId":"t2"}',
+          '{"taskId":"t3"}',
+        ]);
+        expect(sqs).toHaveReceivedCommandWith(DeleteMessageBatchCommand, {
+          QueueUrl: INTAKE,
+          Entries: [0, 1, 2].map((i) => ({ Id: String(i), ReceiptHandle: `r${i + 1}` })),
+        });
+
+        // Two runs at once (the schedule and a node's trigger) read the
+        // same depths: one admits (CI run 16: the queue reached 11 of 10).
+        sqs.resetHistory();
+        s3.set('peer-sync/watchdog/state.json', {
+          version: 2,
+          revision: 0,
+          nodes: {},
+          lastFailoverAt: null,
+          judgedAt: null,
+        });
+        await Promise.all([
+          handler(scheduled),
+          handler({ source: 'queen-fleet.agent', node: 'node-1' }),
+          handler(scheduled),
+        ]);
+        expect(sqs.commandCalls(SendMessageBatchCommand).flatMap((c) => c.args[0].input.Entries ?? [])).toHaveLength(3);
+      } finally {
+        for (const k of [
+          'FLEET_QUEUE_URL',
+          'FLEET_INTAKE_QUEUE_URL',
+          'FLEET_ADMISSION_HIGH_MARK',
+          'FLEET_ADMISSION_LOW_MARK',
+        ])
+          delete process.env[k];
+      }
+    },
+  );
+
+  it(
+    'reads the queues only failures reach one schedule period in five, and alerts what ' +
+      "the alarms on them did: a rise of the notifier's failures, input waiting at every read",
+    async () => {
+      sqs.reset();
+      const FAILURES = 'https://sqs.us-west-2.amazonaws.com/123456789012/notifier-failures';
+      Object.assign(process.env, {
+        FLEET_QUEUE_URL: TASKS,
+        FLEET_INTAKE_QUEUE_URL: INTAKE,
+        FLEET_NOTIFIER_FAILURE_QUEUE_URL: FAILURES,
+        FLEET_INTAKE_WAIT_ALERT_SECONDS: '60',
+      });
+      resetForTests();
+      // The watchdog's clock: the first minute of a 5-minute block (a period whose index is 0 mod 5).
+      let now = 1_800_000_000_000;
+      const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
+      try {
+        // Input held (no standby ready at the high mark): the intake queue never empties.
+        sqs
+          .on(GetQueueAttributesCommand, { QueueUrl: TASKS })
+          .resolves({ Attributes: { ApproximateNumberOfMessages: '50', ApproximateNumberOfMessagesNotVisible: '2' } });
+        sqs
+          .on(GetQueueAttributesCommand, { QueueUrl: INTAKE })
+          .resolves({ Attributes: { ApproximateNumberOfMessages: '7' } });
+        sqs
+          .on(GetQueueAttributesCommand, { QueueUrl: FAILURES })
+          .resolves({ Attributes: { ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' } });
+        s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', working(0, 9)));
+        s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9)));
+
+        await handler(scheduled);
+        expect(kinds().filter((k) => k !== 'INPUT_HELD')).toEqual([]);
+        expect(
+          sqs.commandCalls(GetQueueAttributesCommand).filter((c) => c.args[0].input.QueueUrl === FAILURES),
+        ).toHaveLength(1);
+        sqs
+          .on(GetQueueAttributesCommand, { QueueUrl: FAILURES })
+          .resolves({ Attributes: { ApproximateNumberOfMessages: '2', ApproximateNumberOfMessagesNotVisible: '0' } });
+        // The next minute (and the three after): the failure queue is not read, the intake is.
+        now += 61_000;
+        sqs.resetHistory();
+        await handler(scheduled);
+        expect(
+          sqs
+            .commandCalls(GetQueueAttributesCommand)
+            .map((c) => c.args[0].input.QueueUrl)
+            .sort(),
+        ).toEqual([INTAKE, TASKS].sort());
+        expect(published().filter((e) => e.kind === 'NOTIFIER_FAILED')).toEqual([]);
+        // Five minutes on: read again, the rise alerted; and the intake has waited past its minute.
+        now += 4 * 60_000;
+        await handler(scheduled);
+        await handler(scheduled);
+        const alerts = published().filter((e) => e.kind === 'NOTIFIER_FAILED' || e.kind === 'INPUT_WAITING');
+        expect(alerts.map((e) => [e.kind, e.id]).sort()).toEqual([
+          ['INPUT_WAITING', 'input-wait-1.INPUT_WAITING'],
+          ['NOTIFIER_FAILED', 'notifier-failure-1.NOTIFIER_FAILED'],
+        ]);
+        // The Slack subscription filters this kind out by the message attribute (serverless.yml).
+        const attributes = sns
+          .commandCalls(PublishCommand)
+          .map((c) => c.args[0].input)
+          .find((i) => i.MessageAttributes?.kind?.StringValue === 'NOTIFIER_FAILED');
+        expect(attributes).toBeDefined();
+      } finally {
+        clock.mockRestore();
+        for (const k of [
+          'FLEET_QUEUE_URL',
+          'FLEET_INTAKE_QUEUE_URL',
+          'FLEET_NOTIFIER_FAILURE_QUEUE_URL',
+          'FLEET_INTAKE_WAIT_ALERT_SECONDS',
+        ])
+          delete process.env[k];
+      }
+    },
+  );
 });

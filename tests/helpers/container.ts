@@ -39,7 +39,9 @@ export const containerSupport = (): Support => {
   if (built.status !== 0 || rootfs === '')
     return {
       ok: false,
-      reason: `no Debian root for the container (${ROOTFS_SCRIPT}): ${(built.stderr ?? '').trim().split('\n').slice(-3).join(' / ')}`,
+      reason:
+        `no Debian root for the container (${ROOTFS_SCRIPT}): ` +
+        (built.stderr ?? '').trim().split('\n').slice(-3).join(' / '),
     };
   // Read-only: the cache is never written; the run's own copy is what boots.
   const probe = spawnSync(
@@ -50,7 +52,9 @@ export const containerSupport = (): Support => {
   if (probe.status !== 0)
     return {
       ok: false,
-      reason: `systemd-nspawn cannot run a container here: ${(probe.stderr ?? '').trim().split('\n').slice(-3).join(' / ') || `exit ${String(probe.status)}`}`,
+      reason:
+        'systemd-nspawn cannot run a container here: ' +
+        ((probe.stderr ?? '').trim().split('\n').slice(-3).join(' / ') || `exit ${String(probe.status)}`),
     };
   return { ok: true, rootfs };
 };
@@ -141,7 +145,8 @@ export class NodeContainer {
       await sleep(200);
     }
     throw new Error(
-      `the node container did not finish booting within ${timeoutMs / 1000} s (last state: ${state}); see ${consoleLog}`,
+      `the node container did not finish booting within ${timeoutMs / 1000} s ` +
+        `(last state: ${state}); see ${consoleLog}`,
     );
   }
 

@@ -18,7 +18,8 @@ export const expectDrillPage = async (file: string, report: Report, screenshot: 
     const page = await ctx.newPage();
     await page.goto(pathToFileURL(file).href);
     expect(await page.title()).toBe(`Drill ${report.scenario}: ${report.ok ? 'passed' : 'FAILED'}`);
-    // The timeline: a lane a node and the fleet's; the new epoch on the new primary's lane; the fault on the old one's; the failover step on the new one's.
+    // The timeline: a lane a node and the fleet's; the new epoch on the new primary's
+    // lane; the fault on the old one's; the failover step on the new one's.
     const lanes = page.locator('svg.timeline g.lane');
     expect(
       await Promise.all(Array.from({ length: await lanes.count() }, (_, i) => lanes.nth(i).getAttribute('data-lane'))),

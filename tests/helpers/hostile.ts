@@ -44,7 +44,10 @@ export const SLACK_MARKUP = [
   '\u202e',
 ] as const;
 
-/** Text decoded from bytes that are not UTF-8 (Node yields U+FFFD), and lone surrogates (what `"\ud800"` in JSON yields). */
+/**
+ * Text decoded from bytes that are not UTF-8 (Node yields
+ * U+FFFD), and lone surrogates (what `"\ud800"` in JSON yields).
+ */
 export const brokenTextArb: fc.Arbitrary<string> = fc.oneof(
   fc.uint8Array({ minLength: 1, maxLength: 48 }).map((b) => Buffer.from(b).toString('utf8')),
   fc.constant(Buffer.from([0xff, 0xfe, 0x7b, 0x22]).toString('utf8')),
@@ -61,7 +64,9 @@ export const markupRunArb: fc.Arbitrary<string> = fc
   })
   .map((parts) => parts.join(''));
 
-/** Strings far past every field limit and the store's size limit in tests (up to 60 000 characters, to keep runs fast). */
+/**
+ * Strings far past every field limit and the store's size limit in tests (up to 60 000 characters, to keep runs fast).
+ */
 export const hugeStringArb: fc.Arbitrary<string> = fc
   .tuple(fc.constantFrom('x', '😀', '&<', '9', ' '), fc.integer({ min: 1_001, max: 60_000 }))
   .map(([unit, n]) => unit.repeat(Math.ceil(n / unit.length)));
@@ -158,7 +163,9 @@ export const POLLUTERS: readonly unknown[] = [
   JSON.parse('{"__proto__":{"__proto__":{"polluted":true}},"prototype":{"polluted":true}}'),
 ];
 
-/** Deep nesting as text: `[[[…]]]` or `{"a":{"a":…}}`, `depth` levels (JSON.parse takes it; recursive code would not). */
+/**
+ * Deep nesting as text: `[[[…]]]` or `{"a":{"a":…}}`, `depth` levels (JSON.parse takes it; recursive code would not).
+ */
 export const deepJsonText = (depth: number, kind: 'array' | 'object'): string =>
   kind === 'array' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
 
@@ -179,7 +186,10 @@ export const hostileJsonTextArb: fc.Arbitrary<string> = fc.oneof(
 
 type Path = (string | number)[];
 
-/** A path as ValidationError.field spells it: dotted, each step as the parser names it (a key that reads as nothing, quoted). */
+/**
+ * A path as ValidationError.field spells it: dotted, each step
+ * as the parser names it (a key that reads as nothing, quoted).
+ */
 const dotted = (path: Path): string => path.map(pathStep).join('.');
 
 /** Every position in a JSON value, root first. */

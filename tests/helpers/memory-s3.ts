@@ -31,7 +31,9 @@ const ddbError = (name: string, status: number): DynamoDBServiceException =>
     message: name,
   });
 
-/** The prefix the handlers' configuration keeps state under: a table item `k` is shown as the object `peer-sync/<k>`. */
+/**
+ * The prefix the handlers' configuration keeps state under: a table item `k` is shown as the object `peer-sync/<k>`.
+ */
 const PREFIX = 'peer-sync/';
 
 /**

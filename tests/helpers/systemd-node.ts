@@ -8,7 +8,8 @@ import { SSMClient } from '@aws-sdk/client-ssm';
 import pino from 'pino';
 import { LeaseKeeper } from '../../agent/lease-keeper';
 import { Loop } from '../../agent/runtime/loop';
-import { stateStoreFor, type StateStore } from '../../lib/aws/state-store';
+import type { StateStore } from '../../lib/aws/state-store';
+import { stateStoreFor } from '../../lib/aws/stores';
 import { configSchema, type Config } from '../../lib/core/config';
 import type { Heartbeat } from '../../lib/core/schemas';
 import { bundleEntries } from '../../lib/harness/localcloud/bundle';
@@ -66,7 +67,8 @@ export const stageNode = (node: NodeContainer, cloud: LocalCloudInfo, bundleDir:
     mkdirSync(node.at(`/etc/systemd/system/${unit}.service.d`), { recursive: true });
     writeFileSync(
       node.at(`/etc/systemd/system/${unit}.service.d/local-cloud.conf`),
-      `# The local cloud on the host plays AWS (tests/system/systemd-node.test.ts).\n[Service]\nEnvironment=AWS_ENDPOINT_URL=${cloud.endpoint}\n`,
+      `# The local cloud on the host plays AWS (tests/system/systemd-node.test.ts).\n` +
+        `[Service]\nEnvironment=AWS_ENDPOINT_URL=${cloud.endpoint}\n`,
     );
   }
 };

@@ -11,29 +11,33 @@ const memory = () => {
 };
 
 describe('withLogFields', () => {
-  it('puts its fields on every line written meanwhile, through awaits and children, nested fields on top, and none outside', async () => {
-    const { log, lines } = memory();
-    const child = log.child({ part: 'x' });
-    await withLogFields({ requestId: 'req-1', incidentId: undefined }, async () => {
-      log.info('first');
-      await new Promise((r) => setTimeout(r, 5));
-      child.warn('after a timer');
-      await withLogFields({ incidentId: 'node-1-e3-i1' }, async () => {
-        await Promise.resolve();
-        log.error('in the incident');
+  it(
+    'puts its fields on every line written meanwhile, ' +
+      'through awaits and children, nested fields on top, and none outside',
+    async () => {
+      const { log, lines } = memory();
+      const child = log.child({ part: 'x' });
+      await withLogFields({ requestId: 'req-1', incidentId: undefined }, async () => {
+        log.info('first');
+        await new Promise((r) => setTimeout(r, 5));
+        child.warn('after a timer');
+        await withLogFields({ incidentId: 'node-1-e3-i1' }, async () => {
+          await Promise.resolve();
+          log.error('in the incident');
+        });
+        log.info('after the incident');
       });
-      log.info('after the incident');
-    });
-    log.info('outside');
-    expect(lines.map((l) => [l.msg, l.requestId, l.incidentId])).toEqual([
-      ['first', 'req-1', undefined],
-      ['after a timer', 'req-1', undefined],
-      ['in the incident', 'req-1', 'node-1-e3-i1'],
-      ['after the incident', 'req-1', undefined],
-      ['outside', undefined, undefined],
-    ]);
-    expect(lines.every((l) => !('incidentId' in l) || l.incidentId !== undefined)).toBe(true);
-  });
+      log.info('outside');
+      expect(lines.map((l) => [l.msg, l.requestId, l.incidentId])).toEqual([
+        ['first', 'req-1', undefined],
+        ['after a timer', 'req-1', undefined],
+        ['in the incident', 'req-1', 'node-1-e3-i1'],
+        ['after the incident', 'req-1', undefined],
+        ['outside', undefined, undefined],
+      ]);
+      expect(lines.every((l) => !('incidentId' in l) || l.incidentId !== undefined)).toBe(true);
+    },
+  );
 
   it('keeps concurrent invocations apart: each line names the request it was written for', async () => {
     await fc.assert(

@@ -72,7 +72,8 @@ describe('fleet drill on the local cloud', () => {
         'perHour' | 'perTask'
       >;
       expect(regressions(report.requests, baseline)).toEqual([]);
-      // Counted by purpose on the wire: the lease and the watchdog's state (in DynamoDB, never in S3), heartbeats, queue polls, the tasks' own writes.
+      // Counted by purpose on the wire: the lease and the watchdog's state (in
+      // DynamoDB, never in S3), heartbeats, queue polls, the tasks' own writes.
       expect(
         Object.keys(report.requests.counts).filter(
           (label) => label.startsWith('s3.') && (label.endsWith(':lease') || label === 's3.PUT:watchdog'),

@@ -21,7 +21,8 @@ const epochsChain = (report: Report): void => {
 
 describe('failover drills', () => {
   it(
-    'heals a persistent stall twice: a restart, then a failover; the old primary rejoins as a standby, so the second stall fails back',
+    'heals a persistent stall twice: a restart, then a failover; ' +
+      'the old primary rejoins as a standby, so the second stall fails back',
     async () => {
       const { report } = await drill('stall-twice-rejoins');
       passed(report);
@@ -33,7 +34,8 @@ describe('failover drills', () => {
         // Ready again once its stall cleared (400 s after the fault), not before.
         expect(stall.redundantAt! - stall.faultAt).toBeGreaterThanOrEqual(400);
       }
-      // Tasks in hand come back to the queue once the stalled worker stops extending them, and go on after the failover.
+      // Tasks in hand come back to the queue once the stalled
+      // worker stops extending them, and go on after the failover.
       // (Admission starts tasks on the watchdog's schedule, so a stall may strike an idle worker.)
       for (const stall of report.incidents.filter((i) => i.inFlight > 0))
         expect(stall.resumedAt!).toBeGreaterThan(stall.faultAt);
@@ -52,7 +54,8 @@ describe('failover drills', () => {
   );
 
   it(
-    'holds input while it fails over under a burst three times what one node can do, resumes it at the low mark, and loses nothing',
+    'holds input while it fails over under a burst three times what ' +
+      'one node can do, resumes it at the low mark, and loses nothing',
     async () => {
       const { report } = await drill('burst-during-failover');
       passed(report);
@@ -73,7 +76,8 @@ describe('failover drills', () => {
   );
 
   it(
-    'fails over from a rebooting primary, takes it back as a ready standby when it boots, and fails back to it on the next stall',
+    'fails over from a rebooting primary, takes it back as a ready ' +
+      'standby when it boots, and fails back to it on the next stall',
     async () => {
       const { report } = await drill('reboot-primary-fails-back');
       passed(report);
@@ -116,7 +120,8 @@ describe('failover drills', () => {
   );
 
   it(
-    'is not moved by ±20 min steps of every node’s clock, the one its requests are signed with too, and does each step once with three watchdogs running every trigger',
+    'is not moved by ±20 min steps of every node’s clock, the one its requests are ' +
+      'signed with too, and does each step once with three watchdogs running every trigger',
     async () => {
       const { report } = await drill('skew-and-duplicate-watchdogs');
       passed(report);
@@ -145,7 +150,8 @@ describe('failover drills', () => {
   );
 
   it(
-    'promotes exactly one node, the highest-priority ready standby, within 45 s of a crash in a 3-node fleet, traffic within 90 s',
+    'promotes exactly one node, the highest-priority ready standby, ' +
+      'within 45 s of a crash in a 3-node fleet, traffic within 90 s',
     async () => {
       const page = join(DRILL_OUT, 'three-nodes-kill-primary.html');
       const { report } = await drill('three-nodes-kill-primary', ['--html', page]);
@@ -173,7 +179,8 @@ describe('failover drills', () => {
   );
 
   it(
-    'fails over from a primary whose agent died (it can no longer renew its lease), then brings that agent back as a standby',
+    'fails over from a primary whose agent died (it can no longer ' +
+      'renew its lease), then brings that agent back as a standby',
     async () => {
       const { report } = await drill('kill-agent-primary');
       passed(report);

@@ -11,7 +11,8 @@ afterAll(() => killAll());
 
 describe('fault drills', () => {
   it(
-    'heals damaged control objects and carries on through lost responses: no dropped restart or alert, no second primary, no stop beyond a lease',
+    'heals damaged control objects and carries on through lost responses: ' +
+      'no dropped restart or alert, no second primary, no stop beyond a lease',
     async () => {
       const { report } = await drill('damaged-objects-lost-responses');
       passed(report);
@@ -26,7 +27,8 @@ describe('fault drills', () => {
       expect(events('leader_damaged')).toHaveLength(1);
       expect(events('leader_damaged')[0]?.detail).toMatch(/rebuilt: node-1 holds epoch 1/);
       expect(report.epochs.map((e) => e.primary)).toEqual(['node-1']);
-      // The shard of the last task to arrive (task-0018, bucket 130), damaged before it arrives: found when it is synced, rebuilt.
+      // The shard of the last task to arrive (task-0018, bucket 130),
+      // damaged before it arrives: found when it is synced, rebuilt.
       expect(events('manifest_damaged').length).toBeGreaterThanOrEqual(1);
       expect((report.cloud.lostResponseReset ?? 0) + (report.cloud.lostResponse500 ?? 0)).toBeGreaterThan(20);
     },
@@ -93,7 +95,8 @@ describe('fault drills', () => {
   );
 
   it(
-    'takes no action when DynamoDB, the lease, is down for 10 minutes for every node and the watchdog: the primary fences and resumes, nothing dead-lettered',
+    'takes no action when DynamoDB, the lease, is down for 10 minutes for every ' +
+      'node and the watchdog: the primary fences and resumes, nothing dead-lettered',
     async () => {
       const { report } = await drill('dynamodb-outage');
       passed(report);
@@ -123,7 +126,8 @@ describe('fault drills', () => {
   );
 
   it(
-    'sends a restart whose watchdog run died between claiming and sending it: the next run sends it, no RESTART_FAILED, no failover',
+    'sends a restart whose watchdog run died between claiming and sending it: ' +
+      'the next run sends it, no RESTART_FAILED, no failover',
     async () => {
       const { report } = await drill('watchdog-crash-stall');
       passed(report);
@@ -140,7 +144,8 @@ describe('fault drills', () => {
   );
 
   it(
-    'fails over once from a primary whose packets vanish for 120 s, no reset: timeouts end its requests, nothing waits for ever, nothing is lost',
+    'fails over once from a primary whose packets vanish for 120 s, no reset: ' +
+      'timeouts end its requests, nothing waits for ever, nothing is lost',
     async () => {
       const { report } = await drill('blackhole-primary');
       passed(report);

@@ -22,7 +22,8 @@ const nothingLost = (report: Report): void => {
 
 describe('outage drills', () => {
   it(
-    'loses, dead-letters, restarts and fails over nothing while S3 is down for the whole fleet for 10 minutes, alerts the outage once, and completes everything after',
+    'loses, dead-letters, restarts and fails over nothing while S3 is down for the ' +
+      'whole fleet for 10 minutes, alerts the outage once, and completes everything after',
     async () => {
       const { report } = await drill('s3-outage');
       nothingLost(report);
@@ -38,7 +39,8 @@ describe('outage drills', () => {
   );
 
   it(
-    'fails over, as justified, from a primary that alone lost S3 for 5 minutes (DynamoDB and SQS fine): it steps down, nothing is lost',
+    'fails over, as justified, from a primary that alone lost S3 for ' +
+      '5 minutes (DynamoDB and SQS fine): it steps down, nothing is lost',
     async () => {
       const { report } = await drill('primary-loses-s3');
       nothingLost(report);
@@ -68,7 +70,8 @@ describe('outage drills', () => {
   );
 
   it(
-    'keeps its lease, its tasks and its role through 8 s of latency on every request of the primary for 10 minutes: no fence flapping, no failover',
+    'keeps its lease, its tasks and its role through 8 s of latency on every ' +
+      'request of the primary for 10 minutes: no fence flapping, no failover',
     async () => {
       const { report } = await drill('primary-slow-network');
       nothingLost(report);
@@ -90,7 +93,8 @@ describe('outage drills', () => {
   );
 
   it(
-    'fences on the wire when the primary is slow past its lease and its agent dies: no old-epoch write after the new epoch, its tasks back within a visibility timeout',
+    'fences on the wire when the primary is slow past its lease and its agent dies: ' +
+      'no old-epoch write after the new epoch, its tasks back within a visibility timeout',
     async () => {
       const { report } = await drill('slow-then-dead-primary');
       nothingLost(report);
@@ -103,7 +107,8 @@ describe('outage drills', () => {
   );
 
   it(
-    'after an await-fence failover, resumes at once when the new primary’s agent restarts: the handover wait is not copied into later renewals',
+    'after an await-fence failover, resumes at once when the new primary’s ' +
+      'agent restarts: the handover wait is not copied into later renewals',
     async () => {
       const { report } = await drill('await-fence-agent-restart');
       nothingLost(report);

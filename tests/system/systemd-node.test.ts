@@ -144,7 +144,8 @@ describeIfBootable('a node under a real systemd (Debian 12 container, systemd-ns
   );
 
   it(
-    'drains on `systemctl restart queen-fleet-worker` sent through SSM: the stage in progress is checkpointed and the next worker carries on',
+    'drains on `systemctl restart queen-fleet-worker` sent through SSM: ' +
+      'the stage in progress is checkpointed and the next worker carries on',
     async () => {
       const { sqs, ssm } = clientsOf(cloud);
       await sqs.send(new SendMessageCommand({ QueueUrl: cloud.queueUrl, MessageBody: JSON.stringify(TASK) }));

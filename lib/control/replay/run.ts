@@ -9,7 +9,7 @@ import { planReplay, type ReplayAction, type ReplayPlan } from '../../core/views
 import type { ReplayRef, ReplayRequest } from '../../core/views/replay-input';
 import { advance } from '../../core/fleet/incident';
 import { next } from '../../core/fleet/incident-pending';
-import { withIncident } from '../../core/fleet/watchdog';
+import { withIncident } from '../../core/fleet/outcomes';
 import {
   emptyWatchdogState,
   watchdogStateSchema,

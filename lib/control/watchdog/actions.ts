@@ -2,7 +2,7 @@ import { ConflictError, describeError, EventConflictError, NotFoundError } from 
 import { eventKey, fleetEventSchema, sameStep, type FleetEvent } from '../../core/events';
 import { KEYS } from '../../core/keys';
 import type { WatchdogAction } from '../../core/fleet/watchdog';
-import { markRestartResult, markRestartSent } from '../../core/fleet/watchdog';
+import { markRestartResult, markRestartSent } from '../../core/fleet/outcomes';
 import { emptyWatchdogState, watchdogStateSchema, type WatchdogState } from '../../core/fleet/watchdog-state';
 import type { NodeCommand } from '../../aws/run-command';
 import type { WatchdogDeps } from './deps';
@@ -25,10 +25,12 @@ export const emit = async ({ store, alerts, log }: WatchdogDeps, event: FleetEve
       );
     });
     if (existing !== null && sameStep(existing.value, event)) return false;
+    const found = existing?.value;
+    const to = found?.newPrimary === undefined ? '' : ` → ${found.newPrimary}`;
     const other =
-      existing === null
+      found === undefined
         ? 'an object that is gone again'
-        : `${existing.value.kind} of ${existing.value.node} at epoch ${existing.value.epoch}${existing.value.newPrimary === undefined ? '' : ` → ${existing.value.newPrimary}`}`;
+        : `${found.kind} of ${found.node} at epoch ${found.epoch}${to}`;
     throw new EventConflictError(`${key} is taken by a different event (${other}): event ${event.id} not written`);
   }
   log.info({ event: event.kind, node: event.node, incident: event.incidentId }, event.summary);

@@ -4,7 +4,7 @@ import { originRecordFor } from '../../aws/dns';
 import { InstanceProbe } from '../../aws/instances';
 import { IntakeQueue } from '../../aws/intake';
 import { RunCommand } from '../../aws/run-command';
-import { stateStoreFor } from '../../aws/state-store';
+import { stateStoreFor } from '../../aws/stores';
 import type { Config } from '../../core/config';
 import { describeError } from '../../core/errors';
 import type { Logger } from '../../log';

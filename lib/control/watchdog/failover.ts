@@ -4,7 +4,8 @@ import { handoverFor, nextEpoch } from '../../core/fleet/lease';
 import { leaderSchema, type Leader } from '../../core/schemas';
 import type { NodeSpec } from '../../core/config';
 import { emptyCounter, type StallCounter } from '../../core/fleet/stall';
-import { markFailover, type WatchdogAction } from '../../core/fleet/watchdog';
+import { markFailover } from '../../core/fleet/outcomes';
+import type { WatchdogAction } from '../../core/fleet/watchdog';
 import { makeEvent } from '../../core/fleet/watchdog-events';
 import type { StateStore } from '../../aws/state-store';
 import { emit, record, runAndWait } from './actions';
@@ -109,7 +110,8 @@ export const failover = async (deps: WatchdogDeps, a: FailoverAction): Promise<v
       incident,
       counter,
       deps.now(),
-      `${step.to} is primary of epoch ${newEpoch} (${handover === 'immediate' ? 'starts at once' : 'starts once the old lease has lapsed'}).`,
+      `${step.to} is primary of epoch ${newEpoch} ` +
+        `(${handover === 'immediate' ? 'starts at once' : 'starts once the old lease has lapsed'}).`,
       { newPrimary: step.to, newEpoch },
     ),
   );

@@ -1,5 +1,6 @@
 import { emptyCounter } from '../../core/fleet/stall';
-import { markRouted, type WatchdogAction } from '../../core/fleet/watchdog';
+import { markRouted } from '../../core/fleet/outcomes';
+import type { WatchdogAction } from '../../core/fleet/watchdog';
 import { makeEvent } from '../../core/fleet/watchdog-events';
 import { emit, record } from './actions';
 import type { WatchdogDeps } from './deps';
@@ -27,7 +28,8 @@ export const route = async (deps: WatchdogDeps, decided: RouteAction): Promise<v
   }
   const moved = await deps.dns.pointTo(spec.address, { timeoutMs: 0, pollMs: 0, sleep: deps.sleep });
   if (moved.changed) {
-    const summary = `origin record → ${spec.address} (${spec.name}, primary of epoch ${a.epoch}): traffic follows the lease.`;
+    const summary =
+      `origin record → ${spec.address} (${spec.name}, primary of epoch ${a.epoch}): traffic follows ` + `the lease.`;
     await emit(
       deps,
       makeEvent(

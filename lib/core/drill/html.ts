@@ -85,7 +85,10 @@ const STEPS = [
 
 const LANE = 58;
 
-/** The timeline: a lane a node (the lease band, the agent's role bar, the incident steps) and one for faults on no node. */
+/**
+ * The timeline: a lane a node (the lease band, the agent's role bar, the incident steps) and one
+ * for faults on no node.
+ */
 const timeline = (r: Report, f: Frame, nodes: readonly string[]): string => {
   const lanes = [...nodes, 'fleet'];
   const top = 8;
@@ -107,7 +110,9 @@ const timeline = (r: Report, f: Frame, nodes: readonly string[]): string => {
       for (const e of r.epochs.filter((p) => p.primary === name)) {
         const to = e.to ?? f.end;
         parts.push(
-          `<rect class="lease epoch-${e.epoch % 6}" data-epoch="${e.epoch}" x="${x(e.from)}" y="${y + 4}" width="${Math.max(1, xOf(f, to) - xOf(f, e.from)).toFixed(1)}" height="8"><title>leader.json names ${esc(name)}: epoch ${e.epoch}, ${e.from}–${e.to ?? 'end'} s</title></rect>`,
+          `<rect class="lease epoch-${e.epoch % 6}" data-epoch="${e.epoch}" x="${x(e.from)}" y="${y + 4}" ` +
+            `width="${Math.max(1, xOf(f, to) - xOf(f, e.from)).toFixed(1)}" height="8">` +
+            `<title>leader.json names ${esc(name)}: epoch ${e.epoch}, ${e.from}–${e.to ?? 'end'} s</title></rect>`,
         );
         parts.push(
           `<text class="epoch-label" x="${(xOf(f, e.from) + 2).toFixed(1)}" y="${y + 2}">epoch ${e.epoch}</text>`,
@@ -116,7 +121,9 @@ const timeline = (r: Report, f: Frame, nodes: readonly string[]): string => {
       for (const s of roleSegments(r, name, f.end)) {
         const label = `${s.role}${s.epoch === null ? '' : ` (epoch ${s.epoch})`}`;
         parts.push(
-          `<rect class="role role-${s.role}" data-role="${s.role}" x="${x(s.from)}" y="${y + 16}" width="${Math.max(1, xOf(f, s.to) - xOf(f, s.from)).toFixed(1)}" height="16"><title>${esc(name)}'s agent: ${esc(label)}, ${s.from}–${s.to} s</title></rect>`,
+          `<rect class="role role-${s.role}" data-role="${s.role}" x="${x(s.from)}" y="${y + 16}" ` +
+            `width="${Math.max(1, xOf(f, s.to) - xOf(f, s.from)).toFixed(1)}" height="16">` +
+            `<title>${esc(name)}'s agent: ${esc(label)}, ${s.from}–${s.to} s</title></rect>`,
         );
       }
     }
@@ -125,7 +132,10 @@ const timeline = (r: Report, f: Frame, nodes: readonly string[]): string => {
   for (const e of r.timeline.filter((x) => x.event === 'fault')) {
     const y = laneY(e.node);
     parts.push(
-      `<g class="fault" data-node="${esc(e.node)}" data-t="${e.t}"><line x1="${x(e.t)}" y1="${y + 2}" x2="${x(e.t)}" y2="${y + LANE - 4}"/><path d="M${x(e.t)},${y + 44} l-5,9 h10 z"/><title>fault at ${e.t} s on ${esc(e.node)}: ${esc(e.detail)}</title></g>`,
+      `<g class="fault" data-node="${esc(e.node)}" data-t="${e.t}">` +
+        `<line x1="${x(e.t)}" y1="${y + 2}" x2="${x(e.t)}" y2="${y + LANE - 4}"/>` +
+        `<path d="M${x(e.t)},${y + 44} l-5,9 h10 z"/>` +
+        `<title>fault at ${e.t} s on ${esc(e.node)}: ${esc(e.detail)}</title></g>`,
     );
   }
   for (const incident of r.incidents) {
@@ -135,7 +145,10 @@ const timeline = (r: Report, f: Frame, nodes: readonly string[]): string => {
       if (t === null || on === null) continue;
       const y = laneY(on) + 40;
       parts.push(
-        `<circle class="step step-${step.label.replace(/\s+/g, '-')}" data-step="${step.label}" data-node="${esc(on)}" cx="${x(t)}" cy="${y}" r="4.5"><title>${esc(incident.fault)} on ${esc(incident.node)} (${incident.faultAt} s): ${step.label} at ${t} s</title></circle>`,
+        `<circle class="step step-${step.label.replace(/\s+/g, '-')}" data-step="${step.label}" ` +
+          `data-node="${esc(on)}" cx="${x(t)}" cy="${y}" r="4.5">` +
+          `<title>${esc(incident.fault)} on ${esc(incident.node)} (${incident.faultAt} s): ` +
+          `${step.label} at ${t} s</title></circle>`,
       );
     }
   }
@@ -159,26 +172,38 @@ const lineFor = (r: Report, metric: string, node: string | null, label: string, 
 const present = (lines: readonly (Line | null)[]): Line[] => lines.filter((l): l is Line => l !== null);
 
 const missing = (what: string): string =>
-  `<p class="missing">No ${what} captured: the drill's fleet published no metrics (its <code>metrics</code> setting was off).</p>`;
+  `<p class="missing">No ${what} captured: ` +
+  "the drill's fleet published no metrics (its <code>metrics</code> setting was off).</p>";
 
-const CSS = `
-body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;max-width:1040px;color:#222}
-h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 6px}
-.verdict{display:inline-block;padding:2px 10px;border-radius:4px;color:#fff;font-weight:600}
-.verdict.ok{background:#2e7d32}.verdict.failed{background:#c62828}
-.meta{color:#555}svg.chart{width:100%;height:auto;display:block;background:#fafafa;border:1px solid #ddd}
-.axis{stroke:#444}.grid{stroke:#e3e3e3}.tick,.legend,.epoch-label{font-size:11px;fill:#444}.lane-label{font-size:13px;font-weight:600}
-.threshold{stroke:#c62828;stroke-dasharray:5 4}.threshold-label{font-size:11px;fill:#c62828}
-polyline.line{fill:none;stroke-width:2}.dot{stroke:none}
-.role-primary{fill:#2e7d32;stroke:#2e7d32}.role-pending{fill:#f9a825;stroke:#f9a825}.role-standby{fill:#90a4ae;stroke:#90a4ae}.role-fenced{fill:#c62828;stroke:#c62828}.role-down{fill:#eceff1;stroke:#78909c;stroke-dasharray:4 3}.role-unknown{fill:#cfd8dc}
-.lease{fill:#5c6bc0}.lease.epoch-0{fill:#8e24aa}.lease.epoch-2{fill:#00838f}.lease.epoch-3{fill:#6d4c41}.lease.epoch-4{fill:#3949ab}.lease.epoch-5{fill:#ad1457}
-.fault line{stroke:#c62828;stroke-width:1.5;stroke-dasharray:3 3}.fault path,.fault-swatch{fill:#c62828}
-.step{stroke:#fff;stroke-width:1}.step-detected{fill:#ef6c00}.step-restarted{fill:#1565c0}.step-recovered{fill:#2e7d32}.step-failover{fill:#6a1b9a}.step-serving{fill:#00897b}.step-traffic-moved{fill:#37474f}
-.n0{stroke:#1565c0;fill:#1565c0}.n1{stroke:#ef6c00;fill:#ef6c00}.n2{stroke:#6a1b9a;fill:#6a1b9a}.n3{stroke:#00897b;fill:#00897b}.n4{stroke:#6d4c41;fill:#6d4c41}.n5{stroke:#ad1457;fill:#ad1457}
-.backlog{stroke:#1565c0;fill:#1565c0}.intake{stroke:#90a4ae;fill:#90a4ae}.completed{stroke:#2e7d32;fill:#2e7d32}
-table{border-collapse:collapse;margin-top:4px}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left}th{background:#f0f0f0}
-tr.ok td.result{color:#2e7d32;font-weight:600}tr.failed td.result{color:#c62828;font-weight:600}.missing{color:#777}
-`;
+const CSS = [
+  '',
+  'body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;max-width:1040px;color:#222}',
+  'h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 6px}',
+  '.verdict{display:inline-block;padding:2px 10px;border-radius:4px;color:#fff;font-weight:600}',
+  '.verdict.ok{background:#2e7d32}.verdict.failed{background:#c62828}',
+  '.meta{color:#555}svg.chart{width:100%;height:auto;display:block;background:#fafafa;border:1px solid #ddd}',
+  '.axis{stroke:#444}.grid{stroke:#e3e3e3}.tick,.legend,.epoch-label{font-size:11px;fill:#444}' +
+    '.lane-label{font-size:13px;font-weight:600}',
+  '.threshold{stroke:#c62828;stroke-dasharray:5 4}.threshold-label{font-size:11px;fill:#c62828}',
+  'polyline.line{fill:none;stroke-width:2}.dot{stroke:none}',
+  '.role-primary{fill:#2e7d32;stroke:#2e7d32}.role-pending{fill:#f9a825;stroke:#f9a825}' +
+    '.role-standby{fill:#90a4ae;stroke:#90a4ae}.role-fenced{fill:#c62828;stroke:#c62828}' +
+    '.role-down{fill:#eceff1;stroke:#78909c;stroke-dasharray:4 3}.role-unknown{fill:#cfd8dc}',
+  '.lease{fill:#5c6bc0}.lease.epoch-0{fill:#8e24aa}.lease.epoch-2{fill:#00838f}' +
+    '.lease.epoch-3{fill:#6d4c41}.lease.epoch-4{fill:#3949ab}.lease.epoch-5{fill:#ad1457}',
+  '.fault line{stroke:#c62828;stroke-width:1.5;stroke-dasharray:3 3}.fault path,.fault-swatch{fill:#c62828}',
+  '.step{stroke:#fff;stroke-width:1}.step-detected{fill:#ef6c00}.step-restarted{fill:#1565c0}' +
+    '.step-recovered{fill:#2e7d32}.step-failover{fill:#6a1b9a}.step-serving{fill:#00897b}' +
+    '.step-traffic-moved{fill:#37474f}',
+  '.n0{stroke:#1565c0;fill:#1565c0}.n1{stroke:#ef6c00;fill:#ef6c00}.n2{stroke:#6a1b9a;fill:#6a1b9a}' +
+    '.n3{stroke:#00897b;fill:#00897b}.n4{stroke:#6d4c41;fill:#6d4c41}.n5{stroke:#ad1457;fill:#ad1457}',
+  '.backlog{stroke:#1565c0;fill:#1565c0}.intake{stroke:#90a4ae;fill:#90a4ae}.completed{stroke:#2e7d32;fill:#2e7d32}',
+  'table{border-collapse:collapse;margin-top:4px}' +
+    'td,th{border:1px solid #ddd;padding:3px 8px;text-align:left}th{background:#f0f0f0}',
+  'tr.ok td.result{color:#2e7d32;font-weight:600}tr.failed td.result{color:#c62828;font-weight:600}' +
+    '.missing{color:#777}',
+  '',
+].join('\n');
 
 const checks = (r: Report): string => {
   const rows = [
@@ -207,22 +232,54 @@ const checks = (r: Report): string => {
   const body = rows
     .map(
       (x) =>
-        `<tr class="${x.ok ? 'ok' : 'failed'}" data-check="${esc(x.name)}"><td>${x.kind}</td><td>${esc(x.name)}</td><td>${esc(x.expected)}</td><td>${esc(x.actual)}</td><td class="result">${x.ok ? 'ok' : 'FAILED'}</td></tr>`,
+        `<tr class="${x.ok ? 'ok' : 'failed'}" data-check="${esc(x.name)}">` +
+        `<td>${x.kind}</td><td>${esc(x.name)}</td><td>${esc(x.expected)}</td><td>${esc(x.actual)}</td>` +
+        `<td class="result">${x.ok ? 'ok' : 'FAILED'}</td></tr>`,
     )
     .join('');
-  return `<table class="checks"><thead><tr><th></th><th>check</th><th>expected</th><th>actual</th><th>result</th></tr></thead><tbody>${body}</tbody></table>`;
+  return (
+    '<table class="checks"><thead><tr>' +
+    '<th></th><th>check</th><th>expected</th><th>actual</th><th>result</th>' +
+    `</tr></thead><tbody>${body}</tbody></table>`
+  );
 };
 
 const incidents = (r: Report): string => {
   const cell = (v: number | string | null): string => `<td>${v === null ? '—' : esc(String(v))}</td>`;
   const body = r.incidents
-    .map(
-      (i) =>
-        `<tr>${[i.fault, i.node, i.faultAt, i.detectedAt, i.restartedAt, i.recoveredAt, i.failoverAt === null ? null : `${i.failoverAt} → ${i.newPrimary ?? '?'}`, i.servingAt, i.trafficAt, i.consumeGapSeconds].map(cell).join('')}</tr>`,
-    )
+    .map((i) => {
+      const failover = i.failoverAt === null ? null : `${i.failoverAt} → ${i.newPrimary ?? '?'}`;
+      const cells = [
+        i.fault,
+        i.node,
+        i.faultAt,
+        i.detectedAt,
+        i.restartedAt,
+        i.recoveredAt,
+        failover,
+        i.servingAt,
+        i.trafficAt,
+        i.consumeGapSeconds,
+      ];
+      return `<tr>${cells.map(cell).join('')}</tr>`;
+    })
     .join('');
-  return `<table class="incidents"><thead><tr><th>fault</th><th>node</th><th>at</th><th>detected</th><th>restarted</th><th>recovered</th><th>failover</th><th>serving</th><th>traffic</th><th>longest stop</th></tr></thead><tbody>${body}</tbody></table>`;
+  return (
+    '<table class="incidents"><thead><tr>' +
+    '<th>fault</th><th>node</th><th>at</th><th>detected</th><th>restarted</th><th>recovered</th>' +
+    '<th>failover</th><th>serving</th><th>traffic</th><th>longest stop</th>' +
+    `</tr></thead><tbody>${body}</tbody></table>`
+  );
 };
+
+const TIMELINE_NOTE =
+  "<p>Each node's lane: the band above names the node while <code>leader.json</code> does (its epoch); " +
+  'the bar is the role its own agent held (<em>down</em> while a fault killed or froze it). ' +
+  "Red marks are faults; dots are each incident's steps (hover for times).</p>";
+
+const HEARTBEAT_NOTE =
+  '<p>Seconds since the watchdog last saw a new sample from each node, by its own clock ' +
+  '(the <code>HeartbeatAge</code> metric); past the line a node is silent.</p>';
 
 /** The whole page. */
 export const drillHtml = (r: Report): string => {
@@ -245,25 +302,44 @@ export const drillHtml = (r: Report): string => {
     { label: 'tasks completed', cls: 'completed', points: [[0, 0] as const, ...r.series.completed], steps: true },
   ];
   const verdict = r.ok ? '<span class="verdict ok">passed</span>' : '<span class="verdict failed">FAILED</span>';
+  const epochs = r.epochs.map((e) => `${e.epoch} ${esc(e.primary)} from ${e.from} s`).join(', ');
+  const meta =
+    `seed ${r.seed}, time ×${r.timeScale}, ${r.wallSeconds} s of wall time; ` +
+    `${r.tasks.completed} of ${r.tasks.enqueued} tasks completed, ${r.tasks.lost} lost, ` +
+    `${r.tasks.duplicateCompletions} completed twice; epochs: ${epochs}. Every time is in scenario seconds.`;
+  const heartbeatChart =
+    heartbeat.length === 0
+      ? missing('heartbeat ages')
+      : lineChart(f, {
+          id: 'HeartbeatAge',
+          unit: 'seconds',
+          lines: heartbeat,
+          threshold: { value: silence, label: `silent (${silence} s)` },
+        });
+  const fleetChart =
+    fleet.length === 0
+      ? missing('epoch or ready standbys')
+      : lineChart(f, { id: 'Fleet', unit: 'count', lines: fleet });
+  const incidentTable = r.incidents.length === 0 ? '<p>No fault, no incident.</p>' : incidents(r);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Drill ${esc(r.scenario)}: ${r.ok ? 'passed' : 'FAILED'}</title><style>${CSS}</style></head>
 <body>
 <header><h1>Drill <code>${esc(r.scenario)}</code> ${verdict}</h1>
-<p class="meta">seed ${r.seed}, time ×${r.timeScale}, ${r.wallSeconds} s of wall time; ${r.tasks.completed} of ${r.tasks.enqueued} tasks completed, ${r.tasks.lost} lost, ${r.tasks.duplicateCompletions} completed twice; epochs: ${r.epochs.map((e) => `${e.epoch} ${esc(e.primary)} from ${e.from} s`).join(', ')}. Every time is in scenario seconds.</p></header>
+<p class="meta">${meta}</p></header>
 <section id="timeline"><h2>Roles, faults and incidents</h2>
-<p>Each node's lane: the band above names the node while <code>leader.json</code> does (its epoch); the bar is the role its own agent held (<em>down</em> while a fault killed or froze it). Red marks are faults; dots are each incident's steps (hover for times).</p>
+${TIMELINE_NOTE}
 ${timeline(r, f, nodes)}</section>
 <section id="heartbeat"><h2>Heartbeat age</h2>
-<p>Seconds since the watchdog last saw a new sample from each node, by its own clock (the <code>HeartbeatAge</code> metric); past the line a node is silent.</p>
-${heartbeat.length === 0 ? missing('heartbeat ages') : lineChart(f, { id: 'HeartbeatAge', unit: 'seconds', lines: heartbeat, threshold: { value: silence, label: `silent (${silence} s)` } })}</section>
+${HEARTBEAT_NOTE}
+${heartbeatChart}</section>
 <section id="fleet"><h2>Epoch and ready standbys</h2>
-${fleet.length === 0 ? missing('epoch or ready standbys') : lineChart(f, { id: 'Fleet', unit: 'count', lines: fleet })}</section>
+${fleetChart}</section>
 <section id="work"><h2>Backlog and completions</h2>
 <p>The queues' depths (visible and in flight) as the drill sampled them, and the tasks completed so far.</p>
 ${lineChart(f, { id: 'Work', unit: 'tasks', lines: work })}</section>
 <section id="checks"><h2>Expectations and invariants</h2>${checks(r)}</section>
-<section id="incidents"><h2>Incidents</h2>${r.incidents.length === 0 ? '<p>No fault, no incident.</p>' : incidents(r)}</section>
+<section id="incidents"><h2>Incidents</h2>${incidentTable}</section>
 </body></html>
 `;
 };

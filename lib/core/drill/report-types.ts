@@ -23,7 +23,10 @@ export interface Observations {
   unfired: readonly Unfired[];
   /** Incident steps written by the watchdog (events/ objects). */
   events: { t: number; kind: string; node: string; incidentId: string }[];
-  /** Worker restarts the watchdog issued through SSM (t = when the command was sent), with the incident its comment names. */
+  /**
+   * Worker restarts the watchdog issued through SSM (t = when the command was sent), with the
+   * incident its comment names.
+   */
   restarts: { t: number; node: string; finishedAt: number | null; ok: boolean | null; incidentId?: string | null }[];
   /** Worker starts by the node's supervisor after a crash (not watchdog restarts). */
   supervisorRestarts: { t: number; node: string }[];
@@ -55,7 +58,10 @@ export interface Observations {
   lambdaInvocations: number;
   /** How often the local cloud's unkind behaviours struck (lost responses, 409s, SlowDowns, …). */
   cloud: Record<string, number>;
-  /** The longest gap between two signs of each node's life (a heartbeat, a beat, a renewal that carried its sample), scenario seconds. */
+  /**
+   * The longest gap between two signs of each node's life (a heartbeat, a beat, a renewal that
+   * carried its sample), scenario seconds.
+   */
   heartbeatGaps: Record<string, number>;
   /** Each task's artifacts as its last checkpoint names them. */
   artifacts: Record<string, TaskArtifact[]>;
@@ -92,7 +98,10 @@ export interface Incident {
   /** leader.json names the new primary. */
   failoverAt: number | null;
   newPrimary: string | null;
-  /** The new primary serves: its first receive under its epoch, or its first extension of a message the fenced primary held (it carries on with that task). */
+  /**
+   * The new primary serves: its first receive under its epoch, or its first extension of a message
+   * the fenced primary held (it carries on with that task).
+   */
   servingAt: number | null;
   /** The origin record names the new primary (Route 53's API), and when that change is INSYNC. */
   trafficAt: number | null;
@@ -101,7 +110,10 @@ export interface Incident {
   inFlight: number;
   /** When the last of them was taken up again (received anew, or completed); null if one never was. */
   resumedAt: number | null;
-  /** Tasks received an instant before the fault whose receipts never reached disk (their visibility timeout frees them), and when the last was taken up. */
+  /**
+   * Tasks received an instant before the fault whose receipts never reached disk (their visibility
+   * timeout frees them), and when the last was taken up.
+   */
   unrecorded: number;
   unrecordedResumedAt: number | null;
   /** When a node other than the primary was a ready standby again, from the failover (or the fault when none). */
@@ -168,11 +180,17 @@ export interface Report {
     ssm: number;
     lambdaInvocations: number;
   };
-  /** The fleet's requests (nodes and watchdog, not the drill's setup): the control loop per scenario hour, the work per completed task. */
+  /**
+   * The fleet's requests (nodes and watchdog, not the drill's setup): the control loop per scenario
+   * hour, the work per completed task.
+   */
   requests: RequestFigures;
   /** What the faithful local cloud did to the run: how often each unkind behaviour struck. */
   cloud: Record<string, number>;
-  /** The longest gap between two signs of each node's life (heartbeat, beat, renewal carrying its sample; scenario s), faults included: where a node hiccuped. */
+  /**
+   * The longest gap between two signs of each node's life (heartbeat, beat, renewal carrying its
+   * sample; scenario s), faults included: where a node hiccuped.
+   */
   heartbeatGaps: Record<string, number>;
   /** Each task's artifacts as its last checkpoint names them. */
   artifacts: Record<string, TaskArtifact[]>;
@@ -182,6 +200,9 @@ export interface Report {
   input: { holds: number; resumes: number; maxBacklog: number; maxIntake: number };
   /** The watchdog's metrics at the fleet's `metrics` setting, as CloudWatch would have received them. */
   metrics: MetricSeries[];
-  /** Over scenario time: the task queue's and the intake queue's depths `[t, backlog, intake]` (every sample interval), and the tasks completed so far `[t, n]` (at each first completion). */
+  /**
+   * Over scenario time: the task queue's and the intake queue's depths `[t, backlog, intake]`
+   * (every sample interval), and the tasks completed so far `[t, n]` (at each first completion).
+   */
   series: { depths: [number, number, number][]; completed: [number, number][] };
 }

@@ -116,7 +116,8 @@ const buildIncidents = (o: Observations, epochs: Report['epochs'], end: number):
           ? undefined
           : (ladderRestarts(o).find((r) => r.t >= from && r.t < until && r.node === f.node && r.ok === true)
               ?.finishedAt ?? undefined);
-    // The node recovered: healthy, or heard from again. A rejoin's RECOVERED is redundancy coming back (redundantAt), not this.
+    // The node recovered: healthy, or heard from again. A rejoin's RECOVERED is redundancy coming
+    // back (redundantAt), not this.
     const rejoins = rejoinIncidents(o);
     const recovered =
       detected === undefined
@@ -380,7 +381,10 @@ export const buildReport = (
   };
 };
 
-/** The queues' depths as sampled, and the tasks completed so far at each first completion (a task's duplicates do not count). */
+/**
+ * The queues' depths as sampled, and the tasks completed so far at each first completion (a task's
+ * duplicates do not count).
+ */
 const seriesOf = (o: Observations): Report['series'] => {
   const seen = new Set<string>();
   const completed: [number, number][] = [];

@@ -36,7 +36,10 @@ const SQS_SEND = new Set([
 /** The purpose of an SQS action (`ReceiveMessage`, `GetQueueAttributes`, …). */
 export const purposeOfSqsAction = (action: string): Purpose => (SQS_SEND.has(action) ? 'send' : 'poll');
 
-/** Billed units of one figure: S3 GET (and HEAD), S3 PUT (and LIST), SQS requests, DynamoDB read and write request units, watchdog runs. */
+/**
+ * Billed units of one figure: S3 GET (and HEAD), S3 PUT (and LIST), SQS requests, DynamoDB read and
+ * write request units, watchdog runs.
+ */
 export interface RequestUnits {
   s3Get: number;
   s3Put: number;

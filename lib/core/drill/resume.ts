@@ -10,12 +10,18 @@ export interface Resume {
   inFlight: number;
   /** When the last of those was taken up again; null when one never was. */
   resumedAt: number | null;
-  /** Tasks received an instant before the fault whose receipts never reached disk: only their visibility timeout frees them. */
+  /**
+   * Tasks received an instant before the fault whose receipts never reached disk: only their
+   * visibility timeout frees them.
+   */
   unrecorded: number;
   unrecordedResumedAt: number | null;
 }
 
-/** When each task was first taken up after `from`: received anew, extended by a worker carrying on with it, or completed; null if never. */
+/**
+ * When each task was first taken up after `from`: received anew, extended by a worker carrying on
+ * with it, or completed; null if never.
+ */
 const takenUp = (o: Wire, from: number, ids: readonly string[]): number | null => {
   let last: number | null = null;
   for (const id of ids) {

@@ -10,7 +10,10 @@ const at = z.union([z.number().min(0), eventAtSchema]);
 const forSeconds = z.number().positive().optional();
 const base = { at, target: target.default('primary'), for: forSeconds };
 
-/** Keys a `lost-response` fault may single out (each names the PUTs whose key matches), by the caller's name for them. */
+/**
+ * Keys a `lost-response` fault may single out (each names the PUTs whose key matches), by the
+ * caller's name for them.
+ */
 export const LOSABLE_KEYS = {
   leader: /(^|\/)leader\.json$/,
   'watchdog-state': /(^|\/)watchdog\/state\.json$/,
@@ -21,7 +24,10 @@ export const LOSABLE_KEYS = {
   manifest: /(^|\/)manifest(\.json$|\/)/,
 } as const;
 
-/** Control objects a `corrupt-object` fault writes garbage over (`heartbeat`: the target node's; `manifest-bucket`: shard `bucket`). */
+/**
+ * Control objects a `corrupt-object` fault writes garbage over (`heartbeat`: the target node's;
+ * `manifest-bucket`: shard `bucket`).
+ */
 export const CORRUPTIBLE_KEYS = ['leader', 'watchdog-state', 'heartbeat', 'manifest-bucket'] as const;
 
 /** Every fault kind, each with its own fields. */
@@ -51,7 +57,10 @@ export const faultSchema = z.discriminatedUnion('kind', [
   z.strictObject({ ...base, kind: z.literal('dynamodb-outage') }),
   z.strictObject({ ...base, kind: z.literal('notification-lag'), seconds: z.number().min(0).max(3_600) }),
   z.strictObject({ ...base, kind: z.literal('poison-task') }),
-  /** Every PUT of one caller (a node, or `watchdog`) to a matching key is applied and its response lost, while the fault lasts. */
+  /**
+   * Every PUT of one caller (a node, or `watchdog`) to a matching key is applied and its response
+   * lost, while the fault lasts.
+   */
   z.strictObject({
     ...base,
     target: z.union([target, z.literal('watchdog')]).default('primary'),
@@ -150,7 +159,10 @@ export const expectSchema = z.strictObject({
   maxBacklog: count.optional(),
   /** Messages in the dead-letter queue at the end. */
   deadLettered: count.optional(),
-  /** For faults no worker has to stop for: the longest time no worker did any work (a receive, a checkpoint, an extension). */
+  /**
+   * For faults no worker has to stop for: the longest time no worker did any work (a receive, a
+   * checkpoint, an extension).
+   */
   maxConsumeGapSeconds: bound.optional(),
 });
 export type Expectations = z.output<typeof expectSchema>;
@@ -191,9 +203,15 @@ export const scenarioSchema = z
           seconds: z.number().positive(),
         })
         .optional(),
-      /** `module`: the worker's built-in stages; `command`: each stage a process (lib/harness/drill/stage.sh), which hang-stage needs. */
+      /**
+       * `module`: the worker's built-in stages; `command`: each stage a process
+       * (lib/harness/drill/stage.sh), which hang-stage needs.
+       */
       stages: z.enum(['module', 'command']).default('module'),
-      /** Sent as every message's `payload` (each message has its own `taskId`): what a pipeline of `config.pipeline` reads. */
+      /**
+       * Sent as every message's `payload` (each message has its own `taskId`): what a pipeline of
+       * `config.pipeline` reads.
+       */
       payload: z.record(z.string(), z.unknown()).optional(),
     }),
     media: mediaSchema.optional(),
@@ -306,7 +324,8 @@ export const parseScenario = (input: unknown): Scenario => {
   scenario.faults.forEach((f, i) => {
     if (!SUPPORTED_FAULTS.has(f.kind)) {
       throw new ValidationError(
-        `scenario: faults.${i}.kind: fault kind "${f.kind}" is not supported yet (supported: ${[...SUPPORTED_FAULTS].join(', ')})`,
+        `scenario: faults.${i}.kind: fault kind "${f.kind}" is not supported yet ` +
+          `(supported: ${[...SUPPORTED_FAULTS].join(', ')})`,
         `faults.${i}.kind`,
       );
     }

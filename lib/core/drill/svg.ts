@@ -86,7 +86,8 @@ export const lineChart = (
   const max = Math.ceil(Math.max(...values) / step) * step;
   const y = (v: number): number => bottom - (v / max) * (bottom - top);
   const parts: string[] = [
-    `<svg class="chart series" data-series="${esc(opts.id)}" viewBox="0 0 ${f.width} ${height}" role="img" aria-label="${esc(opts.id)}">`,
+    `<svg class="chart series" data-series="${esc(opts.id)}" viewBox="0 0 ${f.width} ${height}" ` +
+      `role="img" aria-label="${esc(opts.id)}">`,
   ];
   for (let v = 0; v <= max + 1e-9; v += step)
     parts.push(
@@ -98,7 +99,8 @@ export const lineChart = (
     const ty = fmt(y(opts.threshold.value));
     parts.push(
       `<line class="threshold" x1="${f.left}" y1="${ty}" x2="${f.width - f.right}" y2="${ty}"/>`,
-      `<text class="threshold-label" x="${f.width - f.right - 4}" y="${fmt(y(opts.threshold.value) - 4)}" text-anchor="end">${esc(opts.threshold.label)}</text>`,
+      `<text class="threshold-label" x="${f.width - f.right - 4}" y="${fmt(y(opts.threshold.value) - 4)}" ` +
+        `text-anchor="end">${esc(opts.threshold.label)}</text>`,
     );
   }
   for (const line of opts.lines) {
@@ -107,7 +109,8 @@ export const lineChart = (
     );
     for (const [t, v] of line.points)
       parts.push(
-        `<circle class="dot ${esc(line.cls)}" cx="${fmt(xOf(f, t))}" cy="${fmt(y(v))}" r="2"><title>${esc(line.label)} at ${fmt(t)} s: ${fmt(v)}</title></circle>`,
+        `<circle class="dot ${esc(line.cls)}" cx="${fmt(xOf(f, t))}" cy="${fmt(y(v))}" r="2">` +
+          `<title>${esc(line.label)} at ${fmt(t)} s: ${fmt(v)}</title></circle>`,
       );
   }
   parts.push(

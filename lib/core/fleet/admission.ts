@@ -129,7 +129,9 @@ export const decideAdmission = (
     d === null ? '' : ` ${d.intake} message(s) wait in the intake queue; the task queue holds ${d.backlog}.`;
   const summary = held
     ? `Input held: ${reason}.${where}`
-    : `Input resumed (${previous.mode === 'open' ? 'opened by an operator' : `low mark ${settings.admissionLowMark}`}):${where} Admitting ${admit} now.`;
+    : `Input resumed ` +
+      `(${previous.mode === 'open' ? 'opened by an operator' : `low mark ${settings.admissionLowMark}`}):${where} ` +
+      `Admitting ${admit} now.`;
   const event = makeEvent(
     held ? 'INPUT_HELD' : 'INPUT_RESUMED',
     leader?.primary ?? 'fleet',

@@ -39,13 +39,15 @@ export const RISE_WATCHES: Readonly<Record<RiseWatch, RiseSpec>> = {
     kind: 'DEAD_LETTERED',
     idPrefix: 'dead-letter',
     summary: (rise, depth) =>
-      `${rise} new message(s) in the dead-letter queue (${depth} in all). A task a worker moved there was alerted as POISON_TASK with its reason; one SQS's redrive moved (a task that kept killing its worker) was not.`,
+      `${rise} new message(s) in the dead-letter queue (${depth} in all). A task a worker moved there was alerted ` +
+      `as POISON_TASK with its reason; one SQS's redrive moved (a task that kept killing its worker) was not.`,
   },
   notifierFailures: {
     kind: 'NOTIFIER_FAILED',
     idPrefix: 'notifier-failure',
     summary: (rise, depth) =>
-      `${rise} alert(s) Slack did not take after every retry (${depth} in the notifier's failure queue). Email had each of them; Slack missed them.`,
+      `${rise} alert(s) Slack did not take after every retry (${depth} in the notifier's failure queue). Email had ` +
+      `each of them; Slack missed them.`,
   },
 };
 

@@ -51,7 +51,9 @@ export const withIntakeWait = (
   };
   if (after.alerts === before.alerts) return { ...verdict, ...next };
   const minutes = Math.round((now - (before.since ?? now)) / 60_000);
-  const summary = `Input has waited in the intake queue for ${minutes} min: every read since found messages there (${intake} now). Held input (INPUT_HELD) or a task queue at its high mark keeps it there.`;
+  const summary =
+    `Input has waited in the intake queue for ${minutes} min: every read since found messages there ` +
+    `(${intake} now). Held input (INPUT_HELD) or a task queue at its high mark keeps it there.`;
   const event = makeEvent(
     'INPUT_WAITING',
     leader?.primary ?? 'fleet',

@@ -21,7 +21,10 @@ export type WatchdogAction =
   | { kind: 'publish'; event: FleetEvent }
   | { kind: 'command'; node: string; instanceId: string; incidentId: string; command: 'restartWorker' | 'restartAgent' }
   | { kind: 'verify'; node: string; instanceId: string; incidentId: string; commandId: string; deadline: number }
-  /** A restart claimed long ago and never recorded as sent: ask SSM whether it went out (recorded as sent), or send it now. */
+  /**
+   * A restart claimed long ago and never recorded as sent: ask SSM whether it went out (recorded as sent), or send it
+   * now.
+   */
   | {
       kind: 'find-restart';
       node: string;
@@ -34,7 +37,10 @@ export type WatchdogAction =
   | { kind: 'route'; primary: string; epoch: number }
   /** Move this many messages from the intake queue to the task queue (backpressure: lib/core/fleet/admission.ts). */
   | { kind: 'admit'; count: number }
-  /** Copy the damaged leader record aside and replace exactly that version (`etag`) with `leader`, when one can be named (lib/core/fleet/repair.ts). */
+  /**
+   * Copy the damaged leader record aside and replace exactly that version (`etag`) with `leader`, when one can be named
+   * (lib/core/fleet/repair.ts).
+   */
   | { kind: 'repair-leader'; etag: string; leader: Leader | null };
 
 export type WatchdogSettings = Pick<

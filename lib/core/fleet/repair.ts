@@ -25,7 +25,9 @@ export interface LeaderDamage {
   detail: string;
 }
 
-/** The highest epoch anything the watchdog reads has seen: heartbeats, its incidents, its failovers, the routed record. */
+/**
+ * The highest epoch anything the watchdog reads has seen: heartbeats, its incidents, its failovers, the routed record.
+ */
 export const highestKnownEpoch = (state: WatchdogState, heartbeats: ReadonlyMap<string, Heartbeat>): number => {
   const epochs = [state.origin?.epoch ?? 0];
   for (const hb of heartbeats.values()) for (const s of hb.samples) epochs.push(s.epochSeen, s.consumingEpoch ?? 0);
@@ -40,7 +42,9 @@ export const highestKnownEpoch = (state: WatchdogState, heartbeats: ReadonlyMap<
   return Math.max(...epochs);
 };
 
-/** The record that replaces a damaged one, or null when no node can be named (no holder, no node with a proven worker). */
+/**
+ * The record that replaces a damaged one, or null when no node can be named (no holder, no node with a proven worker).
+ */
 export const rebuildLeader = (
   state: WatchdogState,
   heartbeats: ReadonlyMap<string, Heartbeat>,
@@ -92,7 +96,9 @@ export const rebuildLeader = (
     primary: best.name,
     epoch: epoch + 1,
     handover: 'await-fence',
-    reason: `rebuilt by the watchdog: leader.json was damaged and ${why}; ${best.name} takes epoch ${epoch + 1} after a full lease`,
+    reason:
+      `rebuilt by the watchdog: leader.json was damaged and ${why}; ${best.name} takes epoch ${epoch + 1} ` +
+      `after a full lease`,
   };
 };
 
@@ -100,13 +106,16 @@ export const rebuildLeader = (
 export const damageId = (what: string, etag: string): string =>
   `${what}-damaged-${etag.replace(/[^A-Za-z0-9]/g, '').slice(0, 32) || 'unknown'}`;
 
+const DAMAGED = /^rebuilt by the watchdog: leader\.json was damaged(; | and )/;
+
 /** The LEADER_DAMAGED alert: what was found and what the rebuild does. */
 const damageEvent = (damage: LeaderDamage, rebuilt: Leader | null, now: number): FleetEvent => {
   const id = damageId('leader', damage.etag);
   const then =
     rebuilt === null
-      ? 'No node can be named yet (none says it holds the highest epoch, none has a proven worker): the next run tries again.'
-      : `Copied to quarantine/ and rebuilt: ${rebuilt.reason.replace('rebuilt by the watchdog: leader.json was damaged; ', '').replace('rebuilt by the watchdog: leader.json was damaged and ', '')}.`;
+      ? 'No node can be named yet (none says it holds the highest epoch, none has a proven worker): the next run ' +
+        'tries again.'
+      : `Copied to quarantine/ and rebuilt: ${rebuilt.reason.replace(DAMAGED, '')}.`;
   return makeEvent(
     'LEADER_DAMAGED',
     rebuilt?.primary ?? 'fleet',
@@ -149,5 +158,6 @@ export const stateDamageEvent = (etag: string, detail: string, primary: string |
     { id: damageId('state', etag), epoch: 0 },
     emptyCounter(),
     now,
-    `watchdog/state.json is damaged (${detail.slice(0, 300)}); copied to quarantine/ and rebuilt. Open incidents start again from the next samples; incident numbers carry on from the events written.`,
+    `watchdog/state.json is damaged (${detail.slice(0, 300)}); copied to quarantine/ and rebuilt. Open incidents ` +
+      `start again from the next samples; incident numbers carry on from the events written.`,
   );

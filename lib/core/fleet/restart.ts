@@ -24,7 +24,10 @@ export const claimRestart = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatc
   const budget = budgetOf(incident);
   const recent = recentRestarts(ctx, watch, budget);
   if (recent.length >= ctx.settings.restartBudgetPerHour) {
-    const summary = `${spec.name}: ${recent.length} ${budget === 'rejoinTimes' ? 'rejoin restarts' : 'restarts'} in the last hour, budget ${ctx.settings.restartBudgetPerHour}.${budget === 'rejoinTimes' ? ' It stays out of the standby pool.' : ''}`;
+    const rejoin = budget === 'rejoinTimes';
+    const summary =
+      `${spec.name}: ${recent.length} ${rejoin ? 'rejoin restarts' : 'restarts'} in the last hour, ` +
+      `budget ${ctx.settings.restartBudgetPerHour}.${rejoin ? ' It stays out of the standby pool.' : ''}`;
     return { ...move(ctx, spec, watch, { kind: 'RESTART_BUDGET_EXHAUSTED', at: ctx.now }, summary), [budget]: recent };
   }
   ctx.actions.push({

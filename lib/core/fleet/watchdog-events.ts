@@ -12,39 +12,50 @@ const NEXT_STEP: Record<EventKind, string> = {
   STILL_STALLED: 'The restart did not heal the node: the watchdog fails over to the best ready standby.',
   NODE_DEAD: 'AWS confirms the machine is gone: the watchdog promotes the best ready standby at once.',
   NODE_SILENT:
-    'Nothing confirms yet that the machine is gone (a crashed VM still reads running): if its lease is not renewed, the best standby takes over within leaseExpirySeconds, and traffic follows.',
+    'Nothing confirms yet that the machine is gone (a crashed VM still reads running): if its lease is not renewed, ' +
+    'the best standby takes over within leaseExpirySeconds, and traffic follows.',
   AGENT_DEAD: 'The watchdog restarts the agent through SSM Run Command.',
   REDUNDANCY_LOST:
-    'The watchdog restarts its agent through SSM if the node answers; otherwise bring it back (docs/runbook.md). The fleet has no failover target meanwhile.',
+    'The watchdog restarts its agent through SSM if the node answers; otherwise bring it back (docs/runbook.md). ' +
+    'The fleet has no failover target meanwhile.',
   STANDBY_UNREADY:
-    'The watchdog restarts its worker in standby mode (fenced, never consuming) through SSM; it rejoins once its self-test passes.',
+    'The watchdog restarts its worker in standby mode (fenced, never consuming) through SSM; it rejoins once its ' +
+    'self-test passes.',
   REJOIN_FAILED:
-    'The restarted worker still fails its self-test: the node stays out; the watchdog tries again within its hourly budget. Investigate the node (docs/runbook.md), then `fleet rejoin NODE`.',
+    'The restarted worker still fails its self-test: the node stays out; the watchdog tries again within its hourly ' +
+    'budget. Investigate the node (docs/runbook.md), then `fleet rejoin NODE`.',
   NO_STANDBY: 'No failover possible now (no ready standby, or within the cooldown): act by hand (docs/runbook.md).',
   FAILOVER_STARTED: 'The old primary is stopped or fenced, the standby promoted, traffic moved.',
   OLD_PRIMARY_STOPPED: 'The new primary may start at once.',
   PROMOTED:
-    'The new primary takes over; the old one fences itself at its next lease round (it cannot renew over the new epoch).',
+    'The new primary takes over; the old one fences itself at its next lease round (it cannot renew over the new ' +
+    'epoch).',
   RECORD_CHANGED: 'Traffic follows the origin record.',
   FAILOVER_FAILED: 'The failover did not complete: check the state with `fleet status` and act by hand.',
   POISON_TASK: 'SQS moves the message to the dead-letter queue; inspect it there (docs/runbook.md).',
   MANIFEST_DAMAGED:
     'The damaged object was copied to quarantine/ and rebuilt from the fleet; nothing to do unless it recurs.',
   DEAD_LETTERED:
-    'Read the messages (`aws sqs receive-message` on the dead-letter queue) and the POISON_TASK alerts; fix the cause, then redrive them (docs/runbook.md).',
+    'Read the messages (`aws sqs receive-message` on the dead-letter queue) and the POISON_TASK alerts; fix the ' +
+    'cause, then redrive them (docs/runbook.md).',
   NOTIFIER_FAILED:
-    "Check the Slack webhook parameter; the missed alerts wait 14 days in the notifier's failure queue (docs/runbook.md).",
+    "Check the Slack webhook parameter; the missed alerts wait 14 days in the notifier's failure queue " +
+    '(docs/runbook.md).',
   LEADER_DAMAGED:
-    'The damaged record was copied to quarantine/ and rebuilt from the highest epoch the fleet knows; check `fleet status`, and find what wrote it (docs/security.md).',
+    'The damaged record was copied to quarantine/ and rebuilt from the highest epoch the fleet knows; check `fleet ' +
+    'status`, and find what wrote it (docs/security.md).',
   STATE_DAMAGED:
-    "The watchdog's state was copied to quarantine/ and rebuilt from the next samples; incident numbers carry on from the events written. Find what wrote it (docs/security.md).",
+    "The watchdog's state was copied to quarantine/ and rebuilt from the next samples; incident numbers carry on " +
+    'from the events written. Find what wrote it (docs/security.md).',
   INPUT_HELD:
-    'Producers keep sending to the intake queue; nothing is admitted to the task queue until the fleet can take it (docs/runbook.md). `fleet admission --open` overrides.',
+    'Producers keep sending to the intake queue; nothing is admitted to the task queue until the fleet can take it ' +
+    '(docs/runbook.md). `fleet admission --open` overrides.',
   INPUT_RESUMED: 'The watchdog admits from the intake queue again, up to the high mark.',
   INPUT_WAITING:
     '`fleet admission` says whether input is held and why: make a standby ready, or add capacity (docs/runbook.md).',
   OUTAGE:
-    'Nothing: no node can do the work, so none takes the role; the tasks wait, held, and go on by themselves once S3 answers (docs/runbook.md).',
+    'Nothing: no node can do the work, so none takes the role; the tasks wait, held, and go on by themselves once ' +
+    'S3 answers (docs/runbook.md).',
   RECOVERED: 'Nothing to do.',
 };
 

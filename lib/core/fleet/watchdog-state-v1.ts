@@ -73,7 +73,8 @@ const stageOf = (i: IncidentV1): Stage => {
       outgoingStopped: f.outgoingStopped,
       stopOutgoing: f.stopOutgoing,
     };
-    // `done` was never stored (a finished failover closed its incident); resuming one is harmless, as every step is idempotent.
+    // `done` was never stored (a finished failover closed its incident); resuming one is harmless, as every step is
+    // idempotent.
     if (f.status === 'failed')
       return {
         name: 'failover-failed',

@@ -70,7 +70,9 @@ export const metricAlarms = (level: MetricLevel, nodes: readonly string[], s: Al
     evaluationPeriods: standby,
     threshold: 1,
     comparison: 'LessThanThreshold',
-    description: `No ready standby for ${(standby * PERIOD_SECONDS) / 60} minutes: a failure of the primary has nowhere to go.`,
+    description:
+      `No ready standby for ${(standby * PERIOD_SECONDS) / 60} minutes: a failure of the primary has ` +
+      `nowhere to go.`,
     runbook: 'NoReadyStandby',
     panel: 'Ready standbys',
   });
@@ -85,7 +87,9 @@ export const metricAlarms = (level: MetricLevel, nodes: readonly string[], s: Al
       evaluationPeriods: stall,
       threshold: s.stallSamples,
       comparison: 'GreaterThanOrEqualToThreshold',
-      description: `${node} has been judged stalled (${s.stallSamples} failing samples in a row) for ${(stall * PERIOD_SECONDS) / 60} minutes: the restart and failover ladder did not end it.`,
+      description:
+        `${node} has been judged stalled (${s.stallSamples} failing samples in a row) ` +
+        `for ${(stall * PERIOD_SECONDS) / 60} minutes: the restart and failover ladder did not end it.`,
       runbook: 'StallOpen',
       panel: 'Failing samples',
     });
@@ -98,7 +102,9 @@ export const metricAlarms = (level: MetricLevel, nodes: readonly string[], s: Al
       evaluationPeriods: 1,
       threshold: s.heartbeatAlarmSeconds,
       comparison: 'GreaterThanThreshold',
-      description: `No new sample from ${node} for more than ${s.heartbeatAlarmSeconds} s, by the watchdog's clock, throughout 5 minutes: the node, its agent or its network is down.`,
+      description:
+        `No new sample from ${node} for more than ${s.heartbeatAlarmSeconds} s, by the watchdog's clock, ` +
+        `throughout 5 minutes: the node, its agent or its network is down.`,
       runbook: 'HeartbeatOld',
       panel: 'Heartbeat age',
     });

@@ -10,7 +10,9 @@
 export const METRIC_LEVELS = ['off', 'essential', 'detailed'] as const;
 export type MetricLevel = (typeof METRIC_LEVELS)[number];
 
-/** Where the fleet's metrics live in CloudWatch; each fleet is told apart by its `Fleet` dimension (its state bucket). */
+/**
+ * Where the fleet's metrics live in CloudWatch; each fleet is told apart by its `Fleet` dimension (its state bucket).
+ */
 export const METRICS_NAMESPACE = 'QueensFleet';
 
 /** CloudWatch's list price of one custom metric a month (us-west-2, the first 10,000). */
@@ -38,7 +40,8 @@ export const CATALOGUE: readonly MetricSpec[] = [
     level: 'essential',
     statistic: 'Maximum',
     meaning:
-      "Seconds since the watchdog last saw a new sample from the node, by the watchdog's own clock (never the node's): the dead-node clock.",
+      "Seconds since the watchdog last saw a new sample from the node, by the watchdog's own clock (never the " +
+      "node's): the dead-node clock.",
   },
   {
     name: 'FailingSamples',
@@ -47,7 +50,8 @@ export const CATALOGUE: readonly MetricSpec[] = [
     level: 'essential',
     statistic: 'Maximum',
     meaning:
-      'Failing samples in a row, as the stall rule counted them (the most this run reached: a restart starts the count again); the verdict comes at stallSamples (8).',
+      'Failing samples in a row, as the stall rule counted them (the most this run reached: a restart starts the ' +
+      'count again); the verdict comes at stallSamples (8).',
   },
   {
     name: 'ReadyStandbys',
@@ -56,7 +60,8 @@ export const CATALOGUE: readonly MetricSpec[] = [
     level: 'essential',
     statistic: 'Minimum',
     meaning:
-      'Standbys that could take over now (fresh heartbeat, proven worker, current epoch, no incident): 0 is lost redundancy.',
+      'Standbys that could take over now (fresh heartbeat, proven worker, current epoch, no incident): 0 is lost ' +
+      'redundancy.',
   },
   {
     name: 'Epoch',
@@ -98,7 +103,8 @@ export const CATALOGUE: readonly MetricSpec[] = [
     level: 'detailed',
     statistic: 'Average',
     meaning:
-      "The worker's CPU, by the node's newest sample (the primary's only when its heartbeat carries it: a quiet primary's samples ride on its lease renewals, without it).",
+      "The worker's CPU, by the node's newest sample (the primary's only when its heartbeat carries it: a quiet " +
+      "primary's samples ride on its lease renewals, without it).",
   },
   {
     name: 'WorkerMemory',
@@ -116,7 +122,8 @@ export const CATALOGUE: readonly MetricSpec[] = [
     level: 'detailed',
     statistic: 'Maximum',
     meaning:
-      "How long the agent's last peer-sync round of the task manifest took, by the node's newest sample (the primary's only when its heartbeat carries it).",
+      "How long the agent's last peer-sync round of the task manifest took, by the node's newest sample (the " +
+      "primary's only when its heartbeat carries it).",
   },
   {
     name: 'CasConflicts',
@@ -125,7 +132,9 @@ export const CATALOGUE: readonly MetricSpec[] = [
     level: 'detailed',
     statistic: 'Maximum',
     meaning:
-      'Conditional writes of the agent (manifest and lease) that lost their race to another writer in its completion window (5 min), by its newest sample: a few are normal (a failover costs the old primary one), a steady climb is nodes fighting over the manifest or the lease.',
+      'Conditional writes of the agent (manifest and lease) that lost their race to another writer in its ' +
+      'completion window (5 min), by its newest sample: a few are normal (a failover costs the old primary one), a ' +
+      'steady climb is nodes fighting over the manifest or the lease.',
   },
   {
     name: 'LeaseSecondsLeft',
@@ -134,7 +143,8 @@ export const CATALOGUE: readonly MetricSpec[] = [
     level: 'detailed',
     statistic: 'Minimum',
     meaning:
-      "Seconds the primary's lease had left at its newest sample, by its own monotonic clock (only the primary gives it, when its heartbeat carries that sample): at 0 it is fencing itself.",
+      "Seconds the primary's lease had left at its newest sample, by its own monotonic clock (only the primary " +
+      'gives it, when its heartbeat carries that sample): at 0 it is fencing itself.',
   },
   {
     name: 'IncidentsOpened',
@@ -151,7 +161,8 @@ export const CATALOGUE: readonly MetricSpec[] = [
     level: 'detailed',
     statistic: 'Sum',
     meaning:
-      'Worker restarts the watchdog claimed, of a stalled primary or of a standby to make it rejoin (its restart budgets).',
+      'Worker restarts the watchdog claimed, of a stalled primary or of a standby to make it rejoin (its restart ' +
+      'budgets).',
   },
   {
     name: 'Failovers',

@@ -90,7 +90,9 @@ export const dashboardPanels = (
     {
       title: 'Heartbeat age',
       description:
-        "Seconds since each node's lease (the primary) or newest sample (the others) last changed, by the watchdog's clock. Past the line a node is lost: NODE_SILENT, AGENT_DEAD, NODE_DEAD, REDUNDANCY_LOST, and RECOVERED once it is heard again; the HeartbeatOld alarm.",
+        "Seconds since each node's lease (the primary) or newest sample (the others) last changed, by the " +
+        "watchdog's clock. Past the line a node is lost: NODE_SILENT, AGENT_DEAD, NODE_DEAD, REDUNDANCY_LOST, and " +
+        'RECOVERED once it is heard again; the HeartbeatOld alarm.',
       unit: 'Seconds',
       series: ours('HeartbeatAge'),
       threshold: { value: settings.silenceSeconds, label: 'silent' },
@@ -98,7 +100,9 @@ export const dashboardPanels = (
     {
       title: 'Failing samples',
       description:
-        'Failing samples in a row by the stall rule. At the line the watchdog judges a stall: STALLED, RESTART_SENT, RESTART_RESULT, RESTART_FAILED, RESTART_BUDGET_EXHAUSTED, STILL_STALLED, FAILOVER_STARTED; the StallOpen alarm.',
+        'Failing samples in a row by the stall rule. At the line the watchdog judges a stall: STALLED, ' +
+        'RESTART_SENT, RESTART_RESULT, RESTART_FAILED, RESTART_BUDGET_EXHAUSTED, STILL_STALLED, FAILOVER_STARTED; ' +
+        'the StallOpen alarm.',
       unit: 'Count',
       series: ours('FailingSamples'),
       threshold: { value: settings.stallSamples, label: 'stall' },
@@ -106,14 +110,16 @@ export const dashboardPanels = (
     {
       title: 'Roles',
       description:
-        'The lease epoch (each step is a change of primary) and which node holds it: OLD_PRIMARY_STOPPED, PROMOTED, RECORD_CHANGED, FAILOVER_FAILED, LEADER_DAMAGED.',
+        'The lease epoch (each step is a change of primary) and which node holds it: OLD_PRIMARY_STOPPED, PROMOTED, ' +
+        'RECORD_CHANGED, FAILOVER_FAILED, LEADER_DAMAGED.',
       unit: 'None',
       series: ours('Epoch', 'Primary'),
     },
     {
       title: 'Ready standbys',
       description:
-        'Standbys that could take over now. At 0 a failure of the primary has nowhere to go: NO_STANDBY, STANDBY_UNREADY, REJOIN_FAILED; the NoReadyStandby alarm.',
+        'Standbys that could take over now. At 0 a failure of the primary has nowhere to go: NO_STANDBY, ' +
+        'STANDBY_UNREADY, REJOIN_FAILED; the NoReadyStandby alarm.',
       unit: 'Count',
       series: ours('ReadyStandbys'),
       threshold: { value: 1, label: 'redundant' },
@@ -121,7 +127,8 @@ export const dashboardPanels = (
     {
       title: 'Backlog',
       description:
-        "The task queue's depth (visible and in flight) and the intake queue's, from SQS's own metrics (never a node's clock), and whether input is held: INPUT_HELD, INPUT_RESUMED, INPUT_WAITING, OUTAGE.",
+        "The task queue's depth (visible and in flight) and the intake queue's, from SQS's own metrics (never a " +
+        "node's clock), and whether input is held: INPUT_HELD, INPUT_RESUMED, INPUT_WAITING, OUTAGE.",
       unit: 'Count',
       series: [
         sqs('ApproximateNumberOfMessagesVisible', 'tasks', 'Maximum', 'tasks visible'),
@@ -133,7 +140,8 @@ export const dashboardPanels = (
     {
       title: 'Oldest message',
       description:
-        "How long the oldest message of each queue has waited (seconds), and what waits in the dead-letter queue and the notifier's failure queue: INPUT_WAITING, DEAD_LETTERED, POISON_TASK, NOTIFIER_FAILED.",
+        'How long the oldest message of each queue has waited (seconds), and what waits in the dead-letter queue ' +
+        "and the notifier's failure queue: INPUT_WAITING, DEAD_LETTERED, POISON_TASK, NOTIFIER_FAILED.",
       unit: 'Seconds',
       series: [
         sqs('ApproximateAgeOfOldestMessage', 'tasks', 'Maximum', 'tasks'),
@@ -157,7 +165,10 @@ export const dashboardPanels = (
     {
       title: 'Agents',
       description:
-        "Each agent's last peer-sync round (seconds), the CAS races it lost in its completion window, and the lease the primary had left (seconds, by its own clock) at its newest sample. A lease near 0 comes before a fence: LEADER_DAMAGED, a slow or throttled table; races that keep climbing (beyond the one a failover costs) are nodes fighting over the manifest or the lease.",
+        "Each agent's last peer-sync round (seconds), the CAS races it lost in its completion window, and the lease " +
+        'the primary had left (seconds, by its own clock) at its newest sample. A lease near 0 comes before a ' +
+        'fence: LEADER_DAMAGED, a slow or throttled table; races that keep climbing (beyond the one a failover ' +
+        'costs) are nodes fighting over the manifest or the lease.',
       unit: 'Seconds',
       series: ours('PeerSyncSeconds', 'LeaseSecondsLeft', 'CasConflicts'),
     },
@@ -170,7 +181,8 @@ export const dashboardPanels = (
     {
       title: 'Watchdog',
       description:
-        "The watchdog function's runs and errors (Lambda's own metrics): the WatchdogErrors and WatchdogNotRunning alarms, STATE_DAMAGED, MANIFEST_DAMAGED.",
+        "The watchdog function's runs and errors (Lambda's own metrics): the WatchdogErrors and WatchdogNotRunning " +
+        'alarms, STATE_DAMAGED, MANIFEST_DAMAGED.',
       unit: 'Count',
       series: [lambda('Invocations', 'Sum'), lambda('Errors', 'Sum'), lambda('Duration', 'Maximum')],
     },

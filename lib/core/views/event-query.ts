@@ -102,7 +102,9 @@ export const orderEvents = <T extends { listed: Listed; event: FleetEvent }>(ite
     (a, b) => (b.listed.lastModified ?? -Infinity) - (a.listed.lastModified ?? -Infinity) || b.event.at - a.event.at,
   );
 
-/** Among the newest listed event objects (same Last-Modified), the ones to read to find the newest event (of `kind`). */
+/**
+ * Among the newest listed event objects (same Last-Modified), the ones to read to find the newest event (of `kind`).
+ */
 export const newestGroup = <L extends Listed>(entries: readonly L[], kind?: EventKind): L[] => {
   const events = eventCandidates(entries, kind === undefined ? {} : { kind });
   const top = events[0];

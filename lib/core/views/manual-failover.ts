@@ -49,13 +49,18 @@ const watchdogBusy = (watchdog: Observed<WatchdogState>, primary: string): strin
   if (stage.name === 'failing-over')
     return `the watchdog is failing ${primary} over to ${stage.failover.to} (incident ${incident.id})`;
   if (stage.name === 'restart-claimed' || stage.name === 'restart-sent')
-    return `the watchdog is restarting ${primary}'s ${incident.restart?.command === 'restartAgent' ? 'agent' : 'worker'} (incident ${incident.id})`;
+    return (
+      `the watchdog is ` +
+      `restarting ${primary}'s ${incident.restart?.command === 'restartAgent' ? 'agent' : 'worker'} ` +
+      `(incident ${incident.id})`
+    );
   return null;
 };
 
 /**
  * Decides a manual failover: the target must be a configured node other than the primary, and
- * ready by the watchdog's rule, with no watchdog step in flight on the primary, unless forced. It moves the role from the primary and epoch read
+ * ready by the watchdog's rule, with no watchdog step in flight on the primary, unless forced. It moves the role from
+ * the primary and epoch read
  * now, so a change in between makes the move fail instead of undoing someone else's.
  */
 export const planManualFailover = (input: ManualFailoverInput): ManualFailoverPlan => {
@@ -91,7 +96,9 @@ export const planManualFailover = (input: ManualFailoverInput): ManualFailoverPl
   if (objections.length > 0 && !input.force)
     return {
       kind: 'refuse',
-      message: `${ready.ready ? `${to} is ready, but` : `${to} is not ready:`} ${objections.join('; ')}. Use --force to go ahead anyway.`,
+      message:
+        `${ready.ready ? `${to} is ready, but` : `${to} is not ready:`} ${objections.join('; ')}. Use ` +
+        `--force to go ahead anyway.`,
     };
   return {
     kind: 'go',
@@ -115,7 +122,8 @@ export const promotedSummary = (
   o: { reason: string; newEpoch: number; handover: Leader['handover']; outgoingStopped: boolean },
 ): string =>
   [
-    `Manual failover: ${plan.to} is primary of epoch ${o.newEpoch} (${o.handover === 'immediate' ? 'starts at once' : 'starts once the old lease has lapsed'}).`,
+    `Manual failover: ${plan.to} is primary of epoch ${o.newEpoch} ` +
+      `(${o.handover === 'immediate' ? 'starts at once' : 'starts once the old lease has lapsed'}).`,
     `Reason: ${o.reason}.`,
     o.outgoingStopped
       ? `${plan.from}: worker stopped before the handover.`

@@ -60,7 +60,10 @@ export interface ReadinessInput {
   watchdog: Observed<WatchdogState>;
   now: number;
   sampleMs: number;
-  /** The heartbeat keep-alive (`heartbeatKeepAliveSeconds`) in ms; without it a heartbeat is fresh for two sample intervals. */
+  /**
+   * The heartbeat keep-alive (`heartbeatKeepAliveSeconds`) in ms; without it a heartbeat is fresh for two sample
+   * intervals.
+   */
   keepAliveMs?: number;
 }
 
@@ -88,7 +91,8 @@ const reasonsAgainst = (name: string, watch: NodeWatch, input: ReadinessInput): 
     else if (isLost(watch, now, 2 * sampleMs)) {
       const writtenAt = input.heartbeats.get(name)?.writtenAt ?? watch.newest.changedAt;
       reasons.push(
-        `its heartbeat was last written ${seconds(now - writtenAt)} s ago (fresh is under ${seconds(freshForMs(hb.value, timingOf(input)))} s)`,
+        `its heartbeat was last written ${seconds(now - writtenAt)} s ago (fresh is ` +
+          `under ${seconds(freshForMs(hb.value, timingOf(input)))} s)`,
       );
     }
     if (hb.value.role !== 'standby' && hb.value.role !== 'fenced') reasons.push(`it reports role ${hb.value.role}`);
@@ -99,7 +103,8 @@ const reasonsAgainst = (name: string, watch: NodeWatch, input: ReadinessInput): 
           ? 'its agent reports no self-test (an older agent)'
           : last.proofAgeMs === null
             ? 'its worker has not passed a self-test'
-            : `its worker last passed a self-test ${seconds(last.proofAgeMs)} s ago (within ${seconds(PROOF_INTERVALS * sampleMs)} s is ready)`,
+            : `its worker last passed a self-test ${seconds(last.proofAgeMs)} s ago ` +
+              `(within ${seconds(PROOF_INTERVALS * sampleMs)} s is ready)`,
       );
     if (last !== undefined && last.epochSeen !== leader.epoch)
       reasons.push(`it has seen epoch ${last.epochSeen}, the current one is ${leader.epoch}`);

@@ -7,7 +7,9 @@ import type { Observed } from './observed';
 export type RejoinPlan =
   | { kind: 'unknown-node'; message: string }
   | { kind: 'refuse'; message: string }
-  /** Restart the node's worker in standby mode; `fault` is what keeps it from being ready now (null: it looks ready). */
+  /**
+   * Restart the node's worker in standby mode; `fault` is what keeps it from being ready now (null: it looks ready).
+   */
   | { kind: 'go'; fault: WorkerFault | null; boot: string | null; seq: number };
 
 export const planRejoin = (o: {
@@ -30,20 +32,26 @@ export const planRejoin = (o: {
   if (o.leader.value.primary === o.node)
     return {
       kind: 'refuse',
-      message: `${o.node} is the primary of epoch ${o.leader.value.epoch}: a rejoin is for a standby (to restart the primary's worker, the watchdog's ladder or systemctl does that)`,
+      message:
+        `${o.node} is the primary of epoch ${o.leader.value.epoch}: a rejoin is for a standby (to restart ` +
+        `the primary's worker, the watchdog's ladder or systemctl does that)`,
     };
   const hb = o.heartbeat?.state === 'ok' ? o.heartbeat.value : null;
   const last: Sample | undefined = hb?.samples.at(-1);
   if (hb === null || last === undefined)
     return {
       kind: 'refuse',
-      message: `${o.node} has no readable heartbeat: its agent is not running; start it first (sudo systemctl start queen-fleet-peer-sync)`,
+      message:
+        `${o.node} has no readable heartbeat: its agent is not running; start it first (sudo systemctl start ` +
+        `queen-fleet-peer-sync)`,
     };
   // A worker started while its agent still holds a lease could consume beside the primary.
   if (hb.role === 'primary' || last.mayConsume === true)
     return {
       kind: 'refuse',
-      message: `${o.node}'s agent still holds a lease (it says ${hb.role}); wait until it fences itself (within leaseExpirySeconds)`,
+      message:
+        `${o.node}'s agent still holds a lease (it says ${hb.role}); wait until it fences itself (within ` +
+        `leaseExpirySeconds)`,
     };
   return { kind: 'go', fault: workerFault(last, o.sampleMs), boot: hb.boot, seq: last.seq };
 };

@@ -202,7 +202,8 @@ export const formatEvent = (event: FleetEvent): SlackPayload => {
       : ` New primary ${event.newPrimary}${event.newEpoch === undefined ? '' : ` (epoch ${event.newEpoch})`}.`;
   return {
     text: clip(
-      `${emoji} [queen-fleet] ${event.kind} on ${event.node}: ${escape(event.summary)}${escape(failover)} Next: ${escape(event.next)}`,
+      `${emoji} [queen-fleet] ${event.kind} on ${event.node}: ${escape(event.summary)}${escape(failover)} ` +
+        `Next: ${escape(event.next)}`,
       LIMIT.fallback,
     ),
     blocks: [
@@ -238,7 +239,8 @@ export const formatAlarm = (alarm: CloudWatchAlarm): SlackPayload => {
   if (description !== '') blocks.push(section('Description', description));
   return {
     text: clip(
-      `${emoji} [queen-fleet] CloudWatch alarm ${escape(alarm.AlarmName)} is ${alarm.NewStateValue}: ${escape(alarm.NewStateReason)}`,
+      `${emoji} [queen-fleet] CloudWatch alarm ${escape(alarm.AlarmName)} ` +
+        `is ${alarm.NewStateValue}: ${escape(alarm.NewStateReason)}`,
       LIMIT.fallback,
     ),
     blocks,

@@ -8,6 +8,7 @@ import type { Incident, StageName } from '../fleet/incident';
 import { emptyWatchdogState, type NodeWatch, type WatchdogState } from '../fleet/watchdog-state';
 import type { MetricValues } from '../metrics/emf';
 import { watchdogMetricValues } from '../metrics/watchdog-metrics';
+import { describeRole } from './role';
 
 /** The task queue as read: depth, or why it could not be read. */
 export type QueueObservation =
@@ -144,30 +145,6 @@ export interface StatusView {
 }
 
 const tenths = (ms: number): number => Math.round(ms / 100) / 10;
-
-/** The role a node reports next to the one leader.json gives it, and a note when they disagree. */
-export const describeRole = (
-  name: string,
-  leader: Leader | null,
-  hb: Heartbeat | null,
-): Pick<NodeStatus, 'role' | 'designated' | 'roleNote'> => {
-  const role = hb?.role ?? null;
-  const designated = leader === null ? null : leader.primary === name ? 'primary' : 'standby';
-  let roleNote: string | null = null;
-  if (leader !== null && role !== null) {
-    if (designated === 'primary' && role === 'pending') {
-      roleNote =
-        leader.handover === 'await-fence'
-          ? 'taking over: waits until the old primary has fenced itself'
-          : 'taking over';
-    } else if (designated === 'primary' && role !== 'primary') {
-      roleNote = `leader.json makes it primary of epoch ${leader.epoch}; its agent has not synced yet`;
-    } else if (designated === 'standby' && (role === 'primary' || role === 'pending')) {
-      roleNote = `reports ${role}, but leader.json names ${leader.primary} (epoch ${leader.epoch}): it fences itself at its next lease round`;
-    }
-  }
-  return { role, designated, roleNote };
-};
 
 const heartbeatStatus = (obs: HeartbeatObservation | undefined, input: StatusInput): HeartbeatStatus => {
   const hb = obs?.heartbeat ?? { state: 'missing' as const };

@@ -238,7 +238,8 @@ export class FaultInjector {
         cloud.outage.dynamodb = true;
         return {
           detail:
-            'every DynamoDB request of every node and of the watchdog fails (503): the lease can be neither read nor renewed',
+            'every DynamoDB request of every node and of the watchdog fails (503): ' +
+            'the lease can be neither read nor renewed',
           undo: () => (cloud.outage.dynamodb = false),
         };
       case 'notification-lag':
@@ -254,7 +255,9 @@ export class FaultInjector {
         const keys = fault.key === undefined ? /./ : LOSABLE_KEYS[fault.key];
         cloud.faults.set(node, { ...cloud.faults.get(node), loseResponses: keys });
         return {
-          detail: `every PUT it sends${fault.key === undefined ? '' : ` to ${fault.key}`} is applied and its response lost`,
+          detail:
+            `every PUT it sends${fault.key === undefined ? '' : ` to ${fault.key}`} ` +
+            'is applied and its response lost',
           undo: () => this.clearFault(node, 'loseResponses'),
         };
       }

@@ -32,19 +32,17 @@ export const formatSummary = (r: Report): string => {
   const lines: string[] = [
     '',
     pc.bold(
-      `Scenario "${r.scenario}": ${r.ok ? pc.green('PASSED') : pc.red('FAILED')}  (seed ${r.seed}, ×${r.timeScale}, ${r.wallSeconds}s wall)`,
+      `Scenario "${r.scenario}": ${r.ok ? pc.green('PASSED') : pc.red('FAILED')}  ` +
+        `(seed ${r.seed}, ×${r.timeScale}, ${r.wallSeconds}s wall)`,
     ),
   ];
   for (const i of r.incidents) {
-    const resumed =
-      i.inFlight === 0
-        ? []
-        : [
-            `${i.inFlight} task(s) in flight ${i.resumedAt === null ? 'never taken up again' : `resumed +${(i.resumedAt - i.faultAt).toFixed(1)}s`}`,
-          ];
+    const takenUp = (label: string, t: number | null): string =>
+      t === null ? 'never taken up again' : `${label} +${(t - i.faultAt).toFixed(1)}s`;
+    const resumed = i.inFlight === 0 ? [] : [`${i.inFlight} task(s) in flight ${takenUp('resumed', i.resumedAt)}`];
     if (i.unrecorded > 0)
       resumed.push(
-        `${i.unrecorded} received as it struck (receipt not yet on disk) ${i.unrecordedResumedAt === null ? 'never taken up again' : `taken up +${(i.unrecordedResumedAt - i.faultAt).toFixed(1)}s`}`,
+        `${i.unrecorded} received as it struck (receipt not yet on disk) ${takenUp('taken up', i.unrecordedResumedAt)}`,
       );
     // Only worth a word when redundancy was lost: a failover, or a later return.
     if (i.redundantAt === null) resumed.push('no ready standby again');
@@ -75,20 +73,22 @@ export const formatSummary = (r: Report): string => {
             ...after('traffic', i.trafficAt),
             ...after('in sync', i.trafficInsyncAt),
           ];
-    lines.push(
-      `  incident  ${i.fault} on ${i.node} at t=${i.faultAt}s: ${[detect, ...verdict, restart, recover, ...failover, ...resumed].join(', ')}`,
-    );
+    const steps = [detect, ...verdict, restart, recover, ...failover, ...resumed];
+    lines.push(`  incident  ${i.fault} on ${i.node} at t=${i.faultAt}s: ${steps.join(', ')}`);
   }
   const t = r.tasks;
   lines.push(
-    `  tasks     ${t.completed}/${t.enqueued} completed, ${t.lost} lost, ${t.duplicateCompletions} duplicate completions, ${t.deadLettered} dead-lettered`,
+    `  tasks     ${t.completed}/${t.enqueued} completed, ${t.lost} lost, ` +
+      `${t.duplicateCompletions} duplicate completions, ${t.deadLettered} dead-lettered`,
   );
   const input = r.input;
   lines.push(
-    `  input     held ${input.holds}×, resumed ${input.resumes}×; task queue at most ${input.maxBacklog}, intake at most ${input.maxIntake}`,
+    `  input     held ${input.holds}×, resumed ${input.resumes}×; ` +
+      `task queue at most ${input.maxBacklog}, intake at most ${input.maxIntake}`,
   );
   lines.push(
-    `  aws       S3 ${r.aws.s3.GET} GET / ${r.aws.s3.PUT} PUT / ${r.aws.s3.LIST} LIST, SQS ${r.aws.sqs}, DynamoDB ${r.aws.dynamodb}, SNS ${r.aws.sns}, SSM ${r.aws.ssm}, watchdog runs ${r.aws.lambdaInvocations}`,
+    `  aws       S3 ${r.aws.s3.GET} GET / ${r.aws.s3.PUT} PUT / ${r.aws.s3.LIST} LIST, SQS ${r.aws.sqs}, ` +
+      `DynamoDB ${r.aws.dynamodb}, SNS ${r.aws.sns}, SSM ${r.aws.ssm}, watchdog runs ${r.aws.lambdaInvocations}`,
   );
   const q = r.requests;
   const fmt = (u: RequestUnits): string =>
@@ -104,7 +104,8 @@ export const formatSummary = (r: Report): string => {
   for (const [name, ok] of Object.entries(r.invariants)) lines.push(`  ${mark(ok)} invariant ${name}`);
   for (const e of r.expectations)
     lines.push(
-      `  ${mark(e.ok)} expect ${e.name}: expected ${JSON.stringify(e.expected)}, actual ${e.actual === null ? 'none' : e.actual}`,
+      `  ${mark(e.ok)} expect ${e.name}: expected ${JSON.stringify(e.expected)}, ` +
+        `actual ${e.actual === null ? 'none' : e.actual}`,
     );
   for (const u of r.unfiredFaults) lines.push(`  ${mark(false)} ${u.reason}`);
   return lines.join('\n');

@@ -5,7 +5,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { ClientFactory } from '../../aws/clients';
 import { originRecordFor } from '../../aws/dns';
 import { TaskQueue } from '../../aws/queue';
-import { inTable, stateStoreFor } from '../../aws/state-store';
+import { inTable, stateStoreFor } from '../../aws/stores';
 import { requestFigures } from '../../core/drill/requests';
 import { buildConfig, scaleConfig } from '../../core/config';
 import { describeError } from '../../core/errors';
@@ -164,7 +164,8 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     const ready = await waitFor(() => recorder.heartbeatsSeen.size >= scenario.nodes, 30_000, signal);
     if (!ready)
       throw new Error(
-        `the local fleet did not report in: ${recorder.heartbeatsSeen.size} of ${scenario.nodes} heartbeats (logs in ${runDir})`,
+        `the local fleet did not report in: ${recorder.heartbeatsSeen.size} of ${scenario.nodes} heartbeats ` +
+          `(logs in ${runDir})`,
       );
 
     recorder.begin();

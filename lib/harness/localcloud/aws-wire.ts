@@ -15,7 +15,8 @@ export const s3Error = (reply: FastifyReply, status: number, code: string, messa
     .status(status)
     .header('content-type', 'application/xml')
     .send(
-      `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message><RequestId>local</RequestId></Error>`,
+      '<?xml version="1.0" encoding="UTF-8"?>\n' +
+        `<Error><Code>${code}</Code><Message>${message}</Message><RequestId>local</RequestId></Error>`,
     );
 };
 

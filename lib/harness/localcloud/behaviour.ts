@@ -131,33 +131,43 @@ export interface BehaviourDoc {
 export const BEHAVIOUR_DOCS: Readonly<Record<BehaviourName, BehaviourDoc>> = {
   s3ConditionalConflict: {
     service: 'S3',
-    what: 'A conditional PUT (If-Match or If-None-Match) whose precondition fails within `windowMs` of another write to the same key answers 409 ConditionalRequestConflict instead of 412: the caller cannot tell whether the key exists and must retry.',
+    what:
+      'A conditional PUT (If-Match or If-None-Match) whose precondition fails within `windowMs` of another write to ' +
+      'the same key answers 409 ConditionalRequestConflict instead of 412: ' +
+      'the caller cannot tell whether the key exists and must retry.',
     source: [
       {
         title: 'PutObject API reference',
         url: 'https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutObject.html',
         quote:
-          'If a conflicting operation occurs during the upload S3 returns a 409 ConditionalRequestConflict response. On a 409 failure you should retry the upload.',
+          'If a conflicting operation occurs during the upload S3 returns a 409 ConditionalRequestConflict ' +
+          'response. On a 409 failure you should retry the upload.',
       },
       {
         title: 'S3 user guide: conditional writes',
         url: 'https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes.html',
         quote:
-          'the first write operation to finish succeeds. Amazon S3 then fails subsequent writes with a 412 Precondition Failed response',
+          'the first write operation to finish succeeds. Amazon S3 then fails subsequent writes with a 412 ' +
+          'Precondition Failed response',
       },
     ],
     defaults:
-      'AWS gives no window. 300 ms (a small upload racing another), and always 409 inside it (the less kind answer: it says nothing about the object).',
+      'AWS gives no window. 300 ms (a small upload racing another), and always 409 inside it (the less kind answer: ' +
+      'it says nothing about the object).',
   },
   s3LostResponse: {
     service: 'S3',
-    what: 'A share of PUTs is applied and then loses its response: the connection is reset, or a 500 InternalError comes back after the object was stored. The client retries, and a conditional retry then meets its own write (412).',
+    what:
+      'A share of PUTs is applied and then loses its response: the connection is reset, or a 500 InternalError ' +
+      'comes back after the object was stored. The client retries, and a conditional retry then meets its own write ' +
+      '(412).',
     source: [
       {
         title: 'S3 5xx errors (AWS re:Post knowledge center)',
         url: 'https://repost.aws/knowledge-center/http-5xx-errors-s3',
         quote:
-          'a very small percentage of 5xx errors is expected during normal use of the service. All requests that return 5xx errors from Amazon S3 can be retried.',
+          'a very small percentage of 5xx errors is expected during normal use of the service. ' +
+          'All requests that return 5xx errors from Amazon S3 can be retried.',
       },
       {
         title: 'CompleteMultipartUpload API reference',
@@ -166,31 +176,40 @@ export const BEHAVIOUR_DOCS: Readonly<Record<BehaviourName, BehaviourDoc>> = {
       },
     ],
     defaults:
-      'AWS gives no rate ("a very small percentage"). 1 % of PUTs (the top of the 0.1–1 % range), half of them a reset connection, half a 500.',
+      'AWS gives no rate ("a very small percentage"). 1 % of PUTs (the top of the 0.1–1 % range), half of them a ' +
+      'reset connection, half a 500.',
   },
   s3SlowDownBursts: {
     service: 'S3',
-    what: 'Bursts start at random (exponential gaps of mean `meanGapMs`) and last `burstMs`; during one, a share `rate` of S3 requests from the nodes and the watchdog answers 503 SlowDown.',
+    what:
+      'Bursts start at random (exponential gaps of mean `meanGapMs`) and last `burstMs`; ' +
+      'during one, a share `rate` of S3 requests from the nodes and the watchdog answers 503 SlowDown.',
     source: [
       {
         title: 'S3 503 Slow Down (AWS re:Post knowledge center)',
         url: 'https://repost.aws/knowledge-center/s3-503-within-request-rate-prefix',
         quote:
-          'If there is a fast spike in the request rate for objects in a prefix, Amazon S3 might return 503 Slow Down errors while it scales in the background',
+          'If there is a fast spike in the request rate for objects in a prefix, Amazon S3 might return 503 Slow ' +
+          'Down errors while it scales in the background',
       },
     ],
     defaults:
-      'AWS gives no frequency. A 3 s burst every 5 minutes on average, half of the requests in it refused: far more often than a fleet this small would meet.',
+      'AWS gives no frequency. A 3 s burst every 5 minutes on average, half of the requests in it refused: ' +
+      'far more often than a fleet this small would meet.',
   },
   s3Notifications: {
     service: 'S3',
-    what: 'Event notifications of heartbeat writes reach the watchdog late: most after `typicalMinMs`–`typicalMaxMs`, a share `lateShare` after `lateMinMs`–`lateMaxMs`; a share is delivered twice; independent delays put them out of order.',
+    what:
+      'Event notifications of heartbeat writes reach the watchdog late: ' +
+      'most after `typicalMinMs`–`typicalMaxMs`, a share `lateShare` after `lateMinMs`–`lateMaxMs`; ' +
+      'a share is delivered twice; independent delays put them out of order.',
     source: [
       {
         title: 'S3 event notifications',
         url: 'https://docs.aws.amazon.com/AmazonS3/latest/userguide/EventNotifications.html',
         quote:
-          'Amazon S3 event notifications are designed to be delivered at least once. Typically, event notifications are delivered in seconds but can sometimes take a minute or longer.',
+          'Amazon S3 event notifications are designed to be delivered at least once. ' +
+          'Typically, event notifications are delivered in seconds but can sometimes take a minute or longer.',
       },
       {
         title: 'Event message structure',
@@ -221,34 +240,51 @@ export const BEHAVIOUR_DOCS: Readonly<Record<BehaviourName, BehaviourDoc>> = {
         title: 'Lambda: error handling for asynchronous invocation',
         url: 'https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html',
         quote:
-          "Even if your function doesn't return an error, it's possible for it to receive the same event from Lambda multiple times because the queue itself is eventually consistent.",
+          "Even if your function doesn't return an error, it's possible for it to receive the same event from " +
+          'Lambda multiple times because the queue itself is eventually consistent.',
       },
     ],
     defaults: 'Retries as documented (1 min, then 2 min). AWS gives no queue latency: 0.1–1 s. Duplicates: 1 %.',
   },
   eventBridgeSchedule: {
     service: 'EventBridge',
-    what: 'A rate schedule fires once in each period, at a random point within it (never on the period boundary), and the target starts up to `targetDelayMaxMs` later: two runs can be almost two periods apart.',
+    what:
+      'A rate schedule fires once in each period, at a random point within it (never on the period boundary), and ' +
+      'the target starts up to `targetDelayMaxMs` later: two runs can be almost two periods apart.',
     source: [
       {
         title: 'EventBridge: scheduled rules',
         url: 'https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-create-rule-schedule.html',
         quote:
-          'Your scheduled rule runs within that minute, but not on the precise 0th second. … there can be a delay of several seconds between the time the scheduled rule is triggered and the time the target service runs the target resource.',
+          'Your scheduled rule runs within that minute, but not on the precise 0th second. ' +
+          '… there can be a delay of several seconds between the time the scheduled rule is triggered and the time ' +
+          'the target service runs the target resource.',
       },
     ],
     defaults:
-      'Uniform within the period, plus 0–10 s ("several seconds"). The documentation names the minute a run is due in; for a rate of more than a minute the run is spread over the whole period, the less kind reading.',
+      'Uniform within the period, plus 0–10 s ("several seconds"). ' +
+      'The documentation names the minute a run is due in; for a rate of more than a minute the run is spread over ' +
+      'the whole period, the less kind reading.',
   },
   ssmRunCommand: {
     service: 'SSM Run Command',
-    what: 'Invocations go Pending → InProgress → Success/Failed. Delivery to a reachable node takes `deliveryMinMs`–`deliveryMaxMs`. A node that cannot be reached (crashed, frozen, cut off, rebooting, stopped) leaves the command Pending, then Delayed after `delayedAfterMs`; it still runs if the node comes back before the delivery timeout (TimeoutSeconds), and otherwise ends TimedOut (DeliveryTimedOut) once the delivery plus execution timeout has passed. A command in progress on a node that dies stays InProgress until its execution timeout. CancelCommand: Pending/Delayed → Cancelled, InProgress → Cancelling until the script ends. GetCommandInvocation answers InvocationDoesNotExist for up to `invisibleMaxMs` after SendCommand (a share up to `invisibleTailMaxMs`).',
+    what:
+      'Invocations go Pending → InProgress → Success/Failed. Delivery to a reachable node takes ' +
+      '`deliveryMinMs`–`deliveryMaxMs`. A node that cannot be reached (crashed, frozen, cut off, rebooting, ' +
+      'stopped) leaves the command Pending, then Delayed after `delayedAfterMs`; ' +
+      'it still runs if the node comes back before the delivery timeout (TimeoutSeconds), and otherwise ends ' +
+      'TimedOut (DeliveryTimedOut) once the delivery plus execution timeout has passed. ' +
+      'A command in progress on a node that dies stays InProgress until its execution timeout. ' +
+      'CancelCommand: Pending/Delayed → Cancelled, InProgress → Cancelling until the script ends. ' +
+      'GetCommandInvocation answers InvocationDoesNotExist for up to `invisibleMaxMs` after SendCommand (a share up ' +
+      'to `invisibleTailMaxMs`).',
     source: [
       {
         title: 'Run Command: command statuses',
         url: 'https://docs.aws.amazon.com/systems-manager/latest/userguide/monitor-commands.html',
         quote:
-          "Delayed: The system attempted to send the command to the instance but wasn't successful. The system retries again.",
+          "Delayed: The system attempted to send the command to the instance but wasn't successful. " +
+          'The system retries again.',
       },
       {
         title: 'SendCommand API reference',
@@ -264,15 +300,20 @@ export const BEHAVIOUR_DOCS: Readonly<Record<BehaviourName, BehaviourDoc>> = {
         title: 'boto/boto3#2701',
         url: 'https://github.com/boto/boto3/issues/2701',
         quote:
-          'Waiter unable to access SSM Run Command ID right after send_command is invoked … sleep timer of 0.5-1 second',
+          'Waiter unable to access SSM Run Command ID right after send_command is invoked … sleep timer of 0.5-1 ' +
+          'second',
       },
     ],
     defaults:
-      'AWS gives no delivery latency: 0.5–3 s. InvocationDoesNotExist for 0–2 s, 5 % of the time up to 5 s. Delayed after 30 s without delivery. Timeouts as the caller sets them (min 30 s delivery).',
+      'AWS gives no delivery latency: 0.5–3 s. InvocationDoesNotExist for 0–2 s, 5 % of the time up to 5 s. ' +
+      'Delayed after 30 s without delivery. Timeouts as the caller sets them (min 30 s delivery).',
   },
   ssmPing: {
     service: 'SSM',
-    what: "A managed node's SSM Agent pings every `intervalMs` while the node runs and can reach AWS; PingStatus turns ConnectionLost only `lostAfterMs` after the last ping, and comes back Online only at the next ping after the node is reachable again.",
+    what:
+      "A managed node's SSM Agent pings every `intervalMs` while the node runs and can reach AWS; " +
+      'PingStatus turns ConnectionLost only `lostAfterMs` after the last ping, and comes back Online only at the ' +
+      'next ping after the node is reachable again.',
     source: [
       {
         title: 'Troubleshooting managed node availability',
@@ -291,11 +332,15 @@ export const BEHAVIOUR_DOCS: Readonly<Record<BehaviourName, BehaviourDoc>> = {
       },
     ],
     defaults:
-      'AWS gives no threshold for ConnectionLost: 12 minutes (two missed 5-minute pings and then some). A crashed node reads Online for 7–12 minutes.',
+      'AWS gives no threshold for ConnectionLost: 12 minutes (two missed 5-minute pings and then some). ' +
+      'A crashed node reads Online for 7–12 minutes.',
   },
   lightsailStates: {
     service: 'Lightsail',
-    what: 'GetInstanceState reports what Lightsail reports: a crashed, frozen or rebooting VM stays `running` (code 16); a stop goes `stopping` (64) for `stoppingMs`, then `stopped` (80); a start goes `pending` (0) for `pendingMs`, then `running`.',
+    what:
+      'GetInstanceState reports what Lightsail reports: a crashed, frozen or rebooting VM stays `running` (code ' +
+      '16); a stop goes `stopping` (64) for `stoppingMs`, then `stopped` (80); ' +
+      'a start goes `pending` (0) for `pendingMs`, then `running`.',
     source: [
       {
         title: 'EC2 instance state codes (Lightsail uses the same)',
@@ -306,7 +351,8 @@ export const BEHAVIOUR_DOCS: Readonly<Record<BehaviourName, BehaviourDoc>> = {
         title: 'EC2 status checks',
         url: 'https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/monitoring-system-instance-status-check.html',
         quote:
-          'The event status data augments the information that Amazon EC2 already provides about the state of each instance (such as pending, running, stopping)',
+          'The event status data augments the information that Amazon EC2 already provides about the state of each ' +
+          'instance (such as pending, running, stopping)',
       },
       {
         title: 'EC2 StopInstances',
@@ -315,49 +361,61 @@ export const BEHAVIOUR_DOCS: Readonly<Record<BehaviourName, BehaviourDoc>> = {
       },
     ],
     defaults:
-      'AWS gives no stop time ("a few minutes"): 120 s in `stopping`; 30 s in `pending`. No `rebooting` state exists, so a reboot reads `running` throughout.',
+      'AWS gives no stop time ("a few minutes"): 120 s in `stopping`; 30 s in `pending`. ' +
+      'No `rebooting` state exists, so a reboot reads `running` throughout.',
   },
   route53Propagation: {
     service: 'Route 53',
-    what: 'ChangeResourceRecordSets applies at once (the API lists the new value), but GetChange reports PENDING for `insyncAfterMs` before INSYNC.',
+    what:
+      'ChangeResourceRecordSets applies at once (the API lists the new value), but GetChange reports PENDING for ' +
+      '`insyncAfterMs` before INSYNC.',
     source: [
       {
         title: 'Route 53 FAQ',
         url: 'https://aws.amazon.com/route53/faqs/',
         quote:
-          'Amazon Route 53 is designed to propagate updates you make to your DNS records to its world-wide network of authoritative DNS servers within 60 seconds under normal conditions.',
+          'Amazon Route 53 is designed to propagate updates you make to your DNS records to its world-wide network ' +
+          'of authoritative DNS servers within 60 seconds under normal conditions.',
       },
       {
         title: 'GetChange API reference',
         url: 'https://docs.aws.amazon.com/Route53/latest/APIReference/API_GetChange.html',
         quote:
-          'PENDING indicates that the changes in this request have not propagated to all Amazon Route 53 DNS servers managing the hosted zone.',
+          'PENDING indicates that the changes in this request have not propagated to all Amazon Route 53 DNS ' +
+          'servers managing the hosted zone.',
       },
     ],
     defaults: 'The documented bound, 60 s, every time (the less kind end of "within 60 seconds").',
   },
   sqsRedelivery: {
     service: 'SQS',
-    what: 'A share of DeleteMessage calls, and of the entries of DeleteMessageBatch calls, answers success without deleting: the message comes back once its visibility timeout runs out, and is received a second time.',
+    what:
+      'A share of DeleteMessage calls, and of the entries of DeleteMessageBatch calls, answers success without ' +
+      'deleting: the message comes back once its visibility timeout runs out, and is received a second time.',
     source: [
       {
         title: 'SQS at-least-once delivery',
         url: 'https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/standard-queues-at-least-once-delivery.html',
         quote:
-          "the copy of the message isn't deleted on the server that is unavailable, and you might get that message copy again when you receive messages.",
+          "the copy of the message isn't deleted on the server that is unavailable, and you might get that message " +
+          'copy again when you receive messages.',
       },
     ],
     defaults: 'AWS says "on rare occasions": 0.5 % of deletes.',
   },
   dynamoThrottleBursts: {
     service: 'DynamoDB',
-    what: "Bursts start at random (exponential gaps of mean `meanGapMs`) and last `burstMs`; during one, a share `rate` of the fleet's DynamoDB requests answers 400 ProvisionedThroughputExceededException, whatever the table's capacity mode.",
+    what:
+      'Bursts start at random (exponential gaps of mean `meanGapMs`) and last `burstMs`; ' +
+      "during one, a share `rate` of the fleet's DynamoDB requests answers 400 " +
+      "ProvisionedThroughputExceededException, whatever the table's capacity mode.",
     source: [
       {
         title: 'ProvisionedThroughputExceededException (AWS SDK reference)',
         url: 'https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateItem.html#API_UpdateItem_Errors',
         quote:
-          'Your request rate is too high. The AWS SDKs for DynamoDB automatically retry requests that receive this exception.',
+          'Your request rate is too high. The AWS SDKs for DynamoDB automatically retry requests that receive this ' +
+          'exception.',
       },
       {
         title: 'DynamoDB on-demand capacity mode',
@@ -366,11 +424,15 @@ export const BEHAVIOUR_DOCS: Readonly<Record<BehaviourName, BehaviourDoc>> = {
       },
     ],
     defaults:
-      "A fleet this small never nears a partition's limits, and AWS gives no rate for other throttling. As for S3: a 3 s burst every 5 minutes on average, half of the requests in it refused.",
+      "A fleet this small never nears a partition's limits, and AWS gives no rate for other throttling. " +
+      'As for S3: a 3 s burst every 5 minutes on average, half of the requests in it refused.',
   },
   dynamoLostResponse: {
     service: 'DynamoDB',
-    what: 'A share of writes (UpdateItem, PutItem) is applied and then loses its response: the connection is reset, or a 500 InternalServerError comes back. A conditional write sent again then fails its condition against its own write.',
+    what:
+      'A share of writes (UpdateItem, PutItem) is applied and then loses its response: ' +
+      'the connection is reset, or a 500 InternalServerError comes back. ' +
+      'A conditional write sent again then fails its condition against its own write.',
     source: [
       {
         title: 'Error handling with DynamoDB',
@@ -381,21 +443,28 @@ export const BEHAVIOUR_DOCS: Readonly<Record<BehaviourName, BehaviourDoc>> = {
         title: 'TransactWriteItems API reference',
         url: 'https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html',
         quote:
-          'Providing a ClientRequestToken makes the call to TransactWriteItems idempotent, meaning that multiple identical calls have the same effect as one single call.',
+          'Providing a ClientRequestToken makes the call to TransactWriteItems idempotent, meaning that multiple ' +
+          'identical calls have the same effect as one single call.',
       },
     ],
     defaults:
-      'AWS gives no rate, and only transactions carry an idempotency token: 1 % of writes, half of them a reset connection, half a 500 after the write was applied (the less kind reading of a 500).',
+      'AWS gives no rate, and only transactions carry an idempotency token: ' +
+      '1 % of writes, half of them a reset connection, half a 500 after the write was applied (the less kind ' +
+      'reading of a 500).',
   },
   dynamoStaleReads: {
     service: 'DynamoDB',
-    what: 'An eventually consistent read (a GetItem without ConsistentRead) of an item written within the last `lagMs` returns the item as it was `lagMs` ago. A strongly consistent read always returns the latest write.',
+    what:
+      'An eventually consistent read (a GetItem without ConsistentRead) of an item written within the last `lagMs` ' +
+      'returns the item as it was `lagMs` ago. A strongly consistent read always returns the latest write.',
     source: [
       {
         title: 'DynamoDB read consistency',
         url: 'https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html',
         quote:
-          'the responses may not reflect the results of a recently completed write operation. If you repeat your read request after a short time, the response should eventually return the more recent item.',
+          'the responses may not reflect the results of a recently completed write operation. ' +
+          'If you repeat your read request after a short time, the response should eventually return the more ' +
+          'recent item.',
       },
     ],
     defaults: 'AWS gives no lag ("a short time"): 1 s, and every such read inside it is stale (the less kind end).',

@@ -14,7 +14,7 @@ export interface Bundles {
 
 const ROOT = resolve(__dirname, '..', '..', '..');
 /** The esbuild plugins the function bundles use too (serverless.yml `custom.esbuild.plugins`). */
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS file the Serverless Framework loads as well
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS file Serverless loads as well
 const PLUGINS = require(join(ROOT, 'resources', 'esbuild-plugins.cjs')) as Plugin[];
 
 /** Entry points of the two node daemons, keyed by the bundle name each one ships as. */

@@ -58,7 +58,10 @@ export interface CloudObserver extends SqsObserver {
   s3Put?(key: string, body: Buffer, principal: string): void;
   /** A PUT refused by its precondition. */
   s3Conflict?(key: string, principal: string): void;
-  /** A write to a DynamoDB item that was applied (also when its response is then lost): the item's body, null if it has none. */
+  /**
+   * A write to a DynamoDB item that was applied (also when its response is then lost): the item's
+   * body, null if it has none.
+   */
   tablePut?(table: string, key: string, body: string | null, principal: string): void;
   /** An SNS message published. */
   snsPublish?(message: string, principal: string): void;
@@ -106,7 +109,10 @@ export interface LocalCloud extends CloudEndpoints {
   };
   /** The same requests by caller (access key) and kind (`s3.GET`, `sqs`, …), for cost benches. */
   callers: Map<string, Record<string, number>>;
-  /** The fleet's requests (not the harness's) by kind and purpose, `s3.PUT:lease`, `sqs:poll` (lib/core/drill/requests.ts). */
+  /**
+   * The fleet's requests (not the harness's) by kind and purpose, `s3.PUT:lease`, `sqs:poll`
+   * (lib/core/drill/requests.ts).
+   */
   purposes: Record<string, number>;
   /** How often each behaviour struck (lost responses, 409s, SlowDowns, redeliveries). */
   struck: Record<string, number>;
@@ -251,7 +257,9 @@ export const startLocalCloud = async (options: CloudOptions = {}): Promise<Local
         void reply.code(500).header('content-type', 'application/xml').removeHeader('etag');
         done(
           null,
-          '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InternalError</Code><Message>We encountered an internal error. Please try again.</Message><RequestId>local</RequestId></Error>',
+          '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InternalError</Code>' +
+            '<Message>We encountered an internal error. Please try again.</Message>' +
+            '<RequestId>local</RequestId></Error>',
         );
         return;
       }

@@ -9,7 +9,9 @@ const TARGET = 'DynamoDB_20120810.';
 const JSON_TYPE = 'application/x-amz-json-1.0';
 const WRITES = new Set(['UpdateItem', 'PutItem', 'DeleteItem']);
 /** The internal requests' identity: dynalite wants a well-formed SigV4 header, never checks it. */
-const INTERNAL_AUTH = `AWS4-HMAC-SHA256 Credential=${HARNESS_PRINCIPAL}/20260101/us-west-2/dynamodb/aws4_request, SignedHeaders=host;x-amz-date, Signature=0`;
+const INTERNAL_AUTH =
+  `AWS4-HMAC-SHA256 Credential=${HARNESS_PRINCIPAL}/20260101/us-west-2/dynamodb/aws4_request, ` +
+  'SignedHeaders=host;x-amz-date, Signature=0';
 
 type Item = Record<string, unknown>;
 interface Answer {
@@ -32,7 +34,10 @@ export interface DynamoCaller {
 /** Capacity billed for one request: read or write request units, the item's key, who sent it. */
 export type Biller = (principal: string, unit: 'RRU' | 'WRU', key: string, units: number) => void;
 
-/** The units DynamoDB reports for a request (its ConsumedCapacity), or, for a write refused by its condition, the 1 unit AWS bills for it. */
+/**
+ * The units DynamoDB reports for a request (its ConsumedCapacity), or, for a write refused by its
+ * condition, the 1 unit AWS bills for it.
+ */
 const unitsOf = (answer: Answer): number => {
   if (answer.status === 400 && answer.body.includes('ConditionalCheckFailedException')) return 1;
   if (answer.status !== 200) return 0;
@@ -180,7 +185,8 @@ export class LocalDynamo {
       this.strike('dynamoThrottled');
       return error(
         'ProvisionedThroughputExceededException',
-        'The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.',
+        'The level of configured provisioned throughput for the table was exceeded. ' +
+          'Consider increasing your provisioning level with the UpdateTable API.',
       );
     }
     const table = typeof body.TableName === 'string' ? body.TableName : '';

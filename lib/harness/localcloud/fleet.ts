@@ -222,7 +222,10 @@ export class LocalFleet extends EventEmitter implements Machines {
     return stages.length;
   }
 
-  /** A reboot: every process is killed; the machine is back after `downMs` with a new boot. Lightsail says `running` throughout. */
+  /**
+   * A reboot: every process is killed; the machine is back after `downMs` with a new boot.
+   * Lightsail says `running` throughout.
+   */
   rebootNode(name: string, downMs: number): void {
     const node = this.nodes.get(name);
     if (node === undefined || !node.up) return;

@@ -110,7 +110,10 @@ let shuttingDown = false;
 const worker = new Unit('worker');
 const agent = new Unit('agent');
 let stallWorkers = false;
-/** A worker that never says it took up its predecessor's messages (stuck in its start) is frozen this long after its start. */
+/**
+ * A worker that never says it took up its predecessor's messages (stuck in its start) is frozen
+ * this long after its start.
+ */
 const TAKE_UP_WAIT_MS = 5_000;
 worker.onStart = (child): void => {
   // A stall that survives restarts: freeze each new worker once it has taken up what the last

@@ -161,13 +161,15 @@ const parseChange = (xml: string, index: number): { action: Route53Change['actio
     throw new Route53Failure(
       400,
       'InvalidChangeBatch',
-      `[Invalid Resource Record: 'FATAL problem: ARRDATAIllegalIPv4Address (Value is not a valid IPv4 address) encountered with '${badAddress}'']`,
+      "[Invalid Resource Record: 'FATAL problem: ARRDATAIllegalIPv4Address (Value is not a valid IPv4 address) " +
+        `encountered with '${badAddress}'']`,
     );
   if (type === 'CNAME' && values.length > 1)
     throw new Route53Failure(
       400,
       'InvalidChangeBatch',
-      `[Invalid Resource Record: 'FATAL problem: RRDATAIllegalMultipleValues (a CNAME has exactly one value) encountered with '${values.join(',')}'']`,
+      "[Invalid Resource Record: 'FATAL problem: RRDATAIllegalMultipleValues (a CNAME has exactly one value) " +
+        `encountered with '${values.join(',')}'']`,
     );
   return { action: action as Route53Change['action'], record };
 };
@@ -230,7 +232,10 @@ export class Route53Fake {
         error instanceof Route53Failure ? error : new Route53Failure(500, 'InternalFailure', String(error));
       const type = failure.status >= 500 ? 'Receiver' : 'Sender';
       const requestId = randomUUID();
-      const xml = `<ErrorResponse xmlns="${NS}"><Error><Type>${type}</Type><Code>${failure.code}</Code><Message>${escapeXml(failure.message)}</Message></Error><RequestId>${requestId}</RequestId></ErrorResponse>`;
+      const xml =
+        `<ErrorResponse xmlns="${NS}"><Error><Type>${type}</Type><Code>${failure.code}</Code>` +
+        `<Message>${escapeXml(failure.message)}</Message></Error>` +
+        `<RequestId>${requestId}</RequestId></ErrorResponse>`;
       this.reply(reply, failure.status, xml, requestId);
     }
   }
@@ -269,7 +274,8 @@ export class Route53Fake {
         throw new Route53Failure(
           400,
           'InvalidChangeBatch',
-          `[Tried to delete resource record set ${setLabel(record)} but the values provided do not match the current values]`,
+          `[Tried to delete resource record set ${setLabel(record)} ` +
+            'but the values provided do not match the current values]',
         );
       }
       if (action === 'DELETE') staged.delete(key);
@@ -324,14 +330,22 @@ export class Route53Fake {
     const body = page
       .map((r) => {
         const values = r.values.map((v) => `<ResourceRecord>${element('Value', v)}</ResourceRecord>`).join('');
-        return `<ResourceRecordSet>${element('Name', r.name)}${element('Type', r.type)}${element('SetIdentifier', r.setIdentifier)}${element('Failover', r.failover)}${element('TTL', r.ttl)}<ResourceRecords>${values}</ResourceRecords></ResourceRecordSet>`;
+        return (
+          `<ResourceRecordSet>${element('Name', r.name)}${element('Type', r.type)}` +
+          `${element('SetIdentifier', r.setIdentifier)}${element('Failover', r.failover)}${element('TTL', r.ttl)}` +
+          `<ResourceRecords>${values}</ResourceRecords></ResourceRecordSet>`
+        );
       })
       .join('');
     const more =
       next === undefined
         ? ''
-        : `${element('NextRecordName', next.name)}${element('NextRecordType', next.type)}${element('NextRecordIdentifier', next.setIdentifier)}`;
-    return `<ResourceRecordSets>${body}</ResourceRecordSets><IsTruncated>${next !== undefined}</IsTruncated>${more}<MaxItems>${max}</MaxItems>`;
+        : `${element('NextRecordName', next.name)}${element('NextRecordType', next.type)}` +
+          `${element('NextRecordIdentifier', next.setIdentifier)}`;
+    return (
+      `<ResourceRecordSets>${body}</ResourceRecordSets><IsTruncated>${next !== undefined}</IsTruncated>` +
+      `${more}<MaxItems>${max}</MaxItems>`
+    );
   }
 
   private send(reply: FastifyReply, root: string, inner: string): void {
@@ -348,7 +362,9 @@ export class Route53Fake {
 }
 
 const changeInfo = (entry: ChangeEntry, status: 'PENDING' | 'INSYNC'): string =>
-  `<ChangeInfo>${element('Id', entry.id)}${element('Status', status)}${element('SubmittedAt', new Date(entry.submittedAt).toISOString())}${element('Comment', entry.comment)}</ChangeInfo>`;
+  `<ChangeInfo>${element('Id', entry.id)}${element('Status', status)}` +
+  `${element('SubmittedAt', new Date(entry.submittedAt).toISOString())}` +
+  `${element('Comment', entry.comment)}</ChangeInfo>`;
 
 /** The request body as text: fauxqs's wildcard parser leaves it a Buffer. */
 const bodyText = (request: FastifyRequest): string => {

@@ -142,7 +142,10 @@ export class LocalScheduler {
     );
   }
 
-  /** The rate schedule: one run per period, at a random point within it (or on its boundary when the behaviour is off). */
+  /**
+   * The rate schedule: one run per period, at a random point within it (or on its boundary when
+   * the behaviour is off).
+   */
   start(): void {
     const e = this.behaviour.eventBridgeSchedule;
     const scheduled = { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} };

@@ -13,7 +13,11 @@ const gatedChild = (dir: string): string => {
   const clock = resolve(__dirname, '../../../agent/runtime/clock');
   writeFileSync(
     file,
-    `import { listenForClockSkew, passHostGate } from ${JSON.stringify(clock)};\nlistenForClockSkew();\nprocess.on('exit', () => process.stderr.write('exited at the gate\\n'));\nvoid passHostGate('taken-up').then(() => { process.removeAllListeners('exit'); process.send?.({ type: 'went' }); setInterval(() => {}, 1000); });\n`,
+    `import { listenForClockSkew, passHostGate } from ${JSON.stringify(clock)};\n` +
+      `listenForClockSkew();\n` +
+      `process.on('exit', () => process.stderr.write('exited at the gate\\n'));\n` +
+      `void passHostGate('taken-up').then(() => { process.removeAllListeners('exit'); ` +
+      `process.send?.({ type: 'went' }); setInterval(() => {}, 1000); });\n`,
   );
   return file;
 };

@@ -52,30 +52,33 @@ describe('Loop', () => {
     expect(runs.map((t) => t - start)).toEqual([0, 50, 550, 555]);
   });
 
-  it('never runs again once stopped, even when stopped in the middle of a round, and waits for that round', async () => {
-    let runs = 0;
-    let release: () => void = () => undefined;
-    const loop = new Loop(
-      100,
-      () => {
-        runs++;
-        return new Promise<void>((resolve) => (release = resolve));
-      },
-      () => undefined,
-    );
-    loop.start();
-    await jest.advanceTimersByTimeAsync(0);
-    expect(runs).toBe(1);
-    let stopped = false;
-    const stopping = loop.stop().then(() => (stopped = true));
-    await jest.advanceTimersByTimeAsync(0);
-    expect(stopped).toBe(false);
-    release();
-    await stopping;
-    await jest.advanceTimersByTimeAsync(10_000);
-    expect(runs).toBe(1);
-    expect(jest.getTimerCount()).toBe(0);
-  });
+  it(
+    'never runs again once stopped, even when stopped ' + 'in the middle of a round, and waits for that round',
+    async () => {
+      let runs = 0;
+      let release: () => void = () => undefined;
+      const loop = new Loop(
+        100,
+        () => {
+          runs++;
+          return new Promise<void>((resolve) => (release = resolve));
+        },
+        () => undefined,
+      );
+      loop.start();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(runs).toBe(1);
+      let stopped = false;
+      const stopping = loop.stop().then(() => (stopped = true));
+      await jest.advanceTimersByTimeAsync(0);
+      expect(stopped).toBe(false);
+      release();
+      await stopping;
+      await jest.advanceTimersByTimeAsync(10_000);
+      expect(runs).toBe(1);
+      expect(jest.getTimerCount()).toBe(0);
+    },
+  );
 
   it('keeps going after a failed round, reporting the error', async () => {
     const errors: unknown[] = [];

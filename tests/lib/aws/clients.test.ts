@@ -54,13 +54,17 @@ describe('ClientFactory', () => {
     await expect(rotatingFileCredentials(join(dir, 'missing'))()).rejects.toThrow();
   });
 
-  it('reads the shared credentials file named by AWS_SHARED_CREDENTIALS_FILE with an expiry, so the SDK reads it again', async () => {
-    const file = credentialsFile(dir, 'AKIANODE');
-    const s3 = new ClientFactory({ region: 'us-west-2' }, { AWS_SHARED_CREDENTIALS_FILE: file }).s3();
-    const first = await s3.config.credentials();
-    expect(first).toMatchObject({ accessKeyId: 'AKIANODE' });
-    expect(first.expiration).toBeInstanceOf(Date);
-  });
+  it(
+    'reads the shared credentials file named by ' +
+      'AWS_SHARED_CREDENTIALS_FILE with an expiry, so the SDK reads it again',
+    async () => {
+      const file = credentialsFile(dir, 'AKIANODE');
+      const s3 = new ClientFactory({ region: 'us-west-2' }, { AWS_SHARED_CREDENTIALS_FILE: file }).s3();
+      const first = await s3.config.credentials();
+      expect(first).toMatchObject({ accessKeyId: 'AKIANODE' });
+      expect(first.expiration).toBeInstanceOf(Date);
+    },
+  );
 
   it('leaves keys in the environment their usual precedence over the shared file', async () => {
     const file = credentialsFile(dir, 'AKIAFILE');
@@ -93,9 +97,11 @@ describe('ClientFactory', () => {
   it('loads the package of a rarely used client only when the client is first used', () => {
     // A fresh process: which SDK packages a factory has loaded after handing out the SSM client, then after using it.
     const root = resolve(__dirname, '../../..');
-    const script = `
+    const script =
+      `
       const { ClientFactory } = require('./lib/aws/clients');
-      const loaded = () => ['client-ssm', 'client-lightsail', 'client-route-53', 'client-sns', 'client-lambda'].filter((p) => Object.keys(require.cache).some((k) => k.includes('@aws-sdk/' + p + '/')));
+      const loaded = () => ['client-ssm', 'client-lightsail', 'client-route-53', 'client-sns', 'client-lambda']` +
+      `.filter((p) => Object.keys(require.cache).some((k) => k.includes('@aws-sdk/' + p + '/')));
       const clients = new ClientFactory({ region: 'us-west-2' }, {});
       const ssm = clients.ssm(); clients.lightsail(); clients.route53(); clients.sns(); clients.lambda();
       const before = loaded();

@@ -98,17 +98,21 @@ describe('Reach', () => {
       clients.destroy();
     });
 
-    it('abandons a request no answer comes to within the request timeout (a blackholed path), and counts the store unreachable', async () => {
-      const served = await serve(() => null);
-      server = served.server;
-      const reach = new Reach(Date.now);
-      const clients = factory(served.endpoint, reach, 300);
-      const started = Date.now();
-      await expect(clients.s3().send(new GetObjectCommand({ Bucket: 'b', Key: 'k' }))).rejects.toThrow();
-      expect(Date.now() - started).toBeLessThan(2_000);
-      expect(reach.unreachable()).toEqual(['s3']);
-      clients.destroy();
-      server.closeAllConnections();
-    });
+    it(
+      'abandons a request no answer comes to within the request ' +
+        'timeout (a blackholed path), and counts the store unreachable',
+      async () => {
+        const served = await serve(() => null);
+        server = served.server;
+        const reach = new Reach(Date.now);
+        const clients = factory(served.endpoint, reach, 300);
+        const started = Date.now();
+        await expect(clients.s3().send(new GetObjectCommand({ Bucket: 'b', Key: 'k' }))).rejects.toThrow();
+        expect(Date.now() - started).toBeLessThan(2_000);
+        expect(reach.unreachable()).toEqual(['s3']);
+        clients.destroy();
+        server.closeAllConnections();
+      },
+    );
   });
 });

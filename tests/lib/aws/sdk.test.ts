@@ -43,7 +43,8 @@ describe('the SDK names the fleet takes', () => {
     });
     expect(
       valueImports(
-        `import { type S3Client, GetObjectCommand as Get } from '@aws-sdk/client-s3';\nimport type { X } from '@aws-sdk/client-sqs';`,
+        `import { type S3Client, GetObjectCommand as Get } from '@aws-sdk/client-s3';\n` +
+          `import type { X } from '@aws-sdk/client-sqs';`,
       ),
     ).toEqual([{ pkg: '@aws-sdk/client-s3', name: 'GetObjectCommand' }]);
   });

@@ -153,26 +153,29 @@ describe('StateStore', () => {
       expect(s3.json('peer-sync/c.json')).toEqual({ n: 2 });
     });
 
-    it('applies a CAS once even when another writer wrote on top of it before its lost response came back', async () => {
-      const store = makeStore();
-      await store.create('c.json', { n: 1 });
-      const other = makeStore();
-      s3.loseNext(
-        (k) => k === 'peer-sync/c.json',
-        'reset',
-        async () => {
-          await other.update('c.json', counter, (cur) => ({ value: { n: (cur?.n ?? 0) + 10 }, result: null }));
-        },
-      );
-      let applied = 0;
-      const out = await store.update('c.json', counter, (cur) => {
-        applied++;
-        return { value: { n: (cur?.n ?? 0) + 1 }, result: 'mine' };
-      });
-      expect(out).toEqual({ written: true, result: 'mine' });
-      expect(applied).toBe(1);
-      expect(s3.json('peer-sync/c.json')).toEqual({ n: 12 });
-    });
+    it(
+      'applies a CAS once even when another writer wrote ' + 'on top of it before its lost response came back',
+      async () => {
+        const store = makeStore();
+        await store.create('c.json', { n: 1 });
+        const other = makeStore();
+        s3.loseNext(
+          (k) => k === 'peer-sync/c.json',
+          'reset',
+          async () => {
+            await other.update('c.json', counter, (cur) => ({ value: { n: (cur?.n ?? 0) + 10 }, result: null }));
+          },
+        );
+        let applied = 0;
+        const out = await store.update('c.json', counter, (cur) => {
+          applied++;
+          return { value: { n: (cur?.n ?? 0) + 1 }, result: 'mine' };
+        });
+        expect(out).toEqual({ written: true, result: 'mine' });
+        expect(applied).toBe(1);
+        expect(s3.json('peer-sync/c.json')).toEqual({ n: 12 });
+      },
+    );
 
     it.each(['reset', 'internal-error'] as const)(
       'takes a plain PUT whose responses are all lost (%s) as done once it is there, without sending it again',

@@ -55,31 +55,37 @@ describe('TableStore on the local DynamoDB, every behaviour off', () => {
     expect(s.counts.readUnits).toBeGreaterThan(0);
   });
 
-  it('reads a damaged item as CorruptObjectError with its version, and an update replaces exactly that version', async () => {
-    await putRaw(cloud, { k: { S: 'damaged' }, body: { S: '{"n": 1, "wri' }, v: { N: '7' } });
-    const s = tableStore(cloud);
-    await expect(s.read('damaged', counter)).rejects.toMatchObject({ etag: '7', key: `${cloud.table}/damaged` });
-    const seen: CorruptObjectError[] = [];
-    await s.update(
-      'damaged',
-      counter,
-      () => ({ value: { n: 1, writers: [] }, result: null }),
-      (e) => {
-        seen.push(e);
-        return Promise.resolve();
-      },
-    );
-    expect(seen).toHaveLength(1);
-    expect(await s.read('damaged', counter)).toEqual({ value: { n: 1, writers: [] }, etag: '8' });
-  });
+  it(
+    'reads a damaged item as CorruptObjectError with its version, ' + 'and an update replaces exactly that version',
+    async () => {
+      await putRaw(cloud, { k: { S: 'damaged' }, body: { S: '{"n": 1, "wri' }, v: { N: '7' } });
+      const s = tableStore(cloud);
+      await expect(s.read('damaged', counter)).rejects.toMatchObject({ etag: '7', key: `${cloud.table}/damaged` });
+      const seen: CorruptObjectError[] = [];
+      await s.update(
+        'damaged',
+        counter,
+        () => ({ value: { n: 1, writers: [] }, result: null }),
+        (e) => {
+          seen.push(e);
+          return Promise.resolve();
+        },
+      );
+      expect(seen).toHaveLength(1);
+      expect(await s.read('damaged', counter)).toEqual({ value: { n: 1, writers: [] }, etag: '8' });
+    },
+  );
 
-  it('takes an item without a version (written by hand) as version "", replaceable only while it has none', async () => {
-    await putRaw(cloud, { k: { S: 'by-hand' }, body: { S: '{"n":5,"writers":[]}' } });
-    const s = tableStore(cloud);
-    expect(await s.read('by-hand', counter)).toEqual({ value: { n: 5, writers: [] }, etag: '' });
-    expect(await s.replace('by-hand', { n: 6, writers: [] }, '')).toBe('1');
-    await expect(s.replace('by-hand', { n: 7, writers: [] }, '')).rejects.toBeInstanceOf(ConflictError);
-  });
+  it(
+    'takes an item without a version (written by hand) ' + 'as version "", replaceable only while it has none',
+    async () => {
+      await putRaw(cloud, { k: { S: 'by-hand' }, body: { S: '{"n":5,"writers":[]}' } });
+      const s = tableStore(cloud);
+      expect(await s.read('by-hand', counter)).toEqual({ value: { n: 5, writers: [] }, etag: '' });
+      expect(await s.replace('by-hand', { n: 6, writers: [] }, '')).toBe('1');
+      await expect(s.replace('by-hand', { n: 7, writers: [] }, '')).rejects.toBeInstanceOf(ConflictError);
+    },
+  );
 
   it('refuses bodies over the limit, read or written', async () => {
     await putRaw(cloud, { k: { S: 'big' }, body: { S: 'x'.repeat(5000) }, v: { N: '1' } });
@@ -90,20 +96,23 @@ describe('TableStore on the local DynamoDB, every behaviour off', () => {
     );
   });
 
-  it('never sends a body DynamoDB would refuse, whatever the configured limit (an item is at most 400 KB)', async () => {
-    const s = new TableStore(clientsOf(cloud, 'node-1').dynamodb, {
-      table: cloud.table,
-      maxObjectBytes: 1024 * 1024,
-      requestRetry: { attempts: 1, baseMs: 5, capMs: 50 },
-      deps: noPause,
-    });
-    const writers = (bytes: number): number[] => Array.from({ length: Math.ceil(bytes / 7) }, () => 999999);
-    await expect(s.put('near-limit', { n: 1, writers: writers(BODY_LIMIT - 64) })).resolves.toBe('1');
-    await expect(s.put('over-limit', { n: 1, writers: writers(BODY_LIMIT + 64) })).rejects.toBeInstanceOf(
-      OversizedError,
-    );
-    expect(await s.readText('over-limit')).toBeNull();
-  });
+  it(
+    'never sends a body DynamoDB would refuse, ' + 'whatever the configured limit (an item is at most 400 KB)',
+    async () => {
+      const s = new TableStore(clientsOf(cloud, 'node-1').dynamodb, {
+        table: cloud.table,
+        maxObjectBytes: 1024 * 1024,
+        requestRetry: { attempts: 1, baseMs: 5, capMs: 50 },
+        deps: noPause,
+      });
+      const writers = (bytes: number): number[] => Array.from({ length: Math.ceil(bytes / 7) }, () => 999999);
+      await expect(s.put('near-limit', { n: 1, writers: writers(BODY_LIMIT - 64) })).resolves.toBe('1');
+      await expect(s.put('over-limit', { n: 1, writers: writers(BODY_LIMIT + 64) })).rejects.toBeInstanceOf(
+        OversizedError,
+      );
+      expect(await s.readText('over-limit')).toBeNull();
+    },
+  );
 
   it('lets a StateStore keep the keys it is told of in the table and every other key in the bucket', async () => {
     const { s3 } = clientsOf(cloud, 'node-1');
@@ -163,13 +172,16 @@ describe('TableStore on the local DynamoDB, unkind', () => {
     ]);
   });
 
-  it('knows its own writes when every response is lost: a create and a replace resolve to the versions they wrote', async () => {
-    const s = tableStore(cloud, 'node-1', 40);
-    expect(await s.create('lost', { n: 1, writers: [] })).toBe('1');
-    expect(await s.replace('lost', { n: 2, writers: [] }, '1')).toBe('2');
-    expect(await s.put('lost', { n: 3, writers: [] })).toBe('3');
-    expect(await s.read('lost', counter)).toEqual({ value: { n: 3, writers: [] }, etag: '3' });
-  });
+  it(
+    'knows its own writes when every response is lost: ' + 'a create and a replace resolve to the versions they wrote',
+    async () => {
+      const s = tableStore(cloud, 'node-1', 40);
+      expect(await s.create('lost', { n: 1, writers: [] })).toBe('1');
+      expect(await s.replace('lost', { n: 2, writers: [] }, '1')).toBe('2');
+      expect(await s.put('lost', { n: 3, writers: [] })).toBe('3');
+      expect(await s.read('lost', counter)).toEqual({ value: { n: 3, writers: [] }, etag: '3' });
+    },
+  );
 
   it('loses no update and applies none twice when 8 writers increment one counter by CAS', async () => {
     await Promise.all(

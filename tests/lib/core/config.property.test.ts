@@ -22,7 +22,9 @@ import {
 const KEYS = Object.keys(ENV_NAMES);
 const VARIABLES = [...Object.values(ENV_NAMES), CONFIG_FILE_ENV];
 
-/** An error names the key it is about (`nodes.0.name` is about `nodes`), the variable, or the unknown key as spelled. */
+/**
+ * An error names the key it is about (`nodes.0.name` is about `nodes`), the variable, or the unknown key as spelled.
+ */
 const namesKnownThing = (error: { field: string; message: string }): boolean =>
   /unknown key/.test(error.message) ||
   KEYS.includes(error.field.split('.')[0] ?? '') ||
@@ -110,7 +112,8 @@ describe('config, over hostile input', () => {
         fc.oneof(fc.constantFrom<string>(...PROTOTYPE_KEYS), hostileKeyArb).filter((k) => !KEYS.includes(k)),
         fc.oneof(hostileValueArb, fc.constantFrom(...POLLUTERS)),
         (key, value) => {
-          const text = `${JSON.stringify(FILE).slice(0, -1)},${JSON.stringify(key)}:${JSON.stringify(value) ?? 'null'}}`;
+          const head = JSON.stringify(FILE).slice(0, -1);
+          const text = `${head},${JSON.stringify(key)}:${JSON.stringify(value) ?? 'null'}}`;
           const out = outcomeOf(() => buildConfig({}, parseJsonText(text, 'config file')));
           expect(out.ok ? 'accepted' : out.error.message).toMatch(/unknown key/);
           expectNoPollution();

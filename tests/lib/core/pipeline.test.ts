@@ -10,27 +10,30 @@ describe('pipeline', () => {
     expect(short.map((s) => s.command)).toEqual([undefined, ['/opt/title'], undefined, undefined]);
   });
 
-  it('refuses duplicate stage names, both forms at once, and a hang limit past the stall window, naming the field', () => {
-    const cmd = ['/bin/true'];
-    expect(() =>
-      buildConfig(
-        {},
-        {
-          pipeline: [
-            { name: 'a', command: cmd },
-            { name: 'a', command: cmd },
-          ],
-        },
-      ),
-    ).toThrow(/pipeline\.1\.name: duplicate stage name a/);
-    expect(() =>
-      buildConfig({}, { pipeline: [{ name: 'a', command: cmd }], stageCommands: { transcode: cmd } }),
-    ).toThrow(/stageCommands: is a shorthand for pipeline/);
-    expect(() => buildConfig({}, { pipeline: [{ name: 'a', command: cmd, hangSeconds: 600 }] })).toThrow(
-      /pipeline\.0\.hangSeconds/,
-    );
-    expect(() => buildConfig({}, { pipeline: [{ name: 'Transcode!', command: cmd }] })).toThrow(/pipeline\.0\.name/);
-  });
+  it(
+    'refuses duplicate stage names, both forms at once, ' + 'and a hang limit past the stall window, naming the field',
+    () => {
+      const cmd = ['/bin/true'];
+      expect(() =>
+        buildConfig(
+          {},
+          {
+            pipeline: [
+              { name: 'a', command: cmd },
+              { name: 'a', command: cmd },
+            ],
+          },
+        ),
+      ).toThrow(/pipeline\.1\.name: duplicate stage name a/);
+      expect(() =>
+        buildConfig({}, { pipeline: [{ name: 'a', command: cmd }], stageCommands: { transcode: cmd } }),
+      ).toThrow(/stageCommands: is a shorthand for pipeline/);
+      expect(() => buildConfig({}, { pipeline: [{ name: 'a', command: cmd, hangSeconds: 600 }] })).toThrow(
+        /pipeline\.0\.hangSeconds/,
+      );
+      expect(() => buildConfig({}, { pipeline: [{ name: 'Transcode!', command: cmd }] })).toThrow(/pipeline\.0\.name/);
+    },
+  );
 
   it('is read from the environment as JSON', () => {
     const config = buildConfig({

@@ -94,7 +94,10 @@ describe('checkTemplate', () => {
         'a Ref',
         named({ Ref: 'Extra' }),
         'Resources.A.Properties.QueueName.Ref',
-        /^Extra exists only when condition IsProd is true, but A has no Condition and this Ref is outside Fn::If \[IsProd, …\]: the deploy fails when IsProd is false$/,
+        new RegExp(
+          /^Extra exists only when condition IsProd is true, but A has no Condition /.source +
+            /and this Ref is outside Fn::If \[IsProd, …\]: the deploy fails when IsProd is false$/.source,
+        ),
       ],
       [
         'a Fn::GetAtt',
@@ -112,7 +115,10 @@ describe('checkTemplate', () => {
         'a DependsOn',
         { DependsOn: ['Extra'] },
         'Resources.A.DependsOn.0',
-        /^Extra exists only when condition IsProd is true, but A has no Condition: the deploy fails when IsProd is false$/,
+        new RegExp(
+          /^Extra exists only when condition IsProd is true, /.source +
+            /but A has no Condition: the deploy fails when IsProd is false$/.source,
+        ),
       ],
       [
         'the false branch of Fn::If on its condition',

@@ -16,30 +16,34 @@ const inputs = (over: Partial<NodeRoleInputs> = {}): NodeRoleInputs => ({
 });
 
 describe('nodeRolesFragment', () => {
-  it('makes one role per configured node and per enrolling one, each writing only its own heartbeat and its own beat', () => {
-    const { Resources, Outputs } = nodeRolesFragment(inputs({ enrollingNodes: '["node-3"]' }));
-    expect(Object.keys(Resources)).toEqual(['NodeRoleNode1', 'NodeRoleNode2', 'NodeRoleNode3']);
-    expect(Outputs.NodeRoleNode3Name).toEqual({
-      Description: 'node-3: pass to aws ssm create-activation --iam-role',
-      Value: { Ref: 'NodeRoleNode3' },
-    });
-    const role = Resources.NodeRoleNode2 as {
-      Properties: {
-        RoleName: string;
-        Policies: { PolicyDocument: { Statement: { Resource: unknown; Condition?: unknown }[] } }[];
+  it(
+    'makes one role per configured node and per enrolling one, ' +
+      'each writing only its own heartbeat and its own beat',
+    () => {
+      const { Resources, Outputs } = nodeRolesFragment(inputs({ enrollingNodes: '["node-3"]' }));
+      expect(Object.keys(Resources)).toEqual(['NodeRoleNode1', 'NodeRoleNode2', 'NodeRoleNode3']);
+      expect(Outputs.NodeRoleNode3Name).toEqual({
+        Description: 'node-3: pass to aws ssm create-activation --iam-role',
+        Value: { Ref: 'NodeRoleNode3' },
+      });
+      const role = Resources.NodeRoleNode2 as {
+        Properties: {
+          RoleName: string;
+          Policies: { PolicyDocument: { Statement: { Resource: unknown; Condition?: unknown }[] } }[];
+        };
       };
-    };
-    expect(role.Properties.RoleName).toBe('queens-fleet-node-prod-us-west-2-node-2');
-    expect(
-      role.Properties.Policies.flatMap((p) => p.PolicyDocument.Statement.map((s) => [s.Resource, s.Condition])),
-    ).toEqual([
-      [{ 'Fn::Sub': 'arn:${AWS::Partition}:s3:::acme-state/peer-sync/nodes/node-2/heartbeat.json' }, undefined],
-      [
-        { 'Fn::GetAtt': ['ControlTable', 'Arn'] },
-        { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['nodes/node-2/beat'] } },
-      ],
-    ]);
-  });
+      expect(role.Properties.RoleName).toBe('queens-fleet-node-prod-us-west-2-node-2');
+      expect(
+        role.Properties.Policies.flatMap((p) => p.PolicyDocument.Statement.map((s) => [s.Resource, s.Condition])),
+      ).toEqual([
+        [{ 'Fn::Sub': 'arn:${AWS::Partition}:s3:::acme-state/peer-sync/nodes/node-2/heartbeat.json' }, undefined],
+        [
+          { 'Fn::GetAtt': ['ControlTable', 'Arn'] },
+          { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['nodes/node-2/beat'] } },
+        ],
+      ]);
+    },
+  );
 
   it.each([
     ['JSON text', '[{"name":"node-1","instanceId":"mi-00000000000000001"}]', ['node-1']],
@@ -49,22 +53,30 @@ describe('nodeRolesFragment', () => {
     expect(nodeNamesOf({ nodes, enrollingNodes: [] })).toEqual(names);
   });
 
-  it("attaches the user's own managed policies to every node role, beside the fleet's two, and refuses what is no policy ARN", () => {
-    const media = 'arn:aws:iam::123456789012:policy/media-read';
-    const { Resources } = nodeRolesFragment(inputs({ nodePolicyArns: JSON.stringify([media, media]) }));
-    for (const role of Object.values(Resources) as { Properties: { ManagedPolicyArns: unknown[] } }[]) {
-      expect(role.Properties.ManagedPolicyArns).toEqual([{ Ref: 'NodePolicy' }, { Ref: 'NodeSsmAgentPolicy' }, media]);
-    }
-    expect(() => nodeRolesFragment(inputs({ nodePolicyArns: '["arn:aws:s3:::media"]' }))).toThrow(
-      /parameter nodePolicyArns: 0: must be a managed policy ARN/,
-    );
-    const many = JSON.stringify(Array.from({ length: 9 }, (_, i) => `arn:aws:iam::123456789012:policy/p${i}`));
-    expect(() => nodeRolesFragment(inputs({ nodePolicyArns: many }))).toThrow(/at most 8/);
-    expect(
-      (nodeRolesFragment(inputs()).Resources.NodeRoleNode1 as { Properties: { ManagedPolicyArns: unknown[] } })
-        .Properties.ManagedPolicyArns,
-    ).toHaveLength(2);
-  });
+  it(
+    "attaches the user's own managed policies to every node role, " +
+      "beside the fleet's two, and refuses what is no policy ARN",
+    () => {
+      const media = 'arn:aws:iam::123456789012:policy/media-read';
+      const { Resources } = nodeRolesFragment(inputs({ nodePolicyArns: JSON.stringify([media, media]) }));
+      for (const role of Object.values(Resources) as { Properties: { ManagedPolicyArns: unknown[] } }[]) {
+        expect(role.Properties.ManagedPolicyArns).toEqual([
+          { Ref: 'NodePolicy' },
+          { Ref: 'NodeSsmAgentPolicy' },
+          media,
+        ]);
+      }
+      expect(() => nodeRolesFragment(inputs({ nodePolicyArns: '["arn:aws:s3:::media"]' }))).toThrow(
+        /parameter nodePolicyArns: 0: must be a managed policy ARN/,
+      );
+      const many = JSON.stringify(Array.from({ length: 9 }, (_, i) => `arn:aws:iam::123456789012:policy/p${i}`));
+      expect(() => nodeRolesFragment(inputs({ nodePolicyArns: many }))).toThrow(/at most 8/);
+      expect(
+        (nodeRolesFragment(inputs()).Resources.NodeRoleNode1 as { Properties: { ManagedPolicyArns: unknown[] } })
+          .Properties.ManagedPolicyArns,
+      ).toHaveLength(2);
+    },
+  );
 
   it('makes a role once for a node both configured and still listed as enrolling', () => {
     expect(nodeNamesOf(inputs({ enrollingNodes: '["node-2","node-3","node-3"]' }))).toEqual([

@@ -84,9 +84,13 @@ describe('checkTemplate with the real CloudFormation spec', () => {
     },
   });
 
-  it('passes a valid stack: numeric strings, json policies, Fn::If with AWS::NoValue, Fn::Sub variables, real attributes', () => {
-    expect(checkTemplate(stack(), spec)).toEqual([]);
-  });
+  it(
+    'passes a valid stack: numeric strings, json policies, ' +
+      'Fn::If with AWS::NoValue, Fn::Sub variables, real attributes',
+    () => {
+      expect(checkTemplate(stack(), spec)).toEqual([]);
+    },
+  );
 
   it.each([
     [

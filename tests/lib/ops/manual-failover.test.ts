@@ -117,53 +117,56 @@ describe('manualFailover', () => {
     s3.restore();
   });
 
-  it("stops the old primary's worker first, then promotes with an immediate handover, then starts the new worker", async () => {
-    const result = await manualFailover(deps(), { to: 'node-2', reason: 'kernel update', force: false });
+  it(
+    "stops the old primary's worker first, then promotes " + 'with an immediate handover, then starts the new worker',
+    async () => {
+      const result = await manualFailover(deps(), { to: 'node-2', reason: 'kernel update', force: false });
 
-    expect(trail).toEqual(['stop mi-00000000000000001 @4', 'start mi-00000000000000002 @5']);
-    expect(leader()).toMatchObject({
-      primary: 'node-2',
-      epoch: 5,
-      previous: 'node-1',
-      handover: 'immediate',
-      reason: expect.stringMatching(new RegExp(`^manual-4-${NOW}-[0-9a-f]{8}: node-1 → node-2: kernel update$`)),
-    });
-    expect(result).toMatchObject({
-      ok: true,
-      refused: null,
-      from: 'node-1',
-      fromEpoch: 4,
-      newEpoch: 5,
-      handover: 'immediate',
-      incidentId: expect.stringMatching(new RegExp(`^manual-4-${NOW}-[0-9a-f]{8}$`)),
-    });
-    expect(result.steps.map((s) => `${s.step}:${s.status}`)).toEqual([
-      'check:ok',
-      'stop-old-worker:ok',
-      'promote:ok',
-      'cooldown:ok',
-      'event:ok',
-      'start-worker:ok',
-      'origin-record:skipped',
-    ]);
-    expect(leader()).toMatchObject({ changedBy: 'operator' });
-    // The watchdog's cooldown runs from a manual failover too, and the old primary's incident is over.
-    expect(s3.json('peer-sync/watchdog/state.json')).toMatchObject({
-      lastFailoverAt: expect.any(Number),
-      nodes: { 'node-1': { incident: null } },
-    });
-    expect(events()).toEqual([
-      expect.objectContaining({
-        kind: 'PROMOTED',
-        incidentId: expect.stringMatching(new RegExp(`^manual-4-${NOW}-[0-9a-f]{8}$`)),
-        node: 'node-1',
-        epoch: 4,
-        newPrimary: 'node-2',
+      expect(trail).toEqual(['stop mi-00000000000000001 @4', 'start mi-00000000000000002 @5']);
+      expect(leader()).toMatchObject({
+        primary: 'node-2',
+        epoch: 5,
+        previous: 'node-1',
+        handover: 'immediate',
+        reason: expect.stringMatching(new RegExp(`^manual-4-${NOW}-[0-9a-f]{8}: node-1 → node-2: kernel update$`)),
+      });
+      expect(result).toMatchObject({
+        ok: true,
+        refused: null,
+        from: 'node-1',
+        fromEpoch: 4,
         newEpoch: 5,
-      }),
-    ]);
-    expect(sns).toHaveReceivedCommandTimes(PublishCommand, 1);
-  });
+        handover: 'immediate',
+        incidentId: expect.stringMatching(new RegExp(`^manual-4-${NOW}-[0-9a-f]{8}$`)),
+      });
+      expect(result.steps.map((s) => `${s.step}:${s.status}`)).toEqual([
+        'check:ok',
+        'stop-old-worker:ok',
+        'promote:ok',
+        'cooldown:ok',
+        'event:ok',
+        'start-worker:ok',
+        'origin-record:skipped',
+      ]);
+      expect(leader()).toMatchObject({ changedBy: 'operator' });
+      // The watchdog's cooldown runs from a manual failover too, and the old primary's incident is over.
+      expect(s3.json('peer-sync/watchdog/state.json')).toMatchObject({
+        lastFailoverAt: expect.any(Number),
+        nodes: { 'node-1': { incident: null } },
+      });
+      expect(events()).toEqual([
+        expect.objectContaining({
+          kind: 'PROMOTED',
+          incidentId: expect.stringMatching(new RegExp(`^manual-4-${NOW}-[0-9a-f]{8}$`)),
+          node: 'node-1',
+          epoch: 4,
+          newPrimary: 'node-2',
+          newEpoch: 5,
+        }),
+      ]);
+      expect(sns).toHaveReceivedCommandTimes(PublishCommand, 1);
+    },
+  );
 
   it('hands over only after the old lease when the old worker is not confirmed stopped', async () => {
     ssm.on(GetCommandInvocationCommand).resolves({ Status: 'Failed', StatusDetails: 'Failed' });

@@ -218,33 +218,37 @@ describe('runReplay (property)', () => {
     );
   });
 
-  it('acts at most once per incident however often, and concurrently, it is executed, and never on an older epoch', async () => {
-    let acted = 0;
-    await fc.assert(
-      fc.asyncProperty(worldArb, async (world) => {
-        setUp(world);
-        const execute = (): Promise<unknown> => handler({ eventId: `${INCIDENT}.${world.eventKind}`, execute: true });
-        await Promise.all([execute(), execute()]);
-        await execute();
-        if (mutations().length > 0) acted++;
-        expect(restarts()).toBeLessThanOrEqual(1);
-        expect(s3.puts.filter((p) => p.key === 'peer-sync/leader.json').length).toBeLessThanOrEqual(1);
-        const ownFailover = world.written.includes('PROMOTED') || world.eventKind === 'PROMOTED';
-        if (world.leader.epoch !== 3 && !(ownFailover && world.leader.epoch === 4)) expect(mutations()).toEqual([]);
-        // A claim the watchdog is carrying out is not taken over: no command, no move.
-        const stage = world.incident?.stage;
-        const inFlight =
-          stage?.name === 'failing-over'
-            ? stage.failover.claimedAt
-            : stage?.name === 'restart-claimed'
-              ? (world.incident?.restart?.claimedAt ?? 0)
-              : 0;
-        if (Date.now() - inFlight < 60_000) expect(ssm.commandCalls(SendCommandCommand)).toHaveLength(0);
-      }),
-      { numRuns: 150 },
-    );
-    // The generator must reach states where an execute does act, or the bounds prove nothing. About a
-    // third of its worlds act (50 of 150, sd 6), so 10 or fewer is out of reach of chance.
-    expect(acted).toBeGreaterThan(10);
-  }, 60_000);
+  it(
+    'acts at most once per incident however often, ' + 'and concurrently, it is executed, and never on an older epoch',
+    async () => {
+      let acted = 0;
+      await fc.assert(
+        fc.asyncProperty(worldArb, async (world) => {
+          setUp(world);
+          const execute = (): Promise<unknown> => handler({ eventId: `${INCIDENT}.${world.eventKind}`, execute: true });
+          await Promise.all([execute(), execute()]);
+          await execute();
+          if (mutations().length > 0) acted++;
+          expect(restarts()).toBeLessThanOrEqual(1);
+          expect(s3.puts.filter((p) => p.key === 'peer-sync/leader.json').length).toBeLessThanOrEqual(1);
+          const ownFailover = world.written.includes('PROMOTED') || world.eventKind === 'PROMOTED';
+          if (world.leader.epoch !== 3 && !(ownFailover && world.leader.epoch === 4)) expect(mutations()).toEqual([]);
+          // A claim the watchdog is carrying out is not taken over: no command, no move.
+          const stage = world.incident?.stage;
+          const inFlight =
+            stage?.name === 'failing-over'
+              ? stage.failover.claimedAt
+              : stage?.name === 'restart-claimed'
+                ? (world.incident?.restart?.claimedAt ?? 0)
+                : 0;
+          if (Date.now() - inFlight < 60_000) expect(ssm.commandCalls(SendCommandCommand)).toHaveLength(0);
+        }),
+        { numRuns: 150 },
+      );
+      // The generator must reach states where an execute does act, or the bounds prove nothing. About a
+      // third of its worlds act (50 of 150, sd 6), so 10 or fewer is out of reach of chance.
+      expect(acted).toBeGreaterThan(10);
+    },
+    60_000,
+  );
 });

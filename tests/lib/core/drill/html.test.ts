@@ -133,13 +133,16 @@ describe('drillHtml', () => {
     expect(html).toMatch(/data-step="serving"/);
   });
 
-  it("plots each node's heartbeat age with the silence line, the epoch, and the backlog and completions as lines", () => {
-    expect(html).toMatch(
-      /data-series="HeartbeatAge"[^]*class="threshold"[^]*data-label="node-1"[^]*data-label="node-2"/,
-    );
-    expect(html).toMatch(/data-series="Fleet"[^]*data-label="epoch"/);
-    expect(html).toMatch(/data-series="Work"[^]*data-label="backlog \(task queue\)"[^]*data-label="tasks completed"/);
-  });
+  it(
+    "plots each node's heartbeat age with the silence line, " + 'the epoch, and the backlog and completions as lines',
+    () => {
+      expect(html).toMatch(
+        /data-series="HeartbeatAge"[^]*class="threshold"[^]*data-label="node-1"[^]*data-label="node-2"/,
+      );
+      expect(html).toMatch(/data-series="Fleet"[^]*data-label="epoch"/);
+      expect(html).toMatch(/data-series="Work"[^]*data-label="backlog \(task queue\)"[^]*data-label="tasks completed"/);
+    },
+  );
 
   it('lists every expectation and invariant with its result', () => {
     expect(count(html, /<tr class="(ok|failed)" data-check=/g)).toBe(

@@ -49,40 +49,43 @@ describe('buildReport', () => {
     expect(r.epochs).toEqual([{ epoch: 1, primary: 'node-1', from: 0, to: null }]);
   });
 
-  it('attributes a failover to the fault that caused it, not to an earlier incident on the node that had recovered', () => {
-    const twoFaults = parseScenario({
-      ...scenarioInput,
-      seconds: 900,
-      faults: [
-        { at: 120, kind: 'stall-worker' },
-        { at: 400, kind: 'kill-node', target: 'primary' },
-      ],
-      expect: {},
-    });
-    const r = buildReport(
-      twoFaults,
-      observations({
+  it(
+    'attributes a failover to the fault that caused it, ' + 'not to an earlier incident on the node that had recovered',
+    () => {
+      const twoFaults = parseScenario({
+        ...scenarioInput,
+        seconds: 900,
         faults: [
-          { at: 120, kind: 'stall-worker', node: 'node-1' },
-          { at: 400, kind: 'kill-node', node: 'node-1' },
+          { at: 120, kind: 'stall-worker' },
+          { at: 400, kind: 'kill-node', target: 'primary' },
         ],
-        events: [
-          { t: 250, kind: 'STALLED', node: 'node-1', incidentId: 'i1' },
-          { t: 280, kind: 'RECOVERED', node: 'node-1', incidentId: 'i1' },
-          { t: 431, kind: 'NODE_SILENT', node: 'node-1', incidentId: 'i2' },
-        ],
-        leaders: [
-          { t: 0, epoch: 1, primary: 'node-1' },
-          { t: 428, epoch: 2, primary: 'node-2' },
-        ],
-      }),
-      meta,
-    );
-    expect(r.incidents.map((i) => [i.fault, i.failoverAt, i.newPrimary])).toEqual([
-      ['stall-worker', null, null],
-      ['kill-node', 428, 'node-2'],
-    ]);
-  });
+        expect: {},
+      });
+      const r = buildReport(
+        twoFaults,
+        observations({
+          faults: [
+            { at: 120, kind: 'stall-worker', node: 'node-1' },
+            { at: 400, kind: 'kill-node', node: 'node-1' },
+          ],
+          events: [
+            { t: 250, kind: 'STALLED', node: 'node-1', incidentId: 'i1' },
+            { t: 280, kind: 'RECOVERED', node: 'node-1', incidentId: 'i1' },
+            { t: 431, kind: 'NODE_SILENT', node: 'node-1', incidentId: 'i2' },
+          ],
+          leaders: [
+            { t: 0, epoch: 1, primary: 'node-1' },
+            { t: 428, epoch: 2, primary: 'node-2' },
+          ],
+        }),
+        meta,
+      );
+      expect(r.incidents.map((i) => [i.fault, i.failoverAt, i.newPrimary])).toEqual([
+        ['stall-worker', null, null],
+        ['kill-node', 428, 'node-2'],
+      ]);
+    },
+  );
 
   it('does not credit a fault with the restart of a later fault on the same node', () => {
     const twoFaults = parseScenario({

@@ -39,31 +39,35 @@ describe('resumeAfter', () => {
     });
   });
 
-  it('counts apart a task received as the fault struck whose receipt never reached disk: only its visibility timeout frees it', () => {
-    const wire = {
-      receives: [
-        receive(10, 'node-1', 'a'),
-        receive(99.9, 'node-1', 'b'),
-        receive(104, 'node-2', 'a'),
-        receive(400, 'node-2', 'b'),
-      ],
-      writes: [],
-      extensions: [],
-    };
-    expect(resumeAfter(wire, { at: 100, node: 'node-1', recorded: ['a'] })).toEqual({
-      inFlight: 1,
-      resumedAt: 104,
-      unrecorded: 1,
-      unrecordedResumedAt: 400,
-    });
-    // Not known: every held task counts.
-    expect(resumeAfter(wire, { at: 100, node: 'node-1' })).toEqual({
-      inFlight: 2,
-      resumedAt: 400,
-      unrecorded: 0,
-      unrecordedResumedAt: null,
-    });
-  });
+  it(
+    'counts apart a task received as the fault struck whose receipt ' +
+      'never reached disk: only its visibility timeout frees it',
+    () => {
+      const wire = {
+        receives: [
+          receive(10, 'node-1', 'a'),
+          receive(99.9, 'node-1', 'b'),
+          receive(104, 'node-2', 'a'),
+          receive(400, 'node-2', 'b'),
+        ],
+        writes: [],
+        extensions: [],
+      };
+      expect(resumeAfter(wire, { at: 100, node: 'node-1', recorded: ['a'] })).toEqual({
+        inFlight: 1,
+        resumedAt: 104,
+        unrecorded: 1,
+        unrecordedResumedAt: 400,
+      });
+      // Not known: every held task counts.
+      expect(resumeAfter(wire, { at: 100, node: 'node-1' })).toEqual({
+        inFlight: 2,
+        resumedAt: 400,
+        unrecorded: 0,
+        unrecordedResumedAt: null,
+      });
+    },
+  );
 
   it('a task handed to another node before the fault is that node’s, and a completion counts as taken up', () => {
     const wire = {

@@ -29,7 +29,10 @@ const WITH_OVERRIDES = {
   config: { stallSamples: 6, sampleIntervalSeconds: 10 },
   behaviour: { s3ConditionalConflict: false },
 };
-/** What an error may name: a key of the file, or one of its overrides (checked by their own schemas, which name their keys). */
+/**
+ * What an error may name: a key of the file, or one of its
+ * overrides (checked by their own schemas, which name their keys).
+ */
 const KNOWN = new Set([
   '(root)',
   '""',

@@ -41,71 +41,83 @@ const run = (inputs: AdmissionInput[], mode: Admission['mode'] = 'auto') => {
 };
 
 describe('admission (backpressure)', () => {
-  it('never fills the task queue above the high mark, never admits while held or without having read the queues, and never more than waits', () => {
-    fc.assert(
-      fc.property(fc.array(input, { maxLength: 40 }), (inputs) => {
-        for (const { input: x, out } of run(inputs)) {
-          expect(out.admit).toBeGreaterThanOrEqual(0);
-          if (out.admission.held || x.depths === null) expect(out.admit).toBe(0);
-          if (x.depths !== null) {
-            expect(x.depths.backlog + out.admit).toBeLessThanOrEqual(
-              Math.max(x.depths.backlog, MARKS.admissionHighMark),
+  it(
+    'never fills the task queue above the high mark, never admits while ' +
+      'held or without having read the queues, and never more than waits',
+    () => {
+      fc.assert(
+        fc.property(fc.array(input, { maxLength: 40 }), (inputs) => {
+          for (const { input: x, out } of run(inputs)) {
+            expect(out.admit).toBeGreaterThanOrEqual(0);
+            if (out.admission.held || x.depths === null) expect(out.admit).toBe(0);
+            if (x.depths !== null) {
+              expect(x.depths.backlog + out.admit).toBeLessThanOrEqual(
+                Math.max(x.depths.backlog, MARKS.admissionHighMark),
+              );
+              expect(out.admit).toBeLessThanOrEqual(Math.min(x.depths.intake, ADMIT_PER_RUN));
+            }
+          }
+        }),
+      );
+    },
+  );
+
+  it(
+    'admits once from one reading however many runs decide at once: the one whose verdict is stored claims it, ' +
+      'and the others, deciding again on it, admit nothing within a sample interval (property)',
+    () => {
+      fc.assert(
+        fc.property(
+          fc.record({ backlog: fc.nat(19), intake: fc.integer({ min: 1, max: 300 }) }),
+          fc.integer({ min: 2, max: 5 }),
+          fc.nat(999),
+          (depths, runs, later) => {
+            const x: AdmissionInput = { depths, readyStandbys: 1, failingOver: false };
+            // Every run reads the same depths (the first admission is not carried out before the others decide).
+            let stored = emptyAdmission();
+            let admitted = 0;
+            for (let i = 0; i < runs; i++) {
+              const out = decideAdmission(stored, x, MARKS, 10_000 + later * (i > 0 ? 1 : 0), leader);
+              admitted += out.admit;
+              stored = out.admission;
+            }
+            return (
+              admitted === Math.min(depths.intake, MARKS.admissionHighMark - depths.backlog) &&
+              stored.admittedAt === 10_000
             );
-            expect(out.admit).toBeLessThanOrEqual(Math.min(x.depths.intake, ADMIT_PER_RUN));
-          }
-        }
-      }),
-    );
-  });
+          },
+        ),
+      );
+    },
+  );
 
-  it('admits once from one reading however many runs decide at once: the one whose verdict is stored claims it, and the others, deciding again on it, admit nothing within a sample interval (property)', () => {
-    fc.assert(
-      fc.property(
-        fc.record({ backlog: fc.nat(19), intake: fc.integer({ min: 1, max: 300 }) }),
-        fc.integer({ min: 2, max: 5 }),
-        fc.nat(999),
-        (depths, runs, later) => {
-          const x: AdmissionInput = { depths, readyStandbys: 1, failingOver: false };
-          // Every run reads the same depths (the first admission is not carried out before the others decide).
-          let stored = emptyAdmission();
-          let admitted = 0;
-          for (let i = 0; i < runs; i++) {
-            const out = decideAdmission(stored, x, MARKS, 10_000 + later * (i > 0 ? 1 : 0), leader);
-            admitted += out.admit;
-            stored = out.admission;
+  it(
+    'holds during a failover, holds with no ready standby at the high mark, ' +
+      'and resumes only at the low mark with no failover (hysteresis: no flapping between the marks)',
+    () => {
+      fc.assert(
+        fc.property(fc.array(input, { maxLength: 40 }), (inputs) => {
+          for (const { before, input: x, out } of run(inputs)) {
+            if (x.failingOver) expect(out.admission.held).toBe(true);
+            if (x.depths !== null && x.readyStandbys === 0 && x.depths.backlog >= MARKS.admissionHighMark)
+              expect(out.admission.held).toBe(true);
+            // Open → held only for a failover or at the high mark with no standby ready.
+            if (!before.held && out.admission.held)
+              expect(
+                x.failingOver ||
+                  (x.depths !== null && x.readyStandbys === 0 && x.depths.backlog >= MARKS.admissionHighMark),
+              ).toBe(true);
+            // Held → open only with the queues read, the backlog at the low mark, and no failover.
+            if (before.held && !out.admission.held) {
+              expect(x.failingOver).toBe(false);
+              expect(x.depths).not.toBeNull();
+              expect(x.depths?.backlog ?? Infinity).toBeLessThanOrEqual(MARKS.admissionLowMark);
+            }
           }
-          return (
-            admitted === Math.min(depths.intake, MARKS.admissionHighMark - depths.backlog) &&
-            stored.admittedAt === 10_000
-          );
-        },
-      ),
-    );
-  });
-
-  it('holds during a failover, holds with no ready standby at the high mark, and resumes only at the low mark with no failover (hysteresis: no flapping between the marks)', () => {
-    fc.assert(
-      fc.property(fc.array(input, { maxLength: 40 }), (inputs) => {
-        for (const { before, input: x, out } of run(inputs)) {
-          if (x.failingOver) expect(out.admission.held).toBe(true);
-          if (x.depths !== null && x.readyStandbys === 0 && x.depths.backlog >= MARKS.admissionHighMark)
-            expect(out.admission.held).toBe(true);
-          // Open → held only for a failover or at the high mark with no standby ready.
-          if (!before.held && out.admission.held)
-            expect(
-              x.failingOver ||
-                (x.depths !== null && x.readyStandbys === 0 && x.depths.backlog >= MARKS.admissionHighMark),
-            ).toBe(true);
-          // Held → open only with the queues read, the backlog at the low mark, and no failover.
-          if (before.held && !out.admission.held) {
-            expect(x.failingOver).toBe(false);
-            expect(x.depths).not.toBeNull();
-            expect(x.depths?.backlog ?? Infinity).toBeLessThanOrEqual(MARKS.admissionLowMark);
-          }
-        }
-      }),
-    );
-  });
+        }),
+      );
+    },
+  );
 
   it('alerts each transition once, INPUT_HELD then INPUT_RESUMED alternately, under ids that never repeat', () => {
     fc.assert(

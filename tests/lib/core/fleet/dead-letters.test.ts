@@ -50,7 +50,8 @@ describe('withDeadLetters', () => {
   });
 
   it.each(Object.keys(RISE_WATCHES) as RiseWatch[])(
-    '%s: alerts exactly the rises of any series of depths, each under an id never used before, also across a rebuilt state (property)',
+    '%s: alerts exactly the rises of any series of depths, ' +
+      'each under an id never used before, also across a rebuilt state (property)',
     (which) => {
       const kind = RISE_WATCHES[which].kind;
       fc.assert(

@@ -178,30 +178,34 @@ describe('the incident state machine', () => {
     ).toEqual({ name: 'watching' });
   });
 
-  it('walks a rejoin: a worker restart, then the self-test decides; never a failover, and REJOIN_FAILED only once the restart is over', () => {
-    const claimed = opened('rejoin', { kind: 'STANDBY_UNREADY', at: 1 });
-    expect(claimed.restart).toEqual({ command: 'restartWorker', claimedAt: 1 });
-    expect(advance(claimed, { kind: 'REJOIN_FAILED' })).toBeNull();
-    expect(advance(claimed, { kind: 'FAILOVER_STARTED', failover: plan })).toBeNull();
-    expect(advance(claimed, { kind: 'STILL_STALLED' })).toBeNull();
-    const sent = advance(claimed, { kind: 'RESTART_SENT', at: 2, commandId: 'cmd-1' }) as Incident;
-    expect(advance(sent, { kind: 'REJOIN_FAILED' })).toBeNull();
-    const watching = advance(sent, { kind: 'RESTART_RESULT', at: 3, detail: 'Success' }) as Incident;
-    expect(watching.stage).toEqual({ name: 'watching' });
-    expect(advance(watching, { kind: 'REJOIN_FAILED' })).toBe('closed');
-    expect(advance(watching, { kind: 'RECOVERED' })).toBe('closed');
-    // Out of budget: it watches, and only readiness (or a person) ends it.
-    const spent = advance(claimed, { kind: 'RESTART_BUDGET_EXHAUSTED', at: 2 }) as Incident;
-    expect(spent.stage).toEqual({ name: 'watching' });
-    expect(
-      foldWritten(new Set<EventKind>(['STANDBY_UNREADY', 'RESTART_SENT', 'RESTART_RESULT', 'REJOIN_FAILED'])),
-    ).toEqual({
-      kind: 'rejoin',
-      stage: 'closed',
-      visited: ['restart-claimed', 'restart-sent', 'watching'],
-      unplaced: [],
-    });
-  });
+  it(
+    'walks a rejoin: a worker restart, then the self-test decides; ' +
+      'never a failover, and REJOIN_FAILED only once the restart is over',
+    () => {
+      const claimed = opened('rejoin', { kind: 'STANDBY_UNREADY', at: 1 });
+      expect(claimed.restart).toEqual({ command: 'restartWorker', claimedAt: 1 });
+      expect(advance(claimed, { kind: 'REJOIN_FAILED' })).toBeNull();
+      expect(advance(claimed, { kind: 'FAILOVER_STARTED', failover: plan })).toBeNull();
+      expect(advance(claimed, { kind: 'STILL_STALLED' })).toBeNull();
+      const sent = advance(claimed, { kind: 'RESTART_SENT', at: 2, commandId: 'cmd-1' }) as Incident;
+      expect(advance(sent, { kind: 'REJOIN_FAILED' })).toBeNull();
+      const watching = advance(sent, { kind: 'RESTART_RESULT', at: 3, detail: 'Success' }) as Incident;
+      expect(watching.stage).toEqual({ name: 'watching' });
+      expect(advance(watching, { kind: 'REJOIN_FAILED' })).toBe('closed');
+      expect(advance(watching, { kind: 'RECOVERED' })).toBe('closed');
+      // Out of budget: it watches, and only readiness (or a person) ends it.
+      const spent = advance(claimed, { kind: 'RESTART_BUDGET_EXHAUSTED', at: 2 }) as Incident;
+      expect(spent.stage).toEqual({ name: 'watching' });
+      expect(
+        foldWritten(new Set<EventKind>(['STANDBY_UNREADY', 'RESTART_SENT', 'RESTART_RESULT', 'REJOIN_FAILED'])),
+      ).toEqual({
+        kind: 'rejoin',
+        stage: 'closed',
+        visited: ['restart-claimed', 'restart-sent', 'watching'],
+        unplaced: [],
+      });
+    },
+  );
 
   it('records the result of a restart sent before the incident escalated, without moving the stage', () => {
     const claimed = opened('stall', { kind: 'STALLED', at: 1 });

@@ -2,14 +2,8 @@ import type { Confirmation } from '../../../../lib/core/fleet/liveness';
 import { judge } from '../../../helpers/judge';
 import { readyStandbys } from '../../../../lib/core/fleet/readiness';
 import type { Heartbeat, Leader } from '../../../../lib/core/schemas';
-import {
-  markFailover,
-  markRestartResult,
-  markRestartSent,
-  withAdmission,
-  type WatchdogAction,
-  type WatchdogSettings,
-} from '../../../../lib/core/fleet/watchdog';
+import { markFailover, markRestartResult, markRestartSent } from '../../../../lib/core/fleet/outcomes';
+import { withAdmission, type WatchdogAction, type WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
 import { emptyWatchdogState, type WatchdogState } from '../../../../lib/core/fleet/watchdog-state';
 import { frozen, heartbeat, sample, working } from '../../../helpers/fixtures';
 
@@ -89,7 +83,8 @@ describe('failover ladder', () => {
         step: expect.objectContaining({ to: 'node-3', fromEpoch: 4, stopOutgoing: true, outgoingStopped: false }),
       }),
     ]);
-    // The round that starts the failover holds input at once (no queue read needed), alerting with the round's own alerts, before the failover's slow steps.
+    // The round that starts the failover holds input at once (no queue read needed),
+    // alerting with the round's own alerts, before the failover's slow steps.
     const marks = { ...settings, admissionHighMark: 20, admissionLowMark: 5 };
     const round = judge(
       sent,
@@ -220,60 +215,67 @@ describe('failover ladder', () => {
     expect(published(judge(alive.state, taken, beats(), T0 + 40_000, routed, dead).actions)).toEqual(['NODE_DEAD']);
   });
 
-  it('alerts a lost standby after 2 × max(sample, schedule) and restarts its agent, unless AWS says its node is gone', () => {
-    const steps = (conf: Confirmation): Round[] => [
-      { at: 0, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5)], renewals: 10 },
-      {
-        at: 60_000,
-        hbs: [heartbeat('node-1', working(0, 7)), standbyBeat('node-2', 5)],
-        renewals: 16,
-        conf: { 'node-2': conf },
-      },
-      {
-        at: 119_000,
-        hbs: [heartbeat('node-1', working(0, 8)), standbyBeat('node-2', 5)],
-        renewals: 22,
-        conf: { 'node-2': conf },
-      },
-      {
-        at: 121_000,
-        hbs: [heartbeat('node-1', working(0, 8)), standbyBeat('node-2', 5)],
-        renewals: 23,
-        conf: { 'node-2': conf },
-      },
-    ];
-    const { actions } = rounds(steps({ instance: 'running', ssm: 'online' }));
-    expect(published(actions)).toEqual(['REDUNDANCY_LOST']);
-    expect(actions.filter((a) => a.kind === 'command')).toEqual([
-      expect.objectContaining({ command: 'restartAgent', node: 'node-2' }),
-    ]);
-    const gone = rounds(steps({ instance: 'stopped', ssm: 'lost' })).actions;
-    expect(published(gone)).toEqual(['REDUNDANCY_LOST']);
-    expect(gone.filter((a) => a.kind === 'command')).toEqual([]);
-  });
+  it(
+    'alerts a lost standby after 2 × max(sample, schedule) ' +
+      'and restarts its agent, unless AWS says its node is gone',
+    () => {
+      const steps = (conf: Confirmation): Round[] => [
+        { at: 0, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5)], renewals: 10 },
+        {
+          at: 60_000,
+          hbs: [heartbeat('node-1', working(0, 7)), standbyBeat('node-2', 5)],
+          renewals: 16,
+          conf: { 'node-2': conf },
+        },
+        {
+          at: 119_000,
+          hbs: [heartbeat('node-1', working(0, 8)), standbyBeat('node-2', 5)],
+          renewals: 22,
+          conf: { 'node-2': conf },
+        },
+        {
+          at: 121_000,
+          hbs: [heartbeat('node-1', working(0, 8)), standbyBeat('node-2', 5)],
+          renewals: 23,
+          conf: { 'node-2': conf },
+        },
+      ];
+      const { actions } = rounds(steps({ instance: 'running', ssm: 'online' }));
+      expect(published(actions)).toEqual(['REDUNDANCY_LOST']);
+      expect(actions.filter((a) => a.kind === 'command')).toEqual([
+        expect.objectContaining({ command: 'restartAgent', node: 'node-2' }),
+      ]);
+      const gone = rounds(steps({ instance: 'stopped', ssm: 'lost' })).actions;
+      expect(published(gone)).toEqual(['REDUNDANCY_LOST']);
+      expect(gone.filter((a) => a.kind === 'command')).toEqual([]);
+    },
+  );
 
-  it('judges no loss it could not see: after its own runs failed, or a gap of a whole loss window, clocks restart', () => {
-    const { state } = rounds([{ at: 0, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5)] }]);
-    const online = new Map([['node-2', { instance: 'running' as const, ssm: 'online' as const }]]);
-    const renewed = { ...leader, renewals: 20 };
-    const hbs = beats(heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5));
-    // Runs failed until now (S3 down for the watchdog too): nothing is judged from the time before.
-    const back = judge({ ...state, judgedAt: T0 + 100_000 }, renewed, hbs, T0 + 130_000, settings, online, {
-      blind: true,
-    });
-    expect(back.actions).toEqual([]);
-    // No judgement stored for a whole loss window: the same.
-    expect(judge(state, renewed, hbs, T0 + 130_000, settings, online).actions).toEqual([]);
-    // Looking all along, the same silence is a lost standby; after the blind run it counts from then.
-    expect(
-      published(judge({ ...state, judgedAt: T0 + 100_000 }, renewed, hbs, T0 + 130_000, settings, online).actions),
-    ).toEqual(['REDUNDANCY_LOST']);
-    const later = { ...leader, renewals: 30 };
-    expect(published(judge(back.state, later, hbs, T0 + 240_000, settings, online).actions)).toEqual([]);
-    expect(
-      published(judge({ ...back.state, judgedAt: T0 + 240_000 }, later, hbs, T0 + 250_000, settings, online).actions),
-    ).toEqual(['REDUNDANCY_LOST']);
-  });
+  it(
+    'judges no loss it could not see: after its own runs failed, ' + 'or a gap of a whole loss window, clocks restart',
+    () => {
+      const { state } = rounds([{ at: 0, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5)] }]);
+      const online = new Map([['node-2', { instance: 'running' as const, ssm: 'online' as const }]]);
+      const renewed = { ...leader, renewals: 20 };
+      const hbs = beats(heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5));
+      // Runs failed until now (S3 down for the watchdog too): nothing is judged from the time before.
+      const back = judge({ ...state, judgedAt: T0 + 100_000 }, renewed, hbs, T0 + 130_000, settings, online, {
+        blind: true,
+      });
+      expect(back.actions).toEqual([]);
+      // No judgement stored for a whole loss window: the same.
+      expect(judge(state, renewed, hbs, T0 + 130_000, settings, online).actions).toEqual([]);
+      // Looking all along, the same silence is a lost standby; after the blind run it counts from then.
+      expect(
+        published(judge({ ...state, judgedAt: T0 + 100_000 }, renewed, hbs, T0 + 130_000, settings, online).actions),
+      ).toEqual(['REDUNDANCY_LOST']);
+      const later = { ...leader, renewals: 30 };
+      expect(published(judge(back.state, later, hbs, T0 + 240_000, settings, online).actions)).toEqual([]);
+      expect(
+        published(judge({ ...back.state, judgedAt: T0 + 240_000 }, later, hbs, T0 + 250_000, settings, online).actions),
+      ).toEqual(['REDUNDANCY_LOST']);
+    },
+  );
 
   it('points the origin record at whoever leader.json names, once per epoch', () => {
     const routed = { ...settings, routed: true };
@@ -322,51 +324,55 @@ describe('failover ladder', () => {
     expect(published(actions)).toEqual(['REDUNDANCY_LOST', 'RECOVERED']);
   });
 
-  it("reads a sent agent restart's result before closing the incident of a standby heard from again, and counts it ready meanwhile", () => {
-    const lost = rounds([
-      { at: 0, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5)], renewals: 10 },
-      { at: 60_000, hbs: [heartbeat('node-1', working(0, 6)), standbyBeat('node-2', 5)], renewals: 16 },
-      {
-        at: 121_000,
-        hbs: [heartbeat('node-1', working(0, 7)), standbyBeat('node-2', 5)],
-        renewals: 22,
-        conf: { 'node-2': { instance: 'running', ssm: 'online' } },
-      },
-    ]);
-    const sent = markRestartSent(lost.state, 'node-2', 'node-2-e4-i1', 'cmd-9', T0 + 122_000)!.state;
-    // The restarted agent writes at once, before the command's result was read.
-    const back = judge(
-      sent,
-      leader,
-      beats(heartbeat('node-1', working(0, 8)), standbyBeat('node-2', 6)),
-      T0 + 126_000,
-      settings,
-    );
-    expect(published(back.actions)).toEqual([]);
-    expect(back.actions).toContainEqual(
-      expect.objectContaining({ kind: 'verify', node: 'node-2', commandId: 'cmd-9' }),
-    );
-    const input = {
-      nodes: settings.nodes,
-      watches: back.state.nodes,
-      heartbeats: beats(standbyBeat('node-2', 6)),
-      leader,
-    };
-    expect(
-      readyStandbys({ ...input, now: T0 + 126_000, sampleMs: 15_000, lostMs: 120_000 }).map((n) => n.name),
-    ).toEqual(['node-2']);
-    const verified = markRestartResult(back.state, 'node-2', 'node-2-e4-i1', true, 'Success', T0 + 127_000)!;
-    expect(verified.event?.kind).toBe('RESTART_RESULT');
-    const closed = judge(
-      verified.state,
-      leader,
-      beats(heartbeat('node-1', working(0, 9)), standbyBeat('node-2', 7)),
-      T0 + 141_000,
-      settings,
-    );
-    expect(published(closed.actions)).toEqual(['RECOVERED']);
-    expect(closed.state.nodes['node-2']?.incident).toBeNull();
-  });
+  it(
+    "reads a sent agent restart's result before closing the incident " +
+      'of a standby heard from again, and counts it ready meanwhile',
+    () => {
+      const lost = rounds([
+        { at: 0, hbs: [heartbeat('node-1', working(0, 5)), standbyBeat('node-2', 5)], renewals: 10 },
+        { at: 60_000, hbs: [heartbeat('node-1', working(0, 6)), standbyBeat('node-2', 5)], renewals: 16 },
+        {
+          at: 121_000,
+          hbs: [heartbeat('node-1', working(0, 7)), standbyBeat('node-2', 5)],
+          renewals: 22,
+          conf: { 'node-2': { instance: 'running', ssm: 'online' } },
+        },
+      ]);
+      const sent = markRestartSent(lost.state, 'node-2', 'node-2-e4-i1', 'cmd-9', T0 + 122_000)!.state;
+      // The restarted agent writes at once, before the command's result was read.
+      const back = judge(
+        sent,
+        leader,
+        beats(heartbeat('node-1', working(0, 8)), standbyBeat('node-2', 6)),
+        T0 + 126_000,
+        settings,
+      );
+      expect(published(back.actions)).toEqual([]);
+      expect(back.actions).toContainEqual(
+        expect.objectContaining({ kind: 'verify', node: 'node-2', commandId: 'cmd-9' }),
+      );
+      const input = {
+        nodes: settings.nodes,
+        watches: back.state.nodes,
+        heartbeats: beats(standbyBeat('node-2', 6)),
+        leader,
+      };
+      expect(
+        readyStandbys({ ...input, now: T0 + 126_000, sampleMs: 15_000, lostMs: 120_000 }).map((n) => n.name),
+      ).toEqual(['node-2']);
+      const verified = markRestartResult(back.state, 'node-2', 'node-2-e4-i1', true, 'Success', T0 + 127_000)!;
+      expect(verified.event?.kind).toBe('RESTART_RESULT');
+      const closed = judge(
+        verified.state,
+        leader,
+        beats(heartbeat('node-1', working(0, 9)), standbyBeat('node-2', 7)),
+        T0 + 141_000,
+        settings,
+      );
+      expect(published(closed.actions)).toEqual(['RECOVERED']);
+      expect(closed.state.nodes['node-2']?.incident).toBeNull();
+    },
+  );
 
   it('holds a failover back within the cooldown and says so once', () => {
     const start = { ...emptyWatchdogState(), lastFailoverAt: T0 - 10_000 };

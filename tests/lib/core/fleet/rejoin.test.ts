@@ -2,12 +2,8 @@ import fc from 'fast-check';
 import { judgeAlive } from '../../../helpers/judge';
 import { readyStandbys } from '../../../../lib/core/fleet/readiness';
 import type { Heartbeat, Leader, Sample } from '../../../../lib/core/schemas';
-import {
-  markRestartResult,
-  markRestartSent,
-  type WatchdogAction,
-  type WatchdogSettings,
-} from '../../../../lib/core/fleet/watchdog';
+import { markRestartResult, markRestartSent } from '../../../../lib/core/fleet/outcomes';
+import type { WatchdogAction, WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
 import { emptyWatchdogState, type WatchdogState } from '../../../../lib/core/fleet/watchdog-state';
 import { heartbeat, NODES, sample, working } from '../../../helpers/fixtures';
 
@@ -93,26 +89,29 @@ const run = (states: Worker[], start: WatchdogState = emptyWatchdogState()) => {
 };
 
 describe('rejoin: a standby whose worker is not ready is restarted in standby mode', () => {
-  it('restarts the worker of a standby that has had none for three samples, and closes once its self-test passes', () => {
-    const { state, events, sent } = run(['ready', 'stopped', 'stopped', 'stopped', 'ready']);
-    expect(events).toEqual(['STANDBY_UNREADY', 'RESTART_SENT', 'RESTART_RESULT', 'RECOVERED']);
-    expect(sent).toEqual([{ at: T0 + 4 * INTERVAL, command: 'restartWorker' }]);
-    expect(state.nodes['node-2']?.incident).toBeNull();
-    expect(state.nodes['node-2']?.rejoinTimes).toEqual([T0 + 4 * INTERVAL]);
-    // The stall budget is untouched: a rejoin is not a stall restart.
-    expect(state.nodes['node-2']?.restartTimes).toEqual([]);
-    expect(
-      readyStandbys({
-        nodes: NODES,
-        watches: state.nodes,
-        heartbeats: new Map([['node-2', node2(['ready'])]]),
-        leader,
-        now: T0 + 5 * INTERVAL,
-        sampleMs: INTERVAL,
-        lostMs: 8 * INTERVAL,
-      }).map((n) => n.name),
-    ).toEqual(['node-2']);
-  });
+  it(
+    'restarts the worker of a standby that has had none ' + 'for three samples, and closes once its self-test passes',
+    () => {
+      const { state, events, sent } = run(['ready', 'stopped', 'stopped', 'stopped', 'ready']);
+      expect(events).toEqual(['STANDBY_UNREADY', 'RESTART_SENT', 'RESTART_RESULT', 'RECOVERED']);
+      expect(sent).toEqual([{ at: T0 + 4 * INTERVAL, command: 'restartWorker' }]);
+      expect(state.nodes['node-2']?.incident).toBeNull();
+      expect(state.nodes['node-2']?.rejoinTimes).toEqual([T0 + 4 * INTERVAL]);
+      // The stall budget is untouched: a rejoin is not a stall restart.
+      expect(state.nodes['node-2']?.restartTimes).toEqual([]);
+      expect(
+        readyStandbys({
+          nodes: NODES,
+          watches: state.nodes,
+          heartbeats: new Map([['node-2', node2(['ready'])]]),
+          leader,
+          now: T0 + 5 * INTERVAL,
+          sampleMs: INTERVAL,
+          lostMs: 8 * INTERVAL,
+        }).map((n) => n.name),
+      ).toEqual(['node-2']);
+    },
+  );
 
   it('gives a worker that just started or stopped consuming two intervals to pass its first self-test', () => {
     expect(run(['ready', 'stopped', 'frozen', 'ready', 'frozen', 'frozen', 'ready']).events).toEqual([]);
@@ -147,7 +146,8 @@ describe('rejoin: a standby whose worker is not ready is restarted in standby mo
       settings,
     );
     expect(published(primaryStopped.actions)).not.toContain('STANDBY_UNREADY');
-    // An old primary whose agent has not yet found its lease lost: a worker started now could consume beside the new primary.
+    // An old primary whose agent has not yet found its lease lost:
+    // a worker started now could consume beside the new primary.
     const stillLeased = (role: Heartbeat['role'], mayConsume: boolean): Heartbeat => ({
       ...heartbeat(
         'node-2',
@@ -188,17 +188,21 @@ describe('rejoin: a standby whose worker is not ready is restarted in standby mo
     ).toEqual(['STANDBY_UNREADY']);
   });
 
-  it('keeps a worker that still fails out with REJOIN_FAILED, tries again within the budget, then stays out quietly until the hour has room', () => {
-    const { events, sent, state } = run(Array.from({ length: 40 }, () => 'frozen' as const));
-    expect(sent).toHaveLength(3);
-    expect(events.filter((e) => e === 'STANDBY_UNREADY')).toHaveLength(3);
-    expect(events.filter((e) => e === 'REJOIN_FAILED')).toHaveLength(3);
-    // The last REJOIN_FAILED said the budget is spent; nothing more is said or done within the hour.
-    expect(events.at(-1)).toBe('REJOIN_FAILED');
-    expect(state.nodes['node-2']?.incident).toBeNull();
-    // Each attempt waits PROOF_INTERVALS intervals after its restart before it is judged failed.
-    expect(sent[1].at - sent[0].at).toBeGreaterThanOrEqual(4 * INTERVAL);
-  });
+  it(
+    'keeps a worker that still fails out with REJOIN_FAILED, ' +
+      'tries again within the budget, then stays out quietly until the hour has room',
+    () => {
+      const { events, sent, state } = run(Array.from({ length: 40 }, () => 'frozen' as const));
+      expect(sent).toHaveLength(3);
+      expect(events.filter((e) => e === 'STANDBY_UNREADY')).toHaveLength(3);
+      expect(events.filter((e) => e === 'REJOIN_FAILED')).toHaveLength(3);
+      // The last REJOIN_FAILED said the budget is spent; nothing more is said or done within the hour.
+      expect(events.at(-1)).toBe('REJOIN_FAILED');
+      expect(state.nodes['node-2']?.incident).toBeNull();
+      // Each attempt waits PROOF_INTERVALS intervals after its restart before it is judged failed.
+      expect(sent[1].at - sent[0].at).toBeGreaterThanOrEqual(4 * INTERVAL);
+    },
+  );
 
   it('sends at most the budget of rejoin restarts in any hour, whatever the worker does (property)', () => {
     fc.assert(

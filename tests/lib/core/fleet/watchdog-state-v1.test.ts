@@ -1,7 +1,8 @@
 import { next, outstandingRestart } from '../../../../lib/core/fleet/incident-pending';
 import { judge } from '../../../helpers/judge';
 import { emptyCounter } from '../../../../lib/core/fleet/stall';
-import { markRestartSent, type WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
+import { markRestartSent } from '../../../../lib/core/fleet/outcomes';
+import type { WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
 import { watchdogStateSchema } from '../../../../lib/core/fleet/watchdog-state';
 import { upgradeIncident, type IncidentV1 } from '../../../../lib/core/fleet/watchdog-state-v1';
 import type { Leader } from '../../../../lib/core/schemas';

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { judgeAlive } from '../../../helpers/judge';
-import { markRestartResult, markRestartSent, type WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
+import { markRestartResult, markRestartSent } from '../../../../lib/core/fleet/outcomes';
+import type { WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
 import { emptyWatchdogState, type WatchdogState } from '../../../../lib/core/fleet/watchdog-state';
 import type { Heartbeat, Leader } from '../../../../lib/core/schemas';
 import { frozen, heartbeat, NODES, sample, working } from '../../../helpers/fixtures';
@@ -217,42 +218,50 @@ describe('decide', () => {
     expect(v.actions.flatMap((a) => (a.kind === 'publish' ? [a.event.kind] : []))).toEqual(['NO_STANDBY']);
   });
 
-  it('asks SSM about a restart claimed but never recorded as sent, after the verify window; one that could not be sent failed', () => {
-    const { state } = stalledState();
-    const v = judgeAlive(state, leader, beats(heartbeat('node-1', frozen(0, 10))), T0 + 61_000, settings);
-    expect(v.actions).toEqual([
-      {
-        kind: 'find-restart',
-        node: 'node-1',
-        instanceId: 'mi-00000000000000001',
-        incidentId: 'node-1-e1-i1',
-        command: 'restartWorker',
-      },
-    ]);
-    const failed = markRestartResult(
-      state,
-      'node-1',
-      'node-1-e1-i1',
-      false,
-      'restart claimed but never sent',
-      T0 + 61_500,
-    );
-    expect(failed?.event?.kind).toBe('RESTART_FAILED');
-    const after = judgeAlive(failed!.state, leader, beats(heartbeat('node-1', frozen(0, 11))), T0 + 76_000, settings);
-    expect(after.actions.flatMap((a) => (a.kind === 'publish' ? [a.event.kind] : []))).toEqual(['NO_STANDBY']);
-  });
+  it(
+    'asks SSM about a restart claimed but never recorded as sent, ' +
+      'after the verify window; one that could not be sent failed',
+    () => {
+      const { state } = stalledState();
+      const v = judgeAlive(state, leader, beats(heartbeat('node-1', frozen(0, 10))), T0 + 61_000, settings);
+      expect(v.actions).toEqual([
+        {
+          kind: 'find-restart',
+          node: 'node-1',
+          instanceId: 'mi-00000000000000001',
+          incidentId: 'node-1-e1-i1',
+          command: 'restartWorker',
+        },
+      ]);
+      const failed = markRestartResult(
+        state,
+        'node-1',
+        'node-1-e1-i1',
+        false,
+        'restart claimed but never sent',
+        T0 + 61_500,
+      );
+      expect(failed?.event?.kind).toBe('RESTART_FAILED');
+      const after = judgeAlive(failed!.state, leader, beats(heartbeat('node-1', frozen(0, 11))), T0 + 76_000, settings);
+      expect(after.actions.flatMap((a) => (a.kind === 'publish' ? [a.event.kind] : []))).toEqual(['NO_STANDBY']);
+    },
+  );
 
-  it('claims the search for an unsent restart anew: a second run on the written state does not search (and send) too', () => {
-    const { state } = stalledState();
-    const first = judgeAlive(state, leader, beats(heartbeat('node-1', frozen(0, 10))), T0 + 61_000, settings);
-    expect(first.actions.map((a) => a.kind)).toEqual(['find-restart']);
-    // A run that read the state the first one wrote: the claim is fresh, nothing to do yet.
-    const second = judgeAlive(first.state, leader, beats(heartbeat('node-1', frozen(0, 10))), T0 + 62_000, settings);
-    expect(second.actions.filter((a) => a.kind === 'find-restart' || a.kind === 'command')).toEqual([]);
-    // Once that claim is overdue in turn (the first run died too), the next run searches again.
-    const later = judgeAlive(second.state, leader, beats(heartbeat('node-1', frozen(0, 14))), T0 + 122_000, settings);
-    expect(later.actions.map((a) => a.kind)).toContain('find-restart');
-  });
+  it(
+    'claims the search for an unsent restart anew: ' +
+      'a second run on the written state does not search (and send) too',
+    () => {
+      const { state } = stalledState();
+      const first = judgeAlive(state, leader, beats(heartbeat('node-1', frozen(0, 10))), T0 + 61_000, settings);
+      expect(first.actions.map((a) => a.kind)).toEqual(['find-restart']);
+      // A run that read the state the first one wrote: the claim is fresh, nothing to do yet.
+      const second = judgeAlive(first.state, leader, beats(heartbeat('node-1', frozen(0, 10))), T0 + 62_000, settings);
+      expect(second.actions.filter((a) => a.kind === 'find-restart' || a.kind === 'command')).toEqual([]);
+      // Once that claim is overdue in turn (the first run died too), the next run searches again.
+      const later = judgeAlive(second.state, leader, beats(heartbeat('node-1', frozen(0, 14))), T0 + 122_000, settings);
+      expect(later.actions.map((a) => a.kind)).toContain('find-restart');
+    },
+  );
 
   it('asks to verify a sent restart until its result is recorded', () => {
     const { state } = stalledState();

@@ -48,16 +48,20 @@ describe('alarms on the fleet metrics', () => {
     );
   });
 
-  it('rounds minutes up to whole 5-minute periods: the watchdog publishes on a schedule two runs of which can be two minutes apart', () => {
-    fc.assert(
-      fc.property(fc.integer({ min: 1, max: 1440 }), (minutes) => {
-        const [standby] = metricAlarms('essential', [], { ...SETTINGS, standbyAlarmMinutes: minutes });
-        expect(standby.periodSeconds).toBe(300);
-        expect(standby.evaluationPeriods * 5).toBeGreaterThanOrEqual(minutes);
-        expect((standby.evaluationPeriods - 1) * 5).toBeLessThan(minutes);
-      }),
-    );
-  });
+  it(
+    'rounds minutes up to whole 5-minute periods: the watchdog ' +
+      'publishes on a schedule two runs of which can be two minutes apart',
+    () => {
+      fc.assert(
+        fc.property(fc.integer({ min: 1, max: 1440 }), (minutes) => {
+          const [standby] = metricAlarms('essential', [], { ...SETTINGS, standbyAlarmMinutes: minutes });
+          expect(standby.periodSeconds).toBe(300);
+          expect(standby.evaluationPeriods * 5).toBeGreaterThanOrEqual(minutes);
+          expect((standby.evaluationPeriods - 1) * 5).toBeLessThan(minutes);
+        }),
+      );
+    },
+  );
 
   it('points each alarm at its runbook entry and a dashboard panel that exists', () => {
     const runbook = readFileSync(join(__dirname, '../../../../docs/runbook.md'), 'utf8');

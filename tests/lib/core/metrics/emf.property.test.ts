@@ -66,49 +66,53 @@ const valuesArb = fc.dictionary(
 );
 
 describe('Embedded Metric Format documents', () => {
-  it("follow the specification, carry only the catalogue's metrics of the level in their own scope, and read back as written", () => {
-    fc.assert(
-      fc.property(
-        fc.constantFrom(...METRIC_LEVELS),
-        valuesArb,
-        fc.dictionary(name, valuesArb, { maxKeys: 4 }),
-        fc.integer({ min: 0, max: 2 ** 45 }),
-        (level, fleet, nodes, at) => {
-          const docs = emfDocuments(level, 'acme-bucket', at, { fleet, nodes });
-          const allowed = new Map(publishedAt(level).map((m) => [m.name, m]));
-          for (const doc of docs) {
-            expect(emfSchema.safeParse(doc).success).toBe(true);
-            const [d] = doc._aws.CloudWatchMetrics;
-            expect(d?.Namespace).toBe(METRICS_NAMESPACE);
-            for (const set of d?.Dimensions ?? []) for (const dim of set) expect(typeof doc[dim]).toBe('string');
-            for (const m of d?.Metrics ?? []) {
-              expect(typeof doc[m.Name]).toBe('number');
-              const spec = allowed.get(m.Name);
-              expect(spec?.unit).toBe(m.Unit);
-              expect(d?.Dimensions).toEqual([spec?.scope === 'node' ? ['Fleet', 'Node'] : ['Fleet']]);
+  it(
+    "follow the specification, carry only the catalogue's metrics " +
+      'of the level in their own scope, and read back as written',
+    () => {
+      fc.assert(
+        fc.property(
+          fc.constantFrom(...METRIC_LEVELS),
+          valuesArb,
+          fc.dictionary(name, valuesArb, { maxKeys: 4 }),
+          fc.integer({ min: 0, max: 2 ** 45 }),
+          (level, fleet, nodes, at) => {
+            const docs = emfDocuments(level, 'acme-bucket', at, { fleet, nodes });
+            const allowed = new Map(publishedAt(level).map((m) => [m.name, m]));
+            for (const doc of docs) {
+              expect(emfSchema.safeParse(doc).success).toBe(true);
+              const [d] = doc._aws.CloudWatchMetrics;
+              expect(d?.Namespace).toBe(METRICS_NAMESPACE);
+              for (const set of d?.Dimensions ?? []) for (const dim of set) expect(typeof doc[dim]).toBe('string');
+              for (const m of d?.Metrics ?? []) {
+                expect(typeof doc[m.Name]).toBe('number');
+                const spec = allowed.get(m.Name);
+                expect(spec?.unit).toBe(m.Unit);
+                expect(d?.Dimensions).toEqual([spec?.scope === 'node' ? ['Fleet', 'Node'] : ['Fleet']]);
+              }
             }
-          }
-          const read = docs.flatMap((doc) => readEmf(JSON.stringify(doc)) ?? []);
-          const expected = [
-            ...Object.entries(fleet)
-              .filter(([n]) => allowed.get(n)?.scope === 'fleet')
-              .map(([n, v]) => ({ name: n, node: null, value: v })),
-            ...Object.entries(nodes).flatMap(([node, vs]) =>
-              Object.entries(vs)
-                .filter(([n]) => allowed.get(n)?.scope === 'node')
-                .map(([n, v]) => ({ name: n, node, value: v })),
-            ),
-          ];
-          const key = (v: { name: string; node: string | null }): string => `${v.node ?? ''}/${v.name}`;
-          expect(
-            read
-              .map((v) => ({ name: v.name, node: v.node, value: v.value }))
-              .sort((a, b) => key(a).localeCompare(key(b))),
-          ).toEqual(expected.sort((a, b) => key(a).localeCompare(key(b))));
-        },
-      ),
-    );
-  });
+            const read = docs.flatMap((doc) => readEmf(JSON.stringify(doc)) ?? []);
+            const expected = [
+              ...Object.entries(fleet)
+                .filter(([n]) => allowed.get(n)?.scope === 'fleet')
+                .map(([n, v]) => ({ name: n, node: null, value: v })),
+              ...Object.entries(nodes).flatMap(([node, vs]) =>
+                Object.entries(vs)
+                  .filter(([n]) => allowed.get(n)?.scope === 'node')
+                  .map(([n, v]) => ({ name: n, node, value: v })),
+              ),
+            ];
+            const key = (v: { name: string; node: string | null }): string => `${v.node ?? ''}/${v.name}`;
+            expect(
+              read
+                .map((v) => ({ name: v.name, node: v.node, value: v.value }))
+                .sort((a, b) => key(a).localeCompare(key(b))),
+            ).toEqual(expected.sort((a, b) => key(a).localeCompare(key(b))));
+          },
+        ),
+      );
+    },
+  );
 
   it('reads an ordinary log line as no document', () => {
     for (const line of ['', 'not json', '{"level":30,"msg":"x"}', '[1,2]', '{"_aws":{}}'])
@@ -133,14 +137,16 @@ describe('the metric catalogue', () => {
     const readme = readFileSync(join(__dirname, '../../../../README.md'), 'utf8');
     for (const m of CATALOGUE)
       expect(readme).toContain(
-        `| \`${m.name}\` | ${m.scope === 'node' ? 'Fleet, Node' : 'Fleet'} | ${m.unit} | ${m.statistic} | ${m.level} | $${metricUsd(m, 2).toFixed(2)} / $${metricUsd(m, 3).toFixed(2)} | ${m.meaning} |`,
+        `| \`${m.name}\` | ${m.scope === 'node' ? 'Fleet, Node' : 'Fleet'} | ${m.unit} | ${m.statistic} ` +
+          `| ${m.level} | $${metricUsd(m, 2).toFixed(2)} / $${metricUsd(m, 3).toFixed(2)} | ${m.meaning} |`,
       );
     // Each level is the sum of its metrics.
     for (const level of ['essential', 'detailed'] as const)
       expect(publishedAt(level).reduce((sum, m) => sum + metricUsd(m, 2), 0)).toBeCloseTo(monthlyUsd(level, 2), 2);
     for (const level of ['essential', 'detailed'] as const)
       expect(readme).toContain(
-        `| \`${level}\` | ${seriesAt(level, 2)} | $${monthlyUsd(level, 2).toFixed(2)} | ${seriesAt(level, 3)} | $${monthlyUsd(level, 3).toFixed(2)} |`,
+        `| \`${level}\` | ${seriesAt(level, 2)} | $${monthlyUsd(level, 2).toFixed(2)} ` +
+          `| ${seriesAt(level, 3)} | $${monthlyUsd(level, 3).toFixed(2)} |`,
       );
   });
 });

@@ -1,5 +1,6 @@
 import { buildConfig } from '../../../../lib/core/config';
-import { deadLetterUrl, doctorChecks, doctorPassed, type DoctorFacts } from '../../../../lib/core/views/doctor';
+import { doctorChecks, doctorPassed } from '../../../../lib/core/views/doctor';
+import { deadLetterUrl, type DoctorFacts } from '../../../../lib/core/views/doctor-checks';
 import type { HeartbeatObservation } from '../../../../lib/core/views/observed';
 import { heartbeat, sample } from '../../../helpers/fixtures';
 
@@ -18,7 +19,10 @@ const config = buildConfig(
     recordName: 'origin.example.com',
   },
 );
-/** Past the keep-alive and two sample intervals: stale even for the lease holder (whose heartbeat is rewritten only with news). */
+/**
+ * Past the keep-alive and two sample intervals: stale even for
+ * the lease holder (whose heartbeat is rewritten only with news).
+ */
 const STALE_MS = (config.heartbeatKeepAliveSeconds + 2 * config.sampleIntervalSeconds) * 1000 + 1000;
 const beat = (node: string, over = {}): HeartbeatObservation => ({
   heartbeat: { state: 'ok', value: heartbeat(node, [sample(0, over)]) },
@@ -57,52 +61,56 @@ const healthy = (): DoctorFacts => ({
 const byName = (facts: DoctorFacts, name: string) => doctorChecks(facts).find((c) => c.name === name);
 
 describe('doctorChecks', () => {
-  it("gives the lease holder's heartbeat its keep-alive (it is rewritten only with news), also when the lease cannot be read, and no other node's", () => {
-    const quiet = (node: string): HeartbeatObservation => ({ ...beat(node), writtenAt: NOW - 200_000 });
-    expect(
-      byName(
-        {
-          ...healthy(),
-          heartbeats: new Map([
-            ['node-1', quiet('node-1')],
-            ['node-2', beat('node-2')],
-          ]),
-        },
-        'heartbeat node-1',
-      )?.status,
-    ).toBe('ok');
-    expect(
-      byName(
-        {
-          ...healthy(),
-          table: { state: 'error', error: 'UnreachableError' },
-          leader: null,
-          heartbeats: new Map([
-            ['node-1', quiet('node-1')],
-            ['node-2', beat('node-2')],
-          ]),
-        },
-        'heartbeat node-1',
-      )?.status,
-    ).toBe('ok');
-    // node-2's heartbeat says primary, but the lease names node-1: an old primary's last word goes stale as any.
-    const oldPrimary: HeartbeatObservation = {
-      heartbeat: { state: 'ok', value: { ...heartbeat('node-2', [sample(0)]), role: 'primary' } },
-      writtenAt: NOW - 200_000,
-    };
-    expect(
-      byName(
-        {
-          ...healthy(),
-          heartbeats: new Map([
-            ['node-1', beat('node-1')],
-            ['node-2', oldPrimary],
-          ]),
-        },
-        'heartbeat node-2',
-      )?.status,
-    ).toBe('fail');
-  });
+  it(
+    "gives the lease holder's heartbeat its keep-alive (it is rewritten " +
+      "only with news), also when the lease cannot be read, and no other node's",
+    () => {
+      const quiet = (node: string): HeartbeatObservation => ({ ...beat(node), writtenAt: NOW - 200_000 });
+      expect(
+        byName(
+          {
+            ...healthy(),
+            heartbeats: new Map([
+              ['node-1', quiet('node-1')],
+              ['node-2', beat('node-2')],
+            ]),
+          },
+          'heartbeat node-1',
+        )?.status,
+      ).toBe('ok');
+      expect(
+        byName(
+          {
+            ...healthy(),
+            table: { state: 'error', error: 'UnreachableError' },
+            leader: null,
+            heartbeats: new Map([
+              ['node-1', quiet('node-1')],
+              ['node-2', beat('node-2')],
+            ]),
+          },
+          'heartbeat node-1',
+        )?.status,
+      ).toBe('ok');
+      // node-2's heartbeat says primary, but the lease names node-1: an old primary's last word goes stale as any.
+      const oldPrimary: HeartbeatObservation = {
+        heartbeat: { state: 'ok', value: { ...heartbeat('node-2', [sample(0)]), role: 'primary' } },
+        writtenAt: NOW - 200_000,
+      };
+      expect(
+        byName(
+          {
+            ...healthy(),
+            heartbeats: new Map([
+              ['node-1', beat('node-1')],
+              ['node-2', oldPrimary],
+            ]),
+          },
+          'heartbeat node-2',
+        )?.status,
+      ).toBe('fail');
+    },
+  );
 
   it('passes a healthy fleet, every check ok and without a hint', () => {
     const checks = doctorChecks(healthy());

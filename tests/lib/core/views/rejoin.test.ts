@@ -27,19 +27,23 @@ describe('planRejoin', () => {
     expect(plan(standby({}))).toMatchObject({ kind: 'go', fault: null });
   });
 
-  it('refuses the primary, a node whose agent still holds a lease, and one without a heartbeat; names a node not configured', () => {
-    expect(plan(standby({}), 'node-1')).toMatchObject({
-      kind: 'refuse',
-      message: expect.stringContaining('node-1 is the primary of epoch 4'),
-    });
-    expect(plan(standby({ mayConsume: true }, 'fenced'))).toMatchObject({
-      kind: 'refuse',
-      message: expect.stringContaining('still holds a lease'),
-    });
-    expect(plan(standby({}, 'primary'))).toMatchObject({ kind: 'refuse' });
-    expect(plan(null)).toMatchObject({ kind: 'refuse', message: expect.stringContaining('no readable heartbeat') });
-    expect(plan(standby({}), 'node-7')).toMatchObject({ kind: 'unknown-node' });
-  });
+  it(
+    'refuses the primary, a node whose agent still holds a lease, ' +
+      'and one without a heartbeat; names a node not configured',
+    () => {
+      expect(plan(standby({}), 'node-1')).toMatchObject({
+        kind: 'refuse',
+        message: expect.stringContaining('node-1 is the primary of epoch 4'),
+      });
+      expect(plan(standby({ mayConsume: true }, 'fenced'))).toMatchObject({
+        kind: 'refuse',
+        message: expect.stringContaining('still holds a lease'),
+      });
+      expect(plan(standby({}, 'primary'))).toMatchObject({ kind: 'refuse' });
+      expect(plan(null)).toMatchObject({ kind: 'refuse', message: expect.stringContaining('no readable heartbeat') });
+      expect(plan(standby({}), 'node-7')).toMatchObject({ kind: 'unknown-node' });
+    },
+  );
 });
 
 describe('rejoinedSince', () => {

@@ -104,7 +104,8 @@ describe('slack-message', () => {
     it('says what happened, the key metrics and the next step', () => {
       expect(sectionTexts(formatEvent(stalled))).toEqual([
         `*What happened*\n${stalled.summary}`,
-        '*Key metrics*\n• Failing samples: 8\n• Fault: no-progress\n• Worker processes: 1\n• CPU: 3.1%\n• Memory: 50.0 MiB\n• Backlog: 5\n• Completions in window: 0\n• In flight: 1',
+        '*Key metrics*\n• Failing samples: 8\n• Fault: no-progress\n• Worker processes: 1\n' +
+          '• CPU: 3.1%\n• Memory: 50.0 MiB\n• Backlog: 5\n• Completions in window: 0\n• In flight: 1',
         '*Next step*\nThe watchdog restarts the worker through SSM Run Command.',
       ]);
     });
@@ -181,7 +182,8 @@ describe('slack-message', () => {
         '*Description*\nThe watchdog Lambda failed.',
       ]);
       expect(payload.text).toBe(
-        `:rotating_light: [queen-fleet] CloudWatch alarm queens-fleet-prod-watchdog-errors is ALARM: ${alarm.NewStateReason}`,
+        `:rotating_light: [queen-fleet] CloudWatch alarm ` +
+          `queens-fleet-prod-watchdog-errors is ALARM: ${alarm.NewStateReason}`,
       );
     });
 

@@ -5,7 +5,8 @@ import type { HeartbeatObservation, Observed } from '../../../../lib/core/views/
 import { isFresh, operatorWatch, readiness, type ReadinessInput } from '../../../../lib/core/views/readiness';
 import type { Heartbeat, Leader } from '../../../../lib/core/schemas';
 import { emptyCounter } from '../../../../lib/core/fleet/stall';
-import { buildStatus, describeRole, type StatusInput } from '../../../../lib/core/views/status';
+import { buildStatus, type StatusInput } from '../../../../lib/core/views/status';
+import { describeRole } from '../../../../lib/core/views/role';
 import type { Incident, WatchdogState } from '../../../../lib/core/fleet/watchdog-state';
 import { heartbeat, NODES, sample } from '../../../helpers/fixtures';
 
@@ -178,7 +179,8 @@ describe('buildStatus', () => {
     [NOW - 330_000, false],
     [null, false],
   ])(
-    "judges a standby's heartbeat written at %p fresh: %p (rewritten only with news: under its keep-alive and two sample intervals by S3 time)",
+    "judges a standby's heartbeat written at %p fresh: %p (rewritten only with news: " +
+      'under its keep-alive and two sample intervals by S3 time)',
     (writtenAt, fresh) => {
       const view = buildStatus(input({ heartbeats: new Map([['node-2', seen(hbOf('node-2'), writtenAt)]]) }));
       expect(view.nodes[1]?.heartbeat).toMatchObject({ state: 'ok', fresh });
@@ -189,7 +191,8 @@ describe('buildStatus', () => {
     [NOW - 329_999, true],
     [NOW - 330_000, false],
   ])(
-    "judges a primary's heartbeat written at %p fresh: %p (it is rewritten only with news: under its keep-alive and two sample intervals)",
+    "judges a primary's heartbeat written at %p fresh: " +
+      '%p (it is rewritten only with news: under its keep-alive and two sample intervals)',
     (writtenAt, fresh) => {
       const view = buildStatus(
         input({ heartbeats: new Map([['node-1', seen(hbOf('node-1', { role: 'primary' }), writtenAt)]]) }),
@@ -198,15 +201,19 @@ describe('buildStatus', () => {
     },
   );
 
-  it("judges an old primary's last heartbeat (it still says primary, the lease names another) by two sample intervals, as any", () => {
-    const view = buildStatus(
-      input({
-        leader: ok({ ...leader, primary: 'node-2', epoch: 5 }),
-        heartbeats: new Map([['node-1', seen(hbOf('node-1', { role: 'primary' }), NOW - 60_000)]]),
-      }),
-    );
-    expect(view.nodes[0]?.heartbeat).toMatchObject({ state: 'ok', fresh: false });
-  });
+  it(
+    "judges an old primary's last heartbeat (it still says primary, " +
+      'the lease names another) by two sample intervals, as any',
+    () => {
+      const view = buildStatus(
+        input({
+          leader: ok({ ...leader, primary: 'node-2', epoch: 5 }),
+          heartbeats: new Map([['node-1', seen(hbOf('node-1', { role: 'primary' }), NOW - 60_000)]]),
+        }),
+      );
+      expect(view.nodes[0]?.heartbeat).toMatchObject({ state: 'ok', fresh: false });
+    },
+  );
 
   it('names the newest event as the last incident, and a corrupt one by its key', () => {
     const event = makeEvent(

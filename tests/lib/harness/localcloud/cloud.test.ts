@@ -97,23 +97,27 @@ describe('local cloud (child process)', () => {
     expect(out.instances).toEqual([]);
   });
 
-  it('serves admission: what producers sent to intake moves to the task queue up to the count asked, each message once, the rest waiting', async () => {
-    const sqs = new SQSClient(clientOptions());
-    const producer = new TaskQueue(sqs, cloud.intakeUrl);
-    const bodies = Array.from({ length: 25 }, (_, i) => JSON.stringify({ taskId: `t-${i}` }));
-    for (const b of bodies) await producer.send(b);
-    const intake = new IntakeQueue(sqs, cloud.intakeUrl, cloud.queueUrl);
-    expect(await intake.depths()).toEqual({ backlog: 0, intake: 25 });
-    expect(await intake.admit(12)).toBe(12);
-    expect(await intake.depths()).toEqual({ backlog: 12, intake: 13 });
-    expect(await intake.admit(100)).toBe(13);
-    const tasks = new TaskQueue(sqs, cloud.queueUrl);
-    const got: string[] = [];
-    for (let i = 0; i < 5 && got.length < 25; i++) got.push(...(await tasks.receive(10, 0, 30)).map((m) => m.body));
-    expect(got.sort()).toEqual([...bodies].sort());
-    expect(await intake.depths()).toEqual({ backlog: 25, intake: 0 });
-    sqs.destroy();
-  });
+  it(
+    'serves admission: what producers sent to intake moves to the task ' +
+      'queue up to the count asked, each message once, the rest waiting',
+    async () => {
+      const sqs = new SQSClient(clientOptions());
+      const producer = new TaskQueue(sqs, cloud.intakeUrl);
+      const bodies = Array.from({ length: 25 }, (_, i) => JSON.stringify({ taskId: `t-${i}` }));
+      for (const b of bodies) await producer.send(b);
+      const intake = new IntakeQueue(sqs, cloud.intakeUrl, cloud.queueUrl);
+      expect(await intake.depths()).toEqual({ backlog: 0, intake: 25 });
+      expect(await intake.admit(12)).toBe(12);
+      expect(await intake.depths()).toEqual({ backlog: 12, intake: 13 });
+      expect(await intake.admit(100)).toBe(13);
+      const tasks = new TaskQueue(sqs, cloud.queueUrl);
+      const got: string[] = [];
+      for (let i = 0; i < 5 && got.length < 25; i++) got.push(...(await tasks.receive(10, 0, 30)).map((m) => m.body));
+      expect(got.sort()).toEqual([...bodies].sort());
+      expect(await intake.depths()).toEqual({ backlog: 25, intake: 0 });
+      sqs.destroy();
+    },
+  );
 
   it('carries bodies up to 1 MiB from intake to a stage untouched, and the failure count beside them', async () => {
     const sqs = new SQSClient(clientOptions());

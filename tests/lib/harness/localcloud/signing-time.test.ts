@@ -2,7 +2,7 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
 import { ClientFactory } from '../../../../lib/aws/clients';
 import { TaskQueue } from '../../../../lib/aws/queue';
-import { stateStoreFor } from '../../../../lib/aws/state-store';
+import { stateStoreFor } from '../../../../lib/aws/stores';
 import { KEYS } from '../../../../lib/core/keys';
 import { leaderSchema } from '../../../../lib/core/schemas';
 import { nextEpoch } from '../../../../lib/core/fleet/lease';

@@ -89,19 +89,22 @@ describe('SsmModel (ssmRunCommand, ssmPing)', () => {
     expect(state.runs).toBe(1);
   });
 
-  it('never runs a command whose delivery timeout passed, and times it out after delivery plus execution timeout', () => {
-    const { ssm, state, advance } = setup();
-    state.reachable = false;
-    const sent = ssm.send(ID, CMD, 'watchdog', 30, 60);
-    if (!sent.ok) throw new Error('not sent');
-    advance(31_000);
-    state.reachable = true;
-    advance(100);
-    expect(state.runs).toBe(0);
-    expect(ssm.get(sent.record.commandId, ID)?.status).toBe('Delayed');
-    advance(60_000);
-    expect(ssm.get(sent.record.commandId, ID)).toMatchObject({ status: 'TimedOut', details: 'DeliveryTimedOut' });
-  });
+  it(
+    'never runs a command whose delivery timeout passed, ' + 'and times it out after delivery plus execution timeout',
+    () => {
+      const { ssm, state, advance } = setup();
+      state.reachable = false;
+      const sent = ssm.send(ID, CMD, 'watchdog', 30, 60);
+      if (!sent.ok) throw new Error('not sent');
+      advance(31_000);
+      state.reachable = true;
+      advance(100);
+      expect(state.runs).toBe(0);
+      expect(ssm.get(sent.record.commandId, ID)?.status).toBe('Delayed');
+      advance(60_000);
+      expect(ssm.get(sent.record.commandId, ID)).toMatchObject({ status: 'TimedOut', details: 'DeliveryTimedOut' });
+    },
+  );
 
   it('cancels a waiting command so that it never runs when the node comes back', () => {
     const { ssm, state, advance } = setup();

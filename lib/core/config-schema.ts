@@ -1,0 +1,272 @@
+import { z } from 'zod';
+import { isInheritedName } from './schemas';
+import { METRIC_LEVELS } from './metrics/catalogue';
+import { pipelineSchema, stageCommandsSchema } from './pipeline';
+
+/** One node of the fleet as the watchdog knows it. */
+export const nodeSpecSchema = z.strictObject({
+  /** Logical name, also the S3 heartbeat prefix: `node-1`. */
+  name: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be lower-case letters, digits and dashes')
+    .refine((name) => !isInheritedName(name), 'must not be a name every JavaScript object has (constructor)'),
+  /** SSM managed-instance id (hybrid activation) or EC2 id the Run Command targets. */
+  instanceId: z
+    .string()
+    .regex(/^(mi|i)-[0-9a-f]{8,17}$/, 'must be an SSM managed-instance id such as mi-0123456789abcdef0'),
+  /** Lightsail instance name, for the independent liveness confirmation. */
+  lightsailName: z.string().min(1).optional(),
+  /** Lower is preferred when promoting a standby. */
+  priority: z.number().int().min(0).default(100),
+  /** Address the origin record points at while this node is primary (A: IPv4, CNAME: host name). */
+  address: z.string().min(1).max(253).optional(),
+  /**
+   * The node's availability zone (`eu-west-2a`): at equal priority a standby in another zone than the primary's is
+   * preferred.
+   */
+  zone: z
+    .string()
+    .regex(/^[a-z]{2}(-[a-z]+)+-\d[a-z]$/, 'must be an availability zone such as eu-west-2a')
+    .optional(),
+});
+export type NodeSpec = z.output<typeof nodeSpecSchema>;
+
+const seconds = z.number().positive();
+
+/**
+ * The whole configuration, flat so that every key maps to one environment variable
+ * (`sampleIntervalSeconds` ⇔ `FLEET_SAMPLE_INTERVAL_SECONDS`). Defaults are the seed's.
+ */
+export const configSchema = z
+  .strictObject({
+    region: z.string().min(1).default('us-west-2'),
+    bucket: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name')
+      .default('dablio-queens-fleet-state'),
+    /** The DynamoDB table of the control records: the lease and the watchdog's state (lib/aws/table-store.ts). */
+    table: z
+      .string()
+      .regex(/^[a-zA-Z0-9_.-]{3,255}$/, 'must be a valid DynamoDB table name')
+      .default('queens-fleet-control'),
+    prefix: z
+      .string()
+      .regex(/^([a-zA-Z0-9._-]+\/)*$/, 'must be empty or end with /')
+      .default('peer-sync/'),
+    queueUrl: z.url().optional(),
+    /**
+     * The queue producers send to; the watchdog admits from it to the task queue (backpressure). Unset: producers send
+     * to the task queue.
+     */
+    intakeQueueUrl: z.url().optional(),
+    /**
+     * The task queue's dead-letter queue: the worker moves a task there once it failed `maxTaskFailures` times. Unset:
+     * SQS's redrive alone decides.
+     */
+    deadLetterQueueUrl: z.url().optional(),
+    /**
+     * Where the Slack notifier's undelivered alerts land: the watchdog alerts each rise of its depth (NOTIFIER_FAILED).
+     * Unset: not watched.
+     */
+    notifierFailureQueueUrl: z.url().optional(),
+    topicArn: z
+      .string()
+      .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$/, 'must be an SNS topic ARN')
+      .optional(),
+    nodes: z.array(nodeSpecSchema).default([]),
+
+    sampleIntervalSeconds: seconds.default(15),
+    syncIntervalSeconds: seconds.default(30),
+    completionWindowSeconds: seconds.default(300),
+    stallSamples: z.number().int().min(2).max(100).default(8),
+    recoverySamples: z.number().int().min(1).max(100).default(2),
+    heartbeatSamples: z.number().int().min(2).max(200).default(16),
+    /**
+     * A node rewrites its heartbeat object only when it has news (a failing or unready sample, a
+     * role, the messages it holds, what its samples report) and at least this often; its lease
+     * renewals (the primary) or its beat item (a standby) carry each sample's sequence number,
+     * which is what its liveness is judged by. Each write is an S3 PUT and its notification a
+     * watchdog run (README "Cost"); what it alone carries (CPU, memory, lease left) reaches the
+     * views and metrics at most this old in an idle fleet.
+     */
+    heartbeatKeepAliveSeconds: seconds.default(1800),
+    /**
+     * The primary renews its lease this often, and each standby reads it every three quarters of this
+     * (agent/lease-keeper.ts nextDelayMs).
+     */
+    leaseRenewSeconds: seconds.default(10),
+    /** A standby takes an expired lease after this long without a change; the primary fences one renewal earlier. */
+    leaseExpirySeconds: seconds.default(30),
+    /**
+     * A stage with no progress (no CPU used, nothing reported) for this long is stopped and its
+     * task retried; by default two samples short of the stall window (90 s), see `stageHangSeconds`.
+     */
+    stageHangSeconds: seconds.optional(),
+
+    restartBudgetPerHour: z.number().int().min(0).default(3),
+    failoverCooldownSeconds: z.number().min(0).default(300),
+    /** How long one watchdog run waits for a stop command's result before handing over anyway. */
+    commandWaitSeconds: seconds.default(10),
+    /** Route 53 origin record the watchdog moves on failover; all three set, or none. */
+    hostedZoneId: z
+      .string()
+      .regex(/^[A-Z0-9]{1,32}$/, 'must be a Route 53 hosted zone id')
+      .optional(),
+    recordName: z.string().min(1).max(253).optional(),
+    recordType: z.enum(['A', 'CNAME']).default('A'),
+    recordTtl: z.number().int().min(0).max(86_400).default(60),
+    restartVerifySeconds: seconds.default(60),
+    /**
+     * The watchdog's dead-man schedule (EventBridge `rate(1 minute)`, serverless.yml; a local scheduler in drills):
+     * README "Cost".
+     */
+    watchdogScheduleSeconds: seconds.default(60),
+    /**
+     * The watchdog function (name or ARN) the agent invokes asynchronously when a sample of the
+     * primary fails or the role changes, so a verdict never waits for S3's notifications.
+     */
+    watchdogFunction: z
+      .string()
+      .regex(/^[A-Za-z0-9:_./-]{1,170}$/, 'must be a Lambda function name or ARN')
+      .optional(),
+    /**
+     * The custom CloudWatch metrics the watchdog publishes as Embedded Metric Format log lines
+     * (lib/core/metrics/catalogue.ts): `off`, `essential` ($1.80 a month for 2 nodes) or `detailed`.
+     */
+    metrics: z.enum(METRIC_LEVELS).default('essential'),
+
+    concurrency: z.number().int().min(1).max(64).default(2),
+    /**
+     * Admission tops the task queue up to this many messages (visible and in flight), never above; with no ready
+     * standby, reaching it holds input.
+     */
+    admissionHighMark: z.number().int().min(1).max(100_000).default(50),
+    /** Held input resumes once the task queue is down to this many. */
+    admissionLowMark: z.number().int().min(0).max(100_000).default(10),
+    /**
+     * Input that has waited in the intake queue at every read for this long is alerted once (INPUT_WAITING,
+     * lib/core/fleet/intake-wait.ts).
+     */
+    intakeWaitAlertSeconds: seconds.default(3600),
+    /**
+     * The stages a task goes through (lib/core/pipeline.ts, docs/pipeline.md); the seed's four synthetic stages by
+     * default.
+     */
+    pipeline: pipelineSchema.optional(),
+    /** Shorthand of earlier releases: a command for some of the seed's stages (`pipeline` replaces it). */
+    stageCommands: stageCommandsSchema.optional(),
+    /** Where stages' artifacts go (under `<prefix>artifacts/`): the state bucket by default. */
+    artifactsBucket: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name')
+      .optional(),
+    /**
+     * Real failures of a task (its stage failed or hung) before the worker moves it to the
+     * dead-letter queue; hand-backs that are no failure (fencing, drains) never count.
+     */
+    maxTaskFailures: z.number().int().min(1).max(100).default(3),
+    /**
+     * The queue's redrive maxReceiveCount: a backstop for what no worker can count (a task that
+     * kills its worker), above the receives an hour of outage can cost (`outageHourReceives`):
+     * each real failure starts a new message, and hand-backs never count.
+     */
+    maxReceiveCount: z.number().int().min(1).max(1000).default(150),
+    /** Completed tasks older than this leave the live manifest for dated archives. */
+    taskRetentionSeconds: seconds.default(7 * 86_400),
+    /**
+     * How long a received message stays invisible; the worker extends what it holds every third of
+     * it while its lease lasts, so a message held by a node that stopped comes back within it.
+     */
+    visibilityTimeoutSeconds: seconds.default(30),
+    receiveWaitSeconds: z.number().min(0).max(20).default(20),
+    workerStopTimeoutSeconds: seconds.default(30),
+    workerRestartSeconds: seconds.default(1),
+    maxObjectBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .default(1024 * 1024),
+    /**
+     * The longest pause between two retries of one S3 request (full jitter below it); a drill scales it like any
+     * duration.
+     */
+    retryCapSeconds: seconds.default(2),
+    /**
+     * How many times faster than real time the durations run: 1 on a real fleet; a drill sets
+     * it with the durations it divides (scaleConfig). AWS's whole-second parameters (SQS
+     * WaitTimeSeconds) are whole seconds of this time.
+     */
+    timeScale: z.number().positive().max(1000).default(1),
+
+    /** Agent only: the node this agent runs on, its state directory and health port. */
+    nodeName: z.string().optional(),
+    dataDir: z.string().default('/var/queen-fleet'),
+    healthPort: z.number().int().min(0).max(65535).default(8087),
+    /** Where /healthz listens: loopback by default; the node's address when Route 53 health checks it. */
+    healthHost: z.union([z.ipv4(), z.ipv6()]).default('127.0.0.1'),
+  })
+  .superRefine((c, ctx) => {
+    const issue = (path: string, message: string): void => {
+      ctx.addIssue({ code: 'custom', path: [path], message });
+    };
+    if (!(c.sampleIntervalSeconds < c.syncIntervalSeconds))
+      issue('syncIntervalSeconds', 'must be greater than sampleIntervalSeconds');
+    // A hair of tolerance: a drill divides both by its time scale, and 3 × (10/30) is not 30/30 in floating point.
+    if (!(c.leaseExpirySeconds >= 3 * c.leaseRenewSeconds - 1e-9))
+      issue(
+        'leaseExpirySeconds',
+        'must be at least 3 × leaseRenewSeconds, so one failed renewal does not fence the primary',
+      );
+    if (c.stageHangSeconds !== undefined && !(c.stageHangSeconds < c.stallSamples * c.sampleIntervalSeconds)) {
+      issue(
+        'stageHangSeconds',
+        'must be shorter than the stall window (stallSamples × sampleIntervalSeconds): a hung task is retried ' +
+          'before the whole worker is judged stalled',
+      );
+    }
+    if (c.pipeline !== undefined && c.stageCommands !== undefined)
+      issue(
+        'stageCommands',
+        'is a shorthand for pipeline: set one of the two (move each command into its pipeline stage)',
+      );
+    c.pipeline?.forEach((s, i) => {
+      if (s.hangSeconds !== undefined && !(s.hangSeconds < c.stallSamples * c.sampleIntervalSeconds)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['pipeline', i, 'hangSeconds'],
+          message: 'must be shorter than the stall window (stallSamples × sampleIntervalSeconds)',
+        });
+      }
+    });
+    if (!(c.admissionLowMark < c.admissionHighMark))
+      issue('admissionLowMark', 'must be below admissionHighMark, or held input would flap');
+    if (!(c.completionWindowSeconds >= c.sampleIntervalSeconds))
+      issue('completionWindowSeconds', 'must be at least sampleIntervalSeconds');
+    if (!(c.heartbeatKeepAliveSeconds >= c.sampleIntervalSeconds))
+      issue('heartbeatKeepAliveSeconds', 'must be at least sampleIntervalSeconds');
+    if (!(c.heartbeatSamples >= c.stallSamples))
+      issue('heartbeatSamples', 'must be at least stallSamples so a late watchdog sees a whole window');
+    const names = new Set<string>();
+    c.nodes.forEach((n, i) => {
+      if (names.has(n.name))
+        ctx.addIssue({ code: 'custom', path: ['nodes', i, 'name'], message: `duplicate node name ${n.name}` });
+      names.add(n.name);
+    });
+    if ((c.hostedZoneId === undefined) !== (c.recordName === undefined))
+      issue(c.hostedZoneId === undefined ? 'hostedZoneId' : 'recordName', 'hostedZoneId and recordName go together');
+    if (c.hostedZoneId !== undefined) {
+      c.nodes.forEach((n, i) => {
+        if (n.address === undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['nodes', i, 'address'],
+            message: 'is required when a Route 53 record is configured',
+          });
+      });
+    }
+    if (c.nodeName !== undefined && c.nodes.length > 0 && !names.has(c.nodeName))
+      issue('nodeName', `is not one of the configured nodes (${[...names].join(', ')})`);
+  });
+
+export type Config = z.output<typeof configSchema>;
+export type ConfigInput = z.input<typeof configSchema>;
