@@ -74,10 +74,7 @@ export class LeaseKeeper {
     return this.role;
   }
 
-  /**
-   * Position among the standbys by priority: the best standby tries first, and one that cannot
-   * reach its stores after all.
-   */
+  /** Position among the standbys by priority: the best tries first, one that cannot reach its stores last. */
   private rank(): number {
     const { nodes, nodeName } = this.deps.config;
     const others = nodes
@@ -178,13 +175,10 @@ export class LeaseKeeper {
   }
 
   /**
-   * Milliseconds until the next round is due: the primary renews a renewal period after its last
-   * good renewal was sent (renewalDueAt), so slow answers never push its lease toward lapsing; a standby
-   * reads every three quarters of one (it sees the last renewal of a primary that died within
-   * that, which bounds a takeover at expiry plus three quarters of a period: 37.5 s at the
-   * defaults, the backup path's, when the watchdog is down; a read is a read unit, and reading
-   * every half period cost 172,800 more a month, README "Cost"); sooner when an expiry or a
-   * release falls due.
+   * Until the next round: the primary renews a period after its last renewal was sent, so slow
+   * answers never push its lease toward lapsing; a standby reads every three quarters of a period,
+   * which bounds a takeover at expiry plus that (37.5 s at the defaults); sooner when an expiry or
+   * a release falls due.
    */
   nextDelayMs(): number {
     const now = this.clock();

@@ -29,10 +29,7 @@ const heldSchema = z.object({
       body: z.string().max(1_048_576),
       receiveCount: z.number().int().min(1),
       failures: z.number().int().min(0).optional(),
-      /**
-       * Until when the message stays invisible: CLOCK_MONOTONIC ms (same boot) and this machine's wall clock (after a
-       * reboot).
-       */
+      /** Invisible until: CLOCK_MONOTONIC ms (same boot) and the wall clock (after a reboot). */
       invisibleUntilMono: z.number(),
       invisibleUntilWall: z.number(),
       /** The epoch it was received or carried on under; absent in files of earlier releases (then unknown). */

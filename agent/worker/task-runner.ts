@@ -18,7 +18,7 @@ import type { StateStore } from '../../lib/aws/state-store';
 import type { Logger } from '../../lib/log';
 import { StageFailedError, StageTempFailError, stageRunnerFor } from './stages';
 import { Workspace } from './workspace';
-import { StaleEpochError, writeCheckpoint, writeOutput, type CheckpointChange } from './task-records';
+import { StaleEpochError, writeCheckpoint, writeOutput } from './task-records';
 
 export interface TaskRunnerDeps {
   config: Config & { nodeName: string };
@@ -68,10 +68,6 @@ interface StageAt {
  */
 export class TaskRunner {
   constructor(private readonly deps: TaskRunnerDeps) {}
-
-  private checkpoint(taskId: string, epoch: number, change: CheckpointChange): Promise<void> {
-    return writeCheckpoint(this.deps, taskId, epoch, change);
-  }
 
   /**
    * `signal` aborts at once (fencing); `drain` stops after the current stage is checkpointed
@@ -124,7 +120,7 @@ export class TaskRunner {
       const uploaded = await this.upload(at(i), artifacts);
       const outputKey = KEYS.output(taskId, stage.name);
       await writeOutput(this.deps, outputKey, { taskId, stage: stage.name, node: config.nodeName, epoch });
-      await this.checkpoint(taskId, epoch, {
+      await writeCheckpoint(this.deps, taskId, epoch, {
         done: i + 1,
         of: pipeline.length,
         stage: stage.name,
@@ -196,7 +192,7 @@ export class TaskRunner {
       if ((await this.stage(redo)) === 'aborted') return 'aborted';
       this.deps.guard();
       const uploaded = await this.upload(redo, artifacts);
-      await this.checkpoint(at.task.taskId, at.epoch, { done: at.index, of: at.of, ...uploaded });
+      await writeCheckpoint(this.deps, at.task.taskId, at.epoch, { done: at.index, of: at.of, ...uploaded });
     }
     return 'done';
   }
@@ -241,7 +237,7 @@ export class TaskRunner {
         if (!(error instanceof StageFailedError || error instanceof StageTempFailError)) throw error;
         attempts = attempt;
         token = reported;
-        await this.checkpoint(task.taskId, epoch, {
+        await writeCheckpoint(this.deps, task.taskId, epoch, {
           done: index,
           of,
           next: { stage: stage.name, attempts, ...(token === undefined ? {} : { token }) },
@@ -255,7 +251,7 @@ export class TaskRunner {
       if (!signal.aborted) return 'done';
       // Stopped (hung, fenced, stopping): a token it reported is kept for the next attempt when it may still write.
       if (reported !== undefined && reported !== token) {
-        await this.checkpoint(task.taskId, epoch, {
+        await writeCheckpoint(this.deps, task.taskId, epoch, {
           done: index,
           of,
           next: { stage: stage.name, attempts: attempt, token: reported },

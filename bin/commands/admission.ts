@@ -21,10 +21,7 @@ export const modeOf = (o: Pick<AdmissionOptions, 'hold' | 'open' | 'auto'>): Adm
   return asked[0] ?? null;
 };
 
-/**
- * `fleet admission [--hold|--open|--auto]`: whether input from the intake queue is held, and the
- * operator's override.
- */
+/** `fleet admission [--hold|--open|--auto]`: whether intake input is held, and the operator's override. */
 export const registerAdmission = (program: Command): void => {
   withTargetOptions(
     program

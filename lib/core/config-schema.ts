@@ -20,10 +20,7 @@ export const nodeSpecSchema = z.strictObject({
   priority: z.number().int().min(0).default(100),
   /** Address the origin record points at while this node is primary (A: IPv4, CNAME: host name). */
   address: z.string().min(1).max(253).optional(),
-  /**
-   * The node's availability zone (`eu-west-2a`): at equal priority a standby in another zone than the primary's is
-   * preferred.
-   */
+  /** Availability zone (`eu-west-2a`): at equal priority a standby outside the primary's zone is preferred. */
   zone: z
     .string()
     .regex(/^[a-z]{2}(-[a-z]+)+-\d[a-z]$/, 'must be an availability zone such as eu-west-2a')
@@ -116,10 +113,7 @@ export const configSchema = z
     recordType: z.enum(['A', 'CNAME']).default('A'),
     recordTtl: z.number().int().min(0).max(86_400).default(60),
     restartVerifySeconds: seconds.default(60),
-    /**
-     * The watchdog's dead-man schedule (EventBridge `rate(1 minute)`, serverless.yml; a local scheduler in drills):
-     * README "Cost".
-     */
+    /** The watchdog's dead-man schedule (EventBridge `rate(1 minute)` in serverless.yml; drills run their own). */
     watchdogScheduleSeconds: seconds.default(60),
     /**
      * The watchdog function (name or ARN) the agent invokes asynchronously when a sample of the
@@ -148,10 +142,7 @@ export const configSchema = z
      * lib/core/fleet/intake-wait.ts).
      */
     intakeWaitAlertSeconds: seconds.default(3600),
-    /**
-     * The stages a task goes through (lib/core/pipeline.ts, docs/pipeline.md); the seed's four synthetic stages by
-     * default.
-     */
+    /** A task's stages (lib/core/pipeline.ts, docs/pipeline.md); the four synthetic stages by default. */
     pipeline: pipelineSchema.optional(),
     /** Shorthand of earlier releases: a command for some of the seed's stages (`pipeline` replaces it). */
     stageCommands: stageCommandsSchema.optional(),
@@ -186,10 +177,7 @@ export const configSchema = z
       .int()
       .min(1024)
       .default(1024 * 1024),
-    /**
-     * The longest pause between two retries of one S3 request (full jitter below it); a drill scales it like any
-     * duration.
-     */
+    /** The longest pause between two retries of one S3 request (full jitter below it); drills scale it. */
     retryCapSeconds: seconds.default(2),
     /**
      * How many times faster than real time the durations run: 1 on a real fleet; a drill sets

@@ -1,7 +1,4 @@
-/**
- * The key layout below the state prefix (`peer-sync/` by default): every key is built and
- * parsed here, and nowhere else.
- */
+/** The key layout below the state prefix (`peer-sync/` by default), built and parsed here only. */
 export const KEYS = {
   leader: 'leader.json',
   manifest: 'manifest.json',

@@ -15,10 +15,7 @@ export interface RetryDeps {
 export const backoffDelay = (attempt: number, policy: RetryPolicy, random: () => number): number =>
   Math.floor(random() * Math.min(policy.capMs, policy.baseMs * 2 ** (attempt - 1)));
 
-/**
- * Runs `fn` until it succeeds, `shouldRetry` says no, or the attempts are spent; the last
- * error is rethrown unchanged.
- */
+/** Runs `fn` until it succeeds, `shouldRetry` says no, or attempts run out; rethrows the last error. */
 export const retry = async <T>(
   fn: (attempt: number) => Promise<T>,
   shouldRetry: (error: unknown) => boolean,

@@ -1,10 +1,7 @@
 import type { z } from 'zod';
 import { ValidationError } from './errors';
 
-/**
- * One step of a path; a key that would read as nothing (empty, blank at either end, control characters) is shown
- * quoted, as JSON.
- */
+/** One step of a path; a key that would read as nothing (empty, padded, control characters) is quoted as JSON. */
 export const pathStep = (key: PropertyKey): string =>
   typeof key === 'string' && (key === '' || /^\s|\s$|[\u0000-\u001f]/.test(key)) ? JSON.stringify(key) : String(key);
 

@@ -150,10 +150,7 @@ const RESTART_STAGES: readonly StageName[] = ['restart-claimed', 'restart-sent',
 /** After a lost standby's or a rejoin's restart, whatever its outcome, the node's samples decide. */
 const watchAfter = (): Stage => ({ name: 'watching' });
 
-/**
- * Every incident kind's machine, one small table each. A step not in its kind's table, or from another stage, is
- * refused.
- */
+/** Each incident kind's machine, one small table each: a step not in its table, or from another stage, is refused. */
 export const TABLES: Readonly<Record<IncidentKind, Table>> = {
   stall: {
     STALLED: {

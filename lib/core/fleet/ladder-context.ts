@@ -21,10 +21,7 @@ export type WatchdogAction =
   | { kind: 'publish'; event: FleetEvent }
   | { kind: 'command'; node: string; instanceId: string; incidentId: string; command: 'restartWorker' | 'restartAgent' }
   | { kind: 'verify'; node: string; instanceId: string; incidentId: string; commandId: string; deadline: number }
-  /**
-   * A restart claimed long ago and never recorded as sent: ask SSM whether it went out (recorded as sent), or send it
-   * now.
-   */
+  /** A restart claimed long ago, never recorded as sent: ask SSM whether it went out, or send it now. */
   | {
       kind: 'find-restart';
       node: string;

@@ -94,11 +94,8 @@ const evidence = (c: Confirmation | undefined): string =>
   `Lightsail: ${c?.instance ?? 'not asked'}, SSM: ${c?.ssm ?? 'not asked'}`;
 
 /**
- * Silence of the primary. Confirmed dead (Lightsail stopped, or SSM lost its agent): fail over
- * at once. Not confirmed, as for a VM that crashed a minute ago (Lightsail still reads running,
- * SSM notices only after minutes): alert, and let the lease decide. A standby takes over only
- * once the primary has not renewed for a full expiry by the standby's own clock, so a primary
- * that only lost its heartbeats keeps the role; traffic then follows the lease.
+ * A stale lease. Confirmed dead by Lightsail or SSM: fail over at once. Unconfirmed (a VM that
+ * crashed a minute ago still reads running): alert, and let a standby's takeover decide.
  */
 const judgePrimarySilence = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch, silence: Silence): NodeWatch => {
   const conf = ctx.confirmations.get(spec.name);

@@ -124,11 +124,8 @@ export const markFailover = (
       );
 
 /**
- * A failover made by a person (`fleet failover`): the cooldown runs from it as from the
- * watchdog's own (not after `--force`: a forced target may not take over, and then the
- * watchdog must be free to fail over again), and the old primary's open incident is closed
- * (SUPERSEDED: its node no longer holds the role, so its ladder is over; a claimed failover
- * of it would only be superseded).
+ * A person's failover: the cooldown runs from it (not after `--force`, whose target may not take
+ * over), and the old primary's open incident is superseded, as its node no longer holds the role.
  */
 export const noteManualFailover = (
   state: WatchdogState,

@@ -10,12 +10,9 @@ const UNREADY_WHY = {
 } as const;
 
 /**
- * A standby heard from: it counts for redundancy only with a worker that proves it works. One
- * whose worker has not been ready for UNREADY_SAMPLES samples (stopped by a failover, frozen,
- * failing its self-test) is restarted in standby mode, within its own hourly budget; it has
- * rejoined once its self-test passes. One still failing PROOF_INTERVALS sample intervals after
- * its restart finished stays out (REJOIN_FAILED), and the next run tries again while the
- * budget allows; once it is spent, the node stays out quietly until the budget has room again.
+ * A standby counts for redundancy only with a worker that proves it works. One unready for
+ * UNREADY_SAMPLES samples is restarted in standby mode within its own hourly budget, and rejoins
+ * once its self-test passes; still failing PROOF_INTERVALS intervals later, it stays out.
  */
 export const judgeRejoin = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeWatch => {
   const hb = ctx.heartbeats.get(spec.name);

@@ -12,10 +12,7 @@ const nodeStateSchema = z.object({
   incident: incidentSchema.nullable(),
   /** Watchdog-clock times of restarts issued in the last hour: the restart budget. */
   restartTimes: z.array(z.number()).max(1000),
-  /**
-   * Watchdog-clock times of worker restarts sent in the last hour to make a standby rejoin: their own budget of the
-   * same size.
-   */
+  /** Watchdog-clock times of rejoin restarts in the last hour: a budget of their own, of the same size. */
   rejoinTimes: z.array(z.number()).max(1000).default([]),
   /** Incidents opened so far for this node: part of the next incident id. */
   incidents: z.number().int().min(0),
@@ -49,10 +46,7 @@ const watchdogStateV2Schema = z.object({
     .optional(),
   /** The primary and epoch the origin record was last made to point at: traffic follows the lease. */
   origin: z.object({ primary: nodeNameSchema, epoch: z.number().int().min(0) }).optional(),
-  /**
-   * Backpressure: whether input from the intake queue is held, and the operator's override
-   * (lib/core/fleet/admission.ts).
-   */
+  /** Backpressure: whether intake input is held, and the operator's override (lib/core/fleet/admission.ts). */
   admission: admissionSchema.optional(),
   /** The dead-letter queue's depth at the last read, and the alerts of its rises (lib/core/fleet/dead-letters.ts). */
   deadLetters: deadLettersSchema.optional(),

@@ -29,10 +29,7 @@ export interface RunView {
   gauges: boolean;
 }
 
-/**
- * Times in `after` that `before` did not have: what this verdict appended (restart budgets only grow by appending the
- * time).
- */
+/** Times in `after` that `before` lacks: what this verdict appended (restart budgets only grow). */
 const added = (before: readonly number[] | undefined, after: readonly number[] | undefined): number =>
   (after ?? []).filter((t) => !(before ?? []).includes(t)).length;
 

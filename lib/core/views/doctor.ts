@@ -149,10 +149,7 @@ const heartbeatCheck = (spec: NodeSpec, facts: DoctorFacts): Check => {
   return check(name, 'ok', detail);
 };
 
-/**
- * Every check, in the order a person fixes things: config, storage (bucket, table), role, nodes, queue, alerts, SSM,
- * DNS.
- */
+/** Every check, in the order one fixes things: config, bucket, table, role, nodes, queue, alerts, SSM, DNS. */
 export const doctorChecks = (facts: DoctorFacts): Check[] => {
   const { config } = facts;
   return [

@@ -60,10 +60,7 @@ export interface ReadinessInput {
   watchdog: Observed<WatchdogState>;
   now: number;
   sampleMs: number;
-  /**
-   * The heartbeat keep-alive (`heartbeatKeepAliveSeconds`) in ms; without it a heartbeat is fresh for two sample
-   * intervals.
-   */
+  /** The heartbeat keep-alive in ms; without it a heartbeat is fresh for two sample intervals. */
   keepAliveMs?: number;
 }
 
