@@ -1,5 +1,5 @@
 /**
- * The fleet's footprint, against issue 13's targets: each function's zip as `sls package` writes
+ * The fleet's footprint, against its targets: each function's zip as `sls package` writes
  * it, each function's cold start (its bundle loaded in a fresh Node process, as a Lambda init
  * does), and the resident memory of the agent and the worker on each node of a running drill.
  * Run: npx tsx bench/footprint.ts [--package DIR] [--node PATH] [--runs N] [--time-scale K]

@@ -5,7 +5,7 @@
  * worker's TaskBook records and flushes them to the journal (its CPU per flush is printed too),
  * and the round reads them through the agent's feed (registry.json, then the journal's news).
  * Each size starts with a few warm-up rounds (the agent runs for months; its code is compiled by
- * then). Targets (issue 13), at 100,000 live tasks: a quiet round ≤ 5 ms, a 10-change round ≤ 50 ms.
+ * then). Targets, at 100,000 live tasks: a quiet round ≤ 5 ms, a 10-change round ≤ 50 ms.
  * Run: npx tsx bench/peer-sync-cost.ts
  */
 import { spawn } from 'node:child_process';

@@ -267,7 +267,7 @@ const main = async (): Promise<void> => {
 };
 
 /**
- * The `metrics` setting's own line (issue 14): its custom metrics and the alarms on them, for 2
+ * The `metrics` setting's own line: its custom metrics and the alarms on them, for 2
  * and 3 nodes; the dashboard apart.
  */
 const printMetrics = (): void => {

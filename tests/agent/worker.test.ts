@@ -610,9 +610,11 @@ describe('Worker', () => {
         boot: bootId(),
       });
       const waits: number[] = [];
+      const askedAt: number[] = [];
       const queue = {
         receive: async (_max: number, waitSeconds: number) => {
           waits.push(waitSeconds);
+          askedAt.push(mono());
           // An empty queue's long poll answers at the end of its wait.
           await new Promise((r) => setTimeout(r, answerMs === 'the wait' ? waitSeconds * 1000 : answerMs));
           return [];
@@ -627,14 +629,17 @@ describe('Worker', () => {
       const worker = new Worker({ config, store, queue, log: memoryLogger().log, now: Date.now, alerts: null });
       await worker.start();
       // The agent's renewal as the worker sees it: the role file, good for fenceAfter from now.
-      const renew = () =>
-        writeJsonAtomic(rolePath(dataDir), {
+      const renewedAt: number[] = [];
+      const renew = () => {
+        renewedAt.push(mono());
+        return writeJsonAtomic(rolePath(dataDir), {
           role: 'primary',
           epoch: 1,
           validUntil: mono() + (config.leaseExpirySeconds - config.leaseRenewSeconds) * 1000,
           boot: bootId(),
         });
-      return { waits, renew, close: () => worker.close() };
+      };
+      return { waits, askedAt, renewedAt, renew, close: () => worker.close() };
     };
     const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -670,9 +675,7 @@ describe('Worker', () => {
         'the lease cuts short: one long poll per two renewals, not one per renewal',
       async () => {
         // ×20: renewals every 0.5 s, the lease good for 1 s after each (fenceAfter), polls of up to
-        // 1 s (20 scenario seconds). Each poll ran to 0.05 s before the lease known at its start
-        // ended, so the renewal during it found the next one cut to half its length (issue 13: an
-        // idle primary polled every 10 s where 20 s were allowed).
+        // 1 s (20 scenario seconds). Without the wait, each renewal would cut the next poll in half.
         const p = await polling(1_000, {}, 20, 'the wait');
         const renewals = setInterval(() => void p.renew(), 500);
         try {
@@ -681,11 +684,24 @@ describe('Worker', () => {
           clearInterval(renewals);
           await p.close();
         }
+        // The rule waits only for a renewal due within a quarter period (125 ms): after a renewal
+        // the machine's load made that late (or early), a poll and the next one may be cut short.
+        const late = (at: number): boolean => {
+          const before = p.renewedAt.filter((r) => r <= at);
+          const recent = before.filter((r) => r >= at - 2_000);
+          const gaps = recent.slice(1).map((r, i) => r - (recent[i] ?? r));
+          return at - (before.at(-1) ?? -Infinity) > 625 || gaps.some((g) => g < 375 || g > 625);
+        };
+        const short = p.waits
+          .map((w, i) => ({ w, at: p.askedAt[i] ?? 0 }))
+          .slice(1)
+          .filter(({ w }) => w * 20 < 17);
+        const excused = short.filter(({ at }) => late(at)).length;
         // About 4 polls of nearly a second each (the first may be cut short: it started between
         // renewals); cut short by every renewal they would be 8 of half a second.
         expect(p.waits.length).toBeGreaterThanOrEqual(3);
-        expect(p.waits.length).toBeLessThanOrEqual(6);
-        expect(p.waits.slice(1).every((w) => w * 20 >= 17)).toBe(true);
+        expect(p.waits.length).toBeLessThanOrEqual(6 + excused);
+        expect(short.length).toBe(excused);
       },
     );
 

@@ -238,7 +238,7 @@ describe('watchdog handler', () => {
     expect(ssm).toHaveReceivedCommandTimes(SendCommandCommand, 1);
   });
 
-  describe('a write that landed is never taken as lost (issue 12)', () => {
+  describe('a write that landed is never taken as lost', () => {
     it.each(['reset', 'internal-error'] as const)(
       'sends the claimed restart and alerts once when the state write is applied and its response lost (%s)',
       async (how) => {
@@ -264,7 +264,7 @@ describe('watchdog handler', () => {
     });
   });
 
-  describe('a restart claimed but never recorded as sent (issue 12)', () => {
+  describe('a restart claimed but never recorded as sent', () => {
     /** The state of a run that claimed the restart two minutes ago and lost the record of sending it. */
     const claimedLongAgo = async (): Promise<void> => {
       stallPrimary();
@@ -307,7 +307,7 @@ describe('watchdog handler', () => {
     });
   });
 
-  describe('damaged control objects heal (issue 12)', () => {
+  describe('damaged control objects heal', () => {
     const atEpoch = (node: string, epoch: number, role: 'primary' | 'standby') => ({
       ...heartbeat(
         node,

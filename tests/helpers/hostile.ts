@@ -3,7 +3,7 @@ import { CorruptObjectError, ValidationError } from '../../lib/core/errors';
 import { pathStep } from '../../lib/core/validate';
 
 /**
- * Hostile inputs for the parsers at the edge (issue 12, item 5): wrong types, huge strings, deep
+ * Hostile inputs for the parsers at the edge: wrong types, huge strings, deep
  * nesting, keys that reach the prototype, text that was never UTF-8, Slack markup. Shared by the
  * `*.property.test.ts` files, with the checks every case ends with: no pollution, and either a
  * clean parse or a typed error that names the field.

@@ -65,7 +65,7 @@ describe('fleet drill on the local cloud', () => {
       expect(report.timeline.some((e) => e.event === 'stalled')).toBe(false);
       // Nothing of the run is left: no node host, agent or worker.
       expect(processesMatching('qf-run-')).toEqual([]);
-      // The request-count guard (issue 13): no figure per healthy hour or per task grew more than
+      // The request-count guard: no figure per healthy hour or per task grew more than
       // 25% over bench/request-baseline.json (npx tsx bench/request-counts.ts measures it again).
       const baseline = JSON.parse(readFileSync(join(ROOT, 'bench/request-baseline.json'), 'utf8')) as Pick<
         RequestFigures,

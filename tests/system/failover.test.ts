@@ -6,7 +6,7 @@ import { actual, DRILL_MS, DRILL_OUT, drill, passed } from '../helpers/drill';
 import { expectDrillPage } from '../helpers/drill-page';
 
 /**
- * Failover drills through `fleet drill` (issue 3). Each asserts its scenario passed, and then
+ * Failover drills through `fleet drill`. Each asserts its scenario passed, and then
  * the specific behaviour the scenario exists for.
  */
 afterAll(() => killAll());

@@ -2,7 +2,7 @@ import { killAll } from '../helpers/children';
 import { actual, DRILL_MS, drill, passed } from '../helpers/drill';
 
 /**
- * The faults real fleets meet (issue 9), each through `fleet drill` on the faithful local
+ * The faults real fleets meet, each through `fleet drill` on the faithful local
  * cloud: a VM that freezes and wakes, one that reboots, one that is stopped, stages that hang,
  * S3 down for everyone, notifications a minute late, damaged control objects and lost
  * responses. Each checks its scenario passed, then the behaviour the fault exists for.

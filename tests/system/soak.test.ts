@@ -5,7 +5,7 @@ import { drill, passed } from '../helpers/drill';
 const SOAK_MS = 240_000;
 
 /**
- * The soak (issue 11): 2,200 s of scenario time on 3 nodes, five successive faults, each on
+ * The soak: 2,200 s of scenario time on 3 nodes, five successive faults, each on
  * whichever node is primary when it strikes: a stall a restart heals, a worker crash, a reboot,
  * a VM crash and a persistent stall. Every fault is healed, redundancy comes back before the
  * next one, nothing is lost and no epoch ever has two consumers. A task a stopped worker held

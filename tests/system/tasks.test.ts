@@ -3,7 +3,7 @@ import { SEED_STAGES as STAGES } from '../../lib/core/pipeline';
 import { killAll } from '../helpers/children';
 import { actual, DRILL_MS, drill } from '../helpers/drill';
 
-/** Task-state drills through `fleet drill` (issue 4): nothing lost, nothing done twice. */
+/** Task-state drills through `fleet drill`: nothing lost, nothing done twice. */
 afterAll(() => killAll());
 
 const clean = (report: Report): void => {
