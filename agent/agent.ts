@@ -15,6 +15,7 @@ import type { TriggerReason, WatchdogTrigger } from '../lib/aws/trigger';
 import { alertFromNode } from './runtime/node-alerts';
 import type { StateStore } from '../lib/aws/state-store';
 import type { Logger } from '../lib/log';
+import { VERSION } from '../lib/version';
 import { Loop } from './runtime/loop';
 import { LeaseKeeper } from './lease-keeper';
 import { NodeFigures } from './node-figures';
@@ -25,8 +26,6 @@ import { StepDown } from './step-down';
 import { heartbeatDue, newsOf, type Written } from './heartbeat-policy';
 
 const STANDBY_SQS_PROBE_SYNCS = 4;
-
-export const AGENT_VERSION = '0.1.0';
 
 export interface AgentDeps {
   config: Config & { nodeName: string };
@@ -232,7 +231,7 @@ export class Agent {
       version: 1,
       node: this.deps.config.nodeName,
       boot: this.boot,
-      agentVersion: AGENT_VERSION,
+      agentVersion: VERSION,
       role: written.role,
       samples: [...this.samples],
       ...(this.deps.instanceId === undefined ? {} : { instanceId: this.deps.instanceId }),

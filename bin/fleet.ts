@@ -13,6 +13,7 @@ import { formatEntry, formatSummary } from '../lib/harness/drill/render';
 import { runDrill } from '../lib/harness/drill/run';
 import { resolveBehaviour } from '../lib/harness/localcloud/behaviour';
 import { registerOperatorCommands } from './commands';
+import { VERSION } from '../lib/version';
 
 /** The CLI's exit codes. */
 const EXIT = { ok: 0, failed: 1, badInput: 2 } as const;
@@ -127,6 +128,7 @@ const drill = async (scenario: Scenario, opts: DrillOptions): Promise<number> =>
 
 const program = new Command()
   .name('fleet')
+  .version(VERSION)
   .description("Queen's Fleet: self-healing media fleet. Drills run on the embedded local cloud.")
   .exitOverride()
   .configureOutput({ writeErr: (s) => process.stderr.write(s) });

@@ -14,6 +14,7 @@ import { KEYS } from '../../lib/core/keys';
 import { MemoryRecords } from '../helpers/memory-records';
 import { buildConfig, type Config } from '../../lib/core/config';
 import { memoryLogger } from '../helpers/memory-logger';
+import { version as PACKAGE_VERSION } from '../../package.json';
 import { MemoryS3 } from '../helpers/memory-s3';
 
 const NODES = [
@@ -128,8 +129,13 @@ describe('Agent', () => {
       rmSync(workerPidPath(config.dataDir));
       await new Promise((r) => setTimeout(r, 1_200));
       expect(heartbeatPuts('node-1') - quiet).toBeGreaterThanOrEqual(3);
-      const hb = s3.json('peer-sync/nodes/node-1/heartbeat.json') as { samples: { workerProcesses: number }[] };
+      const hb = s3.json('peer-sync/nodes/node-1/heartbeat.json') as {
+        agentVersion: string;
+        samples: { workerProcesses: number }[];
+      };
       expect(hb.samples.at(-1)?.workerProcesses).toBe(0);
+      // Every heartbeat names the release the node runs.
+      expect(hb.agentVersion).toBe(PACKAGE_VERSION);
     } finally {
       await agent.close();
     }
