@@ -3,11 +3,15 @@ import { ValidationError } from '../../lib/core/errors';
 import { parseNode } from '../../lib/core/views/event-query';
 import { manualFailover } from '../../lib/ops/manual-failover';
 import { argument, connect, EXIT, paint, printJson, withTargetOptions, type TargetOptions } from './common';
+import { confirm, mustAsk } from './confirm';
 import { renderFailover } from './render';
 
 interface FailoverOptions extends TargetOptions {
   to: string;
   reason: string;
+  ignoreReadiness?: boolean;
+  dryRun?: boolean;
+  yes?: boolean;
   force?: boolean;
 }
 
@@ -18,7 +22,13 @@ const parseReason = (raw: string): string => {
   return reason;
 };
 
-/** `fleet failover --to NODE --reason TEXT [--force]`: moves the primary role by hand, as the watchdog would. */
+const EXAMPLES = `
+Examples:
+  $ fleet failover --to node-2 --reason "kernel update on node-1" --dry-run   # show the steps, change nothing
+  $ fleet failover --to node-2 --reason "kernel update on node-1"             # asks first on a terminal
+  $ fleet failover --to node-2 --reason "node-1 is gone" --yes --json          # from a script`;
+
+/** `fleet failover --to NODE --reason TEXT`: moves the primary role by hand, as the watchdog would. */
 export const registerFailover = (program: Command): void => {
   withTargetOptions(
     program
@@ -33,16 +43,39 @@ export const registerFailover = (program: Command): void => {
       argument((raw) => parseNode(raw, '--to')),
     )
     .requiredOption('--reason <text>', 'why: written to leader.json and the PROMOTED event', argument(parseReason))
+    .option('--dry-run', 'check the target and show the steps; change nothing')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .option('--force', 'do not ask for confirmation (as patronictl --force); readiness still holds')
     .option(
-      '--force',
+      '--ignore-readiness',
       'promote even when the node is not ready (stale heartbeat, no worker, behind the epoch, open incident)',
     )
+    .addHelpText('after', EXAMPLES)
     .action(async (o: FailoverOptions) => {
       const { target, deps } = connect(o);
-      const result = await manualFailover(deps, { to: o.to, reason: o.reason, force: o.force === true });
+      const request = { to: o.to, reason: o.reason, force: o.ignoreReadiness === true };
+      const terminal = process.stdin.isTTY === true && process.stdout.isTTY === true;
+      const yes = o.yes === true || o.force === true;
+      if (mustAsk({ terminal, yes, dryRun: o.dryRun === true, json: o.json === true })) {
+        const plan = await manualFailover(deps, { ...request, dryRun: true });
+        console.log(renderFailover(plan, target.where, paint()));
+        const question = `Move the primary role from ${plan.from ?? '?'} to ${o.to}? [y/N] `;
+        if (plan.refused === null && !(await confirm(question, process.stdin, process.stdout))) {
+          console.error('fleet failover: not confirmed: nothing changed');
+          process.exitCode = EXIT.failed;
+          return;
+        }
+        if (plan.refused !== null) {
+          console.error(`fleet failover: refused: ${plan.refused}`);
+          process.exitCode = EXIT.failed;
+          return;
+        }
+      }
+      const result = await manualFailover(deps, { ...request, dryRun: o.dryRun === true });
       if (o.json === true) printJson({ where: target.where, ...result });
       else console.log(renderFailover(result, target.where, paint()));
       if (result.refused !== null) console.error(`fleet failover: refused: ${result.refused}`);
-      process.exitCode = result.ok && !result.steps.some((s) => s.status === 'fail') ? EXIT.ok : EXIT.failed;
+      const failed = result.refused !== null || result.steps.some((s) => s.status === 'fail');
+      process.exitCode = (result.ok || result.dryRun) && !failed ? EXIT.ok : EXIT.failed;
     });
 };

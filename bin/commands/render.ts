@@ -145,10 +145,12 @@ const MARK: Record<FailoverStepOutcome | Check['status'], (c: Paint) => string> 
 
 /** `fleet failover` for people: each step, then the outcome. */
 export const renderFailover = (r: FailoverResult, where: string, c: Paint): string => {
-  const lines = [c.bold(`Manual failover to ${r.to} (${where})${r.forced ? ', forced' : ''}`)];
+  const how = `${r.forced ? ', readiness ignored' : ''}${r.dryRun ? ', dry run' : ''}`;
+  const lines = [c.bold(`Manual failover to ${r.to} (${where})${how}`)];
   for (const s of r.steps) lines.push(`${MARK[s.status](c)}  ${s.step.padEnd(18)} ${s.detail}`);
   // A refusal is said once, on stderr, by the command.
   if (r.ok) lines.push(c.green(`${r.to} is primary of epoch ${r.newEpoch ?? '?'} (incident ${r.incidentId ?? '?'}).`));
+  else if (r.dryRun && r.refused === null) lines.push('Dry run: nothing was changed.');
   return lines.join('\n');
 };
 

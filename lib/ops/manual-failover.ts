@@ -4,6 +4,7 @@ import { KEYS } from '../core/keys';
 import type { NodeSpec } from '../core/config';
 import {
   leaderReason,
+  plannedSteps,
   planManualFailover,
   promotedSummary,
   type ManualFailoverPlan,
@@ -20,7 +21,10 @@ import { observeObject, observeHeartbeats, type OpsDeps } from './observe';
 export interface FailoverRequest {
   to: string;
   reason: string;
+  /** Go ahead with a target that is not ready (`--ignore-readiness`). */
   force: boolean;
+  /** Only check and list the steps: nothing is changed (`--dry-run`). */
+  dryRun?: boolean;
 }
 
 export type FailoverStepOutcome = 'ok' | 'warn' | 'fail' | 'skipped';
@@ -55,7 +59,9 @@ export interface FailoverResult {
   handover: Leader['handover'] | null;
   incidentId: string | null;
   forced: boolean;
-  /** Readiness objections that --force overrode. */
+  /** A dry run: the steps were listed, none was taken. */
+  dryRun: boolean;
+  /** Readiness objections that --ignore-readiness overrode. */
   overridden: string[];
   steps: FailoverLogEntry[];
 }
@@ -193,6 +199,7 @@ export const manualFailover = async (deps: OpsDeps, req: FailoverRequest): Promi
     handover: null,
     incidentId: null,
     forced: req.force,
+    dryRun: req.dryRun === true,
     overridden: [],
     steps: [],
   };
@@ -215,6 +222,16 @@ export const manualFailover = async (deps: OpsDeps, req: FailoverRequest): Promi
       ? `${plan.to} is not ready (${plan.overridden.join('; ')}): forced`
       : `${plan.to} is ready; ${plan.from} is primary of epoch ${plan.fromEpoch}`,
   );
+  if (req.dryRun === true) {
+    const record = deps.dns === null ? null : (config.recordName ?? 'the origin record');
+    const o = {
+      commandWaitSeconds: config.commandWaitSeconds,
+      cooldownSeconds: config.failoverCooldownSeconds,
+      record,
+    };
+    for (const s of plannedSteps(plan, o)) step(s.step, 'skipped', `would ${s.detail}`);
+    return result;
+  }
   const from = config.nodes.find((n) => n.name === plan.from);
   const to = config.nodes.find((n) => n.name === plan.to);
   if (to === undefined) throw new Error(`planned target ${plan.to} is not configured`);

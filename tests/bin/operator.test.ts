@@ -242,7 +242,7 @@ describe('fleet failover', () => {
     await seedFleet(fleet);
   });
 
-  it('refuses a standby that is not ready, without --force, and changes nothing', async () => {
+  it('refuses a standby that is not ready, without --ignore-readiness, and changes nothing', async () => {
     const before = await storedLeader();
 
     const { code, doc, stderr } = await fleetJson(['failover', '--to', 'node-3', '--reason', 'maintenance']);
@@ -253,6 +253,36 @@ describe('fleet failover', () => {
       refused: expect.stringContaining('node-3 is not ready: it has no live worker process'),
     });
     expect(stderr).toContain('fleet failover: refused: node-3 is not ready');
+    expect(await storedLeader()).toEqual(before);
+  });
+
+  it('--force only skips the question, as in patronictl: a standby that is not ready is still refused', async () => {
+    const before = await storedLeader();
+    const { code, doc } = await fleetJson(['failover', '--to', 'node-3', '--reason', 'maintenance', '--force']);
+
+    expect(code).toBe(1);
+    expect(doc).toMatchObject({ ok: false, forced: false, refused: expect.stringContaining('node-3 is not ready') });
+    expect(await storedLeader()).toEqual(before);
+  });
+
+  it('shows the steps with --dry-run and changes nothing', async () => {
+    await settleRestart();
+    const before = await storedLeader();
+    const { code, doc } = await fleetJson(['failover', '--to', 'node-2', '--reason', 'rehearsal', '--dry-run']);
+
+    expect(code).toBe(0);
+    expect(doc).toMatchObject({ ok: false, dryRun: true, refused: null, from: 'node-1', fromEpoch: 1 });
+    const steps = doc?.steps as { step: string; status: string; detail: string }[];
+    expect(steps.map((s) => `${s.step}:${s.status}`)).toEqual([
+      'check:ok',
+      'stop-old-worker:skipped',
+      'promote:skipped',
+      'cooldown:skipped',
+      'event:skipped',
+      'start-worker:skipped',
+      'origin-record:skipped',
+    ]);
+    expect(steps[2]?.detail).toBe('would make node-2 primary of epoch 2, by CAS on 1');
     expect(await storedLeader()).toEqual(before);
   });
 
@@ -269,7 +299,7 @@ describe('fleet failover', () => {
     expect(code).toBe(1);
     expect(doc?.refused).toBe(
       `node-2 is ready, but the watchdog is restarting node-1's ` +
-        `worker (incident ${INCIDENT}). Use --force to go ahead anyway.`,
+        `worker (incident ${INCIDENT}). Use --ignore-readiness to go ahead anyway.`,
     );
     expect(await storedLeader()).toMatchObject({ primary: 'node-1', epoch: 1 });
   });
@@ -311,8 +341,8 @@ describe('fleet failover', () => {
     expect(await fleet.dns.current()).toBe('192.0.2.2');
   });
 
-  it('promotes a node that is not ready with --force, and says what it overrode', async () => {
-    const { code, doc } = await fleetJson(['failover', '--to', 'node-3', '--reason', 'drill', '--force']);
+  it('promotes a node that is not ready with --ignore-readiness, and says what it overrode', async () => {
+    const { code, doc } = await fleetJson(['failover', '--to', 'node-3', '--reason', 'drill', '--ignore-readiness']);
 
     expect(code).toBe(0);
     expect(doc).toMatchObject({
@@ -327,10 +357,10 @@ describe('fleet failover', () => {
     expect(await storedLeader()).toMatchObject({
       primary: 'node-3',
       epoch: 2,
-      reason: expect.stringContaining('(--force)'),
+      reason: expect.stringContaining('(--ignore-readiness)'),
     });
     expect((await storedEvent(String(doc?.incidentId)))?.summary).toContain(
-      `--force overrode: it has no live worker process; ` +
+      `--ignore-readiness overrode: it has no live worker process; ` +
         `the watchdog is restarting node-1's worker (incident ${INCIDENT}).`,
     );
   });

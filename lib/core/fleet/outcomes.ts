@@ -124,7 +124,7 @@ export const markFailover = (
       );
 
 /**
- * A person's failover: the cooldown runs from it (not after `--force`, whose target may not take
+ * A person's failover: the cooldown runs from it (not after `--ignore-readiness`, whose target may not take
  * over), and the old primary's open incident is superseded, as its node no longer holds the role.
  */
 export const noteManualFailover = (

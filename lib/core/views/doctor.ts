@@ -79,7 +79,8 @@ const leaderCheck = (facts: DoctorFacts): Check => {
       'leader.json',
       'fail',
       `names ${l.primary} (epoch ${l.epoch}), which the configuration does not list`,
-      `add ${l.primary} to the configuration, or move the role: fleet failover --to <node> --reason … --force`,
+      `add ${l.primary} to the configuration, or move the role: ` +
+        'fleet failover --to <node> --reason … --ignore-readiness',
     );
   }
   return check('leader.json', 'ok', `${l.primary} is primary of epoch ${l.epoch} (handover ${l.handover})`);

@@ -34,7 +34,7 @@ export type ManualFailoverPlan =
       to: string;
       /** `manual-<epoch>-<ms>-<nonce>`: the incident its events are filed under, unique per failover. */
       incidentId: string;
-      /** The readiness objections `--force` overrode; empty when the target was ready. */
+      /** The readiness objections `--ignore-readiness` overrode; empty when the target was ready. */
       overridden: string[];
     };
 
@@ -98,7 +98,7 @@ export const planManualFailover = (input: ManualFailoverInput): ManualFailoverPl
       kind: 'refuse',
       message:
         `${ready.ready ? `${to} is ready, but` : `${to} is not ready:`} ${objections.join('; ')}. Use ` +
-        `--force to go ahead anyway.`,
+        `--ignore-readiness to go ahead anyway.`,
     };
   return {
     kind: 'go',
@@ -114,9 +114,10 @@ type Go = Extract<ManualFailoverPlan, { kind: 'go' }>;
 
 /** The `reason` written into leader.json (500 characters at most there). */
 export const leaderReason = (plan: Go, reason: string): string =>
-  `${plan.incidentId}: ${plan.from} → ${plan.to}: ${reason}${plan.overridden.length > 0 ? ' (--force)' : ''}`;
+  `${plan.incidentId}: ${plan.from} → ${plan.to}: ${reason}` +
+  (plan.overridden.length > 0 ? ' (--ignore-readiness)' : '');
 
-/** The PROMOTED event's summary: what happened, the operator's reason, and what --force overrode. */
+/** The PROMOTED event's summary: what happened, the operator's reason, and what --ignore-readiness overrode. */
 export const promotedSummary = (
   plan: Go,
   o: { reason: string; newEpoch: number; handover: Leader['handover']; outgoingStopped: boolean },
@@ -128,7 +129,31 @@ export const promotedSummary = (
     o.outgoingStopped
       ? `${plan.from}: worker stopped before the handover.`
       : `${plan.from}: worker not confirmed stopped; it fences itself.`,
-    plan.overridden.length > 0 ? `--force overrode: ${plan.overridden.join('; ')}.` : '',
+    plan.overridden.length > 0 ? `--ignore-readiness overrode: ${plan.overridden.join('; ')}.` : '',
   ]
     .filter((s) => s !== '')
     .join(' ');
+
+type PlannedStep = 'stop-old-worker' | 'promote' | 'cooldown' | 'event' | 'start-worker' | 'origin-record';
+
+/** What a failover of this plan would do, step by step: `fleet failover --dry-run` shows it and changes nothing. */
+export const plannedSteps = (
+  plan: Go,
+  o: { commandWaitSeconds: number; cooldownSeconds: number; record: string | null },
+): { step: PlannedStep; detail: string }[] => [
+  { step: 'stop-old-worker', detail: `stop ${plan.from}'s worker, waiting up to ${o.commandWaitSeconds} s` },
+  { step: 'promote', detail: `make ${plan.to} primary of epoch ${plan.fromEpoch + 1}, by CAS on ${plan.fromEpoch}` },
+  {
+    step: 'cooldown',
+    detail:
+      plan.overridden.length > 0
+        ? `no cooldown (readiness ignored); close ${plan.from}'s open incident`
+        : `start the watchdog's ${o.cooldownSeconds} s failover cooldown; close ${plan.from}'s open incident`,
+  },
+  { step: 'event', detail: `write and alert events/${plan.incidentId}/PROMOTED.json` },
+  { step: 'start-worker', detail: `start ${plan.to}'s worker` },
+  {
+    step: 'origin-record',
+    detail: o.record === null ? 'no Route 53 record configured' : `point ${o.record} at ${plan.to}`,
+  },
+];

@@ -36,7 +36,8 @@ const resumption = (facts: ReplayFacts, incident: Incident): Pick<ReplayPlan, 'v
         return {
           verdict: 'refused',
           reason:
-            'the failover failed and no standby is ready now; bring one back or use `fleet failover --to NODE --force`',
+            'the failover failed and no standby is ready now; bring one back or use ' +
+            '`fleet failover --to NODE --ignore-readiness`',
           action: null,
         };
       return {

@@ -96,7 +96,7 @@ describe('planManualFailover', () => {
     [
       'a standby without worker',
       input({ heartbeats: new Map([['node-2', standby({ workerProcesses: 0 })]]) }),
-      'node-2 is not ready: it has no live worker process. Use --force',
+      'node-2 is not ready: it has no live worker process. Use --ignore-readiness',
     ],
     [
       'while the watchdog fails the primary over',
@@ -123,23 +123,26 @@ describe('planManualFailover', () => {
     expect(plan.kind === 'refuse' && plan.message).toContain(message);
   });
 
-  it('goes ahead with --force and remembers what it overrode', () => {
+  it('goes ahead with --ignore-readiness and remembers what it overrode', () => {
     const plan = planManualFailover(input({ force: true, heartbeats: new Map() }));
     expect(plan).toMatchObject({ kind: 'go', overridden: ['it has no heartbeat'] });
   });
 
-  it.each([true, false])('refuses the primary itself and a missing leader.json even with --force=%p', (force) => {
-    expect(planManualFailover(input({ to: 'node-1', force })).kind).toBe('refuse');
-    expect(planManualFailover(input({ leader: { state: 'missing' }, force })).kind).toBe('refuse');
-  });
+  it.each([true, false])(
+    'refuses the primary itself and a missing leader.json even with --ignore-readiness=%p',
+    (force) => {
+      expect(planManualFailover(input({ to: 'node-1', force })).kind).toBe('refuse');
+      expect(planManualFailover(input({ leader: { state: 'missing' }, force })).kind).toBe('refuse');
+    },
+  );
 });
 
 describe('leaderReason and promotedSummary', () => {
-  it("carry the operator's reason, and say when --force was used", () => {
+  it("carry the operator's reason, and say when --ignore-readiness was used", () => {
     const plan = planManualFailover(input({ force: true, heartbeats: new Map() }));
     if (plan.kind !== 'go') throw new Error('expected a plan');
     expect(leaderReason(plan, 'kernel update')).toBe(
-      `manual-4-${NOW}-0a1b2c3d: node-1 → node-2: kernel update (--force)`,
+      `manual-4-${NOW}-0a1b2c3d: node-1 → node-2: kernel update (--ignore-readiness)`,
     );
     const summary = promotedSummary(plan, {
       reason: 'kernel update',
@@ -149,6 +152,6 @@ describe('leaderReason and promotedSummary', () => {
     });
     expect(summary).toContain('node-2 is primary of epoch 5 (starts once the old lease has lapsed)');
     expect(summary).toContain('Reason: kernel update.');
-    expect(summary).toContain('--force overrode: it has no heartbeat.');
+    expect(summary).toContain('--ignore-readiness overrode: it has no heartbeat.');
   });
 });
