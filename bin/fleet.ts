@@ -13,6 +13,7 @@ import { formatEntry, formatSummary } from '../lib/harness/drill/render';
 import { runDrill } from '../lib/harness/drill/run';
 import { resolveBehaviour } from '../lib/harness/localcloud/behaviour';
 import { registerOperatorCommands } from './commands';
+import { addExamples } from './commands/examples';
 import { VERSION } from '../lib/version';
 
 /** The CLI's exit codes. */
@@ -177,6 +178,7 @@ program
   });
 
 registerOperatorCommands(program);
+addExamples(program);
 
 const main = async (): Promise<void> => {
   try {

@@ -22,12 +22,6 @@ const parseReason = (raw: string): string => {
   return reason;
 };
 
-const EXAMPLES = `
-Examples:
-  $ fleet failover --to node-2 --reason "kernel update on node-1" --dry-run   # show the steps, change nothing
-  $ fleet failover --to node-2 --reason "kernel update on node-1"             # asks first on a terminal
-  $ fleet failover --to node-2 --reason "node-1 is gone" --yes --json          # from a script`;
-
 /** `fleet failover --to NODE --reason TEXT`: moves the primary role by hand, as the watchdog would. */
 export const registerFailover = (program: Command): void => {
   withTargetOptions(
@@ -50,7 +44,6 @@ export const registerFailover = (program: Command): void => {
       '--ignore-readiness',
       'promote even when the node is not ready (stale heartbeat, no worker, behind the epoch, open incident)',
     )
-    .addHelpText('after', EXAMPLES)
     .action(async (o: FailoverOptions) => {
       const { target, deps } = connect(o);
       const request = { to: o.to, reason: o.reason, force: o.ignoreReadiness === true };
