@@ -6,6 +6,7 @@ export const EXAMPLES: Readonly<Record<string, readonly (readonly [string, strin
     ['fleet status', 'the fleet on AWS (FLEET_CONFIG_FILE or FLEET_* settings)'],
     ['fleet status --local', 'the local fleet of `fleet demo --hold`'],
     ['fleet status --json | jq .leader', 'for scripts'],
+    ['fleet status --watch 5', 'again every 5 s until Ctrl-C'],
   ],
   events: [
     ['fleet events --since 2h', 'the last two hours'],
