@@ -36,20 +36,24 @@ const seconds = z.number().positive();
  */
 export const configSchema = z
   .strictObject({
+    /** The AWS region of every service the fleet uses. */
     region: z.string().min(1).default('us-west-2'),
+    /** The state bucket: heartbeats, task records, events (the stack's `StateBucketName` output). */
     bucket: z
       .string()
       .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name')
       .default('dablio-queens-fleet-state'),
-    /** The DynamoDB table of the control records: the lease and the watchdog's state (lib/aws/table-store.ts). */
+    /** The control table: the lease, the watchdog's state, the beats (the stack's `ControlTableName` output). */
     table: z
       .string()
       .regex(/^[a-zA-Z0-9_.-]{3,255}$/, 'must be a valid DynamoDB table name')
       .default('queens-fleet-control'),
+    /** The key prefix of everything the fleet keeps in the bucket. */
     prefix: z
       .string()
       .regex(/^([a-zA-Z0-9._-]+\/)*$/, 'must be empty or end with /')
       .default('peer-sync/'),
+    /** The task queue the primary's worker consumes (the stack's `TaskQueueUrl` output). */
     queueUrl: z.url().optional(),
     /**
      * The queue producers send to; the watchdog admits from it to the task queue (backpressure). Unset: producers send
@@ -66,25 +70,29 @@ export const configSchema = z
      * Unset: not watched.
      */
     notifierFailureQueueUrl: z.url().optional(),
+    /** The SNS topic alerts go to (the stack's `AlertTopicArn` output); unset: no alert is sent. */
     topicArn: z
       .string()
       .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$/, 'must be an SNS topic ARN')
       .optional(),
+    /** Every node of the fleet (table below); the watchdog judges only these. */
     nodes: z.array(nodeSpecSchema).default([]),
 
+    /** Each agent samples its node this often; every verdict counts in samples. */
     sampleIntervalSeconds: seconds.default(15),
+    /** Each agent syncs the task manifest through S3 this often. */
     syncIntervalSeconds: seconds.default(30),
+    /** Tasks completed within this window count as progress for the stall rule. */
     completionWindowSeconds: seconds.default(300),
+    /** A primary is stalled after this many failing samples in a row (8 × 15 s: a 2-minute window). */
     stallSamples: z.number().int().min(2).max(100).default(8),
+    /** Healthy samples in a row that close a stall incident. */
     recoverySamples: z.number().int().min(1).max(100).default(2),
+    /** How many recent samples each heartbeat carries. */
     heartbeatSamples: z.number().int().min(2).max(200).default(16),
     /**
-     * A node rewrites its heartbeat object only when it has news (a failing or unready sample, a
-     * role, the messages it holds, what its samples report) and at least this often; its lease
-     * renewals (the primary) or its beat item (a standby) carry each sample's sequence number,
-     * which is what its liveness is judged by. Each write is an S3 PUT and its notification a
-     * watchdog run (README "Cost"); what it alone carries (CPU, memory, lease left) reaches the
-     * views and metrics at most this old in an idle fleet.
+     * A node rewrites its heartbeat only with news, and at least this often. Liveness needs none of it (the
+     * lease, the beat item): what it alone carries (CPU, memory) reaches the views at most this old.
      */
     heartbeatKeepAliveSeconds: seconds.default(1800),
     /**
@@ -100,7 +108,9 @@ export const configSchema = z
      */
     stageHangSeconds: seconds.optional(),
 
+    /** Restarts the watchdog may send one node in an hour before it escalates. */
     restartBudgetPerHour: z.number().int().min(0).default(3),
+    /** No automatic failover within this long of the last one. */
     failoverCooldownSeconds: z.number().min(0).default(300),
     /** How long one watchdog run waits for a stop command's result before handing over anyway. */
     commandWaitSeconds: seconds.default(10),
@@ -109,9 +119,13 @@ export const configSchema = z
       .string()
       .regex(/^[A-Z0-9]{1,32}$/, 'must be a Route 53 hosted zone id')
       .optional(),
+    /** The Route 53 record traffic follows (with `hostedZoneId`); unset: no record is moved. */
     recordName: z.string().min(1).max(253).optional(),
+    /** The record's type: `A` points at a node's IPv4 address, `CNAME` at its host name. */
     recordType: z.enum(['A', 'CNAME']).default('A'),
+    /** The record's TTL in seconds. */
     recordTtl: z.number().int().min(0).max(86_400).default(60),
+    /** How long the watchdog waits for a restart command's result before it gives up on it. */
     restartVerifySeconds: seconds.default(60),
     /** The watchdog's dead-man schedule (EventBridge `rate(1 minute)` in serverless.yml; drills run their own). */
     watchdogScheduleSeconds: seconds.default(60),
@@ -129,6 +143,7 @@ export const configSchema = z
      */
     metrics: z.enum(METRIC_LEVELS).default('essential'),
 
+    /** Tasks the primary's worker runs at once. */
     concurrency: z.number().int().min(1).max(64).default(2),
     /**
      * Admission tops the task queue up to this many messages (visible and in flight), never above; with no ready
@@ -169,9 +184,13 @@ export const configSchema = z
      * it while its lease lasts, so a message held by a node that stopped comes back within it.
      */
     visibilityTimeoutSeconds: seconds.default(30),
+    /** The longest SQS long poll; it always ends before the lease does. */
     receiveWaitSeconds: z.number().min(0).max(20).default(20),
+    /** How long a stopping worker may drain its stages to checkpoints before it is killed. */
     workerStopTimeoutSeconds: seconds.default(30),
+    /** The pause before systemd restarts a worker that exited (`RestartSec`). */
     workerRestartSeconds: seconds.default(1),
+    /** Control objects larger than this are refused as damaged, never parsed. */
     maxObjectBytes: z
       .number()
       .int()
@@ -188,7 +207,9 @@ export const configSchema = z
 
     /** Agent only: the node this agent runs on, its state directory and health port. */
     nodeName: z.string().optional(),
+    /** The node's own state: role file, task journal, stage folders (install.sh's `ReadWritePaths`). */
     dataDir: z.string().default('/var/queen-fleet'),
+    /** The agent's `/healthz` port: 200 only on the live primary, for the Route 53 health check. */
     healthPort: z.number().int().min(0).max(65535).default(8087),
     /** Where /healthz listens: loopback by default; the node's address when Route 53 health checks it. */
     healthHost: z.union([z.ipv4(), z.ipv6()]).default('127.0.0.1'),

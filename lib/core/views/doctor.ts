@@ -8,8 +8,8 @@ export const configFailure = (error: string): Check =>
     'config',
     'fail',
     error,
-    'fix the named key in the file FLEET_CONFIG_FILE names, or its FLEET_* variable (every key: lib/core/config.ts; ' +
-      'the file: docs/install.md step 4)',
+    'fix the named key in the file FLEET_CONFIG_FILE names, or its FLEET_* variable ' +
+      '(every key: docs/configuration.md; the file: docs/install.md step 4)',
   );
 
 const configCheck = (c: Config): Check => {
