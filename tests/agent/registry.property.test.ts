@@ -18,7 +18,7 @@ import { memoryLogger } from '../helpers/memory-logger';
 import { expectNoPollution, hostileJsonTextArb, mutationArb, outcomeOfAsync, POLLUTERS } from '../helpers/hostile';
 
 /**
- * Issue 12, item 5, on the node: the files in the data directory (registry, role, proof, pid,
+ * Hostile input on the node: the files in the data directory (registry, role, proof, pid,
  * held messages) may be damaged by a crash mid-write, a full disk or a person. Each read is a
  * value or a ValidationError naming the field; the loops that read them go on.
  */

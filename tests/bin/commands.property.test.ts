@@ -19,7 +19,7 @@ import pc from 'picocolors';
 import { stalledEvent } from '../helpers/fixtures';
 
 /**
- * Issue 12, item 5: the operator CLI's arguments, through the pure parsers and through commander
+ * Hostile input: the operator CLI's arguments, through the pure parsers and through commander
  * as `fleet` registers them: a bad argument is commander's invalid-argument error naming the
  * option (exit 2), never a crash; and what a hostile stored event holds prints.
  */

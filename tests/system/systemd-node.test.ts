@@ -28,7 +28,7 @@ import {
 } from '../helpers/systemd-node';
 
 /**
- * Issue 12, item 6: the node under a real systemd. A Debian 12 container booted with
+ * The node under a real systemd. A Debian 12 container booted with
  * `systemd-nspawn -b` gets the built bundle, install.sh runs in it as on a node, and the units
  * run against the local cloud on the host (the container shares its network). The local
  * cloud's SSM fake runs its fixed commands inside the container. Skipped, with the reason

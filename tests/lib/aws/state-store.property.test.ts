@@ -14,7 +14,7 @@ import {
 import { MemoryS3 } from '../../helpers/memory-s3';
 
 /**
- * Issue 12, item 5, for the store: whatever body `leader.json` holds (garbage, a damaged record,
+ * Hostile input for the store: whatever body `leader.json` holds (garbage, a damaged record,
  * pollution payloads, a body past the size limit), a read is a value or a CorruptObjectError
  * naming the field and carrying the object's ETag; an update copies the damage aside and replaces
  * it only by CAS on that ETag, so a valid record written meanwhile is never overwritten.

@@ -15,7 +15,7 @@ import {
 } from '../../helpers/hostile';
 
 /**
- * Issue 12, item 5: the configuration from hostile environments and files. Every outcome is a
+ * Hostile input: the configuration from hostile environments and files. Every outcome is a
  * configuration or a ValidationError naming a config key or the variable; unknown keys stay
  * refused, whatever they are called.
  */

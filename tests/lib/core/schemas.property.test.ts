@@ -27,7 +27,7 @@ import {
 import { stalledEvent } from '../../helpers/fixtures';
 
 /**
- * Issue 12, item 5: every S3 object kind and the task message, read as the state store reads
+ * Hostile input: every S3 object kind and the task message, read as the state store reads
  * them (JSON text, then the schema), over hostile bodies. Each read is a clean parse or a
  * ValidationError naming the field; nothing pollutes a prototype; what parses can be written
  * back and read again.

@@ -18,7 +18,7 @@ import { slackProblems } from '../../../helpers/slack-limits';
 import { stalledEvent } from '../../../helpers/fixtures';
 
 /**
- * Issue 12, item 5: SNS records reaching the notifier. One Lambda event may carry anything; each
+ * Hostile input: SNS records reaching the notifier. One Lambda event may carry anything; each
  * record is posted or rejected with its index, the others are unaffected, the handler never
  * throws for bad input inside a record, and what it posts is a payload Slack takes.
  */

@@ -6,7 +6,7 @@ import { memoryLogger } from '../../../helpers/memory-logger';
 import { expectNoPollution, hostileStringArb, hostileValueArb, POLLUTERS, RUNS } from '../../../helpers/hostile';
 
 /**
- * Issue 12, item 5: the envelope the watchdog is invoked with (an S3 notification, the schedule,
+ * Hostile input: the envelope the watchdog is invoked with (an S3 notification, the schedule,
  * an agent's invoke, or anything else) is only read to log and to skip keys of unknown nodes. A
  * hostile one is either ignored or leads to an ordinary run; it never throws on its own.
  */

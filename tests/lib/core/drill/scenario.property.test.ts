@@ -17,7 +17,7 @@ import {
 } from '../../../helpers/hostile';
 
 /**
- * Issue 12, item 5: scenario files, read as `fleet drill --scenario` reads them (the file, its
+ * Hostile input: scenario files, read as `fleet drill --scenario` reads them (the file, its
  * behaviour overrides and its config overrides are all checked before anything starts): a
  * scenario, or a ValidationError naming a field of the file; unknown keys refused at every level.
  */

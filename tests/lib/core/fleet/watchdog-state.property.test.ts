@@ -15,7 +15,7 @@ import {
 } from '../../../helpers/hostile';
 
 /**
- * Issue 12, item 5: `watchdog/state.json` (both versions, and the operator's admission override
+ * Hostile input: `watchdog/state.json` (both versions, and the operator's admission override
  * it carries) over hostile bodies, and the state rebuilt from a hostile listing of events/.
  */
 const read = (text: string): unknown =>

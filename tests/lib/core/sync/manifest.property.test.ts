@@ -28,7 +28,7 @@ import {
 } from '../../../helpers/hostile';
 
 /**
- * Issue 12, item 5: the manifest root and its shards over hostile bodies, and what peer-sync does
+ * Hostile input: the manifest root and its shards over hostile bodies, and what peer-sync does
  * with whatever they let through (merge, bucket plan, archive day): never a crash, never an entry
  * the next read would refuse.
  */

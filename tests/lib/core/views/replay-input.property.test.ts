@@ -14,7 +14,7 @@ import {
 import { stalledEvent } from '../../../helpers/fixtures';
 
 /**
- * Issue 12, item 5: what an operator pastes into the replay function's console (or a file given
+ * Hostile input: what an operator pastes into the replay function's console (or a file given
  * to `fleet replay --file`): an event, an alert as published, an SNS event, `{ "eventId": … }`,
  * with or without `"execute"`. Anything else is refused naming the field, before anything is read.
  */

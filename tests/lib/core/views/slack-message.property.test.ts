@@ -16,7 +16,7 @@ import { slackProblems, unescapeSlack } from '../../../helpers/slack-limits';
 import { stalledEvent } from '../../../helpers/fixtures';
 
 /**
- * Issue 12, item 5: the text that reaches Slack. An alert's strings come from the fleet (and so
+ * Hostile input: the text that reaches Slack. An alert's strings come from the fleet (and so
  * from whoever can write events/ or publish to the topic): whatever they hold, the message must
  * not ping anyone, forge a link, carry text that is not UTF-8, or break a Block Kit limit.
  */
