@@ -295,6 +295,54 @@ describe('least privilege', () => {
   });
 });
 
+describe('operator policies', () => {
+  const policy = (id: string): Statement[] =>
+    t.documentStatements(props(id).PolicyDocument as { Statement: unknown[] });
+  /** The actions docs/security.md lists for a policy, in its bullet under "Operators". */
+  const documented = (id: string): string[] => {
+    const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'security.md'), 'utf8');
+    const bullet = (doc.split('\n- ').find((p) => p.startsWith(`**${id}**`)) ?? '').split('\n\n')[0] ?? '';
+    return [...new Set((bullet.match(/`[a-z0-9]+:[A-Za-z]+`/g) ?? []).map((a) => a.slice(1, -1)))].sort();
+  };
+
+  it.each(['ReadOnlyPolicy', 'OperatorPolicy'])(
+    '%s allows exactly the actions docs/security.md lists, and the stack names it',
+    (id) => {
+      const actions = [...new Set(policy(id).flatMap((s) => asList(s.Action)))].sort();
+      expect(actions.length).toBeGreaterThan(4);
+      expect(actions).toEqual(documented(id));
+      expect(policy(id).every((s) => s.Effect === 'Allow')).toBe(true);
+      expect(Object.values(template.Outputs ?? {}).map((o) => o.Value)).toContainEqual({ Ref: id });
+    },
+  );
+
+  it("reads with one and changes with the other, only the fleet's own records and nodes", () => {
+    const readOnly = (r: Request): Decision => decide(policy('ReadOnlyPolicy'), r);
+    const operator = (r: Request): Decision => decide(policy('OperatorPolicy'), r);
+    const object = { resource: 'arn:aws:s3:::acme-queens-fleet-ci/peer-sync/events/x/PROMOTED.json' };
+    const item = (action: string, key: string): Request => ({
+      action,
+      resource: 'ref:ControlTable.Arn',
+      context: { 'dynamodb:LeadingKeys': key },
+    });
+    expect(readOnly({ action: 's3:GetObject', ...object })).toBe('allow');
+    expect(readOnly({ action: 's3:PutObject', ...object })).toBe('implicit-deny');
+    expect(operator({ action: 's3:PutObject', ...object })).toBe('allow');
+    for (const decision of [readOnly, operator])
+      expect(decision({ action: 's3:DeleteObject', ...object })).toBe('implicit-deny');
+    expect(readOnly(item('dynamodb:GetItem', KEYS.beat('node-1')))).toBe('allow');
+    expect(readOnly(item('dynamodb:UpdateItem', KEYS.leader))).toBe('implicit-deny');
+    expect(operator(item('dynamodb:UpdateItem', KEYS.leader))).toBe('allow');
+    expect(operator(item('dynamodb:UpdateItem', KEYS.beat('node-1')))).toBe('implicit-deny');
+    const tagged = { 'ssm:resourceTag/queen-fleet': 'any' };
+    const instance = 'arn:aws:ssm:us-west-2:123456789012:managed-instance/mi-00000000000000001';
+    expect(readOnly({ action: 'ssm:SendCommand', resource: instance, context: tagged })).toBe('implicit-deny');
+    expect(operator({ action: 'ssm:SendCommand', resource: instance, context: {} })).toBe('implicit-deny');
+    const intake = { action: 'sqs:ReceiveMessage', resource: 'ref:IntakeQueue.Arn' };
+    for (const decision of [readOnly, operator]) expect(decision(intake)).toBe('implicit-deny');
+  });
+});
+
 describe('storage and delivery', () => {
   it('versions, encrypts and closes the state bucket to the public', () => {
     const bucket = props('StateBucket');
