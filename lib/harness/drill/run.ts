@@ -279,11 +279,14 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     const ids = plan.map((p) => p.message.taskId);
     await waitFor(() => ids.every((id) => recorder.completions.has(id)), wall(scenario.seconds), signal);
     const wallSeconds = recorder.t() / timeScale;
-    const deadLettered = await new TaskQueue(clients.sqs(), cloud.dlqUrl).backlog().then(
-      (b) => b.visible + b.inFlight,
-      () => 0,
-    );
-    if (deadLettered > 0) recorder.note('queue', 'dead-letter', `${deadLettered} message(s) in the dead-letter queue`);
+    const dead = await deadLetters(new TaskQueue(clients.sqs(), cloud.dlqUrl)).catch(() => ({ tasks: 0, messages: 0 }));
+    const deadLettered = dead.tasks;
+    if (dead.messages > 0)
+      recorder.note(
+        'queue',
+        'dead-letter',
+        `${dead.messages} message(s) of ${dead.tasks} task(s) in the dead-letter queue`,
+      );
     recorder.note('drill', 'end', `${[...recorder.completions.keys()].length} of ${ids.length} tasks completed`);
     if (media !== null) phase('checking every delivered rendition with ffprobe');
     const deliveries = await media?.verify(ids);
@@ -361,4 +364,28 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
       phase(`kept the run's folder: ${runDir} (node logs${deliveries})`);
     } else await rm(runDir, { recursive: true, force: true });
   }
+};
+
+/**
+ * The tasks in the dead-letter queue, and its messages: a task moved there twice (the delete of
+ * its last receive came late, and the copy failed again) is one task dead-lettered.
+ */
+const deadLetters = async (queue: TaskQueue): Promise<{ tasks: number; messages: number }> => {
+  const tasks = new Set<string>();
+  let messages = 0;
+  for (let round = 0; round < 100; round++) {
+    const got = await queue.receive(10, 0, 300);
+    if (got.length === 0) break;
+    messages += got.length;
+    for (const m of got) {
+      let id: unknown;
+      try {
+        id = (JSON.parse(m.body) as { taskId?: unknown }).taskId;
+      } catch {
+        id = undefined;
+      }
+      tasks.add(typeof id === 'string' ? id : m.body);
+    }
+  }
+  return { tasks: tasks.size, messages };
 };
