@@ -259,7 +259,8 @@ const main = async (): Promise<void> => {
       "(before the free tier; Lambda's and the agents' logs not counted)",
   );
   console.log(
-    `busy fleet: ${tasks} tasks in ${busy.seconds.toFixed(0)} s at ×${timeScale}, ok=${busy.ok}; what 1,000 tasks add:`,
+    `busy fleet: ${tasks} tasks in ${busy.seconds.toFixed(0)} s at ×${timeScale}, ok=${busy.ok}; ` +
+      'what 1,000 tasks add:',
   );
   console.log(work.toString());
   console.log(`tasks ≈ $${workTotal.toFixed(2)} per 1,000 (before the free tier)`);

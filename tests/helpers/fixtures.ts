@@ -1,5 +1,7 @@
 import type { FleetEvent } from '../../lib/core/events';
-import type { Heartbeat, Sample } from '../../lib/core/schemas';
+import type { NodeSpec } from '../../lib/core/config';
+import type { WatchdogSettings } from '../../lib/core/fleet/watchdog';
+import type { Heartbeat, Leader, Sample } from '../../lib/core/schemas';
 
 /** A healthy-looking sample; override what the case is about. */
 export const sample = (seq: number, over: Partial<Sample> = {}): Sample => ({
@@ -41,6 +43,32 @@ export const NODES = [
   { name: 'node-1', instanceId: 'mi-00000000000000001', priority: 1 },
   { name: 'node-2', instanceId: 'mi-00000000000000002', priority: 2 },
 ];
+
+/** The watchdog's settings at their defaults, for the given nodes. */
+export const watchdogSettings = (nodes: NodeSpec[]): WatchdogSettings => ({
+  nodes,
+  stallSamples: 8,
+  recoverySamples: 2,
+  restartBudgetPerHour: 3,
+  restartVerifySeconds: 60,
+  sampleIntervalSeconds: 15,
+  failoverCooldownSeconds: 300,
+  commandWaitSeconds: 10,
+  leaseExpirySeconds: 30,
+});
+
+/** A leader record naming node-1; override what the case is about. */
+export const leaderOf = (over: Partial<Leader> = {}): Leader => ({
+  version: 1,
+  primary: 'node-1',
+  epoch: 1,
+  renewals: 0,
+  reason: 'test',
+  changedBy: 'test',
+  previous: null,
+  handover: 'immediate',
+  ...over,
+});
 
 /** A valid STALLED event, the base the hostile-input properties change one field of. */
 export const stalledEvent: FleetEvent = {

@@ -164,7 +164,8 @@ export const POLLUTERS: readonly unknown[] = [
 ];
 
 /**
- * Deep nesting as text: `[[[…]]]` or `{"a":{"a":…}}`, `depth` levels (JSON.parse takes it; recursive code would not).
+ * Deep nesting as text: `[[[…]]]` or `{"a":{"a":…}}`, `depth` levels (JSON.parse takes it; recursive code
+ * would not).
  */
 export const deepJsonText = (depth: number, kind: 'array' | 'object'): string =>
   kind === 'array' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;

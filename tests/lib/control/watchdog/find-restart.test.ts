@@ -5,35 +5,14 @@ import type { WatchdogDeps } from '../../../../lib/control/watchdog/deps';
 import { StateStore } from '../../../../lib/aws/state-store';
 import { buildConfig } from '../../../../lib/core/config';
 import type { FleetEvent } from '../../../../lib/core/events';
-import { type WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
 import { emptyWatchdogState, type WatchdogState } from '../../../../lib/core/fleet/watchdog-state';
-import type { Leader } from '../../../../lib/core/schemas';
-import { frozen, heartbeat, NODES } from '../../../helpers/fixtures';
+import { frozen, heartbeat, NODES, leaderOf, watchdogSettings } from '../../../helpers/fixtures';
 import { memoryLogger } from '../../../helpers/memory-logger';
 import { MemoryS3 } from '../../../helpers/memory-s3';
 
 const T0 = 1_800_000_000_000;
-const settings: WatchdogSettings = {
-  nodes: NODES,
-  stallSamples: 8,
-  recoverySamples: 2,
-  restartBudgetPerHour: 3,
-  restartVerifySeconds: 60,
-  sampleIntervalSeconds: 15,
-  failoverCooldownSeconds: 300,
-  commandWaitSeconds: 10,
-  leaseExpirySeconds: 30,
-};
-const leader: Leader = {
-  version: 1,
-  primary: 'node-1',
-  epoch: 1,
-  renewals: 0,
-  reason: 'test',
-  changedBy: 'test',
-  previous: null,
-  handover: 'immediate',
-};
+const settings = watchdogSettings(NODES);
+const leader = leaderOf();
 
 /** A watchdog whose run claimed a restart of node-1's worker and died before sending it. */
 describe('findRestart: a restart claimed and never sent', () => {

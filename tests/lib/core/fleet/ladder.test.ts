@@ -1,38 +1,19 @@
 import type { Confirmation } from '../../../../lib/core/fleet/liveness';
 import { judge } from '../../../helpers/judge';
 import { readyStandbys } from '../../../../lib/core/fleet/readiness';
-import type { Heartbeat, Leader } from '../../../../lib/core/schemas';
+import type { Heartbeat } from '../../../../lib/core/schemas';
 import { markFailover, markRestartResult, markRestartSent } from '../../../../lib/core/fleet/outcomes';
-import { withAdmission, type WatchdogAction, type WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
+import { withAdmission, type WatchdogAction } from '../../../../lib/core/fleet/watchdog';
 import { emptyWatchdogState, type WatchdogState } from '../../../../lib/core/fleet/watchdog-state';
-import { frozen, heartbeat, sample, working } from '../../../helpers/fixtures';
+import { frozen, heartbeat, sample, working, leaderOf, watchdogSettings } from '../../../helpers/fixtures';
 
 const NODES3 = [
   { name: 'node-1', instanceId: 'mi-00000000000000001', priority: 1 },
   { name: 'node-2', instanceId: 'mi-00000000000000002', priority: 3 },
   { name: 'node-3', instanceId: 'mi-00000000000000003', priority: 2 },
 ];
-const settings: WatchdogSettings = {
-  nodes: NODES3,
-  stallSamples: 8,
-  recoverySamples: 2,
-  restartBudgetPerHour: 3,
-  restartVerifySeconds: 60,
-  sampleIntervalSeconds: 15,
-  failoverCooldownSeconds: 300,
-  commandWaitSeconds: 10,
-  leaseExpirySeconds: 30,
-};
-const leader: Leader = {
-  version: 1,
-  primary: 'node-1',
-  epoch: 4,
-  renewals: 9,
-  reason: 't',
-  changedBy: 't',
-  previous: null,
-  handover: 'immediate',
-};
+const settings = watchdogSettings(NODES3);
+const leader = leaderOf({ epoch: 4, renewals: 9, reason: 't', changedBy: 't' });
 const T0 = 1_800_000_000_000;
 
 const standbyBeat = (node: string, seqTo = 9): Heartbeat => ({

@@ -1,33 +1,14 @@
 import fc from 'fast-check';
 import { judgeAlive } from '../../../helpers/judge';
 import { readyStandbys } from '../../../../lib/core/fleet/readiness';
-import type { Heartbeat, Leader, Sample } from '../../../../lib/core/schemas';
+import type { Heartbeat, Sample } from '../../../../lib/core/schemas';
 import { markRestartResult, markRestartSent } from '../../../../lib/core/fleet/outcomes';
-import type { WatchdogAction, WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
+import type { WatchdogAction } from '../../../../lib/core/fleet/watchdog';
 import { emptyWatchdogState, type WatchdogState } from '../../../../lib/core/fleet/watchdog-state';
-import { heartbeat, NODES, sample, working } from '../../../helpers/fixtures';
+import { heartbeat, NODES, sample, working, leaderOf, watchdogSettings } from '../../../helpers/fixtures';
 
-const settings: WatchdogSettings = {
-  nodes: NODES,
-  stallSamples: 8,
-  recoverySamples: 2,
-  restartBudgetPerHour: 3,
-  restartVerifySeconds: 60,
-  sampleIntervalSeconds: 15,
-  failoverCooldownSeconds: 300,
-  commandWaitSeconds: 10,
-  leaseExpirySeconds: 30,
-};
-const leader: Leader = {
-  version: 1,
-  primary: 'node-1',
-  epoch: 4,
-  renewals: 9,
-  reason: 't',
-  changedBy: 't',
-  previous: null,
-  handover: 'immediate',
-};
+const settings = watchdogSettings(NODES);
+const leader = leaderOf({ epoch: 4, renewals: 9, reason: 't', changedBy: 't' });
 const T0 = 1_800_000_000_000;
 const INTERVAL = 15_000;
 

@@ -1,32 +1,12 @@
 import fc from 'fast-check';
 import { judgeAlive } from '../../../helpers/judge';
 import { markRestartResult, markRestartSent } from '../../../../lib/core/fleet/outcomes';
-import type { WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
 import { emptyWatchdogState, type WatchdogState } from '../../../../lib/core/fleet/watchdog-state';
-import type { Heartbeat, Leader } from '../../../../lib/core/schemas';
-import { frozen, heartbeat, NODES, sample, working } from '../../../helpers/fixtures';
+import type { Heartbeat } from '../../../../lib/core/schemas';
+import { frozen, heartbeat, NODES, sample, working, leaderOf, watchdogSettings } from '../../../helpers/fixtures';
 
-const settings: WatchdogSettings = {
-  nodes: NODES,
-  stallSamples: 8,
-  recoverySamples: 2,
-  restartBudgetPerHour: 3,
-  restartVerifySeconds: 60,
-  sampleIntervalSeconds: 15,
-  failoverCooldownSeconds: 300,
-  commandWaitSeconds: 10,
-  leaseExpirySeconds: 30,
-};
-const leader: Leader = {
-  version: 1,
-  primary: 'node-1',
-  epoch: 1,
-  renewals: 0,
-  reason: 'test',
-  changedBy: 'test',
-  previous: null,
-  handover: 'immediate',
-};
+const settings = watchdogSettings(NODES);
+const leader = leaderOf();
 const T0 = 1_800_000_000_000;
 const beats = (...hbs: Heartbeat[]): Map<string, Heartbeat> => new Map(hbs.map((h) => [h.node, h]));
 
