@@ -236,8 +236,10 @@ describe('node roles', () => {
     );
     expect(table.filter((w) => judge('NodeRoleNode1', item('dynamodb:UpdateItem', w.key)) !== 'allow')).toEqual([]);
     // The stretch must reach every kind of key a node writes, or this test proves little.
-    const kindOf = (key: string): string =>
-      key.replace(/^(nodes|tasks|outputs)\/[^/]+\//, '$1/…/').replace(/^(manifest|archive|quarantine)\/.*$/, '$1/…');
+    const kindOf = (key: string): string => {
+      const perItem = key.replace(/^(nodes|tasks|outputs)\/[^/]+\//, '$1/…/');
+      return perItem.replace(/^(manifest|archive|quarantine)\/.*$/, '$1/…');
+    };
     const kinds = new Set(writes.map((w) => kindOf(w.key)));
     expect([...kinds].sort()).toEqual(
       [
