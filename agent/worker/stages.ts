@@ -55,10 +55,15 @@ const TICKS_PER_STAGE = 12;
  * their CPU time to count as progress: a blocked tool's periodic wake-ups stay well below it.
  */
 export const MIN_CPU_PERCENT = 1;
+/**
+ * And at least 200 ms: a waiting tree still spends tens of ms, in whole 10 ms ticks, on wake-ups
+ * and a runtime's garbage collection, which alone would pass 1% in the seconds after progress.
+ */
+export const MIN_CPU_MS = 200;
 
 /** Whether `spentMs` of CPU over `elapsedMs` since a stage last made progress is progress. */
 export const isWork = (spentMs: number, elapsedMs: number): boolean =>
-  spentMs > 0 && spentMs * 100 >= MIN_CPU_PERCENT * elapsedMs;
+  spentMs >= MIN_CPU_MS && spentMs * 100 >= MIN_CPU_PERCENT * elapsedMs;
 /** What of a command's stderr goes into its failure: the last lines, each cut short. */
 const TAIL_LINES = 20;
 const TAIL_LINE_CHARS = 200;

@@ -162,7 +162,7 @@ export class Worker {
   private checkHung(): void {
     for (const { run: r, idleMs } of this.hangs.check(this.inHand.all().filter((t) => t.parked === null))) {
       const reason = `stage ${r.task.stage ?? '?'} made no progress for ${Math.round(idleMs / 100) / 10} s: stopped`;
-      this.deps.log.warn({ taskId: r.task.taskId, stage: r.task.stage }, reason);
+      this.deps.log.warn({ taskId: r.task.taskId, stage: r.task.stage, idleMs: Math.round(idleMs) }, reason);
       r.abort.abort(new Error(reason));
       void this.custody.fail(r.message, reason, this.book.consumingEpoch ?? 0, r.receivedAt);
     }

@@ -368,7 +368,7 @@ export const buildReport = (
     epochs,
     invariants,
     unfiredFaults: [...o.unfired],
-    timeline: o.timeline.map((e) => ({ ...e, t: round(e.t) ?? 0 })),
+    timeline: [...o.timeline].sort((a, b) => a.t - b.t).map((e) => ({ ...e, t: round(e.t) ?? 0 })),
     aws: { ...o.aws, lambdaInvocations: o.lambdaInvocations },
     requests: o.requests,
     cloud: o.cloud,

@@ -26,6 +26,7 @@ import { buildWatchdogDeps } from '../../control/watchdog/build';
 import { createWatchdogHandler } from '../../control/watchdog/handler';
 import { createLogger } from '../../log';
 import { FaultInjector } from './faults';
+import { hungStops } from './node-logs';
 import { MediaShelf } from './media';
 import { Recorder } from './recorder';
 import { drillConfig, localClients, waitFor, WATCHDOG_TIMEOUT_SECONDS } from './setup';
@@ -287,6 +288,17 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         'dead-letter',
         `${dead.messages} message(s) of ${dead.tasks} task(s) in the dead-letter queue`,
       );
+    // The hang rule's own clock, from the workers' logs: when each hung stage was stopped, and after how long.
+    for (const n of config.nodes)
+      for (const s of await hungStops(fleet.dataDir(n.name))) {
+        const idle = ((s.idleMs / 1000) * timeScale).toFixed(1);
+        recorder.note(
+          n.name,
+          'stage-hung',
+          `${s.taskId} stage ${s.stage}: no work for ${idle} s, stopped`,
+          recorder.t(s.atMs),
+        );
+      }
     recorder.note('drill', 'end', `${[...recorder.completions.keys()].length} of ${ids.length} tasks completed`);
     if (media !== null) phase('checking every delivered rendition with ffprobe');
     const deliveries = await media?.verify(ids);
@@ -301,6 +313,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         events: recorder.events,
         restarts: recorder.restarts(cloud, (id) => nodeOf.get(id) ?? id),
         supervisorRestarts: recorder.supervisorRestarts,
+        workerStarts: recorder.workerStarts,
         leaders: recorder.leaders,
         receives: recorder.receives,
         writes: recorder.writes,
