@@ -8,6 +8,7 @@ export const blankObservations = (over: Partial<Observations> = {}): Observation
   events: [],
   restarts: [],
   supervisorRestarts: [],
+  workerStarts: [],
   leaders: [],
   receives: [],
   extensions: [],

@@ -30,6 +30,8 @@ export interface Observations {
   restarts: { t: number; node: string; finishedAt: number | null; ok: boolean | null; incidentId?: string | null }[];
   /** Worker starts by the node's supervisor after a crash (not watchdog restarts). */
   supervisorRestarts: { t: number; node: string }[];
+  /** Every start of a node's worker: by its supervisor, at boot, or by a watchdog restart. */
+  workerStarts: { t: number; node: string }[];
   /** Every successful write of leader.json. */
   leaders: { t: number; epoch: number; primary: string }[];
   /** Every ReceiveMessage answered (empty long polls too), with the epoch the consumer claimed. */

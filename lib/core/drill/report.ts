@@ -51,6 +51,18 @@ const justifies = (f: { kind: string; node: string }): boolean => JUSTIFIES_FAIL
  */
 const INTERRUPTS = new Set([...JUSTIFIES_FAILOVER, 'crash-worker', 'hang-stage'].filter((k) => k !== 's3-outage'));
 
+/** Faults that stop the node's worker outright: it acts again once thawed, restarted or rebooted. */
+const STOPS_WORKER = new Set(['stall-worker', 'freeze-node', 'crash-worker', 'kill-node', 'stop-node', 'reboot-node']);
+
+/** When the faulted node's worker could act again: its next start or the fault's end; null if neither came. */
+const backAt = (o: Observations, f: Observations['faults'][number]): number | null => {
+  if (!STOPS_WORKER.has(f.kind)) return f.at;
+  const started = firstAfter(o.workerStarts, f.at, (s) => s.node === f.node)?.t;
+  const cleared = firstAfter(o.timeline, f.at, (e) => e.node === f.node && e.event === 'fault-cleared')?.t;
+  const times = [started, cleared].filter((t) => t !== undefined);
+  return times.length === 0 ? null : Math.min(...times);
+};
+
 /** Faults no worker has to stop for: consumption must go on through them (their consumeGap). */
 const CARRIED_THROUGH = new Set([
   'corrupt-object',
@@ -149,7 +161,7 @@ const buildIncidents = (o: Observations, epochs: Report['epochs'], end: number):
     const address = failover === undefined ? undefined : o.addresses[failover.primary];
     const traffic = failover === undefined ? undefined : o.dnsChanges.find((d) => d.t >= f.at && d.value === address);
     const resume = INTERRUPTS.has(f.kind)
-      ? resumeAfter(o, f)
+      ? resumeAfter(o, { ...f, backAt: backAt(o, f) })
       : { inFlight: 0, resumedAt: null, unrecorded: 0, unrecordedResumedAt: null };
     // Until the next fault (or the drain): whatever came after is that fault's.
     const next = Math.min(...o.faults.filter((g) => g.at > f.at + 1).map((g) => g.at), end);

@@ -42,6 +42,7 @@ export class Recorder {
   readonly faults: Observations['faults'] = [];
   readonly events: Observations['events'] = [];
   readonly supervisorRestarts: Observations['supervisorRestarts'] = [];
+  readonly workerStarts: Observations['workerStarts'] = [];
   readonly leaders: Observations['leaders'] = [];
   readonly receives: Observations['receives'] = [];
   readonly extensions: Observations['extensions'] = [];
@@ -212,6 +213,7 @@ export class Recorder {
     if (event.type === 'machine') this.note(event.node, 'lightsail', event.state);
     if (event.type === 'worker-exited')
       this.note(event.node, 'worker-exit', `${event.how}${event.planned ? ' (planned stop)' : ''}`);
+    if (event.type === 'worker-started') this.workerStarts.push({ t: this.t(), node: event.node });
     if (event.type === 'worker-started' && event.restarts > 0) {
       this.supervisorRestarts.push({ t: this.t(), node: event.node });
       this.note(event.node, 'worker-restart', `supervisor restarted the worker (pid ${event.pid})`);

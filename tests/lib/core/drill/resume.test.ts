@@ -91,6 +91,20 @@ describe('resumeAfter', () => {
     expect(resumeAfter(wire, { at: 100, node: 'node-1' })).toMatchObject({ inFlight: 1, resumedAt: 103 });
   });
 
+  it("counts the faulted node's own receives and extensions only once its worker can act again", () => {
+    // A stopped worker's extension and long poll were on their way as the fault struck at 100.
+    const wire = {
+      receives: [receive(10, 'node-1', 'a'), receive(100, 'node-1', 'a'), receive(130, 'node-2', 'a')],
+      writes: [],
+      extensions: [{ t: 100, node: 'node-1', taskId: 'a' }],
+    };
+    expect(resumeAfter(wire, { at: 100, node: 'node-1', backAt: null })).toMatchObject({ resumedAt: 130 });
+    expect(resumeAfter(wire, { at: 100, node: 'node-1', backAt: 120 })).toMatchObject({ resumedAt: 130 });
+    expect(resumeAfter(wire, { at: 100, node: 'node-1' })).toMatchObject({ resumedAt: 100 });
+    const thawed = { ...wire, extensions: [...wire.extensions, { t: 121, node: 'node-1', taskId: 'a' }] };
+    expect(resumeAfter(thawed, { at: 100, node: 'node-1', backAt: 120 })).toMatchObject({ resumedAt: 121 });
+  });
+
   it('the resume time is never before the fault, and is null exactly when a held task was never taken up', () => {
     const event = fc.record({
       t: fc.integer({ min: 0, max: 200 }),
@@ -128,6 +142,7 @@ describe('maxResumeSeconds', () => {
     blankObservations({
       faults: [{ at: 100, kind: 'crash-worker', node: 'node-1' }],
       supervisorRestarts: [{ t: 102, node: 'node-1' }],
+      workerStarts: [{ t: 102, node: 'node-1' }],
       leaders: [{ t: 0, epoch: 1, primary: 'node-1' }],
       receives: [
         receive(10, 'node-1', 'task-0001'),
