@@ -8,7 +8,7 @@ import type { Heartbeat, Sample } from '../lib/core/schemas';
  * (`nodes/<node>/beat`, a write unit at $0.625 a million against an S3 PUT's $5 and the watchdog
  * run its notification calls), written every sample. So the object is rewritten only with news,
  * failing samples, a role change, or the keep-alive: a healthy idle node writes 8,640 a month
- * instead of 172,800, and as many fewer S3 notifications and watchdog runs (README "Cost").
+ * instead of 172,800, and as many fewer S3 notifications and watchdog runs (docs/deploy.md, "Cost").
  */
 export type WriteReason =
   /** Nothing written yet by this agent process. */

@@ -1,6 +1,6 @@
 /**
  * How fast the fleet heals on the faithful local cloud: runs each scenario below over several
- * seeds (×20, one at a time) and prints, per scenario, the spread of the times the README
+ * seeds (×20, one at a time) and prints, per scenario, the spread of the times docs/healing.md
  * quotes: stall verdict after the window closed, detection, promotion, serving, traffic (the
  * origin record moved) and INSYNC, all in scenario seconds from the fault.
  * Run: npx tsx bench/healing-times.ts [seeds=5] [scenario…] (every scenario below unless named)

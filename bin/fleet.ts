@@ -137,7 +137,7 @@ const program = new Command()
 program
   .command('drill')
   .description('run a scenario file on the local cloud and check its expectations and invariants')
-  .requiredOption('--scenario <file>', 'scenario JSON file (README "Drills", docs/pipeline.md; see tests/scenarios/)')
+  .requiredOption('--scenario <file>', 'scenario JSON file (docs/drills.md, docs/pipeline.md; see tests/scenarios/)')
   .addOption(
     new Option('--time-scale <n>', 'divide every duration by n')
       .argParser(positiveNumber('--time-scale', 100))

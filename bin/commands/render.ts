@@ -114,7 +114,8 @@ export const renderStatus = (v: StatusView, where: string, c: Paint): string => 
   }
   if (v.strays.length > 0)
     lines.push(`${c.yellow('!')} heartbeats from nodes not in the configuration: ${v.strays.join(', ')}`);
-  lines.push(`metrics   ${metricLine(v.metrics.fleet)} ${c.dim('(as the watchdog publishes them: README "Metrics")')}`);
+  const source = c.dim('(as the watchdog publishes them: docs/operations.md "Metrics")');
+  lines.push(`metrics   ${metricLine(v.metrics.fleet)} ${source}`);
   for (const [node, values] of Object.entries(v.metrics.nodes)) lines.push(`  ${node}  ${metricLine(values)}`);
   return lines.join('\n');
 };

@@ -12,7 +12,7 @@ import { TableStore } from './table-store';
  * - the lease, renewed every `leaseRenewSeconds` (259,200 writes a month at 10 s: $1.30 as
  *   conditional S3 PUTs, $0.16 as DynamoDB writes);
  * - the watchdog's state, written by about every run that sees a new sample (its clock of when
- *   it last heard each node; README, "Cost");
+ *   it last heard each node; docs/deploy.md, "Cost");
  * - each standby's beat, written every sample (172,800 writes a month: $0.86 as S3 PUTs, $0.11
  *   as write units).
  */

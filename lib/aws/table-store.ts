@@ -63,7 +63,7 @@ const versionOf = (item: Item): string => {
  * response, reads the item and counts as done when it finds its token.
  *
  * Why a table for some records: a conditional S3 PUT costs $5 per million, a DynamoDB write of an
- * item up to 1 KB $0.625 per million, and the lease is renewed every 10 s (README, "Cost").
+ * item up to 1 KB $0.625 per million, and the lease is renewed every 10 s (docs/deploy.md, "Cost").
  */
 export class TableStore implements RecordStore {
   readonly counts: TableCounts = { reads: 0, writes: 0, readUnits: 0, writeUnits: 0 };

@@ -8,8 +8,8 @@ import { makeEvent } from './watchdog-events';
 /**
  * Queues where something arrives only when it went wrong, each watched by its depth on the
  * watchdog's admitting runs (read with admission's), instead of a CloudWatch alarm apiece ($0.10
- * a month each, README "Cost"). The watchdog compares the depth with the one it saw last and
- * alerts each rise; a fall (an operator redrove or purged it) is only noted. Pure.
+ * a month each, docs/deploy.md, "Cost"). The watchdog compares the depth with the one it saw
+ * last and alerts each rise; a fall (an operator redrove or purged it) is only noted. Pure.
  * - `deadLetters`: every dead letter is alerted. A worker alerts the tasks it moves there itself
  *   (POISON_TASK, with the reason); SQS's redrive, the backstop for what no worker can count (a
  *   task that kills its worker), tells nobody (DEAD_LETTERED).
@@ -55,7 +55,7 @@ export const RISE_WATCHES: Readonly<Record<RiseWatch, RiseSpec>> = {
  * Whether a run at `now` reads these queues: in one schedule period of every five (a scheduled
  * run falls in each period, so one in five does; an agent's trigger in such a period does too).
  * Their alerts then come within five periods, as the alarms' 5-minute periods did, for two SQS
- * requests every five minutes instead of every minute ($0.03 a month less, README "Cost").
+ * requests every five minutes instead of every minute ($0.03 a month less, docs/deploy.md, "Cost").
  */
 const FAILURE_QUEUES_EVERY = 5;
 export const readsFailureQueues = (now: number, scheduleMs: number): boolean =>

@@ -10,7 +10,7 @@ import { makeEvent } from './watchdog-events';
  * admitting runs, when every read of the intake queue for `intakeWaitAlertSeconds` found
  * something waiting, and alerts once for that spell (INPUT_WAITING). A read that finds it empty
  * ends the spell. This replaces a CloudWatch alarm on the queue's oldest message ($0.10 a
- * month, README "Cost"): the oldest message's age cannot be read through the SQS API, and a
+ * month, docs/deploy.md, "Cost"): the oldest message's age cannot be read through the SQS API, and a
  * queue never empty for that long is at least as old a wait, so it alerts no later than the
  * alarm did, and earlier when the queue flows but never drains (the fleet lacks capacity).
  * Times are the watchdog's clock only. Pure.

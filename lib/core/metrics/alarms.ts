@@ -4,7 +4,7 @@ import { CATALOGUE, publishedAt, type MetricLevel, type MetricSpec } from './cat
  * The alarms on the watchdog's own metrics, beside the control-plane alarms of
  * resources/alarms.yml: no ready standby for a while, a stall left open, a node not heard from.
  * (Input held too long is the intake-age alarm, on SQS's own free metric.) Pure: the stack
- * (lib/deploy/metric-alarms.ts), the README's cost table and the tests read this.
+ * (lib/deploy/metric-alarms.ts), the cost figures of docs/operations.md and the tests read this.
  *
  * Every period is 5 minutes: the watchdog publishes its gauges on its schedule and the nodes'
  * own triggers, and two scheduled runs can be almost two minutes apart (EventBridge runs a rate

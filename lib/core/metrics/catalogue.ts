@@ -1,6 +1,6 @@
 /**
- * The fleet's custom CloudWatch metrics, in one place: the watchdog's publisher, the README's
- * table and the tests read this list. CloudWatch bills each custom metric, each name
+ * The fleet's custom CloudWatch metrics, in one place: the watchdog's publisher, the table of
+ * docs/operations.md and the tests read this list. CloudWatch bills each custom metric, each name
  * and dimension combination, at $0.30 a month (CloudWatch pricing, "Metrics": the first 10,000
  * metrics), so every one here has a reason and a level, and none has a dimension that grows with
  * time (no task id, no epoch): only the node, of which a fleet has a handful.

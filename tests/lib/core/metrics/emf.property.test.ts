@@ -133,10 +133,10 @@ describe('the metric catalogue', () => {
     expect(seriesAt('detailed', 2)).toBeGreaterThan(seriesAt('essential', 2));
   });
 
-  it("is the table the README gives, with each metric's and each level's cost for 2 and 3 nodes", () => {
-    const readme = readFileSync(join(__dirname, '../../../../README.md'), 'utf8');
+  it("is the table docs/operations.md gives, with each metric's and each level's cost for 2 and 3 nodes", () => {
+    const page = readFileSync(join(__dirname, '../../../../docs/operations.md'), 'utf8');
     for (const m of CATALOGUE)
-      expect(readme).toContain(
+      expect(page).toContain(
         `| \`${m.name}\` | ${m.scope === 'node' ? 'Fleet, Node' : 'Fleet'} | ${m.unit} | ${m.statistic} ` +
           `| ${m.level} | $${metricUsd(m, 2).toFixed(2)} / $${metricUsd(m, 3).toFixed(2)} | ${m.meaning} |`,
       );
@@ -144,7 +144,7 @@ describe('the metric catalogue', () => {
     for (const level of ['essential', 'detailed'] as const)
       expect(publishedAt(level).reduce((sum, m) => sum + metricUsd(m, 2), 0)).toBeCloseTo(monthlyUsd(level, 2), 2);
     for (const level of ['essential', 'detailed'] as const)
-      expect(readme).toContain(
+      expect(page).toContain(
         `| \`${level}\` | ${seriesAt(level, 2)} | $${monthlyUsd(level, 2).toFixed(2)} ` +
           `| ${seriesAt(level, 3)} | $${monthlyUsd(level, 3).toFixed(2)} |`,
       );
