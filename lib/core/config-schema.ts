@@ -103,8 +103,8 @@ export const configSchema = z
     /** A standby takes an expired lease after this long without a change; the primary fences one renewal earlier. */
     leaseExpirySeconds: seconds.default(30),
     /**
-     * A stage with no progress (no CPU used, nothing reported) for this long is stopped and its
-     * task retried; by default two samples short of the stall window (90 s), see `stageHangSeconds`.
+     * A stage with no work (no progress line, under 200 ms and 1% of a core of CPU) for this long is
+     * stopped and its task retried; by default two samples short of the stall window (90 s).
      */
     stageHangSeconds: seconds.optional(),
 

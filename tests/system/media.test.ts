@@ -46,8 +46,9 @@ describe('a real media pipeline', () => {
         'ep-2 read past its middle: sending stopped, connection open',
       ]);
       // The hung attempt was stopped by the stage's own clock, hangSeconds (60) after its last work,
-      // and its task handed back at once, then done by the same primary. The last work came after
-      // the stall, by as long as ffmpeg took over the input it had buffered: its wake-ups are no work.
+      // and its task handed back at once, then done by the same primary. Its work went on up to the
+      // stall, and after it for as long as ffmpeg took over buffered input on a busy machine: that
+      // time is the scheduler's, so it is not bounded here (tests/agent/stages.test.ts bounds the rule).
       const stalledAt = report.timeline.find((e) => e.event === 'source-stalled')?.t ?? NaN;
       const hung = report.timeline.filter((e) => e.event === 'stage-hung');
       expect(hung.map((e) => e.detail.replace(/ for [\d.]+ s/, ''))).toEqual([
@@ -59,7 +60,6 @@ describe('a real media pipeline', () => {
       expect(idle).toBeLessThanOrEqual(65);
       const lastWork = stoppedAt - idle;
       expect(lastWork).toBeGreaterThanOrEqual(stalledAt - 5);
-      expect(lastWork - stalledAt).toBeLessThanOrEqual(30);
       const givenBackAt = report.timeline.find((e) => e.event === 'give-back')?.t ?? NaN;
       expect(givenBackAt - stoppedAt).toBeGreaterThanOrEqual(0);
       expect(givenBackAt - stoppedAt).toBeLessThanOrEqual(2);
