@@ -1,27 +1,16 @@
 import fc from 'fast-check';
 import { judgeAlive } from '../../../helpers/judge';
 import { damageId, highestKnownEpoch, rebuildLeader } from '../../../../lib/core/fleet/repair';
-import { type WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
 import { emptyWatchdogState, seededState, type WatchdogState } from '../../../../lib/core/fleet/watchdog-state';
 import type { Heartbeat } from '../../../../lib/core/schemas';
-import { heartbeat, working } from '../../../helpers/fixtures';
+import { heartbeat, watchdogSettings, working } from '../../../helpers/fixtures';
 
 const NODES3 = [
   { name: 'node-1', instanceId: 'mi-00000000000000001', priority: 1 },
   { name: 'node-2', instanceId: 'mi-00000000000000002', priority: 2 },
   { name: 'node-3', instanceId: 'mi-00000000000000003', priority: 3 },
 ];
-const settings: WatchdogSettings = {
-  nodes: NODES3,
-  stallSamples: 8,
-  recoverySamples: 2,
-  restartBudgetPerHour: 3,
-  restartVerifySeconds: 60,
-  sampleIntervalSeconds: 15,
-  failoverCooldownSeconds: 300,
-  commandWaitSeconds: 10,
-  leaseExpirySeconds: 30,
-};
+const settings = watchdogSettings(NODES3);
 const T0 = 1_800_000_000_000;
 
 const beat = (node: string, epoch: number, role: Heartbeat['role'], proven = true): Heartbeat => ({

@@ -2,11 +2,10 @@ import { next, outstandingRestart } from '../../../../lib/core/fleet/incident-pe
 import { judge } from '../../../helpers/judge';
 import { emptyCounter } from '../../../../lib/core/fleet/stall';
 import { markRestartSent } from '../../../../lib/core/fleet/outcomes';
-import type { WatchdogSettings } from '../../../../lib/core/fleet/watchdog';
 import { watchdogStateSchema } from '../../../../lib/core/fleet/watchdog-state';
 import { upgradeIncident, type IncidentV1 } from '../../../../lib/core/fleet/watchdog-state-v1';
 import type { Leader } from '../../../../lib/core/schemas';
-import { frozen, heartbeat, NODES, working } from '../../../helpers/fixtures';
+import { frozen, heartbeat, NODES, watchdogSettings, working } from '../../../helpers/fixtures';
 
 const timing = { restartVerifyMs: 60_000 };
 const KINDS = ['stall', 'dead', 'agent', 'standby'] as const;
@@ -196,17 +195,7 @@ describe('watchdog/state.json version 1 → 2', () => {
     );
     if (sent === undefined) throw new Error('no such combination');
     const state = watchdogStateSchema.parse(v1State(sent));
-    const settings: WatchdogSettings = {
-      nodes: NODES,
-      stallSamples: 8,
-      recoverySamples: 2,
-      restartBudgetPerHour: 3,
-      restartVerifySeconds: 60,
-      sampleIntervalSeconds: 15,
-      failoverCooldownSeconds: 300,
-      commandWaitSeconds: 10,
-      leaseExpirySeconds: 30,
-    };
+    const settings = watchdogSettings(NODES);
     const healthy = heartbeat(
       'node-1',
       [...frozen(0, 9), ...working(9, 3)].map((s) => ({ ...s, epochSeen: 3 })),
