@@ -58,7 +58,11 @@ const STOPS_WORKER = new Set(['stall-worker', 'freeze-node', 'crash-worker', 'ki
 const backAt = (o: Observations, f: Observations['faults'][number]): number | null => {
   if (!STOPS_WORKER.has(f.kind)) return f.at;
   const started = firstAfter(o.workerStarts, f.at, (s) => s.node === f.node)?.t;
-  const cleared = firstAfter(o.timeline, f.at, (e) => e.node === f.node && e.event === 'fault-cleared')?.t;
+  const cleared = firstAfter(
+    o.timeline,
+    f.at,
+    (e) => e.node === f.node && e.event === 'fault-cleared' && e.detail === f.kind,
+  )?.t;
   const times = [started, cleared].filter((t) => t !== undefined);
   return times.length === 0 ? null : Math.min(...times);
 };

@@ -160,6 +160,23 @@ describe('maxResumeSeconds', () => {
     expect(r.expectations.find((e) => e.name === 'maxResumeSeconds')).toMatchObject({ actual: 4, ok: true });
   });
 
+  it("times a stopped worker's own take-ups from the end of its own fault, not another's", () => {
+    const o = blankObservations({
+      faults: [{ at: 100, kind: 'stall-worker', node: 'node-1' }],
+      leaders: [{ t: 0, epoch: 1, primary: 'node-1' }],
+      receives: [receive(10, 'node-1', 'task-0001')],
+      extensions: [110, 121].map((t) => ({ t, node: 'node-1', taskId: 'task-0001' })),
+      timeline: [
+        { t: 105, node: 'node-1', event: 'fault-cleared', detail: 'lost-response' },
+        { t: 120, node: 'node-1', event: 'fault-cleared', detail: 'stall-worker' },
+      ],
+      writes: [done(300, 'node-1', 'task-0001')],
+      completions: new Map([['task-0001', 1]]),
+      enqueued: ['task-0001'],
+    });
+    expect(buildReport(scenario, o, meta).incidents[0]).toMatchObject({ inFlight: 1, resumedAt: 121 });
+  });
+
   it('fails when the task waited out its visibility timeout', () => {
     // Only its completion at 300 s took it up again.
     const r = buildReport(scenario, observations(null), meta);
