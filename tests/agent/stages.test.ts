@@ -120,7 +120,8 @@ describe('commandStage', () => {
   });
 
   it('counts CPU time the command uses as progress', async () => {
-    const { progress } = await runStage('i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done');
+    // Half a second of CPU, then a second alive: a poll must see 200 ms of it while the command runs.
+    const { progress } = await runStage('i=0; while [ $i -lt 500000 ]; do i=$((i+1)); done; sleep 1');
     expect(progress.some((p) => p !== undefined && p > 0)).toBe(true);
   });
 
