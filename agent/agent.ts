@@ -82,6 +82,7 @@ export class Agent {
       config: c,
       store: deps.store,
       log: deps.log,
+      now: deps.now,
       ready: () => (this.samples.at(-1)?.workerProcesses ?? 0) > 0,
       // A node that cannot reach the stores its work needs takes a lapsed lease only after every node that can.
       reachable: () => !(this.samples.at(-1)?.unreachable ?? []).some((s) => s === 's3' || s === 'sqs'),

@@ -17,7 +17,9 @@ import {
   type LeaseState,
   type LeaseTiming,
 } from '../lib/core/fleet/lease';
+import { maintenanceSchema, promotionHeld } from '../lib/core/fleet/maintenance';
 import { leaderSchema } from '../lib/core/schemas';
+import { z } from 'zod';
 import type { StateStore } from '../lib/aws/state-store';
 import { bootId } from './runtime/boot';
 import { mono } from './runtime/clock';
@@ -33,6 +35,8 @@ export interface LeaseKeeperDeps {
   /** Can it reach the stores its work needs? One that cannot takes a lapsed lease only after every node that can. */
   reachable?: () => boolean;
   clock?: () => number;
+  /** The wall clock a pause's expiry is read by (the watchdog's): `clock` is monotonic. */
+  now?: () => number;
   /** Told when this node's role changes (the agent pokes the watchdog when it becomes primary). */
   onRoleChange?: (role: RoleFile, before: RoleFile) => void;
   /**
@@ -51,6 +55,9 @@ export interface LeaseKeeperDeps {
  * and a new primary waits out its handover. The role file tells the worker what it may do and
  * until when. Nothing here waits for peer-sync.
  */
+/** The one part of the watchdog's state a node reads, and only when it would take the role. */
+const maintenanceOnly = z.object({ maintenance: maintenanceSchema.optional() });
+
 export class LeaseKeeper {
   private state: LeaseState;
   private role: RoleFile;
@@ -62,6 +69,8 @@ export class LeaseKeeper {
   private lastSentAt: number | null = null;
   /** The ETag of the damaged version last reported (each is reported once). */
   private damaged: string | null = null;
+  /** The last round's takeover was held back (maintenance): the next one waits a whole read period. */
+  private held = false;
 
   constructor(private readonly deps: LeaseKeeperDeps) {
     this.clock = deps.clock ?? mono;
@@ -128,6 +137,21 @@ export class LeaseKeeper {
     }
   }
 
+  /**
+   * Why this node may not take the role now: cordoned, or the fleet paused. Read only before a
+   * takeover; one that cannot be read holds nothing back, so a dead primary is still replaced.
+   */
+  private async promotionHeld(): Promise<string | null> {
+    try {
+      const got = await this.deps.store.read(KEYS.watchdogState, maintenanceOnly);
+      const now = (this.deps.now ?? Date.now)();
+      return promotionHeld(got?.value.maintenance, this.deps.config.nodeName, now);
+    } catch (error) {
+      this.deps.log.warn({ err: describeError(error) }, 'maintenance unreadable: taking the lease all the same');
+      return null;
+    }
+  }
+
   /** Writes a renewal or a takeover by CAS; a lost race re-reads (and says so), other failures only wait. */
   private async write(intent: Exclude<LeaseIntent, { kind: 'none' }>): Promise<'raced' | 'done'> {
     const sentAt = this.clock();
@@ -161,7 +185,10 @@ export class LeaseKeeper {
       const plan = (): LeaseIntent =>
         planSync(me, this.state, this.clock(), { timing: this.timing, rank: this.rank(), ready: this.deps.ready() });
       const intent = plan();
-      const outcome = intent.kind === 'none' ? 'done' : await this.write(intent);
+      const held = intent.kind === 'promote' ? await this.promotionHeld() : null;
+      this.held = held !== null;
+      if (held !== null) this.deps.log.warn({ held }, `the lease is free, but not taken: ${held}`);
+      const outcome = intent.kind === 'none' || held !== null ? 'done' : await this.write(intent);
       // A renewal that lost its race to a record that still names this node in the same epoch
       // (the watchdog rebuilt a damaged leader.json) renews over what it just read at once: a
       // period later, a primary fenced by the damage would stay stopped a whole renewal longer.
@@ -187,7 +214,7 @@ export class LeaseKeeper {
     const due = [primary ? renewal - now : (this.timing.renewMs * 3) / 4];
     const releasing = releaseAt(this.state, this.timing);
     if (releasing !== null && this.state.leader?.primary === this.deps.config.nodeName) due.push(releasing - now);
-    if (!primary && this.deps.ready()) {
+    if (!primary && this.deps.ready() && !this.held) {
       due.push(expiresAt(this.state, { timing: this.timing, rank: this.rank() }) - now);
     }
     return Math.max(0, Math.min(...due));

@@ -17,6 +17,13 @@ export const EXAMPLES: Readonly<Record<string, readonly (readonly [string, strin
     ['fleet failover --to node-2 --reason "kernel update"', 'on a terminal: shows the steps, then asks'],
     ['fleet failover --to node-2 --reason "node-1 is gone" --yes --json', 'from a script'],
   ],
+  pause: [
+    ['fleet pause --for 2h --reason "kernel update on node-2"', 'alerts only, for two hours at most'],
+    ['fleet pause', 'until fleet resume'],
+  ],
+  resume: [['fleet resume', 'the watchdog acts again from its next run']],
+  cordon: [['fleet cordon node-2 --reason "reboot for patches"', 'node-2 out of rotation: no incident, no promotion']],
+  uncordon: [['fleet uncordon node-2', 'node-2 back in rotation']],
   rejoin: [['fleet rejoin node-2', "restart node-2's worker in standby mode and wait for its self-test"]],
   admission: [
     ['fleet admission', 'whether input is held, and why'],

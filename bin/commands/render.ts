@@ -1,4 +1,5 @@
 import type { Check } from '../../lib/core/views/doctor-checks';
+import type { Maintenance } from '../../lib/core/fleet/maintenance';
 import type { FleetEvent } from '../../lib/core/events';
 import { CATALOGUE } from '../../lib/core/metrics/catalogue';
 import type { NodeStatus, StatusView } from '../../lib/core/views/status';
@@ -52,6 +53,26 @@ const metricLine = (values: Readonly<Record<string, number>>): string =>
     .map(([name, v]) => metricText(name, v))
     .join(' · ') || dash;
 
+/** The pause and the cordons as stored, for a person. */
+export const renderMaintenance = (m: Maintenance, paused: boolean, now: number, c: Paint): string[] => {
+  const p = m.paused;
+  const pause =
+    p === null
+      ? c.green('automation on')
+      : paused
+        ? c.yellow(
+            `PAUSED by ${p.by} ${when(p.at, now)}` +
+              (p.until === null ? ', until fleet resume' : `, until ${new Date(p.until).toISOString()}`) +
+              (p.reason === null ? '' : `: ${p.reason}`),
+          )
+        : `pause expired at ${new Date(p.until ?? 0).toISOString()} (automation on)`;
+  const cordons = Object.entries(m.cordoned).map(
+    ([node, n]) =>
+      `  ${c.yellow(`${node} CORDONED`)} by ${n.by} ${when(n.at, now)}${n.reason === null ? '' : `: ${n.reason}`}`,
+  );
+  return [`  ${pause}`, ...(cordons.length === 0 ? ['  no node cordoned'] : cordons)];
+};
+
 /** `fleet status` for people: the fleet-wide lines, one row per node, then notes. */
 export const renderStatus = (v: StatusView, where: string, c: Paint): string => {
   const lines: string[] = [c.bold(`Queen's Fleet: ${where}, ${new Date(v.at).toISOString()}`)];
@@ -71,6 +92,9 @@ export const renderStatus = (v: StatusView, where: string, c: Paint): string => 
         : `${when(f.at, v.at)}: ${f.from} → ${f.newPrimary ?? '?'}, epoch ${f.newEpoch ?? '?'} ` +
           `(${f.manual ? 'manual, ' : ''}${f.incidentId})`;
   lines.push(`failover  ${failover}`);
+  const m = v.watchdog.maintenance;
+  if (m.paused !== null || Object.keys(m.cordoned).length > 0)
+    lines.push(`maintenance\n${renderMaintenance(m, v.watchdog.paused, v.at, c).join('\n')}`);
   if (v.watchdog.state !== 'ok') {
     const why = v.watchdog.error === null ? ' (the watchdog has not run yet)' : `: ${v.watchdog.error}`;
     lines.push(`watchdog  ${c.yellow(`watchdog/state.json ${v.watchdog.state}${why}`)}`);

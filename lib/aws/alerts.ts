@@ -4,7 +4,8 @@ import { toFleetError } from './errors';
 import { sdk } from './sdk';
 
 /** Subject lines are limited to 100 characters by SNS. */
-const subjectOf = (event: FleetEvent): string => `[queen-fleet] ${event.kind} ${event.node}`.slice(0, 100);
+const subjectOf = (event: FleetEvent): string =>
+  `[queen-fleet] ${event.paused === true ? 'PAUSED ' : ''}${event.kind} ${event.node}`.slice(0, 100);
 
 /** The alert topic: one message per incident step, its body the event itself. */
 export class AlertTopic {

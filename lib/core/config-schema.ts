@@ -139,7 +139,7 @@ export const configSchema = z
       .optional(),
     /**
      * The custom CloudWatch metrics the watchdog publishes as Embedded Metric Format log lines
-     * (lib/core/metrics/catalogue.ts): `off`, `essential` ($1.80 a month for 2 nodes) or `detailed`.
+     * (lib/core/metrics/catalogue.ts): `off`, `essential` ($2.10 a month for 2 nodes) or `detailed`.
      */
     metrics: z.enum(METRIC_LEVELS).default('essential'),
 

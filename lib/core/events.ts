@@ -67,6 +67,8 @@ export const fleetEventSchema = z.object({
   /** For failover steps: the node taking over and the epoch it holds. */
   newPrimary: nodeNameSchema.optional(),
   newEpoch: z.number().int().min(0).optional(),
+  /** The automation was paused (`fleet pause`) when the step was judged: it is alerted, not acted on. */
+  paused: z.literal(true).optional(),
 });
 export type FleetEvent = z.output<typeof fleetEventSchema>;
 

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { LeaseKeeper } from '../../agent/lease-keeper';
 import { StateStore } from '../../lib/aws/state-store';
 import { buildConfig } from '../../lib/core/config';
+import { emptyWatchdogState } from '../../lib/core/fleet/watchdog-state';
 import type { Leader } from '../../lib/core/schemas';
 import { memoryLogger } from '../helpers/memory-logger';
 import { MemoryS3 } from '../helpers/memory-s3';
@@ -95,6 +96,37 @@ describe('LeaseKeeper', () => {
     await third.round();
     expect(third.current).toMatchObject({ role: 'standby', epoch: 2 });
     expect(leader()).toMatchObject({ primary: 'node-2', epoch: 2 });
+  });
+
+  it('takes no lapsed lease while cordoned or while the fleet is paused, and reads only once a period', async () => {
+    const maintenance = (m: object) =>
+      s3.set('peer-sync/watchdog/state.json', { ...emptyWatchdogState(), maintenance: m });
+    const note = { at: 0, by: 'ops@laptop', reason: null };
+    maintenance({ paused: null, cordoned: { 'node-2': note } });
+    const second = keeper('node-2');
+    const third = keeper('node-3');
+    const start = t;
+    let rounds = 0;
+    const counted = second.round.bind(second);
+    second.round = async () => {
+      rounds += 1;
+      return counted();
+    };
+    await runUntil(second, start + 120_000);
+    expect(leader().epoch).toBe(1);
+    // A held takeover waits a read period (three quarters of a renewal) like any standby's look.
+    expect(rounds).toBeLessThanOrEqual(120_000 / 7_500 + 1);
+    await runUntil(third, t + 45_000);
+    expect(leader()).toMatchObject({ primary: 'node-3', epoch: 2 });
+
+    // Paused: nobody takes node-3's lapsed lease; resumed: node-2, no longer cordoned, does.
+    maintenance({ paused: { ...note, until: null }, cordoned: {} });
+    const from = t;
+    await runUntil(second, from + 120_000);
+    expect(leader()).toMatchObject({ primary: 'node-3', epoch: 2 });
+    maintenance({ paused: null, cordoned: {} });
+    await runUntil(second, from + 160_000);
+    expect(leader()).toMatchObject({ primary: 'node-2', epoch: 3 });
   });
 
   it('takes a lapsed lease, when it cannot reach its stores, only after every node that can', async () => {

@@ -155,7 +155,7 @@ describe('watchdog metrics (Embedded Metric Format on standard output)', () => {
     process.env.FLEET_METRICS = 'essential';
     resetForTests();
     const names = new Set(valuesOf(await stdoutOf(() => handler(scheduled))).map((v) => v.name));
-    expect([...names].sort()).toEqual(['Epoch', 'FailingSamples', 'HeartbeatAge', 'ReadyStandbys']);
+    expect([...names].sort()).toEqual(['Epoch', 'FailingSamples', 'HeartbeatAge', 'Paused', 'ReadyStandbys']);
     process.env.FLEET_METRICS = 'off';
     resetForTests();
     expect(await stdoutOf(() => handler(scheduled))).toEqual([]);

@@ -67,8 +67,12 @@ export interface LadderContext {
   confirmations: ReadonlyMap<string, Confirmation>;
   /** Every node's record as judged so far this round (for choosing a standby). */
   watches: Readonly<Record<string, NodeWatch>>;
-  /** Nodes whose beat says they cannot reach the stores the work needs: never a failover's target. */
+  /** Nodes that may not take the role: their beat says they cannot reach their stores, or they are cordoned. */
   unready?: ReadonlySet<string>;
+  /** Cordoned standbys: out of rotation, their silence and restarts no incident (maintenance.ts). */
+  cordoned?: ReadonlySet<string>;
+  /** The automation is paused: steps are judged and alerted, and no restart or failover is carried out. */
+  paused?: boolean;
   lastFailoverAt: number | null;
   /** How long a node's newest sample may stay unchanged (membership.ts). */
   lostMs: number;
@@ -90,7 +94,8 @@ export const publish = (
   summary: string,
   extra: Pick<FleetEvent, 'newPrimary' | 'newEpoch'> = {},
 ): void => {
-  ctx.actions.push({ kind: 'publish', event: makeEvent(kind, spec.name, incident, counter, ctx.now, summary, extra) });
+  const event = makeEvent(kind, spec.name, incident, counter, ctx.now, summary, extra);
+  ctx.actions.push({ kind: 'publish', event: ctx.paused === true ? { ...event, paused: true } : event });
 };
 
 /**

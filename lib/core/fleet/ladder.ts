@@ -24,7 +24,11 @@ const resumeFailover = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): N
   const incident = watch.incident;
   if (incident === null) return watch;
   const pending = next(incident, timing(ctx), ctx.now);
-  if (pending.kind !== 'carry-out-failover' || ctx.now - pending.failover.claimedAt <= claimStaleMs(ctx.settings))
+  if (
+    pending.kind !== 'carry-out-failover' ||
+    ctx.now - pending.failover.claimedAt <= claimStaleMs(ctx.settings) ||
+    ctx.paused === true
+  )
     return watch;
   const renewed = advance(incident, { kind: 'CLAIM_RENEWED', at: ctx.now });
   if (renewed === null || renewed === 'closed' || renewed.stage.name !== 'failing-over') return watch;
@@ -53,9 +57,10 @@ const tryFailover = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): Node
     now: ctx.now,
     sampleMs,
   };
-  const target = cooling
-    ? undefined
-    : readyStandbys({ ...input, lostMs: ctx.lostMs, ...(ctx.unready ? { unready: ctx.unready } : {}) })[0];
+  const target =
+    cooling || ctx.paused === true
+      ? undefined
+      : readyStandbys({ ...input, lostMs: ctx.lostMs, ...(ctx.unready ? { unready: ctx.unready } : {}) })[0];
   if (target === undefined) {
     if (pending.noStandbyAlerted) return watch;
     return move(
@@ -63,9 +68,11 @@ const tryFailover = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): Node
       spec,
       watch,
       { kind: 'NO_STANDBY' },
-      cooling
-        ? `${spec.name}: failover held back, the last one was within the cooldown.`
-        : `${spec.name}: no standby is ready to take over.`,
+      ctx.paused === true
+        ? `${spec.name}: failover held back, the fleet is paused (fleet resume).`
+        : cooling
+          ? `${spec.name}: failover held back, the last one was within the cooldown.`
+          : `${spec.name}: no standby is ready to take over.`,
     );
   }
   const failover: FailoverPlan = {
@@ -223,6 +230,8 @@ const judgeStall = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeW
 export const judgeNode = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeWatch => {
   if (watch.incident?.stage.name === 'failing-over') return resumeFailover(ctx, spec, watch);
   const isPrimary = ctx.leader?.primary === spec.name;
+  // Out of rotation: nothing to heal or alert; from its uncordoning it is judged by its samples then.
+  if (!isPrimary && ctx.cordoned?.has(spec.name) === true) return supersede(watch);
   let current = ctx.takenOverFrom === spec.name ? judgeTakeover(ctx, spec, watch) : watch;
   // A node that lost the role has nothing left to heal as a primary, one that took it nothing
   // to rejoin, and a silent one is a lost standby: such an incident is superseded.

@@ -30,13 +30,15 @@ export const claimRestart = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatc
       `budget ${ctx.settings.restartBudgetPerHour}.${rejoin ? ' It stays out of the standby pool.' : ''}`;
     return { ...move(ctx, spec, watch, { kind: 'RESTART_BUDGET_EXHAUSTED', at: ctx.now }, summary), [budget]: recent };
   }
-  ctx.actions.push({
-    kind: 'command',
-    node: spec.name,
-    instanceId: spec.instanceId,
-    incidentId: incident.id,
-    command: incident.restart.command,
-  });
+  // Paused: the claim stands unsent, and the claim-overdue rule below sends it once the pause ends.
+  if (ctx.paused !== true)
+    ctx.actions.push({
+      kind: 'command',
+      node: spec.name,
+      instanceId: spec.instanceId,
+      incidentId: incident.id,
+      command: incident.restart.command,
+    });
   return { ...watch, counter: { ...watch.counter, failing: 0, healthy: 0 }, [budget]: [...recent, ctx.now] };
 };
 
@@ -47,7 +49,7 @@ export const progressRestart = (ctx: LadderContext, spec: NodeSpec, watch: NodeW
   const pending = next(incident, timing(ctx), ctx.now);
   // The send may have gone out while its record did not land (S3 throttled, the run died): SSM knows.
   // Claimed anew, so two runs that both find it overdue race on the state and one sends.
-  if (pending.kind === 'send-restart' && pending.overdue && incident.restart !== null) {
+  if (pending.kind === 'send-restart' && pending.overdue && incident.restart !== null && ctx.paused !== true) {
     ctx.actions.push({
       kind: 'find-restart',
       node: spec.name,
@@ -55,7 +57,9 @@ export const progressRestart = (ctx: LadderContext, spec: NodeSpec, watch: NodeW
       incidentId: incident.id,
       command: incident.restart.command,
     });
-    return { ...watch, incident: { ...incident, restart: { ...incident.restart, claimedAt: ctx.now } } };
+    // The samples start over with the restart, as when a claim is sent at once.
+    const counter = { ...watch.counter, failing: 0, healthy: 0 };
+    return { ...watch, counter, incident: { ...incident, restart: { ...incident.restart, claimedAt: ctx.now } } };
   }
   const verify = outstandingRestart(incident, timing(ctx));
   if (verify !== null)

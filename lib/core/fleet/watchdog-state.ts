@@ -6,6 +6,7 @@ import { emptyCounter, stallCounterSchema } from './stall';
 import { admissionSchema, emptyAdmission } from './admission';
 import { deadLettersSchema, RISE_WATCHES, type RiseWatch } from './dead-letters';
 import { INTAKE_WAIT_PREFIX, intakeWaitSchema } from './intake-wait';
+import { maintenanceSchema } from './maintenance';
 
 const nodeStateSchema = z.object({
   counter: stallCounterSchema,
@@ -54,6 +55,8 @@ const watchdogStateV2Schema = z.object({
   notifierFailures: deadLettersSchema.optional(),
   /** A spell of input waiting in the intake queue, and its alert (lib/core/fleet/intake-wait.ts). */
   intakeWait: intakeWaitSchema.optional(),
+  /** The operator's pause and cordons (lib/core/fleet/maintenance.ts). */
+  maintenance: maintenanceSchema.optional(),
 });
 export type WatchdogState = z.output<typeof watchdogStateV2Schema>;
 

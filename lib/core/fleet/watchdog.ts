@@ -9,6 +9,7 @@ import { emptyWatch, type NodeWatch, type WatchdogState } from './watchdog-state
 import { withDeadLetters, withRise } from './dead-letters';
 import { withIntakeWait } from './intake-wait';
 import { withLeaderRepair, type LeaderDamage } from './repair';
+import { cordonedNodes, isPaused } from './maintenance';
 
 export type { WatchdogAction, WatchdogSettings };
 
@@ -93,6 +94,7 @@ const judge = (state: WatchdogState, i: Inputs, settings: WatchdogSettings): Dec
   const sampleMs = settings.sampleIntervalSeconds * 1000;
   const seen = observeAll(state, i, settings);
   const nodes = seen.nodes;
+  const cordoned = cordonedNodes(state.maintenance);
   for (const spec of settings.nodes) {
     const hb = i.heartbeats.get(spec.name);
     const watch = nodes[spec.name] ?? emptyWatch();
@@ -110,7 +112,9 @@ const judge = (state: WatchdogState, i: Inputs, settings: WatchdogSettings): Dec
     heartbeats: i.heartbeats,
     confirmations: i.confirmations ?? new Map(),
     watches: nodes,
-    unready: cannotWork(i.beats),
+    unready: new Set([...cannotWork(i.beats), ...cordoned]),
+    cordoned,
+    paused: isPaused(state.maintenance, i.now),
     lastFailoverAt: state.lastFailoverAt,
     lostMs: seen.lostMs,
     leaseStale: seen.stale,
@@ -192,7 +196,8 @@ export const withAdmission = (
     sampleMs,
     lostMs: lostAfterMs(settings),
   };
-  const ready = leader === null ? 0 : readyStandbys({ ...standbys, leader }).length;
+  const unready = cordonedNodes(state.maintenance);
+  const ready = leader === null ? 0 : readyStandbys({ ...standbys, leader, unready }).length;
   const before = state.admission ?? emptyAdmission();
   const input = { depths, readyStandbys: ready, failingOver: failoverUnderWay(state.nodes, leader) };
   const out = decideAdmission(before, input, settings, now, leader);

@@ -60,8 +60,8 @@ export const CATALOGUE: readonly MetricSpec[] = [
     level: 'essential',
     statistic: 'Minimum',
     meaning:
-      'Standbys that could take over now (fresh heartbeat, proven worker, current epoch, no incident): 0 is lost ' +
-      'redundancy.',
+      'Standbys that could take over now (fresh heartbeat, proven worker, current epoch, no incident, not ' +
+      'cordoned): 0 is lost redundancy.',
   },
   {
     name: 'Epoch',
@@ -171,6 +171,14 @@ export const CATALOGUE: readonly MetricSpec[] = [
     level: 'detailed',
     statistic: 'Sum',
     meaning: 'Failovers the watchdog claimed (each starts its cooldown).',
+  },
+  {
+    name: 'Paused',
+    unit: 'None',
+    scope: 'fleet',
+    level: 'essential',
+    statistic: 'Maximum',
+    meaning: '1 while the automation is paused (fleet pause): steps are alerted, nothing is restarted or failed over.',
   },
   {
     name: 'InputHeld',

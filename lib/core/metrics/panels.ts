@@ -118,10 +118,11 @@ export const dashboardPanels = (
     {
       title: 'Ready standbys',
       description:
-        'Standbys that could take over now. At 0 a failure of the primary has nowhere to go: NO_STANDBY, ' +
-        'STANDBY_UNREADY, REJOIN_FAILED; the NoReadyStandby alarm.',
+        'Standbys that could take over now (a cordoned one never can). At 0 a failure of the primary has nowhere to ' +
+        'go: NO_STANDBY, STANDBY_UNREADY, REJOIN_FAILED; the NoReadyStandby alarm. Paused at 1: fleet pause holds ' +
+        'every restart and failover.',
       unit: 'Count',
-      series: ours('ReadyStandbys'),
+      series: ours('ReadyStandbys', 'Paused'),
       threshold: { value: 1, label: 'redundant' },
     },
     {

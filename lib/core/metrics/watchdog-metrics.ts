@@ -5,6 +5,7 @@ import type { WatchdogAction, WatchdogSettings } from '../fleet/watchdog';
 import type { WatchdogState } from '../fleet/watchdog-state';
 import type { Heartbeat, Leader } from '../schemas';
 import type { MetricValues } from './emf';
+import { cordonedNodes, isPaused } from '../fleet/maintenance';
 
 /** What one watchdog run saw and did, as its metrics read it. */
 export interface RunView {
@@ -75,9 +76,11 @@ export const watchdogMetricValues = (v: RunView): MetricValues => {
     sampleMs,
     lostMs: lostAfterMs(v.settings),
   };
+  const unready = cordonedNodes(v.after.maintenance);
   const fleet: Record<string, number> = {
     ...counts,
-    ReadyStandbys: v.leader === null ? 0 : readyStandbys({ ...standbys, leader: v.leader }).length,
+    ReadyStandbys: v.leader === null ? 0 : readyStandbys({ ...standbys, leader: v.leader, unready }).length,
+    Paused: isPaused(v.after.maintenance, v.now) ? 1 : 0,
     InputHeld: v.after.admission?.held === true ? 1 : 0,
   };
   if (v.leader !== null) fleet.Epoch = v.leader.epoch;

@@ -10,15 +10,20 @@ const DURATION_RE = /^(\d+(?:\.\d+)?)(s|m|h|d)$/;
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 const ISO_RE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 
+/** `15m`, `2h`, `1d`, `30s` in ms, or null for anything else. */
+export const durationMs = (raw: string): number | null => {
+  const d = DURATION_RE.exec(raw.trim());
+  if (d === null) return null;
+  const ms = Number(d[1]) * UNIT_MS[d[2] as keyof typeof UNIT_MS];
+  // `9…9d` (hundreds of digits) is Infinity: no time to compare with.
+  return ms > 0 && Number.isFinite(ms) ? ms : null;
+};
+
 /** Parses `15m`, `2h`, `1d`, `30s` or an ISO date; the error names `--since`. */
 export const parseSince = (raw: string): Since => {
   const text = raw.trim();
-  const d = DURATION_RE.exec(text);
-  if (d !== null) {
-    const ms = Number(d[1]) * UNIT_MS[d[2] as keyof typeof UNIT_MS];
-    // `9…9d` (hundreds of digits) is Infinity: no time to compare with.
-    if (ms > 0 && Number.isFinite(ms)) return { kind: 'duration', ms };
-  }
+  const ms = durationMs(text);
+  if (ms !== null) return { kind: 'duration', ms };
   const at = ISO_RE.test(text) ? Date.parse(text) : Number.NaN;
   if (!Number.isNaN(at)) return { kind: 'date', at };
   throw new ValidationError(

@@ -3,6 +3,7 @@ import type { HeartbeatObservation, Observed } from './observed';
 import { readiness } from './readiness';
 import type { Leader } from '../schemas';
 import type { WatchdogState } from '../fleet/watchdog-state';
+import { isPaused } from '../fleet/maintenance';
 
 /** What `fleet failover` found before acting. */
 export interface ManualFailoverInput {
@@ -42,13 +43,16 @@ export type ManualFailoverPlan =
  * The watchdog's own step in flight on the primary (a restart claimed or sent, a failover
  * claimed): a manual move now would race it and send the node's commands twice.
  */
-const watchdogBusy = (watchdog: Observed<WatchdogState>, primary: string): string | null => {
-  const incident = watchdog.state === 'ok' ? watchdog.value.nodes[primary]?.incident : null;
+const watchdogBusy = (watchdog: Observed<WatchdogState>, primary: string, now: number): string | null => {
+  if (watchdog.state !== 'ok') return null;
+  const incident = watchdog.value.nodes[primary]?.incident;
   if (incident === null || incident === undefined) return null;
   const { stage } = incident;
   if (stage.name === 'failing-over')
     return `the watchdog is failing ${primary} over to ${stage.failover.to} (incident ${incident.id})`;
-  if (stage.name === 'restart-claimed' || stage.name === 'restart-sent')
+  // A claim the pause holds unsent is not in flight: only one sent is.
+  const held = stage.name === 'restart-claimed' && isPaused(watchdog.value.maintenance, now);
+  if ((stage.name === 'restart-claimed' && !held) || stage.name === 'restart-sent')
     return (
       `the watchdog is ` +
       `restarting ${primary}'s ${incident.restart?.command === 'restartAgent' ? 'agent' : 'worker'} ` +
@@ -91,7 +95,7 @@ export const planManualFailover = (input: ManualFailoverInput): ManualFailoverPl
     sampleMs: input.sampleMs,
     ...(input.keepAliveMs === undefined ? {} : { keepAliveMs: input.keepAliveMs }),
   });
-  const busy = watchdogBusy(input.watchdog, current.primary);
+  const busy = watchdogBusy(input.watchdog, current.primary, input.now);
   const objections = [...ready.reasons, ...(busy === null ? [] : [busy])];
   if (objections.length > 0 && !input.force)
     return {

@@ -79,6 +79,8 @@ const reasonsAgainst = (name: string, watch: NodeWatch, input: ReadinessInput): 
   if (input.watchdog.state === 'corrupt')
     reasons.push('watchdog/state.json is corrupt, so an open incident cannot be ruled out');
   if (name === leader.primary) reasons.push(`it is the primary of epoch ${leader.epoch}`);
+  if (input.watchdog.state === 'ok' && input.watchdog.value.maintenance?.cordoned[name] !== undefined)
+    reasons.push(`it is cordoned (fleet uncordon ${name})`);
   const hb = input.heartbeats.get(name)?.heartbeat ?? { state: 'missing' };
   if (hb.state === 'missing') reasons.push('it has no heartbeat');
   else if (hb.state === 'corrupt') reasons.push(`its heartbeat is corrupt (${hb.error})`);

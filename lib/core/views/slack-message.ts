@@ -184,9 +184,13 @@ export const metricLines = (m: EventMetrics): string[] => {
   return lines.filter((l): l is [string, string] => l[1] !== null).map(([name, value]) => `• ${name}: ${value}`);
 };
 
+const PAUSED_NOTE =
+  'The automation is paused (fleet pause): this step is alerted, not acted on. `fleet resume` ends the pause.';
+
 /** The Slack message of one incident step. */
 export const formatEvent = (event: FleetEvent): SlackPayload => {
   const emoji = EMOJI[SEVERITY[event.kind]];
+  const paused = event.paused === true ? 'PAUSED ' : '';
   const fields = [
     field('Node', event.node),
     field('Incident', event.incidentId),
@@ -202,15 +206,16 @@ export const formatEvent = (event: FleetEvent): SlackPayload => {
       : ` New primary ${event.newPrimary}${event.newEpoch === undefined ? '' : ` (epoch ${event.newEpoch})`}.`;
   return {
     text: clip(
-      `${emoji} [queen-fleet] ${event.kind} on ${event.node}: ${escape(event.summary)}${escape(failover)} ` +
+      `${emoji} [queen-fleet] ${paused}${event.kind} on ${event.node}: ${escape(event.summary)}${escape(failover)} ` +
         `Next: ${escape(event.next)}`,
       LIMIT.fallback,
     ),
     blocks: [
-      header(`${emoji} ${event.kind} on ${event.node}`),
+      header(`${emoji} ${paused}${event.kind} on ${event.node}`),
       { type: 'section', fields },
       section('What happened', event.summary),
       { type: 'section', text: mrkdwn(`*Key metrics*\n${metricLines(event.metrics).map(escape).join('\n')}`) },
+      ...(paused === '' ? [] : [section('Paused', PAUSED_NOTE)]),
       section('Next step', event.next),
       { type: 'context', elements: [mrkdwn(`event ${escape(event.id)}`)] },
     ],

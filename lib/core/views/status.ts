@@ -5,6 +5,7 @@ import { valueOf } from './observed';
 import { isFresh } from './readiness';
 import type { Heartbeat, Leader } from '../schemas';
 import type { Incident, StageName } from '../fleet/incident';
+import { isPaused, noMaintenance, type Maintenance } from '../fleet/maintenance';
 import { emptyWatchdogState, type NodeWatch, type WatchdogState } from '../fleet/watchdog-state';
 import type { MetricValues } from '../metrics/emf';
 import { watchdogMetricValues } from '../metrics/watchdog-metrics';
@@ -129,7 +130,14 @@ export type LastIncident =
 export interface StatusView {
   at: number;
   leader: LeaderStatus;
-  watchdog: { state: 'ok' | 'missing' | 'corrupt'; error: string | null; lastFailoverAt: number | null };
+  watchdog: {
+    state: 'ok' | 'missing' | 'corrupt';
+    error: string | null;
+    lastFailoverAt: number | null;
+    /** The operator's pause and cordons (`fleet pause`, `fleet cordon`); `paused` is false past its expiry. */
+    maintenance: Maintenance;
+    paused: boolean;
+  };
   queue: QueueObservation | { state: 'ok'; visible: number; inFlight: number; depth: number };
   /** The newest PROMOTED event: failovers by the watchdog and by `fleet failover` alike. */
   lastFailover: LastFailover;
@@ -249,6 +257,8 @@ export const buildStatus = (input: StatusInput): StatusView => {
       state: input.watchdog.state,
       error: input.watchdog.state === 'corrupt' ? input.watchdog.error : null,
       lastFailoverAt: watchdog?.lastFailoverAt ?? null,
+      maintenance: watchdog?.maintenance ?? noMaintenance(),
+      paused: isPaused(watchdog?.maintenance, input.now),
     },
     queue: q.state === 'ok' ? { ...q, depth: q.visible + q.inFlight } : q,
     lastFailover: lastFailover(input.lastPromotion),

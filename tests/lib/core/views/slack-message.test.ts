@@ -88,6 +88,14 @@ describe('slack-message', () => {
       expect(payload.text).toMatch(/^:warning: \[queen-fleet\] STALLED on node-1: node-1 stalled: 8 consecutive/);
     });
 
+    it('marks a step judged while paused as PAUSED in the header, the notification and a section of its own', () => {
+      const payload = formatEvent({ ...stalled, paused: true });
+      expect(payload.blocks[0]).toMatchObject({ text: { text: ':warning: PAUSED STALLED on node-1' } });
+      expect(payload.text).toMatch(/^:warning: \[queen-fleet\] PAUSED STALLED on node-1: /);
+      expect(JSON.stringify(payload.blocks)).toContain('*Paused*\\nThe automation is paused (fleet pause)');
+      expect(JSON.stringify(formatEvent(stalled).blocks)).not.toContain('Paused');
+    });
+
     it('shows node, incident, epoch and the time as ISO 8601', () => {
       const fields = formatEvent(stalled).blocks[1];
       expect(fields).toEqual({

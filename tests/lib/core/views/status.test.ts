@@ -91,7 +91,7 @@ describe('buildStatus', () => {
     };
     const view = buildStatus(input({ watchdog: ok(state) }));
     // The epoch, the one ready standby, input not held; no counts (they are a run's own).
-    expect(view.metrics.fleet).toEqual({ Epoch: 4, ReadyStandbys: 1, InputHeld: 0 });
+    expect(view.metrics.fleet).toEqual({ Epoch: 4, ReadyStandbys: 1, InputHeld: 0, Paused: 0 });
     expect(view.metrics.nodes['node-1']).toMatchObject({ HeartbeatAge: 12, FailingSamples: 3, Primary: 1 });
     expect(view.metrics.nodes['node-2']).toMatchObject({ HeartbeatAge: 4, FailingSamples: 0, Primary: 0 });
     // With no watchdog state yet, nothing it would not know: no heartbeat age, no counters.
@@ -170,7 +170,14 @@ describe('buildStatus', () => {
 
   it('reports a corrupt watchdog state and shows no counters or incidents', () => {
     const view = buildStatus(input({ watchdog: { state: 'corrupt', error: 'revision: expected number' } }));
-    expect(view.watchdog).toEqual({ state: 'corrupt', error: 'revision: expected number', lastFailoverAt: null });
+    // A corrupt state is rebuilt without its maintenance, so none is shown.
+    expect(view.watchdog).toEqual({
+      state: 'corrupt',
+      error: 'revision: expected number',
+      lastFailoverAt: null,
+      maintenance: { paused: null, cordoned: {} },
+      paused: false,
+    });
     expect(view.nodes[0]).toMatchObject({ stall: null, incident: null });
   });
 
