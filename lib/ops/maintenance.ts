@@ -25,7 +25,10 @@ export interface MaintenanceView {
  * by it, and a standby reads it before taking a lapsed lease. The primary cannot be cordoned:
  * it is the rotation; move the role first.
  */
-export const changeMaintenance = async (deps: OpsDeps, change: MaintenanceChange): Promise<MaintenanceView> => {
+export const changeMaintenance = async (
+  deps: Pick<OpsDeps, 'config' | 'store' | 'now'>,
+  change: MaintenanceChange,
+): Promise<MaintenanceView> => {
   if ('node' in change && !deps.config.nodes.some((n) => n.name === change.node))
     throw new ValidationError(
       `NODE: ${change.node} is not a configured node (nodes: ${deps.config.nodes.map((n) => n.name).join(', ')})`,

@@ -4,6 +4,7 @@ import { SEED_STAGES } from '../pipeline';
 import { ValidationError } from '../errors';
 import { parseWith } from '../validate';
 import { eventAtSchema, nodeTarget as target } from './trigger';
+import { operatorActionSchema } from './operator';
 
 /** Scenario seconds, or an event the fault waits for (lib/core/drill/trigger.ts). */
 const at = z.union([z.number().min(0), eventAtSchema]);
@@ -216,6 +217,7 @@ export const scenarioSchema = z
     }),
     media: mediaSchema.optional(),
     faults: z.array(faultSchema).max(100).default([]),
+    operator: z.array(operatorActionSchema).max(20).default([]),
     expect: expectSchema.default({}),
     /**
      * Optional configuration overrides (unscaled, as in production), checked by the config's own
@@ -277,6 +279,10 @@ export const scenarioSchema = z
           message:
             'hang-stage needs stages that run as processes: set workload.stages to "command", or config.pipeline',
         });
+    });
+    s.operator.forEach((a, i) => {
+      if (a.at > s.seconds) ctx.addIssue({ code: 'custom', path: ['operator', i, 'at'], message: 'is after the end' });
+      if ('target' in a) node(a.target, ['operator', i, 'target']);
     });
     const lengths = s.media?.seconds;
     const media = (path: (string | number)[], message: string): void =>

@@ -10,6 +10,7 @@ export const DEMO_SCENARIO: Scenario = {
   seconds: 600,
   workload: { tasks: 14, meanTaskSeconds: 90, spread: 0.3, stages: 'module' },
   faults: [{ at: 120, kind: 'stall-worker', target: 'primary', until: 'restart' }],
+  operator: [],
   expect: { restarts: { min: 1, max: 1 }, failovers: 0, maxDetectSeconds: 170, lostTasks: 0, duplicateCompletions: 0 },
 };
 
@@ -34,6 +35,7 @@ export const MEDIA_DEMO_SCENARIO: Scenario = {
   },
   media: { episodes: 4, seconds: [8, 30, 8, 8], stall: [] },
   faults: [{ at: { after: 'source', node: 'primary', episode: 2, count: 1 }, kind: 'kill-node', target: 'primary' }],
+  operator: [],
   expect: { failovers: 1, lostTasks: 0, duplicateCompletions: 0, deadLettered: 0 },
 };
 

@@ -174,7 +174,8 @@ export class Recorder {
             node: event.data.node,
             incidentId: event.data.incidentId,
           });
-          this.note(event.data.node, event.data.kind.toLowerCase(), event.data.summary);
+          const summary = event.data.paused === true ? `PAUSED: ${event.data.summary}` : event.data.summary;
+          this.note(event.data.node, event.data.kind.toLowerCase(), summary);
         }
       }
     },

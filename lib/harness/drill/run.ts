@@ -26,6 +26,7 @@ import { buildWatchdogDeps } from '../../control/watchdog/build';
 import { createWatchdogHandler } from '../../control/watchdog/handler';
 import { createLogger } from '../../log';
 import { FaultInjector } from './faults';
+import { runOperatorAction } from './operator';
 import { hungStops } from './node-logs';
 import { MediaShelf } from './media';
 import { Recorder } from './recorder';
@@ -253,6 +254,8 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         strike(() => injector.inject(fault, later, describeEvent(at, node))),
       );
     });
+    const operator = { config, store, recorder, timeScale, resolve: (n: string) => injector.resolve(n) };
+    for (const action of scenario.operator) later(action.at, () => void runOperatorAction(action, operator));
     const snapshot = options.snapshot;
     const counted = cloud;
     if (snapshot !== undefined) {

@@ -36,6 +36,14 @@ describe('parseScenario', () => {
     ['an unknown top-level key', { ...valid, node: 2 }, 'node'],
     ['a fault kind that does not exist', { ...valid, faults: [{ at: 1, kind: 'explode' }] }, 'faults.0.kind'],
     ['a fault after the end', { ...valid, faults: [{ at: 900, kind: 'crash-worker' }] }, 'faults.0.at'],
+    ['an operator action after the end', { ...valid, operator: [{ at: 601, action: 'resume' }] }, 'operator.0.at'],
+    ['an unknown operator action', { ...valid, operator: [{ at: 1, action: 'drain' }] }, 'operator.0.action'],
+    [
+      'an operator action on a node beyond the fleet',
+      { ...valid, operator: [{ at: 1, action: 'cordon', target: 'node-3' }] },
+      'operator.0.target',
+    ],
+    ['a cordon without a node', { ...valid, operator: [{ at: 1, action: 'cordon' }] }, 'operator.0.target'],
     [
       'a target node beyond the fleet',
       { ...valid, faults: [{ at: 1, kind: 'crash-worker', target: 'node-3' }] },
