@@ -9,7 +9,8 @@ import { Agent } from './agent';
 void runDaemon('agent', async ({ config, clients, store, reach, log }) => {
   const queue = config.queueUrl === undefined ? null : new TaskQueue(clients.sqs(), config.queueUrl);
   const instanceId = config.nodes.find((n) => n.name === config.nodeName)?.instanceId;
-  const alerts = config.topicArn === undefined ? null : new AlertTopic(clients.sns(), config.topicArn);
+  const alerts =
+    config.topicArn === undefined ? null : new AlertTopic(clients.sns(), config.topicArn, config.runbookUrl);
   const trigger =
     config.watchdogFunction === undefined ? null : new WatchdogTrigger(clients.lambda(), config.watchdogFunction);
   const agent = new Agent({

@@ -14,5 +14,6 @@ module.exports = async ({ resolveVariable }) => {
     standbyAlarmMinutes: await resolveVariable('param:standbyAlarmMinutes'),
     stallAlarmMinutes: await resolveVariable('param:stallAlarmMinutes'),
     heartbeatAlarmSeconds: await resolveVariable('param:heartbeatAlarmSeconds'),
+    runbookUrl: await resolveVariable('param:runbookUrl'),
   });
 };

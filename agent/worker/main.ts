@@ -10,7 +10,8 @@ import { Worker } from './worker';
 void runDaemon(
   'worker',
   async ({ config, clients, store, log }) => {
-    const alerts = config.topicArn === undefined ? null : new AlertTopic(clients.sns(), config.topicArn);
+    const alerts =
+      config.topicArn === undefined ? null : new AlertTopic(clients.sns(), config.topicArn, config.runbookUrl);
     const deadLetters =
       config.deadLetterQueueUrl === undefined ? null : new TaskQueue(clients.sqs(), config.deadLetterQueueUrl);
     const artifacts = new ArtifactStore(clients.s3(), {

@@ -2,6 +2,7 @@ import type { Context } from 'aws-lambda';
 import { z } from 'zod';
 import { ClientFactory } from '../../lib/aws/clients';
 import { SecureParameter } from '../../lib/aws/parameters';
+import { RUNBOOK_URL_PLACEHOLDER, runbookUrlSchema } from '../../lib/core/runbook';
 import { parseWith } from '../../lib/core/validate';
 import { createLogger, withLogFields } from '../../lib/log';
 import { createNotifier, type Notifier, type NotifierResult } from '../../lib/control/notifier/notify';
@@ -16,10 +17,12 @@ export {
 
 /**
  * The Slack notifier, subscribed to the alert topic. Its own environment, not the fleet's: it
- * needs no FLEET_* setting, only where the webhook URL lives.
+ * needs no FLEET_* setting, only where the webhook URL lives and the runbook its messages link.
  */
 const envSchema = z.object({
   SLACK_WEBHOOK_PARAMETER: z.string().regex(/^[A-Za-z0-9_.\-/]{1,2048}$/, 'must be an SSM parameter name'),
+  // Empty is unset, as for the fleet's own variables.
+  RUNBOOK_URL: z.union([z.literal(''), runbookUrlSchema]).optional(),
   AWS_REGION: z.string().min(1),
 });
 
@@ -35,6 +38,8 @@ const build = (env: NodeJS.ProcessEnv = process.env): Notifier => {
     sleep: (ms) => sleep(ms),
     random: Math.random,
     now: Date.now,
+    runbookUrl:
+      config.RUNBOOK_URL === undefined || config.RUNBOOK_URL === '' ? RUNBOOK_URL_PLACEHOLDER : config.RUNBOOK_URL,
   });
 };
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { isInheritedName } from './schemas';
 import { METRIC_LEVELS } from './metrics/catalogue';
 import { pipelineSchema, stageCommandsSchema } from './pipeline';
+import { RUNBOOK_URL_PLACEHOLDER, runbookUrlSchema } from './runbook';
 
 /** One node of the fleet as the watchdog knows it. */
 export const nodeSpecSchema = z.strictObject({
@@ -75,6 +76,11 @@ export const configSchema = z
       .string()
       .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$/, 'must be an SNS topic ARN')
       .optional(),
+    /**
+     * Where operators read docs/runbook.md: every alert links its entry (`<runbookUrl>#stalled`). The default is a
+     * placeholder that never resolves: set it (docs/deploy.md).
+     */
+    runbookUrl: runbookUrlSchema.default(RUNBOOK_URL_PLACEHOLDER),
     /** Every node of the fleet (table below); the watchdog judges only these. */
     nodes: z.array(nodeSpecSchema).default([]),
 

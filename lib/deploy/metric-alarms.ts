@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { configSchema } from '../core/config';
 import { metricAlarms, type AlarmSettings } from '../core/metrics/alarms';
 import { METRIC_LEVELS, METRICS_NAMESPACE } from '../core/metrics/catalogue';
+import { runbookLink } from '../core/runbook';
 import { parseWith } from '../core/validate';
 import { idPart, nodeNamesOf } from './node-roles';
 
@@ -19,6 +20,7 @@ export interface MetricAlarmInputs {
   standbyAlarmMinutes: unknown;
   stallAlarmMinutes: unknown;
   heartbeatAlarmSeconds: unknown;
+  runbookUrl: unknown;
 }
 
 const DEFAULTS = configSchema.parse({});
@@ -35,14 +37,17 @@ export const metricAlarmsFragment = (inputs: MetricAlarmInputs): { Resources: Re
     heartbeatAlarmSeconds: parseWith(positive, inputs.heartbeatAlarmSeconds, 'parameter heartbeatAlarmSeconds'),
     stallSamples: DEFAULTS.stallSamples,
   };
+  const runbookUrl = parseWith(configSchema.shape.runbookUrl, inputs.runbookUrl, 'parameter runbookUrl');
   const nodes = nodeNamesOf({ nodes: inputs.nodes, enrollingNodes: '[]' });
   const Resources: Record<string, unknown> = {};
   for (const a of metricAlarms(level, nodes, settings)) {
+    const runbook = runbookLink(runbookUrl, a.runbook);
     Resources[`MetricAlarm${idPart(a.name)}`] = {
       Type: 'AWS::CloudWatch::Alarm',
       Properties: {
         AlarmName: `${inputs.service}-${inputs.stage}-${a.name}`,
-        AlarmDescription: `${a.description} docs/runbook.md "${a.runbook}"; dashboard panel "${a.panel}".`,
+        // The link last: no mail client takes a trailing full stop for part of it.
+        AlarmDescription: `${a.description} Dashboard panel "${a.panel}". Runbook: ${runbook}`,
         Namespace: METRICS_NAMESPACE,
         MetricName: a.metric,
         Dimensions: [

@@ -133,6 +133,7 @@ export const CI_PARAMS = {
   ]),
   enrollingNodes: JSON.stringify(['node-3']),
   alertEmail: 'ops@example.com',
+  runbookUrl: 'https://github.com/acme/queens-fleet/blob/main/docs/runbook.md',
   hostedZoneId: 'Z0123456789ABC',
   originRecordName: 'origin.example.com',
   dataPlaneRecordName: 'media.example.com',

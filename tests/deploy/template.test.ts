@@ -11,6 +11,8 @@ import { lambdaLikeDir } from '../../lib/deploy/lambda-dir';
 import { unpackZip } from '../../lib/deploy/zip';
 import { checkTemplate } from '../../lib/deploy/check';
 import { createSpecLookup } from '../../lib/deploy/spec';
+import { alarmAnchorIn } from '../../lib/core/runbook';
+import { anchorsOf } from '../helpers/markdown';
 import { asList, CI_PARAMS, NODE_ROLES, packageTemplate, reader, sub, type Statement, type Template } from './packaged';
 import { decide, type Decision, type Request } from './policy-eval';
 
@@ -576,10 +578,32 @@ describe('storage and delivery', () => {
           TreatMissingData: 'missing',
           AlarmActions: [{ Ref: 'AlertTopic' }],
           OKActions: [{ Ref: 'AlertTopic' }],
-          AlarmDescription: expect.stringMatching(/docs\/runbook\.md "\w+"; dashboard panel "[^"]+"/),
+          AlarmDescription: expect.stringMatching(/ Dashboard panel "[^"]+"\. Runbook: \S+$/),
         });
     },
   );
+
+  it("ends every alarm's description with a link to its runbook row, which the page has and Slack reads", () => {
+    const anchors = anchorsOf(join(__dirname, '../../docs/runbook.md'));
+    const alarms = resources('AWS::CloudWatch::Alarm');
+    expect(alarms.length).toBeGreaterThan(2);
+    const links = alarms.map(([id, r]) => {
+      const description = String(r.Properties.AlarmDescription);
+      const link = ` Runbook: ${CI_PARAMS.runbookUrl}#`;
+      const at = description.lastIndexOf(link);
+      const anchor = at < 0 ? '' : description.slice(at + link.length);
+      return [id, anchor, anchors.has(anchor), alarmAnchorIn(description) === anchor];
+    });
+    expect(links.filter(([, anchor, onPage, read]) => anchor === '' || !onPage || !read)).toEqual([]);
+  });
+
+  it('gives every function the runbook its alerts link', () => {
+    const env = (fn: string): Record<string, unknown> =>
+      (props(`${fn}LambdaFunction`).Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(env('Watchdog').FLEET_RUNBOOK_URL).toBe(CI_PARAMS.runbookUrl);
+    expect(env('Replay').FLEET_RUNBOOK_URL).toBe(CI_PARAMS.runbookUrl);
+    expect(env('Notifier').RUNBOOK_URL).toBe(CI_PARAMS.runbookUrl);
+  });
 
   it('keeps an alert Slack never took in a failure queue', () => {
     expect(props('NotifierInvokeConfig')).toEqual({

@@ -5,6 +5,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { createNotifier, handler, resetForTests, type Notifier } from '../../functions/notifier/handler';
 import { SecureParameter } from '../../lib/aws/parameters';
 import { FleetError, ValidationError } from '../../lib/core/errors';
+import { RUNBOOK_URL_PLACEHOLDER } from '../../lib/core/runbook';
 import type { FleetEvent } from '../../lib/core/events';
 import { formatEvent, type SlackPayload } from '../../lib/core/views/slack-message';
 import {
@@ -20,6 +21,7 @@ import { memoryLogger } from '../helpers/memory-logger';
 const SECRET = 'XyZsecretTokenQ7w9e1r3t5y7u9i0';
 const WEBHOOK_URL = `https://hooks.slack.com/services/T00000001/B00000001/${SECRET}`;
 const PARAM = '/queens-fleet/test/slack-webhook-url';
+const RUNBOOK = 'https://example.com/acme/queens-fleet/docs/runbook.md';
 
 /** The console test event shipped with the function: an SNS record wrapping a STALLED event. */
 const sample = JSON.parse(readFileSync(join(__dirname, '../../functions/notifier/events/sns-alert.json'), 'utf8')) as {
@@ -100,6 +102,7 @@ const harness = (script: (WebhookResponse | Error)[] = []): Harness => {
     },
     random: () => 0.5,
     now,
+    runbookUrl: RUNBOOK,
   });
   return { notify, requests, slept, logText: text, advance: (ms) => (t += ms) };
 };
@@ -149,7 +152,7 @@ describe('notifier handler', () => {
         headers: { 'content-type': 'application/json; charset=utf-8' },
       });
       expect(h.requests[0]?.init.signal).toBeInstanceOf(AbortSignal);
-      expect(JSON.parse(h.requests[0]?.init.body ?? '') as SlackPayload).toEqual(formatEvent(stalled));
+      expect(JSON.parse(h.requests[0]?.init.body ?? '') as SlackPayload).toEqual(formatEvent(stalled, RUNBOOK));
     });
 
     it('posts a CloudWatch alarm from the same topic', async () => {
@@ -282,7 +285,7 @@ describe('notifier handler', () => {
       const error = await failureOf(
         postToWebhook(
           url,
-          formatEvent(stalled),
+          formatEvent(stalled, RUNBOOK),
           { fetch, sleep: () => Promise.resolve(), random: () => 0 },
           DEFAULT_WEBHOOK_OPTIONS,
         ),
@@ -339,6 +342,26 @@ describe('notifier handler', () => {
       await expect(handler(sample)).resolves.toEqual({ delivered: 1, rejected: [] });
       expect(ssm).toHaveReceivedCommandWith(GetParameterCommand, { Name: PARAM, WithDecryption: true });
       expect(fetch).toHaveBeenCalledWith(WEBHOOK_URL, expect.objectContaining({ method: 'POST' }));
+    });
+
+    it.each([
+      ['RUNBOOK_URL', RUNBOOK, RUNBOOK],
+      ['the placeholder without it', undefined, RUNBOOK_URL_PLACEHOLDER],
+    ])('links the runbook at %s', async (_case, env, base) => {
+      process.env.SLACK_WEBHOOK_PARAMETER = PARAM;
+      if (env === undefined) delete process.env.RUNBOOK_URL;
+      else process.env.RUNBOOK_URL = env;
+      const fetch = jest.spyOn(globalThis, 'fetch').mockResolvedValue(new Response('ok', { status: 200 }));
+      await handler(sample);
+      const body = (fetch.mock.calls[0]?.[1] as { body: string }).body;
+      expect(body).toContain(`<${base}#stalled|What STALLED means and what to do>`);
+    });
+
+    it('throws ValidationError naming RUNBOOK_URL when it is no http(s) URL', async () => {
+      process.env.SLACK_WEBHOOK_PARAMETER = PARAM;
+      process.env.RUNBOOK_URL = 'file:///etc/runbook.md';
+      const error = await failureOf(handler(sample));
+      expect((error as ValidationError).field).toBe('RUNBOOK_URL');
     });
 
     it('throws ValidationError naming SLACK_WEBHOOK_PARAMETER when it is missing', async () => {

@@ -1,12 +1,19 @@
 import type { SlackPayload, SlackText } from '../../lib/core/views/slack-message';
 
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** The one link a message may hold: its runbook entry, under the base the notifier was given. */
+const runbookLinks = (runbookUrl: string): RegExp =>
+  new RegExp(`<${escapeRegExp(runbookUrl.replace(/&/g, '&amp;'))}(#[A-Za-z_]+)?\\|[A-Za-z_ ,]+>`, 'g');
+
 /**
  * What Slack requires of an incoming-webhook payload, and what a hostile text must not achieve in
  * it, as a list of broken rules (empty when the payload is fine). Limits from the Block Kit
  * reference: a header's plain_text 150 characters, a section's text 3000, a field 2000, at most
- * 10 fields and 50 blocks; every text at least 1 character.
+ * 10 fields and 50 blocks; every text at least 1 character. The blocks hold exactly one link, to
+ * the runbook at `runbookUrl`, and nothing else may form one.
  */
-export const slackProblems = (payload: SlackPayload): string[] => {
+export const slackProblems = (payload: SlackPayload, runbookUrl: string): string[] => {
   const problems: string[] = [];
   const texts: { where: string; text: SlackText; max: number }[] = [];
   payload.blocks.forEach((b, i) => {
@@ -20,9 +27,13 @@ export const slackProblems = (payload: SlackPayload): string[] => {
       b.elements.forEach((e, j) => texts.push({ where: `blocks.${i}.elements.${j}`, text: e, max: 3000 }));
   });
   if (payload.blocks.length > 50) problems.push('more than 50 blocks');
+  const links = texts.flatMap(
+    ({ text }) => (text.type === 'mrkdwn' ? text.text.match(runbookLinks(runbookUrl)) : null) ?? [],
+  );
+  if (links.length !== 1) problems.push(`${links.length} runbook links in the blocks (1)`);
   texts.push({ where: 'text', text: { type: 'mrkdwn', text: payload.text, verbatim: true }, max: 3000 });
   for (const { where, text, max } of texts) {
-    const t = text.text;
+    const t = text.text.replace(runbookLinks(runbookUrl), '');
     if (t.length === 0 || t.length > max) problems.push(`${where}: ${t.length} characters (1 to ${max})`);
     if (/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(t))
       problems.push(`${where}: a lone surrogate (not UTF-8)`);

@@ -26,6 +26,8 @@ export interface NotifierDeps {
   sleep: (ms: number) => Promise<void>;
   random: () => number;
   now: () => number;
+  /** `runbookUrl`: every message links its entry there. */
+  runbookUrl: string;
   webhook?: WebhookOptions;
 }
 
@@ -54,7 +56,12 @@ const deliver = async (
   const started = deps.now();
   try {
     const url = await deps.webhookUrl.get();
-    const attempts = await postToWebhook(url, formatAlert(message), deps, deps.webhook ?? DEFAULT_WEBHOOK_OPTIONS);
+    const attempts = await postToWebhook(
+      url,
+      formatAlert(message, deps.runbookUrl),
+      deps,
+      deps.webhook ?? DEFAULT_WEBHOOK_OPTIONS,
+    );
     deps.log.info({ ...at, ...labelOf(message), attempts, ms: deps.now() - started }, 'alert delivered to Slack');
     return null;
   } catch (error) {

@@ -28,7 +28,7 @@ export const buildWatchdogDeps = (
 ): WatchdogDeps => ({
   config,
   store: stateStoreFor(config, clients),
-  alerts: config.topicArn === undefined ? null : new AlertTopic(clients.sns(), config.topicArn),
+  alerts: config.topicArn === undefined ? null : new AlertTopic(clients.sns(), config.topicArn, config.runbookUrl),
   commands: new RunCommand(clients.ssm()),
   probe: new InstanceProbe(clients.lightsail(), clients.ssm(), (call, error) =>
     log.warn({ err: describeError(error) }, `${call} failed: that opinion counts as unknown`),

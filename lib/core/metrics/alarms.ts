@@ -1,3 +1,4 @@
+import type { AlarmAnchor } from '../runbook';
 import { CATALOGUE, publishedAt, type MetricLevel, type MetricSpec } from './catalogue';
 
 /**
@@ -41,7 +42,7 @@ export interface MetricAlarm {
   comparison: 'LessThanThreshold' | 'GreaterThanThreshold' | 'GreaterThanOrEqualToThreshold';
   description: string;
   /** The runbook's anchor for it, and the dashboard panel to look at. */
-  runbook: string;
+  runbook: AlarmAnchor;
   panel: string;
 }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ValidationError } from '../errors';
 import { fleetEventSchema, type EventKind, type EventMetrics, type FleetEvent } from '../events';
+import { alarmAnchorIn, alertRunbookLink, runbookLink } from '../runbook';
 import { parseWith } from '../validate';
 
 /**
@@ -184,11 +185,20 @@ export const metricLines = (m: EventMetrics): string[] => {
   return lines.filter((l): l is [string, string] => l[1] !== null).map(([name, value]) => `• ${name}: ${value}`);
 };
 
+/**
+ * The runbook entry, as the one link a message holds: built from the `runbookUrl` setting (which
+ * has no `<`, `>` or `|`) and a known anchor, never from the alert's own text.
+ */
+const runbookSection = (url: string, label: string): SlackBlock => ({
+  type: 'section',
+  text: mrkdwn(`*Runbook*\n<${url.replace(/&/g, '&amp;')}|${label}>`),
+});
+
 const PAUSED_NOTE =
   'The automation is paused (fleet pause): this step is alerted, not acted on. `fleet resume` ends the pause.';
 
-/** The Slack message of one incident step. */
-export const formatEvent = (event: FleetEvent): SlackPayload => {
+/** The Slack message of one incident step; `runbookUrl` is where its entry is linked. */
+export const formatEvent = (event: FleetEvent, runbookUrl: string): SlackPayload => {
   const emoji = EMOJI[SEVERITY[event.kind]];
   const paused = event.paused === true ? 'PAUSED ' : '';
   const fields = [
@@ -217,6 +227,7 @@ export const formatEvent = (event: FleetEvent): SlackPayload => {
       { type: 'section', text: mrkdwn(`*Key metrics*\n${metricLines(event.metrics).map(escape).join('\n')}`) },
       ...(paused === '' ? [] : [section('Paused', PAUSED_NOTE)]),
       section('Next step', event.next),
+      runbookSection(alertRunbookLink(runbookUrl, event.kind), `What ${event.kind} means and what to do`),
       { type: 'context', elements: [mrkdwn(`event ${escape(event.id)}`)] },
     ],
   };
@@ -228,8 +239,8 @@ const alarmTime = (text: string): string => {
   return Number.isNaN(ms) ? text : new Date(ms).toISOString();
 };
 
-/** The Slack message of one CloudWatch alarm state change. */
-export const formatAlarm = (alarm: CloudWatchAlarm): SlackPayload => {
+/** The Slack message of one CloudWatch alarm state change, linking the row its description names. */
+export const formatAlarm = (alarm: CloudWatchAlarm, runbookUrl: string): SlackPayload => {
   const emoji = ALARM_EMOJI[alarm.NewStateValue];
   const state =
     alarm.OldStateValue === undefined ? alarm.NewStateValue : `${alarm.OldStateValue} → ${alarm.NewStateValue}`;
@@ -242,6 +253,12 @@ export const formatAlarm = (alarm: CloudWatchAlarm): SlackPayload => {
   ];
   const description = alarm.AlarmDescription ?? '';
   if (description !== '') blocks.push(section('Description', description));
+  const anchor = alarmAnchorIn(description);
+  blocks.push(
+    anchor === null
+      ? runbookSection(runbookUrl, 'Alerts and alarms, and what to do')
+      : runbookSection(runbookLink(runbookUrl, anchor), `What ${anchor} means and what to do`),
+  );
   return {
     text: clip(
       `${emoji} [queen-fleet] CloudWatch alarm ${escape(alarm.AlarmName)} ` +
@@ -253,5 +270,5 @@ export const formatAlarm = (alarm: CloudWatchAlarm): SlackPayload => {
 };
 
 /** The Slack message of any alert-topic message. */
-export const formatAlert = (message: AlertMessage): SlackPayload =>
-  message.type === 'event' ? formatEvent(message.event) : formatAlarm(message.alarm);
+export const formatAlert = (message: AlertMessage, runbookUrl: string): SlackPayload =>
+  message.type === 'event' ? formatEvent(message.event, runbookUrl) : formatAlarm(message.alarm, runbookUrl);

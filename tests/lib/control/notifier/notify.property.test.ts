@@ -23,6 +23,8 @@ import { stalledEvent } from '../../../helpers/fixtures';
  * throws for bad input inside a record, and what it posts is a payload Slack takes.
  */
 const EVENT = stalledEvent;
+/** With an `&`, which Slack's link syntax needs escaped. */
+const RUNBOOK = 'https://wiki.example.com/view?space=ops&page=runbook';
 
 const harness = (): { notify: ReturnType<typeof createNotifier>; posted: WebhookRequest[] } => {
   const posted: WebhookRequest[] = [];
@@ -40,6 +42,7 @@ const harness = (): { notify: ReturnType<typeof createNotifier>; posted: Webhook
     sleep: () => Promise.resolve(),
     random: () => 0.5,
     now: () => 1_700_000_000_000,
+    runbookUrl: RUNBOOK,
   });
   return { notify, posted };
 };
@@ -76,7 +79,8 @@ describe('notifier, over hostile SNS records', () => {
         expect(result.delivered + result.rejected.length).toBe(records.length);
         expect(posted).toHaveLength(result.delivered);
         for (const r of result.rejected) expect(r.reason).toMatch(/^ValidationError: /);
-        for (const request of posted) expect(slackProblems(JSON.parse(request.body) as SlackPayload)).toEqual([]);
+        for (const request of posted)
+          expect(slackProblems(JSON.parse(request.body) as SlackPayload, RUNBOOK)).toEqual([]);
       }),
       { numRuns: RUNS },
     );

@@ -75,6 +75,28 @@ describe('alarms on the fleet metrics', () => {
     }
   });
 
+  it("ends each alarm's description with the link to its runbook row", () => {
+    const { Resources } = metricAlarmsFragment({
+      service: 's',
+      stage: 'x',
+      bucket: 'b',
+      nodes: JSON.stringify([{ name: 'node-1', instanceId: 'mi-00000000000000001' }]),
+      metrics: 'essential',
+      standbyAlarmMinutes: 10,
+      stallAlarmMinutes: 10,
+      heartbeatAlarmSeconds: 120,
+      runbookUrl: 'https://example.com/ops/runbook.md',
+    });
+    const descriptions = Object.values(Resources).map(
+      (r) => (r as { Properties: { AlarmDescription: string } }).Properties.AlarmDescription,
+    );
+    expect(descriptions.map((d) => / Runbook: (\S+)$/.exec(d)?.[1])).toEqual([
+      'https://example.com/ops/runbook.md#NoReadyStandby',
+      'https://example.com/ops/runbook.md#StallOpen',
+      'https://example.com/ops/runbook.md#HeartbeatOld',
+    ]);
+  });
+
   it('refuses parameters that are not positive numbers, naming the parameter', () => {
     const inputs = {
       service: 's',
@@ -85,8 +107,10 @@ describe('alarms on the fleet metrics', () => {
       standbyAlarmMinutes: 10,
       stallAlarmMinutes: '10',
       heartbeatAlarmSeconds: 120,
+      runbookUrl: 'https://example.com/ops/runbook.md',
     };
     expect(Object.keys(metricAlarmsFragment(inputs).Resources)).toEqual(['MetricAlarmNoReadyStandby']);
+    expect(() => metricAlarmsFragment({ ...inputs, runbookUrl: 'https://x/r.md#top' })).toThrow(/runbookUrl/);
     expect(() => metricAlarmsFragment({ ...inputs, stallAlarmMinutes: 'soon' })).toThrow(/stallAlarmMinutes/);
     expect(() => metricAlarmsFragment({ ...inputs, heartbeatAlarmSeconds: 0 })).toThrow(/heartbeatAlarmSeconds/);
     expect(metricAlarmsFragment({ ...inputs, metrics: 'off' })).toEqual({ Resources: {} });

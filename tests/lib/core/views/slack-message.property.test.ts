@@ -21,6 +21,8 @@ import { stalledEvent } from '../../../helpers/fixtures';
  * not ping anyone, forge a link, carry text that is not UTF-8, or break a Block Kit limit.
  */
 const STALLED: FleetEvent = stalledEvent;
+/** With an `&`, which Slack's link syntax needs escaped. */
+const RUNBOOK = 'https://wiki.example.com/view?space=ops&page=runbook';
 
 /** Hostile text that mostly fits the schema's bounds, so it reaches the formatter. */
 const textArb = (max: number): fc.Arbitrary<string> =>
@@ -61,7 +63,7 @@ describe('slack-message, over hostile alerts', () => {
     fc.assert(
       fc.property(eventArb, (event) => {
         const parsed = outcomeOf(() => parseAlertMessage(JSON.stringify(event)));
-        if (parsed.ok) expect(slackProblems(formatAlert(parsed.value))).toEqual([]);
+        if (parsed.ok) expect(slackProblems(formatAlert(parsed.value, RUNBOOK), RUNBOOK)).toEqual([]);
       }),
       { numRuns: RUNS },
     );
@@ -71,7 +73,7 @@ describe('slack-message, over hostile alerts', () => {
     fc.assert(
       fc.property(alarmArb, (alarm) => {
         const parsed = outcomeOf(() => parseAlertMessage(JSON.stringify(alarm)));
-        if (parsed.ok) expect(slackProblems(formatAlert(parsed.value))).toEqual([]);
+        if (parsed.ok) expect(slackProblems(formatAlert(parsed.value, RUNBOOK), RUNBOOK)).toEqual([]);
       }),
       { numRuns: RUNS },
     );
@@ -84,7 +86,7 @@ describe('slack-message, over hostile alerts', () => {
       .map((p) => p.join(''));
     fc.assert(
       fc.property(fitting, (summary) => {
-        const payload = formatAlert({ type: 'event', event: { ...STALLED, summary } });
+        const payload = formatAlert({ type: 'event', event: { ...STALLED, summary } }, RUNBOOK);
         const shown =
           payload.blocks.flatMap((b) => (b.type === 'section' && b.text !== undefined ? [b.text.text] : []))[0] ?? '';
         expect(unescapeSlack(shown)).toBe(`*What happened*\n${summary}`);
@@ -111,20 +113,26 @@ describe('slack-message, over hostile alerts', () => {
   });
 
   it('keeps a long text of emoji whole at the cut, in every block', () => {
-    const payload = formatAlert({
-      type: 'event',
-      event: { ...STALLED, summary: '😀'.repeat(500), next: '😀'.repeat(250) },
-    });
-    expect(slackProblems(payload)).toEqual([]);
-    const alarm = formatAlert({
-      type: 'alarm',
-      alarm: {
-        AlarmName: `${'x'.repeat(130)}${'😀'.repeat(60)}`,
-        NewStateValue: 'ALARM',
-        NewStateReason: 'r',
-        StateChangeTime: 't',
+    const payload = formatAlert(
+      {
+        type: 'event',
+        event: { ...STALLED, summary: '😀'.repeat(500), next: '😀'.repeat(250) },
       },
-    });
-    expect(slackProblems(alarm)).toEqual([]);
+      RUNBOOK,
+    );
+    expect(slackProblems(payload, RUNBOOK)).toEqual([]);
+    const alarm = formatAlert(
+      {
+        type: 'alarm',
+        alarm: {
+          AlarmName: `${'x'.repeat(130)}${'😀'.repeat(60)}`,
+          NewStateValue: 'ALARM',
+          NewStateReason: 'r',
+          StateChangeTime: 't',
+        },
+      },
+      RUNBOOK,
+    );
+    expect(slackProblems(alarm, RUNBOOK)).toEqual([]);
   });
 });

@@ -1,5 +1,7 @@
 import { ValidationError } from '../../../../lib/core/errors';
-import type { FleetEvent } from '../../../../lib/core/events';
+import { EVENT_KINDS, type FleetEvent } from '../../../../lib/core/events';
+import { ALARM_ANCHORS, ALERT_ANCHORS } from '../../../../lib/core/runbook';
+import { slackProblems } from '../../../helpers/slack-limits';
 import { stalledEvent } from '../../../helpers/fixtures';
 import {
   formatAlarm,
@@ -11,6 +13,8 @@ import {
   type SlackBlock,
   type SlackPayload,
 } from '../../../../lib/core/views/slack-message';
+
+const RUNBOOK = 'https://example.com/acme/queens-fleet/docs/runbook.md';
 
 /** The shared STALLED event, with the full words of a real one. */
 const stalled: FleetEvent = {
@@ -80,7 +84,7 @@ const sectionTexts = (payload: SlackPayload): string[] =>
 describe('slack-message', () => {
   describe('formatEvent', () => {
     it('heads the message with the kind and the node', () => {
-      const payload = formatEvent(stalled);
+      const payload = formatEvent(stalled, RUNBOOK);
       expect(payload.blocks[0]).toEqual({
         type: 'header',
         text: { type: 'plain_text', text: ':warning: STALLED on node-1', emoji: true },
@@ -89,15 +93,15 @@ describe('slack-message', () => {
     });
 
     it('marks a step judged while paused as PAUSED in the header, the notification and a section of its own', () => {
-      const payload = formatEvent({ ...stalled, paused: true });
+      const payload = formatEvent({ ...stalled, paused: true }, RUNBOOK);
       expect(payload.blocks[0]).toMatchObject({ text: { text: ':warning: PAUSED STALLED on node-1' } });
       expect(payload.text).toMatch(/^:warning: \[queen-fleet\] PAUSED STALLED on node-1: /);
       expect(JSON.stringify(payload.blocks)).toContain('*Paused*\\nThe automation is paused (fleet pause)');
-      expect(JSON.stringify(formatEvent(stalled).blocks)).not.toContain('Paused');
+      expect(JSON.stringify(formatEvent(stalled, RUNBOOK).blocks)).not.toContain('Paused');
     });
 
     it('shows node, incident, epoch and the time as ISO 8601', () => {
-      const fields = formatEvent(stalled).blocks[1];
+      const fields = formatEvent(stalled, RUNBOOK).blocks[1];
       expect(fields).toEqual({
         type: 'section',
         fields: [
@@ -110,12 +114,28 @@ describe('slack-message', () => {
     });
 
     it('says what happened, the key metrics and the next step', () => {
-      expect(sectionTexts(formatEvent(stalled))).toEqual([
+      expect(sectionTexts(formatEvent(stalled, RUNBOOK))).toEqual([
         `*What happened*\n${stalled.summary}`,
         '*Key metrics*\n• Failing samples: 8\n• Fault: no-progress\n• Worker processes: 1\n' +
           '• CPU: 3.1%\n• Memory: 50.0 MiB\n• Backlog: 5\n• Completions in window: 0\n• In flight: 1',
         '*Next step*\nThe watchdog restarts the worker through SSM Run Command.',
+        `*Runbook*\n<${RUNBOOK}#stalled|What STALLED means and what to do>`,
       ]);
+    });
+
+    it.each(EVENT_KINDS)('links the runbook row of %s, its one link', (kind) => {
+      const payload = formatEvent({ ...stalled, kind }, RUNBOOK);
+      expect(sectionTexts(payload)).toContain(
+        `*Runbook*\n<${RUNBOOK}#${ALERT_ANCHORS[kind]}|What ${kind} means and what to do>`,
+      );
+      expect(slackProblems(payload, RUNBOOK)).toEqual([]);
+    });
+
+    it("escapes an & in the runbook's address, as Slack's link syntax needs", () => {
+      const payload = formatEvent(stalled, 'https://wiki.example.com/view?space=ops&page=runbook');
+      expect(sectionTexts(payload).at(-1)).toBe(
+        '*Runbook*\n<https://wiki.example.com/view?space=ops&amp;page=runbook#stalled|What STALLED means and what to do>',
+      );
     });
 
     it('skips the metrics the agent could not read', () => {
@@ -134,7 +154,7 @@ describe('slack-message', () => {
     });
 
     it('names the new primary and its epoch for a failover step', () => {
-      const payload = formatEvent(promoted);
+      const payload = formatEvent(promoted, RUNBOOK);
       expect(payload.blocks[1]).toMatchObject({
         fields: expect.arrayContaining([
           { type: 'mrkdwn', text: '*New primary*\nnode-2', verbatim: true },
@@ -145,25 +165,32 @@ describe('slack-message', () => {
     });
 
     it('marks a recovery as resolved and a node death as critical', () => {
-      expect(formatEvent({ ...stalled, kind: 'RECOVERED' }).text).toMatch(/^:white_check_mark: /);
-      expect(formatEvent({ ...stalled, kind: 'NODE_DEAD' }).text).toMatch(/^:rotating_light: /);
+      expect(formatEvent({ ...stalled, kind: 'RECOVERED' }, RUNBOOK).text).toMatch(/^:white_check_mark: /);
+      expect(formatEvent({ ...stalled, kind: 'NODE_DEAD' }, RUNBOOK).text).toMatch(/^:rotating_light: /);
     });
 
     it('escapes Slack markup so a summary cannot ping the channel or forge a link', () => {
-      const payload = formatEvent({ ...stalled, summary: 'worker said <!channel> & <https://evil.example|click>' });
-      expect(allText(payload)).not.toMatch(/<!channel>|<https:/);
+      const payload = formatEvent(
+        { ...stalled, summary: 'worker said <!channel> & <https://evil.example|click>' },
+        RUNBOOK,
+      );
+      expect(allText(payload)).not.toMatch(/<!channel>|<https:\/\/evil/);
+      expect(allText(payload).match(/</g)).toHaveLength(1);
       expect(sectionTexts(payload)[0]).toBe(
         '*What happened*\nworker said &lt;!channel&gt; &amp; &lt;https://evil.example|click&gt;',
       );
     });
 
     it('keeps every block within the Block Kit limits, even for the longest fields', () => {
-      const payload = formatEvent({
-        ...stalled,
-        summary: '&'.repeat(1000),
-        next: '<'.repeat(500),
-        incidentId: 'i'.repeat(160),
-      });
+      const payload = formatEvent(
+        {
+          ...stalled,
+          summary: '&'.repeat(1000),
+          next: '<'.repeat(500),
+          incidentId: 'i'.repeat(160),
+        },
+        RUNBOOK,
+      );
       for (const text of sectionTexts(payload)) expect(text.length).toBeLessThanOrEqual(3000);
       expect(sectionTexts(payload)[0]).toMatch(/(&amp;)+…$/);
       expect(payload.text.length).toBeLessThanOrEqual(3000);
@@ -172,7 +199,7 @@ describe('slack-message', () => {
 
   describe('formatAlarm', () => {
     it('shows the alarm name, the state change, the reason and the time', () => {
-      const payload = formatAlarm(alarm as CloudWatchAlarm);
+      const payload = formatAlarm(alarm as CloudWatchAlarm, RUNBOOK);
       expect(payload.blocks[0]).toMatchObject({
         type: 'header',
         text: { text: ':rotating_light: ALARM: queens-fleet-prod-watchdog-errors' },
@@ -188,6 +215,7 @@ describe('slack-message', () => {
       expect(sectionTexts(payload)).toEqual([
         `*Reason*\n${alarm.NewStateReason}`,
         '*Description*\nThe watchdog Lambda failed.',
+        `*Runbook*\n<${RUNBOOK}|Alerts and alarms, and what to do>`,
       ]);
       expect(payload.text).toBe(
         `:rotating_light: [queen-fleet] CloudWatch alarm ` +
@@ -196,14 +224,37 @@ describe('slack-message', () => {
     });
 
     it('omits a null description and marks a return to OK as resolved', () => {
-      const payload = formatAlarm({
-        ...(alarm as CloudWatchAlarm),
-        AlarmDescription: null,
-        NewStateValue: 'OK',
-        OldStateValue: 'ALARM',
-      });
-      expect(sectionTexts(payload)).toHaveLength(1);
+      const payload = formatAlarm(
+        {
+          ...(alarm as CloudWatchAlarm),
+          AlarmDescription: null,
+          NewStateValue: 'OK',
+          OldStateValue: 'ALARM',
+        },
+        RUNBOOK,
+      );
+      expect(sectionTexts(payload)).toEqual([
+        `*Reason*\n${alarm.NewStateReason}`,
+        `*Runbook*\n<${RUNBOOK}|Alerts and alarms, and what to do>`,
+      ]);
       expect(payload.text).toMatch(/^:white_check_mark: /);
+    });
+
+    it.each(ALARM_ANCHORS)('links the row %s its description names, never a link of its own', (anchor) => {
+      const description = `Stalled. Runbook: https://elsewhere.example/x#${anchor} and #Evil <https://evil.example|x>`;
+      const payload = formatAlarm({ ...(alarm as CloudWatchAlarm), AlarmDescription: description }, RUNBOOK);
+      expect(sectionTexts(payload).at(-1)).toBe(
+        `*Runbook*\n<${RUNBOOK}#${anchor}|What ${anchor} means and what to do>`,
+      );
+      expect(slackProblems(payload, RUNBOOK)).toEqual([]);
+    });
+
+    it('links the runbook itself for a description that names no row of it', () => {
+      const payload = formatAlarm(
+        { ...(alarm as CloudWatchAlarm), AlarmDescription: 'See #StallOpenToo and #evil' },
+        RUNBOOK,
+      );
+      expect(sectionTexts(payload).at(-1)).toBe(`*Runbook*\n<${RUNBOOK}|Alerts and alarms, and what to do>`);
     });
   });
 
@@ -218,7 +269,7 @@ describe('slack-message', () => {
         type: 'alarm',
         alarm: { AlarmName: alarm.AlarmName, NewStateValue: 'ALARM', OldStateValue: 'OK' },
       });
-      expect(formatAlert(parsed).text).toContain('CloudWatch alarm');
+      expect(formatAlert(parsed, RUNBOOK).text).toContain('CloudWatch alarm');
     });
 
     it.each([
