@@ -11,10 +11,14 @@ export const nodeSpecSchema = z.strictObject({
     .string()
     .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be lower-case letters, digits and dashes')
     .refine((name) => !isInheritedName(name), 'must not be a name every JavaScript object has (constructor)'),
-  /** SSM managed-instance id (hybrid activation) or EC2 id the Run Command targets. */
+  /**
+   * SSM managed-instance id (`mi-…`) or EC2 id the Run Command targets. Unset: the watchdog finds the managed instance
+   * registered with this node's own role (`fleet enroll`), so a node can be deployed before it is registered.
+   */
   instanceId: z
     .string()
-    .regex(/^(mi|i)-[0-9a-f]{8,17}$/, 'must be an SSM managed-instance id such as mi-0123456789abcdef0'),
+    .regex(/^(mi|i)-[0-9a-f]{8,17}$/, 'must be an SSM managed-instance id such as mi-0123456789abcdef0')
+    .optional(),
   /** Lightsail instance name, for the independent liveness confirmation. */
   lightsailName: z.string().min(1).optional(),
   /** Lower is preferred when promoting a standby. */

@@ -35,7 +35,7 @@ export const metricAlarmsFragment = (inputs: MetricAlarmInputs): { Resources: Re
     heartbeatAlarmSeconds: parseWith(positive, inputs.heartbeatAlarmSeconds, 'parameter heartbeatAlarmSeconds'),
     stallSamples: DEFAULTS.stallSamples,
   };
-  const nodes = nodeNamesOf({ nodes: inputs.nodes, enrollingNodes: '[]' });
+  const nodes = nodeNamesOf({ nodes: inputs.nodes });
   const Resources: Record<string, unknown> = {};
   for (const a of metricAlarms(level, nodes, settings)) {
     Resources[`MetricAlarm${idPart(a.name)}`] = {

@@ -532,13 +532,15 @@ describe('storage and delivery', () => {
           .filter(([id]) => id.startsWith('MetricAlarm'))
           .map(([id, r]) => [id, r.Properties]),
       );
-      // The configured nodes (node-3 is still enrolling: no metrics of its own yet).
+      // Every node, the one configured by name alone too.
       expect(Object.keys(alarms).sort()).toEqual([
         'MetricAlarmHeartbeatNode1',
         'MetricAlarmHeartbeatNode2',
+        'MetricAlarmHeartbeatNode3',
         'MetricAlarmNoReadyStandby',
         'MetricAlarmStallOpenNode1',
         'MetricAlarmStallOpenNode2',
+        'MetricAlarmStallOpenNode3',
       ]);
       expect(alarms.MetricAlarmNoReadyStandby).toMatchObject({
         AlarmName: 'queens-fleet-ci-no-ready-standby',

@@ -13,7 +13,7 @@ export const configFailure = (error: string): Check =>
   );
 
 const configCheck = (c: Config): Check => {
-  const names = c.nodes.map((n) => `${n.name} (${n.instanceId})`).join(', ');
+  const names = c.nodes.map((n) => (n.instanceId === undefined ? n.name : `${n.name} (${n.instanceId})`)).join(', ');
   if (c.nodes.length === 0)
     return check(
       'config',
