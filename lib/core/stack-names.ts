@@ -21,6 +21,16 @@ export const controlTableOf = (stage: string): string => `${SERVICE}-control-${s
 export const nodeRoleNameOf = (where: { stage: string; region: string }, node: string): string =>
   `${SERVICE}-node-${where.stage}-${where.region}-${node}`;
 
+/** `node-1` → `Node1`: the resource id part, letters and digits only as CloudFormation wants. */
+export const idPart = (name: string): string =>
+  name
+    .split('-')
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
+
+/** The stack output naming a node's role (lib/deploy/node-roles.ts). */
+export const nodeRoleOutputOf = (node: string): string => `NodeRole${idPart(node)}Name`;
+
 /** The tag whose value the watchdog's ssm:SendCommand requires (serverless.yml `instanceTagValue`). */
 export const FLEET_TAG = 'queen-fleet';
 /** The tag naming the node an activation registers (read by people and `fleet doctor`). */

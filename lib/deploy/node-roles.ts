@@ -14,8 +14,11 @@
  * Compliance" is for ssm:PutComplianceItems). docs/security.md has the whole reasoning.
  */
 import { z } from 'zod';
-import { nodeSpecSchema } from '../core/config';
+import { nodeSpecSchema, type NodeSpec } from '../core/config';
 import { ValidationError } from '../core/errors';
+import { idPart, nodeRoleOutputOf } from '../core/stack-names';
+
+export { idPart };
 import { parseJsonText, parseWith } from '../core/validate';
 
 /** What the generator reads from the service's parameters and variables. */
@@ -76,13 +79,6 @@ export const nodePolicyArnsOf = (value: unknown): string[] => {
   return [...new Set(arns)];
 };
 
-/** `node-1` → `Node1`: the resource id part, letters and digits only as CloudFormation wants. */
-export const idPart = (name: string): string =>
-  name
-    .split('-')
-    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
-    .join('');
-
 /**
  * The role of `node`: fixed, so the activation can name it; the watchdog finds the node's instance by it
  * (lib/core/stack-names.ts, with this service's name).
@@ -90,15 +86,17 @@ export const idPart = (name: string): string =>
 export const nodeRoleName = (inputs: Pick<NodeRoleInputs, 'service' | 'stage' | 'region'>, node: string): string =>
   `${inputs.service}-node-${inputs.stage}-${inputs.region}-${node}`;
 
-/** The names the roles are for: every configured node, each once. */
-export const nodeNamesOf = (inputs: Pick<NodeRoleInputs, 'nodes'>): string[] => {
-  const nodes = parseWith(z.array(nodeSpecSchema), jsonParam(inputs.nodes, 'parameter nodes'), 'parameter nodes').map(
-    (n) => n.name,
-  );
-  const twice = nodes.find((name, i) => nodes.indexOf(name) !== i);
+/** The `nodes` parameter, checked as the config checks its nodes. */
+const nodeSpecsOf = (inputs: Pick<NodeRoleInputs, 'nodes'>): NodeSpec[] => {
+  const specs = parseWith(z.array(nodeSpecSchema), jsonParam(inputs.nodes, 'parameter nodes'), 'parameter nodes');
+  const names = specs.map((n) => n.name);
+  const twice = names.find((name, i) => names.indexOf(name) !== i);
   if (twice !== undefined) throw new ValidationError(`parameter nodes: ${twice} is named twice`, 'nodes');
-  return nodes;
+  return specs;
 };
+
+/** The names the roles are for: every configured node, each once. */
+export const nodeNamesOf = (inputs: Pick<NodeRoleInputs, 'nodes'>): string[] => nodeSpecsOf(inputs).map((n) => n.name);
 
 /** The roles, one per node, and an output per role for `aws ssm create-activation --iam-role`. */
 export const nodeRolesFragment = (inputs: NodeRoleInputs): NodeRolesFragment => {
@@ -183,10 +181,15 @@ export const nodeRolesFragment = (inputs: NodeRoleInputs): NodeRolesFragment => 
         Tags: [{ Key: 'queen-fleet-node', Value: node }],
       },
     };
-    Outputs[`${id}Name`] = {
+    Outputs[nodeRoleOutputOf(node)] = {
       Description: `${node}: the role fleet enroll ${node} hands its activation`,
       Value: { Ref: id },
     };
   }
+  // The one list of nodes, as `fleet init` writes it into the fleet config (lib/core/stack-config.ts).
+  Outputs.FleetNodes = {
+    Description: 'nodes (FLEET_NODES): the nodes parameter, for fleet init',
+    Value: JSON.stringify(nodeSpecsOf(inputs)),
+  };
   return { Resources, Outputs };
 };

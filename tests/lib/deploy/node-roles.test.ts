@@ -26,6 +26,12 @@ describe('nodeRolesFragment', () => {
         Description: 'node-3: the role fleet enroll node-3 hands its activation',
         Value: { Ref: 'NodeRoleNode3' },
       });
+      // The one list of nodes, for `fleet init`: as the config reads it.
+      expect(JSON.parse((Outputs.FleetNodes as { Value: string }).Value)).toEqual([
+        { ...spec('node-1', 1), priority: 100 },
+        { ...spec('node-2', 2), priority: 100 },
+        { name: 'node-3', priority: 100 },
+      ]);
       const role = Resources.NodeRoleNode2 as {
         Properties: {
           RoleName: string;
