@@ -250,7 +250,7 @@ describe('least privilege', () => {
       // The stack's default level, essential: each of its metrics, a node metric once a node.
       const expected = publishedAt('essential').flatMap((m) =>
         m.scope === 'node'
-          ? ['node-1', 'node-2'].map((n) => `${m.name} Fleet acme-queens-fleet-ci Node ${n}`)
+          ? ['node-1', 'node-2', 'node-3'].map((n) => `${m.name} Fleet acme-queens-fleet-ci Node ${n}`)
           : [`${m.name} Fleet acme-queens-fleet-ci`],
       );
       expect(
