@@ -23,7 +23,8 @@ export const describeSource = (source: ConfigSource, file: SourceFile | null): s
 
 /**
  * Where each value came from, grouped by source: the file a flag or FLEET_CONFIG_FILE named, each
- * FLEET_* variable, the stage's names, the defaults (counted, not listed: they are most keys).
+ * FLEET_* variable, the stage's names, the defaults (counted, not listed: they are most keys); a
+ * warning when nothing is set at all.
  */
 export const sourcesCheck = (sources: Readonly<Record<keyof Config, ConfigSource>>, file: SourceFile | null): Check => {
   const groups = new Map<string, string[]>();
@@ -38,9 +39,11 @@ export const sourcesCheck = (sources: Readonly<Record<keyof Config, ConfigSource
   }
   const parts = [...groups].map(([label, keys]) => `${label}: ${keys.join(', ')}`);
   parts.push(`default: the other ${defaults} keys`);
-  const hint =
-    file === null
-      ? 'no config file: write one with fleet init --stack <stage>, then pass --config FILE or set FLEET_CONFIG_FILE'
-      : null;
-  return check('config sources', file === null ? 'warn' : 'ok', parts.join('; '), hint);
+  // Nothing set anywhere: every name is a guess at a `dev` stack.
+  const unset = groups.size === 0;
+  const hint = unset
+    ? 'nothing is configured: write a file with fleet init --stack <stage>, then pass --config FILE or set ' +
+      'FLEET_CONFIG_FILE'
+    : null;
+  return check('config sources', unset ? 'warn' : 'ok', parts.join('; '), hint);
 };

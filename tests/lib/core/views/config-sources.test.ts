@@ -16,12 +16,13 @@ describe('sourcesCheck', () => {
     );
   });
 
-  it('says which variable named the file, and warns when there is no file at all', () => {
+  it('says which variable named the file, and warns only when nothing is set anywhere', () => {
     expect(describeSource({ kind: 'file', path: '/f.json' }, { path: '/f.json', via: 'env' })).toBe(
       'file /f.json (FLEET_CONFIG_FILE)',
     );
     const none = sourcesCheck(configSources({}), null);
     expect(none.status).toBe('warn');
     expect(none.hint).toMatch(/fleet init --stack/);
+    expect(sourcesCheck(configSources({ FLEET_STAGE: 'prod' }), null).status).toBe('ok');
   });
 });
