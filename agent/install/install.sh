@@ -129,7 +129,8 @@ unpack_bundle() {
   echo "$TARBALL: sha256 matches $sums"
   UNPACKED=$(mktemp -d)
   tar -xzf "$TARBALL" -C "$UNPACKED" --no-same-owner || bad_input "$TARBALL: not a tarball tar can unpack"
-  BUNDLE_DIR=$UNPACKED/$(basename -- "$TARBALL" .tar.gz)
+  # Its one folder, whatever the file was renamed to on the way.
+  BUNDLE_DIR=$(find "$UNPACKED" -mindepth 1 -maxdepth 1 -type d -print -quit)
 }
 
 check_bundle() {

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildAgent, packRelease } from '../../bin/build-agent';
 import { useInstallRoot } from '../helpers/install';
@@ -87,7 +87,11 @@ describe('bin/build-agent.ts › buildAgent', () => {
     expect(readFileSync(packRelease(out, join(sandbox.tmp, 'dist'), '9.9.9').tarball)).toEqual(bytes);
 
     const args = ['--config', sandbox.config, '--node', 'node-2', '--root', sandbox.root];
-    const installed = install(['--bundle', release.tarball, ...args], release.installer);
+    // Renamed on the way (a download, say): its checksum file follows the name, its folder need not.
+    const renamed = join(sandbox.tmp, 'dist', 'agent-release.tar.gz');
+    copyFileSync(release.tarball, renamed);
+    copyFileSync(release.checksum, `${renamed}.sha256`);
+    const installed = install(['--bundle', renamed, ...args], release.installer);
     expect(installed.stderr).toBe('');
     expect(installed.status).toBe(0);
     expect(installed.stdout).toContain('sha256 matches');
