@@ -1,4 +1,4 @@
-// One IAM role per node, from the `nodes` and `enrollingNodes` parameters. The generator is
+// One IAM role per node, from the `nodes` parameter. The generator is
 // TypeScript (lib/deploy/node-roles.ts, type-checked and unit-tested); tsx loads it for this one
 // require only, so nothing else the framework loads is compiled through it.
 'use strict';
@@ -12,7 +12,6 @@ module.exports = async ({ resolveVariable }) => {
     region: await resolveVariable('self:provider.region'),
     bucket: await resolveVariable('param:stateBucket'),
     nodes: await resolveVariable('param:nodes'),
-    enrollingNodes: await resolveVariable('param:enrollingNodes'),
     nodePolicyArns: await resolveVariable('param:nodePolicyArns'),
   });
 };

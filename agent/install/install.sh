@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Queen's Fleet agent and worker on an Ubuntu 22.04 node: bundles to
 # /opt/queen-fleet, config and environment to /etc/queen-fleet, the data directory
-# /var/queen-fleet, and the two systemd units. See docs/install.md.
+# /var/queen-fleet, and the two systemd units; registers the SSM agent with the node's activation
+# (fleet enroll) when given one. See docs/install.md.
 # Exit codes: 0 done, 1 failed, 2 bad arguments (options, config file or bundle directory).
 set -euo pipefail
 
@@ -25,7 +26,10 @@ Installs queen-fleet-peer-sync (the agent) and queen-fleet-worker as systemd ser
 
   --config FILE   fleet config JSON, installed as /etc/queen-fleet/config.json (0640)
   --node NAME     this node's name (FLEET_NODE_NAME): lower-case letters, digits, dashes
-  --bundle DIR    where agent.js, worker.js and the units are (default: this script's dir)
+  --bundle DIR    where agent.js, worker.js and the units are (default: this script's dir),
+  --bundle FILE   or the release tarball of npm run build:agent, checked against FILE.sha256
+  --activation-id ID --activation-code CODE --region REGION
+                  register the SSM agent with this node's activation (fleet enroll prints them)
   --root DIR      write everything below DIR instead of / (default /); systemctl is then
                   not called and the units are enabled by symlink
   --node-bin PATH Node.js binary the units run (default $DEFAULT_NODE_BIN), at least
@@ -38,23 +42,16 @@ config it replaces them and restarts the services that were running.
 EOF
 }
 
-die() {
-  echo "$PROG: error: $*" >&2
-  exit 1
-}
-
+die() { echo "$PROG: error: $*" >&2; exit 1; }
+bad_input() { echo "$PROG: error: $*" >&2; exit 2; }
 bad_usage() {
   echo "$PROG: $*" >&2
   echo "Try '$PROG --help'." >&2
   exit 2
 }
 
-bad_input() {
-  echo "$PROG: error: $*" >&2
-  exit 2
-}
-
-CONFIG='' NODE_NAME='' ROOT=/ NO_START=0 NODE_BIN='' BUNDLE_DIR=''
+CONFIG='' NODE_NAME='' ROOT=/ NO_START=0 NODE_BIN='' BUNDLE_DIR='' TARBALL='' UNPACKED=''
+ACTIVATION_ID='' ACTIVATION_CODE='' REGION=''
 BUNDLE_DIR_DEFAULT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 
 parse_args() {
@@ -71,12 +68,12 @@ parse_args() {
         shift
         continue
         ;;
-      --config=* | --node=* | --bundle=* | --root=* | --node-bin=*)
+      --config=* | --node=* | --bundle=* | --root=* | --node-bin=* | --activation-*=* | --region=*)
         value=${opt#*=}
         opt=${opt%%=*}
         shift
         ;;
-      --config | --node | --bundle | --root | --node-bin)
+      --config | --node | --bundle | --root | --node-bin | --activation-id | --activation-code | --region)
         (($# >= 2)) || bad_usage "option $opt needs a value"
         value=$2
         shift 2
@@ -90,6 +87,10 @@ parse_args() {
       --bundle) BUNDLE_DIR=$value ;;
       --root) ROOT=$value ;;
       --node-bin) NODE_BIN=$value ;;
+      --activation-id) ACTIVATION_ID=$value ;;
+      --activation-code) ACTIVATION_CODE=$value ;;
+      --region) REGION=$value ;;
+      *) bad_usage "unknown argument: $opt" ;;
     esac
   done
   [[ -n $CONFIG ]] || bad_usage "--config FILE is required"
@@ -97,8 +98,14 @@ parse_args() {
   [[ $NODE_NAME =~ $NODE_NAME_RE ]] ||
     bad_usage "--node '$NODE_NAME': must be 1-63 lower-case letters, digits and dashes, not starting with a dash"
   [[ -f $CONFIG && -r $CONFIG ]] || bad_usage "--config '$CONFIG': no such readable file"
+  [[ -z $ACTIVATION_ID$ACTIVATION_CODE$REGION || (-n $ACTIVATION_ID && -n $ACTIVATION_CODE && -n $REGION) ]] ||
+    bad_usage "--activation-id, --activation-code and --region go together"
   BUNDLE_DIR=${BUNDLE_DIR:-$BUNDLE_DIR_DEFAULT}
-  [[ -d $BUNDLE_DIR ]] || bad_usage "--bundle '$BUNDLE_DIR': no such directory"
+  if [[ -f $BUNDLE_DIR && $BUNDLE_DIR == *.tar.gz ]]; then
+    TARBALL=$BUNDLE_DIR
+  elif [[ ! -d $BUNDLE_DIR ]]; then
+    bad_usage "--bundle '$BUNDLE_DIR': no such directory or release tarball"
+  fi
   [[ -d $ROOT ]] || bad_usage "--root '$ROOT': no such directory"
   ROOT=$(cd -- "$ROOT" && pwd)
   if [[ -n $NODE_BIN && ! $NODE_BIN =~ ^/[A-Za-z0-9._/+-]+$ ]]; then
@@ -111,11 +118,27 @@ under_root() {
   if [[ $ROOT == / ]]; then printf '%s\n' "$1"; else printf '%s%s\n' "$ROOT" "$1"; fi
 }
 
+# A release tarball: its checksum must match FILE.sha256 (as sha256sum writes it) before it is unpacked.
+unpack_bundle() {
+  local sums=$TARBALL.sha256 expected actual
+  [[ -f $sums ]] || bad_input "$sums is missing: copy it with the tarball (npm run build:agent writes both)"
+  expected=$(cut -d ' ' -f 1 <"$sums")
+  actual=$(sha256sum -- "$TARBALL" | cut -d ' ' -f 1)
+  [[ $expected =~ ^[0-9a-f]{64}$ && $actual == "$expected" ]] ||
+    bad_input "$TARBALL: sha256 $actual does not match $sums; copy both again"
+  echo "$TARBALL: sha256 matches $sums"
+  UNPACKED=$(mktemp -d)
+  tar -xzf "$TARBALL" -C "$UNPACKED" --no-same-owner || bad_input "$TARBALL: not a tarball tar can unpack"
+  # Its one folder, whatever the file was renamed to on the way.
+  BUNDLE_DIR=$(find "$UNPACKED" -mindepth 1 -maxdepth 1 -type d -print -quit)
+}
+
 check_bundle() {
-  local name
-  for name in "${BUNDLES[@]}" "${UNITS[@]}"; do
+  local name extra=()
+  if [[ -n $ACTIVATION_ID ]]; then extra=(ssm-register.sh); fi
+  for name in "${BUNDLES[@]}" "${UNITS[@]}" "${extra[@]}"; do
     [[ -f $BUNDLE_DIR/$name ]] ||
-      bad_input "$BUNDLE_DIR/$name is missing: build the bundle with 'npx tsx bin/build-agent.ts' and copy dist/agent/ to the node"
+      bad_input "$BUNDLE_DIR/$name is missing: build the release with 'npm run build:agent' and copy it to the node"
   done
 }
 
@@ -150,7 +173,7 @@ EOF
 
 CHANGED=0
 TMP_FILE=''
-trap 'if [[ -n $TMP_FILE ]]; then rm -f -- "$TMP_FILE"; fi' EXIT
+trap 'rm -rf -- ${TMP_FILE:+"$TMP_FILE"} ${UNPACKED:+"$UNPACKED"}' EXIT
 
 # The services are root without capabilities: they can use only what root owns.
 own() {
@@ -247,6 +270,7 @@ activate() {
 
 main() {
   parse_args "$@"
+  if [[ -n $TARBALL ]]; then unpack_bundle; fi
   check_bundle
   local checker=''
   if [[ $ROOT == / || -n $NODE_BIN ]]; then
@@ -266,6 +290,9 @@ main() {
   if [[ $ROOT == / && $EUID -ne 0 ]]; then die "run as root (sudo) to install on this system, or pass --root DIR"; fi
 
   install_files
+  if [[ -n $ACTIVATION_ID && $ROOT == / ]]; then
+    bash "$BUNDLE_DIR/ssm-register.sh" "$ACTIVATION_ID" "$ACTIVATION_CODE" "$REGION" || die "SSM registration failed"
+  elif [[ -n $ACTIVATION_ID ]]; then echo "not registering the SSM agent below $ROOT"; fi
   if [[ $ROOT == / ]]; then activate; else enable_by_symlink; fi
 }
 

@@ -9,6 +9,9 @@ import { defaultLocalFile, openTarget, type Target } from '../../lib/ops/target'
 /** The CLI's exit codes, as in bin/fleet.ts. */
 export const EXIT = { ok: 0, failed: 1, badInput: 2 } as const;
 
+/** The global `--config FILE` (bin/commands/index.ts): the config file, before FLEET_CONFIG_FILE. */
+export const configFlag: { file?: string } = {};
+
 /** The options every operator command takes. */
 export interface TargetOptions {
   local?: boolean;
@@ -25,13 +28,13 @@ export const withTargetOptions = (cmd: Command): Command =>
     .option(
       '--local',
       'act on the running local fleet (npm start, fleet drill --hold); ' +
-        'without it, on AWS with FLEET_CONFIG_FILE / FLEET_* settings',
+        'without it, on AWS with --config / FLEET_CONFIG_FILE and FLEET_* settings',
     )
     .option('--local-file <file>', `the local fleet announced in FILE (default ${defaultLocalFile()}); implies --local`)
     .option('--json', 'print one JSON document on stdout');
 
 /** The target a command's options name. */
-export const targetOf = (o: TargetOptions): Target => openTarget(o.localFile ?? o.local);
+export const targetOf = (o: TargetOptions): Target => openTarget(o.localFile ?? o.local, process.env, configFlag.file);
 
 /**
  * Opens the target and builds its adapters. The log (JSON lines on stderr) shows errors only

@@ -1,14 +1,25 @@
 import type { Command } from 'commander';
+import { loadConfigWithSources } from '../../lib/config';
+import { describeSource, sourcesCheck } from '../../lib/core/views/config-sources';
 import { configFailure, doctorPassed } from '../../lib/core/views/doctor';
 import type { Check } from '../../lib/core/views/doctor-checks';
 import { ValidationError } from '../../lib/core/errors';
 import { runDoctor } from '../../lib/ops/doctor';
 import { defaultLocalFile, readLocal } from '../../lib/ops/target';
-import { connect, EXIT, paint, printJson, withTargetOptions, type TargetOptions } from './common';
+import { configFlag, connect, EXIT, paint, printJson, withTargetOptions, type TargetOptions } from './common';
 import { renderDoctor } from './render';
 
+type Sources = Record<string, string>;
+
+/** Where each value came from, on AWS only: a local fleet's config is the drill's own. */
+const sourcesOf = (): { check: Check; sources: Sources } => {
+  const { sources, file } = loadConfigWithSources(process.env, configFlag.file);
+  const described = Object.entries(sources).map(([key, s]) => [key, describeSource(s, file)]);
+  return { check: sourcesCheck(sources, file), sources: Object.fromEntries(described) as Sources };
+};
+
 /** The checks, or the one failed config check when the configuration does not load. */
-const diagnose = async (o: TargetOptions): Promise<{ where: string; checks: Check[] }> => {
+const diagnose = async (o: TargetOptions): Promise<{ where: string; checks: Check[]; sources?: Sources }> => {
   const local = o.local === undefined || o.local === false ? null : o.local === true ? defaultLocalFile() : o.local;
   // A wrong --local is a bad argument (exit 2); a bad configuration is what doctor reports.
   if (local !== null) readLocal(local);
@@ -19,7 +30,14 @@ const diagnose = async (o: TargetOptions): Promise<{ where: string; checks: Chec
     if (!(error instanceof ValidationError)) throw error;
     return { where: local === null ? 'aws' : 'local', checks: [configFailure(error.message)] };
   }
-  return { where: opened.target.where, checks: await runDoctor(opened.deps) };
+  const checks = await runDoctor(opened.deps);
+  if (local !== null) return { where: opened.target.where, checks };
+  const { check, sources } = sourcesOf();
+  return {
+    where: opened.target.where,
+    checks: [checks[0], check, ...checks.slice(1)].flatMap((c) => c ?? []),
+    sources,
+  };
 };
 
 /** `fleet doctor`: configuration, bucket, leader, heartbeats, queue, topic, SSM, DNS; exit 1 when a check fails. */
@@ -31,9 +49,9 @@ export const registerDoctor = (program: Command): void => {
         'check configuration, state bucket, leader, heartbeats, queue, topic, SSM registration and the origin record',
       ),
   ).action(async (o: TargetOptions) => {
-    const { where, checks } = await diagnose(o);
+    const { where, checks, sources } = await diagnose(o);
     const ok = doctorPassed(checks);
-    if (o.json === true) printJson({ where, ok, checks });
+    if (o.json === true) printJson({ where, ok, checks, ...(sources === undefined ? {} : { sources }) });
     else console.log(renderDoctor(checks, where, paint()));
     process.exitCode = ok ? EXIT.ok : EXIT.failed;
   });

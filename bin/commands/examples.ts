@@ -2,6 +2,14 @@ import type { Command } from 'commander';
 
 /** Examples shown at the end of each command's --help: the commands people type, with what they do. */
 export const EXAMPLES: Readonly<Record<string, readonly (readonly [string, string])[]>> = {
+  init: [
+    ['fleet init --stack prod --region us-west-2', "./fleet-config.json from stack queens-fleet-prod's outputs"],
+    ['fleet init --stack prod --config /etc/fleet/prod.json --overwrite', 'that file, replaced if it exists'],
+  ],
+  enroll: [
+    ['fleet enroll node-3', "node-3's activation (1 hour), and the command to run on node-3"],
+    ['fleet enroll node-3 --expires-in 24 --json', 'for scripts: the activation id, code and command'],
+  ],
   status: [
     ['fleet status', 'the fleet on AWS (FLEET_CONFIG_FILE or FLEET_* settings)'],
     ['fleet status --local', 'the local fleet of `fleet demo --hold`'],
@@ -37,6 +45,7 @@ export const EXAMPLES: Readonly<Record<string, readonly (readonly [string, strin
   doctor: [
     ['fleet doctor', 'check the configuration, bucket, table, queue, topic, SSM and DNS'],
     ['fleet doctor --json', 'for scripts'],
+    ['fleet doctor --config prod.json', 'with that config file; says where each setting came from'],
   ],
   drill: [
     ['fleet drill --scenario tests/scenarios/kill-primary.json', 'one drill at ×20'],

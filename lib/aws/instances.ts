@@ -1,7 +1,7 @@
 import type { LightsailClient } from '@aws-sdk/client-lightsail';
-import type { SSMClient } from '@aws-sdk/client-ssm';
 import type { NodeSpec } from '../core/config';
 import type { Confirmation } from '../core/fleet/liveness';
+import type { ManagedInstances } from './managed-instances';
 import { sdk } from './sdk';
 
 const RUNNING = new Set(['running']);
@@ -19,7 +19,7 @@ const STOPPING = new Set(['stopping', 'shutting-down']);
 export class InstanceProbe {
   constructor(
     private readonly lightsail: LightsailClient,
-    private readonly ssm: SSMClient,
+    private readonly instances: ManagedInstances,
     /** Told why an opinion is "unknown" (denied, throttled, unreachable): worth a log line. */
     private readonly onError: (call: string, error: unknown) => void = () => undefined,
   ) {}
@@ -46,16 +46,11 @@ export class InstanceProbe {
 
   private async ping(spec: NodeSpec): Promise<Confirmation['ssm']> {
     try {
-      const out = await this.ssm.send(
-        new (sdk.ssm().DescribeInstanceInformationCommand)({
-          Filters: [{ Key: 'InstanceIds', Values: [spec.instanceId] }],
-        }),
-      );
-      const info = (out.InstanceInformationList ?? []).find((i) => i.InstanceId === spec.instanceId);
-      if (info === undefined) return 'unknown';
-      return info.PingStatus === 'Online' ? 'online' : 'lost';
+      const info = await this.instances.describe(spec);
+      if (info === null) return 'unknown';
+      return info.online ? 'online' : 'lost';
     } catch (error) {
-      this.onError(`SSM DescribeInstanceInformation ${spec.instanceId}`, error);
+      this.onError(`SSM DescribeInstanceInformation ${spec.instanceId ?? spec.name}`, error);
       return 'unknown';
     }
   }

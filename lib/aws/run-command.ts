@@ -1,5 +1,7 @@
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import { FleetError } from '../core/errors';
+import type { CommandTarget } from '../core/fleet/managed-instance';
+import type { ManagedInstances } from './managed-instances';
 import { toFleetError } from './errors';
 import { sdk } from './sdk';
 
@@ -34,17 +36,30 @@ const STATUS: Record<string, InvocationStatus> = {
   Cancelling: 'failed',
 };
 
-/** SSM Run Command: send one of the fixed node commands and read its outcome. */
+/**
+ * SSM Run Command: send one of the fixed node commands and read its outcome. A node is addressed
+ * by its configured id, or else by its name through `instances` (the instance holding its role).
+ */
 export class RunCommand {
-  constructor(private readonly ssm: SSMClient) {}
+  constructor(
+    private readonly ssm: SSMClient,
+    private readonly instances: ManagedInstances | null = null,
+  ) {}
+
+  private async idOf(target: CommandTarget): Promise<string> {
+    if (target.instanceId !== undefined) return target.instanceId;
+    if (this.instances === null) throw new FleetError(`${target.name}: no instanceId configured`);
+    return this.instances.idOf(target);
+  }
 
   /**
    * Sends a fixed command. `timeoutSeconds` is the delivery timeout (SSM's minimum is 30 s): a
    * node that cannot be reached until then never runs it. The execution timeout is as short,
    * so an invocation stuck on a node that died mid-command ends within both (not AWS's 1 h).
    */
-  async send(instanceId: string, command: NodeCommand, comment: string, timeoutSeconds = 60): Promise<string> {
+  async send(target: CommandTarget, command: NodeCommand, comment: string, timeoutSeconds = 60): Promise<string> {
     const timeout = Math.max(30, Math.ceil(timeoutSeconds));
+    const instanceId = await this.idOf(target);
     try {
       const out = await this.ssm.send(
         new (sdk.ssm().SendCommandCommand)({
@@ -63,7 +78,8 @@ export class RunCommand {
     }
   }
 
-  async result(commandId: string, instanceId: string): Promise<InvocationResult> {
+  async result(commandId: string, target: CommandTarget): Promise<InvocationResult> {
+    const instanceId = await this.idOf(target);
     try {
       const out = await this.ssm.send(
         new (sdk.ssm().GetCommandInvocationCommand)({ CommandId: commandId, InstanceId: instanceId }),
@@ -87,7 +103,8 @@ export class RunCommand {
    * instance's recent commands are read (SSM keeps 30 days), up to `pages` pages of 50; no
    * clock is compared.
    */
-  async findSent(instanceId: string, comment: string, pages = 4): Promise<string | null> {
+  async findSent(target: CommandTarget, comment: string, pages = 4): Promise<string | null> {
+    const instanceId = await this.idOf(target);
     let token: string | undefined;
     for (let page = 0; page < pages; page++) {
       try {
@@ -111,7 +128,8 @@ export class RunCommand {
    * Cancels a command the caller gave up on: one still waiting for an unreachable node will not
    * run when the node comes back. AWS does not promise to stop one already running.
    */
-  async cancel(commandId: string, instanceId: string): Promise<void> {
+  async cancel(commandId: string, target: CommandTarget): Promise<void> {
+    const instanceId = await this.idOf(target);
     try {
       await this.ssm.send(new (sdk.ssm().CancelCommandCommand)({ CommandId: commandId, InstanceIds: [instanceId] }));
     } catch (error) {

@@ -3,6 +3,7 @@ import { isInheritedName } from './schemas';
 import { METRIC_LEVELS } from './metrics/catalogue';
 import { pipelineSchema, stageCommandsSchema } from './pipeline';
 import { RUNBOOK_URL_PLACEHOLDER, runbookUrlSchema } from './runbook';
+import { controlTableOf, DEFAULT_STAGE, STAGE_PATTERN, stateBucketOf } from './stack-names';
 
 /** One node of the fleet as the watchdog knows it. */
 export const nodeSpecSchema = z.strictObject({
@@ -11,10 +12,14 @@ export const nodeSpecSchema = z.strictObject({
     .string()
     .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be lower-case letters, digits and dashes')
     .refine((name) => !isInheritedName(name), 'must not be a name every JavaScript object has (constructor)'),
-  /** SSM managed-instance id (hybrid activation) or EC2 id the Run Command targets. */
+  /**
+   * SSM managed-instance id (`mi-…`) or EC2 id the Run Command targets. Unset: the watchdog finds the managed instance
+   * registered with this node's own role (`fleet enroll`), so a node can be deployed before it is registered.
+   */
   instanceId: z
     .string()
-    .regex(/^(mi|i)-[0-9a-f]{8,17}$/, 'must be an SSM managed-instance id such as mi-0123456789abcdef0'),
+    .regex(/^(mi|i)-[0-9a-f]{8,17}$/, 'must be an SSM managed-instance id such as mi-0123456789abcdef0')
+    .optional(),
   /** Lightsail instance name, for the independent liveness confirmation. */
   lightsailName: z.string().min(1).optional(),
   /** Lower is preferred when promoting a standby. */
@@ -39,16 +44,21 @@ export const configSchema = z
   .strictObject({
     /** The AWS region of every service the fleet uses. */
     region: z.string().min(1).default('us-west-2'),
-    /** The state bucket: heartbeats, task records, events (the stack's `StateBucketName` output). */
+    /**
+     * The stack's stage (`sls deploy --stage`): the default names of the bucket and table, and of each node's role,
+     * by which the watchdog finds the node's managed instance.
+     */
+    stage: z.string().regex(STAGE_PATTERN, 'must be lower-case letters, digits and dashes').default(DEFAULT_STAGE),
+    /** The state bucket: heartbeats, task records, events (`StateBucketName`); default `queens-fleet-state-<stage>`. */
     bucket: z
       .string()
       .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a valid S3 bucket name')
-      .default('dablio-queens-fleet-state'),
-    /** The control table: the lease, the watchdog's state, the beats (the stack's `ControlTableName` output). */
+      .default(stateBucketOf(DEFAULT_STAGE)),
+    /** The control table: lease, watchdog state (`ControlTableName`); default `queens-fleet-control-<stage>`. */
     table: z
       .string()
       .regex(/^[a-zA-Z0-9_.-]{3,255}$/, 'must be a valid DynamoDB table name')
-      .default('queens-fleet-control'),
+      .default(controlTableOf(DEFAULT_STAGE)),
     /** The key prefix of everything the fleet keeps in the bucket. */
     prefix: z
       .string()

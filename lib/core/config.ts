@@ -1,6 +1,7 @@
 import { parseWith } from './validate';
 import { ValidationError } from './errors';
 import { configSchema, type Config } from './config-schema';
+import { controlTableOf, stateBucketOf } from './stack-names';
 
 export * from './config-schema';
 
@@ -78,11 +79,25 @@ const coerceEnv = (key: keyof Config, raw: string): unknown => {
   return raw;
 };
 
-/**
- * Builds the configuration from an optional parsed JSON file and the environment. Pure: the
- * caller reads the file. Unknown `FLEET_*` variables are rejected like unknown file keys.
- */
-export const buildConfig = (env: Readonly<Record<string, string | undefined>>, file?: unknown): Config => {
+/** Where a configuration's value came from, as `fleet doctor` reports it. */
+export type ConfigSource =
+  | { kind: 'default' }
+  /** A default named after the stage (`queens-fleet-state-<stage>`). */
+  | { kind: 'stage' }
+  | { kind: 'file'; path: string }
+  | { kind: 'env'; name: string };
+
+/** The names the stack gives the bucket and table follow its stage, unless set. */
+const STAGE_DEFAULTS: Readonly<Partial<Record<keyof Config, (stage: string) => string>>> = {
+  bucket: stateBucketOf,
+  table: controlTableOf,
+};
+
+/** The file's and the environment's values, each checked as raw JSON; not yet validated. */
+const layers = (
+  env: Readonly<Record<string, string | undefined>>,
+  file: unknown,
+): { fromFile: Record<string, unknown>; fromEnv: Record<string, unknown> } => {
   if (file !== undefined && (typeof file !== 'object' || file === null || Array.isArray(file)))
     throw new ValidationError('config file: must be a JSON object', '(root)');
   // Spread as parsed (a record schema would drop a `__proto__` key unseen): the strict schema below refuses it like any
@@ -100,7 +115,35 @@ export const buildConfig = (env: Readonly<Record<string, string | undefined>>, f
     // An empty variable means "not set": templates pass empty optional parameters that way.
     if (raw !== undefined && raw !== '') fromEnv[key] = coerceEnv(key, raw);
   }
-  return parseWith(configSchema, { ...fromFile, ...fromEnv }, 'config');
+  return { fromFile, fromEnv };
+};
+
+/**
+ * Builds the configuration from an optional parsed JSON file and the environment. Pure: the
+ * caller reads the file. Unknown `FLEET_*` variables are rejected like unknown file keys.
+ */
+export const buildConfig = (env: Readonly<Record<string, string | undefined>>, file?: unknown): Config => {
+  const { fromFile, fromEnv } = layers(env, file);
+  const merged: Record<string, unknown> = { ...fromFile, ...fromEnv };
+  if (typeof merged.stage === 'string') {
+    for (const [key, nameOf] of Object.entries(STAGE_DEFAULTS)) merged[key] ??= nameOf(merged.stage);
+  }
+  return parseWith(configSchema, merged, 'config');
+};
+
+/** Where each key's value came from: the environment over the file over the defaults (`file` names the file read). */
+export const configSources = (
+  env: Readonly<Record<string, string | undefined>>,
+  file?: { path: string; value: unknown },
+): Record<keyof Config, ConfigSource> => {
+  const { fromFile, fromEnv } = layers(env, file?.value);
+  const staged = fromEnv.stage !== undefined || fromFile.stage !== undefined;
+  const sourceOf = (key: keyof Config): ConfigSource => {
+    if (fromEnv[key] !== undefined) return { kind: 'env', name: ENV_NAMES[key] };
+    if (fromFile[key] !== undefined && file !== undefined) return { kind: 'file', path: file.path };
+    return staged && STAGE_DEFAULTS[key] !== undefined ? { kind: 'stage' } : { kind: 'default' };
+  };
+  return Object.fromEntries(CONFIG_KEYS.map((key) => [key, sourceOf(key)])) as Record<keyof Config, ConfigSource>;
 };
 
 /** Returns a copy with every duration divided by `timeScale`, and says so (drills run time faster). */

@@ -83,7 +83,7 @@ export const dashboardFragment = (inputs: DashboardInputs): { Resources: Record<
     'parameter dashboard',
   );
   if (!wanted) return { Resources: {} };
-  const nodes = nodeNamesOf({ nodes: inputs.nodes, enrollingNodes: '[]' });
+  const nodes = nodeNamesOf({ nodes: inputs.nodes });
   return {
     Resources: {
       FleetDashboard: {

@@ -38,7 +38,7 @@ export const metricAlarmsFragment = (inputs: MetricAlarmInputs): { Resources: Re
     stallSamples: DEFAULTS.stallSamples,
   };
   const runbookUrl = parseWith(configSchema.shape.runbookUrl, inputs.runbookUrl, 'parameter runbookUrl');
-  const nodes = nodeNamesOf({ nodes: inputs.nodes, enrollingNodes: '[]' });
+  const nodes = nodeNamesOf({ nodes: inputs.nodes });
   const Resources: Record<string, unknown> = {};
   for (const a of metricAlarms(level, nodes, settings)) {
     const runbook = runbookLink(runbookUrl, a.runbook);

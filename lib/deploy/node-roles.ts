@@ -1,5 +1,5 @@
 /**
- * One IAM role per node, generated from the service's `nodes` and `enrollingNodes` parameters
+ * One IAM role per node, generated from the service's `nodes` parameter
  * (resources/node-roles.cjs hands them in): each role may write that node's own heartbeat (S3)
  * and its own beat item (the control table), and nothing else of its own; what all nodes share
  * is the `NodePolicy` and `NodeSsmAgentPolicy` managed policies (resources/node-iam.yml),
@@ -14,8 +14,11 @@
  * Compliance" is for ssm:PutComplianceItems). docs/security.md has the whole reasoning.
  */
 import { z } from 'zod';
-import { nodeSpecSchema } from '../core/config';
+import { nodeSpecSchema, type NodeSpec } from '../core/config';
 import { ValidationError } from '../core/errors';
+import { idPart, nodeRoleOutputOf } from '../core/stack-names';
+
+export { idPart };
 import { parseJsonText, parseWith } from '../core/validate';
 
 /** What the generator reads from the service's parameters and variables. */
@@ -24,10 +27,11 @@ export interface NodeRoleInputs {
   stage: string;
   region: string;
   bucket: string;
-  /** The `nodes` parameter: a JSON array of node specs (lib/core/config.ts), or the array itself. */
+  /**
+   * The `nodes` parameter: a JSON array of node specs (lib/core/config.ts), or the array itself. A node needs no
+   * managed-instance id to get its role: it is enrolled with that role after the deploy (`fleet enroll`).
+   */
   nodes: unknown;
-  /** The `enrollingNodes` parameter: names of nodes being added, which have no managed-instance id yet. */
-  enrollingNodes: unknown;
   /**
    * The `nodePolicyArns` parameter: the user's own managed policies (their media buckets),
    * attached to every node role.
@@ -45,8 +49,6 @@ export interface NodeRolesFragment {
 const STATE_PREFIX = 'peer-sync/';
 /** IAM's limit on a role name. */
 const ROLE_NAME_MAX = 64;
-
-const nodeNameSchema = nodeSpecSchema.shape.name;
 
 /** A parameter given on the command line arrives as JSON text; one set in YAML arrives parsed. */
 const jsonParam = (value: unknown, what: string): unknown =>
@@ -77,31 +79,24 @@ export const nodePolicyArnsOf = (value: unknown): string[] => {
   return [...new Set(arns)];
 };
 
-/** `node-1` → `Node1`: the resource id part, letters and digits only as CloudFormation wants. */
-export const idPart = (name: string): string =>
-  name
-    .split('-')
-    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
-    .join('');
-
-/** The role of `node`: fixed, so the activation command can be written before the deploy ends. */
+/**
+ * The role of `node`: fixed, so the activation can name it; the watchdog finds the node's instance by it
+ * (lib/core/stack-names.ts, with this service's name).
+ */
 export const nodeRoleName = (inputs: Pick<NodeRoleInputs, 'service' | 'stage' | 'region'>, node: string): string =>
   `${inputs.service}-node-${inputs.stage}-${inputs.region}-${node}`;
 
-/** The names the roles are for: every configured node, then every enrolling one not yet configured. */
-export const nodeNamesOf = (inputs: Pick<NodeRoleInputs, 'nodes' | 'enrollingNodes'>): string[] => {
-  const nodes = parseWith(z.array(nodeSpecSchema), jsonParam(inputs.nodes, 'parameter nodes'), 'parameter nodes').map(
-    (n) => n.name,
-  );
-  const enrolling = parseWith(
-    z.array(nodeNameSchema),
-    jsonParam(inputs.enrollingNodes, 'parameter enrollingNodes'),
-    'parameter enrollingNodes',
-  );
-  const twice = nodes.find((name, i) => nodes.indexOf(name) !== i);
+/** The `nodes` parameter, checked as the config checks its nodes. */
+const nodeSpecsOf = (inputs: Pick<NodeRoleInputs, 'nodes'>): NodeSpec[] => {
+  const specs = parseWith(z.array(nodeSpecSchema), jsonParam(inputs.nodes, 'parameter nodes'), 'parameter nodes');
+  const names = specs.map((n) => n.name);
+  const twice = names.find((name, i) => names.indexOf(name) !== i);
   if (twice !== undefined) throw new ValidationError(`parameter nodes: ${twice} is named twice`, 'nodes');
-  return [...new Set([...nodes, ...enrolling])];
+  return specs;
 };
+
+/** The names the roles are for: every configured node, each once. */
+export const nodeNamesOf = (inputs: Pick<NodeRoleInputs, 'nodes'>): string[] => nodeSpecsOf(inputs).map((n) => n.name);
 
 /** The roles, one per node, and an output per role for `aws ssm create-activation --iam-role`. */
 export const nodeRolesFragment = (inputs: NodeRoleInputs): NodeRolesFragment => {
@@ -186,7 +181,15 @@ export const nodeRolesFragment = (inputs: NodeRoleInputs): NodeRolesFragment => 
         Tags: [{ Key: 'queen-fleet-node', Value: node }],
       },
     };
-    Outputs[`${id}Name`] = { Description: `${node}: pass to aws ssm create-activation --iam-role`, Value: { Ref: id } };
+    Outputs[nodeRoleOutputOf(node)] = {
+      Description: `${node}: the role fleet enroll ${node} hands its activation`,
+      Value: { Ref: id },
+    };
   }
+  // The one list of nodes, as `fleet init` writes it into the fleet config (lib/core/stack-config.ts).
+  Outputs.FleetNodes = {
+    Description: 'nodes (FLEET_NODES): the nodes parameter, for fleet init',
+    Value: JSON.stringify(nodeSpecsOf(inputs)),
+  };
   return { Resources, Outputs };
 };

@@ -89,12 +89,13 @@ const stopOldWorker = async (deps: OpsDeps, plan: Go, from: NodeSpec | undefined
   }
   const stopped = await runAndWait(
     deps,
-    from.instanceId,
+    from,
     'stopWorker',
     `queen-fleet ${plan.incidentId}`,
     deps.config.commandWaitSeconds * 1000,
   );
-  if (stopped) step('stop-old-worker', 'ok', `${plan.from}: worker stopped (${from.instanceId})`);
+  if (stopped)
+    step('stop-old-worker', 'ok', `${plan.from}: worker stopped (${from.instanceId ?? 'found by its role'})`);
   else
     step(
       'stop-old-worker',
@@ -108,7 +109,7 @@ const stopOldWorker = async (deps: OpsDeps, plan: Go, from: NodeSpec | undefined
 /** Nothing moved, so the stop was for nothing: primary or standby, a node runs its worker. */
 const giveBackWorker = async (deps: OpsDeps, plan: Go, from: NodeSpec, step: StepLog): Promise<void> => {
   try {
-    await deps.commands.send(from.instanceId, 'startWorker', `queen-fleet ${plan.incidentId}`);
+    await deps.commands.send(from, 'startWorker', `queen-fleet ${plan.incidentId}`);
     step('restart-old-worker', 'ok', `${plan.from}: start command sent`);
   } catch (error) {
     step(

@@ -97,7 +97,7 @@ export const rejoinNode = async (
   if (spec === undefined) throw new Error(`planned node ${req.node} is not configured`);
   const restarted = await runAndWait(
     deps,
-    spec.instanceId,
+    spec,
     'restartWorker',
     `queen-fleet rejoin-${req.node}`,
     config.commandWaitSeconds * 1000,

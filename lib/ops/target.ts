@@ -84,12 +84,17 @@ export interface Target {
 
 /**
  * The fleet operator commands talk to: the local cloud of a running drill (`--local`, or
- * `--local FILE`), or AWS with the configuration from FLEET_CONFIG_FILE and FLEET_* variables
+ * `--local FILE`), or AWS with the configuration from --config or FLEET_CONFIG_FILE and FLEET_* variables
  * and credentials from the SDK's usual chain.
  */
-export const openTarget = (local: string | boolean | undefined, env: NodeJS.ProcessEnv = process.env): Target => {
+export const openTarget = (
+  local: string | boolean | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+  /** The CLI's `--config FILE`, which wins over FLEET_CONFIG_FILE. */
+  configFile?: string,
+): Target => {
   if (local === undefined || local === false) {
-    const config = loadConfig(env);
+    const config = loadConfig(env, configFile);
     return { config, clients: new ClientFactory({ region: config.region }, env), where: 'aws' };
   }
   const info = readLocal(local === true ? defaultLocalFile() : local);

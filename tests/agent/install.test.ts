@@ -115,6 +115,11 @@ describe('agent/install/install.sh', () => {
       ['--config', 'CONFIG', '--node', 'node-1', '--node-bin', 'node'],
       /--node-bin 'node': must be an absolute path/,
     ],
+    [
+      'an activation without its region',
+      ['--config', 'CONFIG', '--node', 'node-1', '--activation-id', 'a', '--activation-code', 'c'],
+      /--activation-id, --activation-code and --region go together/,
+    ],
   ])('exits 2 with a message for %s', (_name, args, message) => {
     // A temp root first: even a parser that acted early could not write to this machine.
     const run = install(['--root', sandbox.root, ...args.map((a) => (a === 'CONFIG' ? sandbox.config : a))]);
@@ -153,7 +158,7 @@ describe('agent/install/install.sh', () => {
     const run = install(standard());
 
     expect(run.status).toBe(2);
-    expect(run.stderr).toMatch(/agent\.js is missing: build the bundle with 'npx tsx bin\/build-agent\.ts'/);
+    expect(run.stderr).toMatch(/agent\.js is missing: build the release with 'npm run build:agent'/);
   });
 
   it.each([
@@ -177,5 +182,18 @@ describe('agent/install/install.sh', () => {
       expect(
         parseUnit(readFileSync(at('etc/systemd/system/queen-fleet-worker.service'), 'utf8')).Service?.ExecStart,
       ).toEqual([`${fake} ${DAEMON_NODE_FLAGS.join(' ')} /opt/queen-fleet/worker.js`]);
+  });
+
+  it('takes an activation: needs ssm-register.sh in the bundle, and registers nothing below a temp root', () => {
+    const activation = ['--activation-id', 'act-1', '--activation-code', 'code', '--region', 'us-west-2'];
+    const missing = install([...standard(), ...activation]);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toMatch(/ssm-register\.sh is missing/);
+
+    writeFileSync(join(sandbox.bundle, 'ssm-register.sh'), readFileSync(join(INSTALL_DIR, 'ssm-register.sh')));
+    const run = install([...standard(), ...activation]);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain(`not registering the SSM agent below ${sandbox.root}`);
+    expect(existsSync(sandbox.calls)).toBe(false);
   });
 });

@@ -44,7 +44,7 @@ const NODES = ['node-1', 'node-2', 'node-3'];
 const byCondition = (role: string, key: string): Decision[] => CONDITIONS.map((c) => judge(role, put(key, c)));
 
 describe('node roles', () => {
-  it('gives each configured node and each enrolling one a role of its own, to hand to its own activation', () => {
+  it('gives each node a role of its own, to hand to its own activation', () => {
     expect(
       t
         .resources('AWS::IAM::Role')

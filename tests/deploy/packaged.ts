@@ -122,16 +122,17 @@ const packageNow = (dir: string, params: Record<string, string>): { template: Te
 };
 
 /**
- * Every optional parameter set, so the conditional resources are there too; two configured
- * nodes and one enrolling, so each gets a role and a role can be told from another's.
+ * Every optional parameter set, so the conditional resources are there too; three nodes, so each
+ * gets a role and a role can be told from another's: two with the managed-instance ids of earlier
+ * releases, one by its name alone (the watchdog finds its instance by its role).
  */
 export const CI_PARAMS = {
   stateBucket: 'acme-queens-fleet-ci',
   nodes: JSON.stringify([
     { name: 'node-1', instanceId: 'mi-00000000000000001', address: '192.0.2.1' },
     { name: 'node-2', instanceId: 'mi-00000000000000002', address: '192.0.2.2' },
+    { name: 'node-3', address: '192.0.2.3' },
   ]),
-  enrollingNodes: JSON.stringify(['node-3']),
   alertEmail: 'ops@example.com',
   runbookUrl: 'https://github.com/acme/queens-fleet/blob/main/docs/runbook.md',
   hostedZoneId: 'Z0123456789ABC',

@@ -252,7 +252,7 @@ describe('least privilege', () => {
       // The stack's default level, essential: each of its metrics, a node metric once a node.
       const expected = publishedAt('essential').flatMap((m) =>
         m.scope === 'node'
-          ? ['node-1', 'node-2'].map((n) => `${m.name} Fleet acme-queens-fleet-ci Node ${n}`)
+          ? ['node-1', 'node-2', 'node-3'].map((n) => `${m.name} Fleet acme-queens-fleet-ci Node ${n}`)
           : [`${m.name} Fleet acme-queens-fleet-ci`],
       );
       expect(
@@ -534,13 +534,15 @@ describe('storage and delivery', () => {
           .filter(([id]) => id.startsWith('MetricAlarm'))
           .map(([id, r]) => [id, r.Properties]),
       );
-      // The configured nodes (node-3 is still enrolling: no metrics of its own yet).
+      // Every node, the one configured by name alone too.
       expect(Object.keys(alarms).sort()).toEqual([
         'MetricAlarmHeartbeatNode1',
         'MetricAlarmHeartbeatNode2',
+        'MetricAlarmHeartbeatNode3',
         'MetricAlarmNoReadyStandby',
         'MetricAlarmStallOpenNode1',
         'MetricAlarmStallOpenNode2',
+        'MetricAlarmStallOpenNode3',
       ]);
       expect(alarms.MetricAlarmNoReadyStandby).toMatchObject({
         AlarmName: 'queens-fleet-ci-no-ready-standby',

@@ -25,7 +25,7 @@ export const UNITS = ['queen-fleet-peer-sync.service', 'queen-fleet-worker.servi
 /** A fleet config as an operator writes it (fixed ids). */
 export const SAMPLE_CONFIG = {
   region: 'us-west-2',
-  bucket: 'dablio-queens-fleet-state',
+  bucket: 'queens-fleet-state-dev',
   queueUrl: 'https://sqs.us-west-2.amazonaws.com/123456789012/queen-fleet-tasks',
   topicArn: 'arn:aws:sns:us-west-2:123456789012:queen-fleet-alerts',
   nodes: [

@@ -159,10 +159,10 @@ describeIfBootable('a node under a real systemd (Debian 12 container, systemd-ns
       );
       const sentAt = Date.now();
       const run = new RunCommand(ssm);
-      const commandId = await run.send(NODE_1.instanceId, 'restartWorker', 'queen-fleet systemd-node test');
+      const commandId = await run.send(NODE_1, 'restartWorker', 'queen-fleet systemd-node test');
       const result = await explained(
         waitFor(`the restart command ${commandId} to finish`, loaded(60_000), async (saw) => {
-          const r = await run.result(commandId, NODE_1.instanceId);
+          const r = await run.result(commandId, NODE_1);
           saw(`the command ${r.status}`);
           return r.status === 'pending' || r.status === 'running' ? undefined : r;
         }),

@@ -5,6 +5,7 @@ import type { WatchdogAction } from '../../core/fleet/watchdog';
 import { markRestartResult, markRestartSent } from '../../core/fleet/outcomes';
 import { emptyWatchdogState, watchdogStateSchema, type WatchdogState } from '../../core/fleet/watchdog-state';
 import type { NodeCommand } from '../../aws/run-command';
+import type { CommandTarget } from '../../core/fleet/managed-instance';
 import type { WatchdogDeps } from './deps';
 
 /**
@@ -63,7 +64,7 @@ export const sendCommand = async (
 ): Promise<void> => {
   let commandId: string;
   try {
-    commandId = await deps.commands.send(a.instanceId, a.command, commentOf(a.incidentId));
+    commandId = await deps.commands.send(targetOf(a), a.command, commentOf(a.incidentId));
   } catch (error) {
     await record(deps, (s) =>
       markRestartResult(s, a.node, a.incidentId, false, `not delivered: ${describeError(error)}`, deps.now()),
@@ -83,10 +84,16 @@ export const findRestart = async (
   deps: WatchdogDeps,
   a: Extract<WatchdogAction, { kind: 'find-restart' }>,
 ): Promise<void> => {
-  const commandId = await deps.commands.findSent(a.instanceId, commentOf(a.incidentId));
+  const commandId = await deps.commands.findSent(targetOf(a), commentOf(a.incidentId));
   if (commandId !== null) await record(deps, (s) => markRestartSent(s, a.node, a.incidentId, commandId, deps.now()));
   else await sendCommand(deps, { ...a, kind: 'command' });
 };
+
+/** The node an action commands, as Run Command addresses it. */
+const targetOf = (a: { node: string; instanceId: string | undefined }): CommandTarget => ({
+  name: a.node,
+  instanceId: a.instanceId,
+});
 
 /** The comment a restart's command carries: it names the incident, so the command can be found again. */
 const commentOf = (incidentId: string): string => `queen-fleet ${incidentId}`;
@@ -95,7 +102,7 @@ const commentOf = (incidentId: string): string => `queen-fleet ${incidentId}`;
 export const verify = async (deps: WatchdogDeps, a: Extract<WatchdogAction, { kind: 'verify' }>): Promise<void> => {
   let outcome: { ok: boolean; detail: string } | null = null;
   try {
-    const res = await deps.commands.result(a.commandId, a.instanceId);
+    const res = await deps.commands.result(a.commandId, targetOf(a));
     if (res.status === 'succeeded' || res.status === 'failed')
       outcome = { ok: res.status === 'succeeded', detail: res.detail };
   } catch (error) {
@@ -103,7 +110,7 @@ export const verify = async (deps: WatchdogDeps, a: Extract<WatchdogAction, { ki
   }
   if (outcome === null && deps.now() > a.deadline) {
     // Given up on: a command still waiting for an unreachable node must not run when it comes back.
-    await cancelQuietly(deps, a.commandId, a.instanceId);
+    await cancelQuietly(deps, a.commandId, targetOf(a));
     outcome = { ok: false, detail: 'no result before the verification deadline (command cancelled)' };
   }
   if (outcome !== null) {
@@ -118,16 +125,16 @@ export const verify = async (deps: WatchdogDeps, a: Extract<WatchdogAction, { ki
  */
 export const runAndWait = async (
   deps: WatchdogDeps,
-  instanceId: string,
+  target: CommandTarget,
   command: NodeCommand,
   comment: string,
   waitMs: number,
 ): Promise<boolean> => {
   let commandId: string;
   try {
-    commandId = await deps.commands.send(instanceId, command, comment);
+    commandId = await deps.commands.send(target, command, comment);
   } catch (error) {
-    deps.log.warn({ err: describeError(error), instanceId, command }, 'command not delivered');
+    deps.log.warn({ err: describeError(error), node: target.name, command }, 'command not delivered');
     return false;
   }
   const until = deps.now() + waitMs;
@@ -135,7 +142,7 @@ export const runAndWait = async (
   while (deps.now() < until) {
     await deps.sleep(pollMs);
     try {
-      const res = await deps.commands.result(commandId, instanceId);
+      const res = await deps.commands.result(commandId, target);
       if (res.status === 'succeeded') return true;
       if (res.status === 'failed') return false;
     } catch (error) {
@@ -144,14 +151,14 @@ export const runAndWait = async (
     }
   }
   // A stop that arrives after the handover went ahead without it must not run then.
-  await cancelQuietly(deps, commandId, instanceId);
+  await cancelQuietly(deps, commandId, target);
   return false;
 };
 
 /** Cancels a command the caller gave up on; a failure to cancel is only logged (AWS does not promise it either). */
-const cancelQuietly = async (deps: WatchdogDeps, commandId: string, instanceId: string): Promise<void> => {
+const cancelQuietly = async (deps: WatchdogDeps, commandId: string, target: CommandTarget): Promise<void> => {
   try {
-    await deps.commands.cancel(commandId, instanceId);
+    await deps.commands.cancel(commandId, target);
   } catch (error) {
     deps.log.warn({ err: describeError(error), commandId }, 'command not cancelled');
   }

@@ -3,6 +3,7 @@ import type { ClientFactory } from '../../aws/clients';
 import { originRecordFor } from '../../aws/dns';
 import { InstanceProbe } from '../../aws/instances';
 import { IntakeQueue } from '../../aws/intake';
+import { ManagedInstances } from '../../aws/managed-instances';
 import { RunCommand } from '../../aws/run-command';
 import { stateStoreFor } from '../../aws/stores';
 import type { Config } from '../../core/config';
@@ -25,28 +26,31 @@ export const buildWatchdogDeps = (
   clients: ClientFactory,
   log: Logger,
   metrics: (line: string) => void = toStandardOutput,
-): WatchdogDeps => ({
-  config,
-  store: stateStoreFor(config, clients),
-  alerts: config.topicArn === undefined ? null : new AlertTopic(clients.sns(), config.topicArn, config.runbookUrl),
-  commands: new RunCommand(clients.ssm()),
-  probe: new InstanceProbe(clients.lightsail(), clients.ssm(), (call, error) =>
-    log.warn({ err: describeError(error) }, `${call} failed: that opinion counts as unknown`),
-  ),
-  dns: originRecordFor(config, clients.route53()),
-  intake:
-    config.intakeQueueUrl === undefined || config.queueUrl === undefined
-      ? null
-      : new IntakeQueue(
-          clients.sqs(),
-          config.intakeQueueUrl,
-          config.queueUrl,
-          config.deadLetterQueueUrl ?? null,
-          config.notifierFailureQueueUrl ?? null,
-        ),
-  log,
-  now: Date.now,
-  sleep,
-  sight: { failing: false },
-  metrics,
-});
+): WatchdogDeps => {
+  const instances = new ManagedInstances(clients.ssm(), config);
+  return {
+    config,
+    store: stateStoreFor(config, clients),
+    alerts: config.topicArn === undefined ? null : new AlertTopic(clients.sns(), config.topicArn, config.runbookUrl),
+    commands: new RunCommand(clients.ssm(), instances),
+    probe: new InstanceProbe(clients.lightsail(), instances, (call, error) =>
+      log.warn({ err: describeError(error) }, `${call} failed: that opinion counts as unknown`),
+    ),
+    dns: originRecordFor(config, clients.route53()),
+    intake:
+      config.intakeQueueUrl === undefined || config.queueUrl === undefined
+        ? null
+        : new IntakeQueue(
+            clients.sqs(),
+            config.intakeQueueUrl,
+            config.queueUrl,
+            config.deadLetterQueueUrl ?? null,
+            config.notifierFailureQueueUrl ?? null,
+          ),
+    log,
+    now: Date.now,
+    sleep,
+    sight: { failing: false },
+    metrics,
+  };
+};

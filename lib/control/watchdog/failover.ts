@@ -69,7 +69,7 @@ export const failover = async (deps: WatchdogDeps, a: FailoverAction): Promise<v
   const waitMs = deps.config.commandWaitSeconds * 1000;
   let stopped = step.outgoingStopped;
   if (!stopped && step.stopOutgoing) {
-    stopped = await runAndWait(deps, from.instanceId, 'stopWorker', `queen-fleet ${a.incidentId}`, waitMs);
+    stopped = await runAndWait(deps, from, 'stopWorker', `queen-fleet ${a.incidentId}`, waitMs);
     if (stopped)
       await emit(
         deps,
@@ -146,7 +146,7 @@ export const takeOver = async (
   try {
     started = {
       ok: true,
-      commandId: await deps.commands.send(o.to.instanceId, 'startWorker', `queen-fleet ${o.incident.id}`),
+      commandId: await deps.commands.send(o.to, 'startWorker', `queen-fleet ${o.incident.id}`),
     };
   } catch (error) {
     started = { ok: false, error };

@@ -19,13 +19,27 @@ import type { NodeWatch } from './watchdog-state';
 /** What the handler must carry out after the new state was stored by CAS. */
 export type WatchdogAction =
   | { kind: 'publish'; event: FleetEvent }
-  | { kind: 'command'; node: string; instanceId: string; incidentId: string; command: 'restartWorker' | 'restartAgent' }
-  | { kind: 'verify'; node: string; instanceId: string; incidentId: string; commandId: string; deadline: number }
+  /** `instanceId` is the configured one; unset, Run Command finds the node's instance by its role. */
+  | {
+      kind: 'command';
+      node: string;
+      instanceId: string | undefined;
+      incidentId: string;
+      command: 'restartWorker' | 'restartAgent';
+    }
+  | {
+      kind: 'verify';
+      node: string;
+      instanceId: string | undefined;
+      incidentId: string;
+      commandId: string;
+      deadline: number;
+    }
   /** A restart claimed long ago, never recorded as sent: ask SSM whether it went out, or send it now. */
   | {
       kind: 'find-restart';
       node: string;
-      instanceId: string;
+      instanceId: string | undefined;
       incidentId: string;
       command: 'restartWorker' | 'restartAgent';
     }

@@ -109,12 +109,13 @@ export const instanceCheck = (spec: NodeSpec, c: Confirmation | undefined): Chec
       : `Lightsail ${spec.lightsailName}: ${c?.instance ?? 'unknown'}`;
   if (c?.instance === 'stopped')
     return check(name, 'fail', `${lightsail}`, `start ${spec.lightsailName ?? spec.name} in the Lightsail console`);
-  if (c?.ssm === 'online') return check(name, 'ok', `${spec.instanceId} online; ${lightsail}`);
+  const instance = spec.instanceId ?? `the instance with ${spec.name}'s role`;
+  if (c?.ssm === 'online') return check(name, 'ok', `${instance} online; ${lightsail}`);
   if (c?.ssm === 'lost') {
     return check(
       name,
       'fail',
-      `${spec.instanceId}: connection lost; ${lightsail}`,
+      `${instance}: connection lost; ${lightsail}`,
       `on ${spec.name}: sudo systemctl restart amazon-ssm-agent (or snap restart amazon-ssm-agent); the watchdog ` +
         `cannot restart or stop its worker without it`,
     );
@@ -122,9 +123,8 @@ export const instanceCheck = (spec: NodeSpec, c: Confirmation | undefined): Chec
   return check(
     name,
     'fail',
-    `${spec.instanceId} is not registered with SSM (or not visible to these credentials); ${lightsail}`,
-    `register ${spec.name} with the fleet's hybrid activation (${INSTALL} steps 2-3) and put its mi- id in the ` +
-      `config (step 4)`,
+    `${instance} is not registered with SSM (or not visible to these credentials); ${lightsail}`,
+    `enroll it: fleet enroll ${spec.name}, then run the command it prints on the node (${INSTALL})`,
   );
 };
 

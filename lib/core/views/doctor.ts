@@ -8,25 +8,25 @@ export const configFailure = (error: string): Check =>
     'config',
     'fail',
     error,
-    'fix the named key in the file FLEET_CONFIG_FILE names, or its FLEET_* variable ' +
-      '(every key: docs/configuration.md; the file: docs/install.md step 4)',
+    'fix the named key in the file --config or FLEET_CONFIG_FILE names, or its FLEET_* variable ' +
+      '(every key: docs/configuration.md; the file: fleet init, docs/install.md step 4)',
   );
 
 const configCheck = (c: Config): Check => {
-  const names = c.nodes.map((n) => `${n.name} (${n.instanceId})`).join(', ');
+  const names = c.nodes.map((n) => (n.instanceId === undefined ? n.name : `${n.name} (${n.instanceId})`)).join(', ');
   if (c.nodes.length === 0)
     return check(
       'config',
       'fail',
       `valid, but no nodes (bucket ${c.bucket}, region ${c.region})`,
-      `list the nodes in "nodes" (FLEET_NODES): ${INSTALL} step 4`,
+      `list them in the stack's nodes parameter, deploy, then fleet init --stack ${c.stage} --overwrite (${INSTALL})`,
     );
   if (c.nodes.length === 1)
     return check(
       'config',
       'warn',
       `valid, one node: ${names}; no standby to fail over to`,
-      `install a standby node: ${INSTALL} steps 2-7`,
+      `add a standby to the stack's nodes parameter, deploy, fleet enroll it (${INSTALL})`,
     );
   return check('config', 'ok', `valid: bucket ${c.bucket} in ${c.region}, ${c.nodes.length} nodes: ${names}`);
 };

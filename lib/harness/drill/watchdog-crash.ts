@@ -23,10 +23,10 @@ export class WatchdogCrash {
 
   /** `commands` as the drill's watchdog sees them: the same, but for a restart sent while the fault lasts. */
   wrap(commands: RunCommand): RunCommand {
-    const send: RunCommand['send'] = (instanceId, command, comment, timeoutSeconds) => {
-      if (!this.active || !RESTARTS.has(command)) return commands.send(instanceId, command, comment, timeoutSeconds);
+    const send: RunCommand['send'] = (target, command, comment, timeoutSeconds) => {
+      if (!this.active || !RESTARTS.has(command)) return commands.send(target, command, comment, timeoutSeconds);
       this.struck++;
-      this.onStrike(instanceId, command, comment);
+      this.onStrike(target.instanceId ?? target.name, command, comment);
       return this.hang();
     };
     return new Proxy(commands, {

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SDK_EXPORTS, SDK_PACKAGES, type SdkPackage } from '../../../lib/aws/sdk';
+import { SETUP_SDK_EXPORTS } from '../../../lib/aws/setup-sdk';
 
 const ROOT = join(__dirname, '..', '..', '..');
 
@@ -54,6 +55,17 @@ describe('the SDK names the fleet takes', () => {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const mod = require(pkg) as Record<string, unknown>;
       expect({ pkg, undefinedNames: SDK_EXPORTS[pkg].filter((name) => mod[name] === undefined) }).toEqual({
+        pkg,
+        undefinedNames: [],
+      });
+    }
+  });
+
+  it('lists names the setup commands take that the installed packages really export', () => {
+    for (const [pkg, names] of Object.entries(SETUP_SDK_EXPORTS)) {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const mod = require(pkg) as Record<string, unknown>;
+      expect({ pkg, undefinedNames: names.filter((name) => mod[name] === undefined) }).toEqual({
         pkg,
         undefinedNames: [],
       });

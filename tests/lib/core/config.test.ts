@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { buildConfig, scaleConfig, stageHangSeconds, wholeSeconds } from '../../../lib/core/config';
+import { buildConfig, configSources, scaleConfig, stageHangSeconds, wholeSeconds } from '../../../lib/core/config';
 import { ValidationError } from '../../../lib/core/errors';
 
 describe('buildConfig', () => {
@@ -137,5 +137,42 @@ describe('wholeSeconds', () => {
     expect(wholeSeconds(14.6, 1)).toBe(14);
     // 17 scenario seconds at ×20, as a division leaves it: still 17 whole steps.
     expect(wholeSeconds(17 / 20, 20) * 20).toBeCloseTo(17, 9);
+  });
+});
+
+describe('the stage-named defaults', () => {
+  it('names the bucket and table after the stage, as the stack does, unless they are set', () => {
+    expect(buildConfig({})).toMatchObject({
+      stage: 'dev',
+      bucket: 'queens-fleet-state-dev',
+      table: 'queens-fleet-control-dev',
+    });
+    expect(buildConfig({ FLEET_STAGE: 'prod' })).toMatchObject({
+      bucket: 'queens-fleet-state-prod',
+      table: 'queens-fleet-control-prod',
+    });
+    expect(buildConfig({ FLEET_STAGE: 'prod' }, { bucket: 'acme-fleet-prod' })).toMatchObject({
+      bucket: 'acme-fleet-prod',
+      table: 'queens-fleet-control-prod',
+    });
+  });
+
+  it('refuses a stage the stack could not name a bucket after', () => {
+    expect(() => buildConfig({ FLEET_STAGE: 'Prod' })).toThrow(/stage/);
+  });
+});
+
+describe('configSources', () => {
+  it('says which layer gave each value: environment over file over stage over default', () => {
+    const sources = configSources(
+      { FLEET_STALL_SAMPLES: '6', FLEET_STAGE: 'prod' },
+      { path: '/etc/fleet.json', value: { stallSamples: 10, region: 'eu-west-2', bucket: 'acme' } },
+    );
+    expect(sources.stallSamples).toEqual({ kind: 'env', name: 'FLEET_STALL_SAMPLES' });
+    expect(sources.region).toEqual({ kind: 'file', path: '/etc/fleet.json' });
+    expect(sources.bucket).toEqual({ kind: 'file', path: '/etc/fleet.json' });
+    expect(sources.table).toEqual({ kind: 'stage' });
+    expect(sources.sampleIntervalSeconds).toEqual({ kind: 'default' });
+    expect(configSources({}).table).toEqual({ kind: 'default' });
   });
 });

@@ -11,21 +11,27 @@ const inputs = (over: Partial<NodeRoleInputs> = {}): NodeRoleInputs => ({
   region: 'us-west-2',
   bucket: 'acme-state',
   nodes: JSON.stringify([spec('node-1', 1), spec('node-2', 2)]),
-  enrollingNodes: '[]',
   ...over,
 });
 
 describe('nodeRolesFragment', () => {
   it(
-    'makes one role per configured node and per enrolling one, ' +
+    'makes one role per node, one given by its name alone too, ' +
       'each writing only its own heartbeat and its own beat',
     () => {
-      const { Resources, Outputs } = nodeRolesFragment(inputs({ enrollingNodes: '["node-3"]' }));
+      const nodes = JSON.stringify([spec('node-1', 1), spec('node-2', 2), { name: 'node-3' }]);
+      const { Resources, Outputs } = nodeRolesFragment(inputs({ nodes }));
       expect(Object.keys(Resources)).toEqual(['NodeRoleNode1', 'NodeRoleNode2', 'NodeRoleNode3']);
       expect(Outputs.NodeRoleNode3Name).toEqual({
-        Description: 'node-3: pass to aws ssm create-activation --iam-role',
+        Description: 'node-3: the role fleet enroll node-3 hands its activation',
         Value: { Ref: 'NodeRoleNode3' },
       });
+      // The one list of nodes, for `fleet init`: as the config reads it.
+      expect(JSON.parse((Outputs.FleetNodes as { Value: string }).Value)).toEqual([
+        { ...spec('node-1', 1), priority: 100 },
+        { ...spec('node-2', 2), priority: 100 },
+        { name: 'node-3', priority: 100 },
+      ]);
       const role = Resources.NodeRoleNode2 as {
         Properties: {
           RoleName: string;
@@ -48,9 +54,10 @@ describe('nodeRolesFragment', () => {
   it.each([
     ['JSON text', '[{"name":"node-1","instanceId":"mi-00000000000000001"}]', ['node-1']],
     ['a parsed list (set in YAML)', [spec('node-1', 1)], ['node-1']],
+    ['names alone', '[{"name":"node-1"},{"name":"node-2"}]', ['node-1', 'node-2']],
     ['an empty parameter', '', []],
   ])('reads the nodes parameter given as %s', (_how, nodes, names) => {
-    expect(nodeNamesOf({ nodes, enrollingNodes: [] })).toEqual(names);
+    expect(nodeNamesOf({ nodes })).toEqual(names);
   });
 
   it(
@@ -78,28 +85,19 @@ describe('nodeRolesFragment', () => {
     },
   );
 
-  it('makes a role once for a node both configured and still listed as enrolling', () => {
-    expect(nodeNamesOf(inputs({ enrollingNodes: '["node-2","node-3","node-3"]' }))).toEqual([
-      'node-1',
-      'node-2',
-      'node-3',
-    ]);
-  });
-
   it.each([
     ['a node named twice', { nodes: JSON.stringify([spec('node-1', 1), spec('node-1', 2)]) }, /node-1 is named twice/],
     [
       'names that would share a resource id',
-      { enrollingNodes: '["node--1"]' },
+      { nodes: '[{"name":"node-1"},{"name":"node--1"}]' },
       /node-1 and node--1 would share the resource id NodeRoleNode1/,
     ],
     [
       'a role name longer than IAM allows',
-      { enrollingNodes: JSON.stringify(['n'.repeat(40)]) },
+      { nodes: JSON.stringify([{ name: 'n'.repeat(40) }]) },
       /longer than IAM's 64 characters/,
     ],
-    ['a node without its managed-instance id', { nodes: '[{"name":"node-1"}]' }, /parameter nodes: 0\.instanceId/],
-    ['an enrolling name the config would refuse', { enrollingNodes: '["Node_3"]' }, /parameter enrollingNodes: 0/],
+    ['a name the config would refuse', { nodes: '[{"name":"Node_3"}]' }, /parameter nodes: 0\.name/],
     ['a nodes parameter that is not JSON', { nodes: '[{' }, /parameter nodes: not valid JSON/],
   ])('throws a ValidationError for %s', (_what, over, message) => {
     const make = (): unknown => nodeRolesFragment(inputs(over));

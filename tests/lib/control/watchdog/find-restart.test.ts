@@ -29,7 +29,10 @@ describe('findRestart: a restart claimed and never sent', () => {
       }),
       alerts: { publish: (e: FleetEvent) => Promise.resolve(published.push(e)) },
       commands: {
-        send: (instance: string, command: string) => (sent.push(`${instance} ${command}`), Promise.resolve('cmd-2')),
+        send: (target: { instanceId?: string }, command: string) => (
+          sent.push(`${target.instanceId} ${command}`),
+          Promise.resolve('cmd-2')
+        ),
         findSent: () => Promise.resolve(found),
       },
       log: memoryLogger().log,

@@ -183,7 +183,7 @@ describe('doctorChecks', () => {
       'fail',
       /restart amazon-ssm-agent/,
     ],
-    ['an unregistered node', { instances: new Map() }, 'ssm node-1', 'fail', /hybrid activation/],
+    ['an unregistered node', { instances: new Map() }, 'ssm node-1', 'fail', /fleet enroll node-1/],
     [
       'a record at the old primary',
       { origin: { state: 'ok', value: '192.0.2.2' } },

@@ -17,6 +17,9 @@ const commands = (): { run: RunCommand; sent: string[] } => {
   return { run, sent };
 };
 
+const MI_1 = { name: 'node-1', instanceId: 'mi-1' };
+const MI_2 = { name: 'node-2', instanceId: 'mi-2' };
+
 describe('WatchdogCrash', () => {
   it('kills a run at the send of a restart while it lasts, and lets every other command through', async () => {
     const { run, sent } = commands();
@@ -30,19 +33,19 @@ describe('WatchdogCrash', () => {
       (id, command) => struck.push(`${id} ${command}`),
     );
     const wrapped = crash.wrap(run);
-    await expect(wrapped.send('mi-1', 'restartWorker', 'queen-fleet i-1')).resolves.toBe('cmd-1');
+    await expect(wrapped.send(MI_1, 'restartWorker', 'queen-fleet i-1')).resolves.toBe('cmd-1');
     crash.active = true;
     let settled = false;
-    void wrapped.send('mi-1', 'restartWorker', 'queen-fleet i-2').finally(() => (settled = true));
-    void wrapped.send('mi-2', 'restartAgent', 'queen-fleet i-3').finally(() => (settled = true));
+    void wrapped.send(MI_1, 'restartWorker', 'queen-fleet i-2').finally(() => (settled = true));
+    void wrapped.send(MI_2, 'restartAgent', 'queen-fleet i-3').finally(() => (settled = true));
     // A failover's stop is not a claimed restart: it goes.
-    await expect(wrapped.send('mi-1', 'stopWorker', 'queen-fleet i-4')).resolves.toBe('cmd-2');
-    await expect(wrapped.result('cmd-2', 'mi-1')).resolves.toMatchObject({ status: 'succeeded' });
+    await expect(wrapped.send(MI_1, 'stopWorker', 'queen-fleet i-4')).resolves.toBe('cmd-2');
+    await expect(wrapped.result('cmd-2', MI_1)).resolves.toMatchObject({ status: 'succeeded' });
     await new Promise((r) => setImmediate(r));
     expect({ settled, hung, struck: crash.struck }).toEqual({ settled: false, hung: 2, struck: 2 });
     expect(struck).toEqual(['mi-1 restartWorker', 'mi-2 restartAgent']);
     crash.active = false;
-    await expect(wrapped.send('mi-1', 'restartWorker', 'queen-fleet i-5')).resolves.toBe('cmd-3');
+    await expect(wrapped.send(MI_1, 'restartWorker', 'queen-fleet i-5')).resolves.toBe('cmd-3');
     expect(sent).toEqual(['restartWorker', 'stopWorker', 'restartWorker']);
   });
 

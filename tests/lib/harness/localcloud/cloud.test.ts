@@ -90,9 +90,10 @@ describe('local cloud (child process)', () => {
 
   it('answers SSM Run Command and Lightsail calls on the wire', async () => {
     const run = new RunCommand(new SSMClient(clientOptions()));
-    await expect(run.result('no-such-command', 'mi-00000000000000001')).rejects.toBeInstanceOf(NotFoundError);
+    const node1 = { name: 'node-1', instanceId: 'mi-00000000000000001' };
+    await expect(run.result('no-such-command', node1)).rejects.toBeInstanceOf(NotFoundError);
     // No fleet is attached to a bare local cloud: the instance is unknown.
-    await expect(run.send('mi-00000000000000001', 'restartWorker', 'test')).rejects.toBeInstanceOf(FleetError);
+    await expect(run.send(node1, 'restartWorker', 'test')).rejects.toBeInstanceOf(FleetError);
     const out = await new LightsailClient(clientOptions()).send(new GetInstancesCommand({}));
     expect(out.instances).toEqual([]);
   });

@@ -1,0 +1,42 @@
+import fc from 'fast-check';
+import { instanceFilter, pickInstance, type InstanceSeen } from '../../../../lib/core/fleet/managed-instance';
+
+const seenArb: fc.Arbitrary<InstanceSeen> = fc.record({
+  instanceId: fc.stringMatching(/^mi-[0-9a-f]{17}$/),
+  online: fc.boolean(),
+  lastPing: fc.option(fc.integer({ min: 0, max: 2_000_000_000_000 }), { nil: null }),
+});
+
+describe('instanceFilter', () => {
+  it('asks for a configured id, or else for the node role by stage and region', () => {
+    const where = { stage: 'prod', region: 'us-west-2' };
+    expect(instanceFilter({ name: 'node-1', instanceId: 'mi-00000000000000001' }, where)).toEqual({
+      Key: 'InstanceIds',
+      Values: ['mi-00000000000000001'],
+    });
+    expect(instanceFilter({ name: 'node-1' }, where)).toEqual({
+      Key: 'IamRole',
+      Values: ['queens-fleet-node-prod-us-west-2-node-1'],
+    });
+  });
+});
+
+describe('pickInstance', () => {
+  it('picks nothing from nothing', () => {
+    expect(pickInstance([])).toBeNull();
+  });
+
+  it('picks an online registration when there is one, the latest ping among equals, whatever the order', () => {
+    fc.assert(
+      fc.property(fc.array(seenArb, { minLength: 1, maxLength: 6 }), (seen) => {
+        const picked = pickInstance(seen);
+        const shuffled = pickInstance([...seen].reverse());
+        expect(picked).toEqual(shuffled);
+        if (picked === null) throw new Error('picked nothing from a non-empty list');
+        if (seen.some((s) => s.online)) expect(picked.online).toBe(true);
+        for (const s of seen.filter((o) => o.online === picked.online))
+          expect(s.lastPing ?? -1).toBeLessThanOrEqual(picked.lastPing ?? -1);
+      }),
+    );
+  });
+});
