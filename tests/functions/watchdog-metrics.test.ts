@@ -149,6 +149,25 @@ describe('watchdog metrics (Embedded Metric Format on standard output)', () => {
     },
   );
 
+  it('gives no alarmed gauge for what is cordoned: no ReadyStandbys, no age or failing samples', async () => {
+    s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', working(0, 9)));
+    s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', frozen(0, 9)));
+    process.env.FLEET_METRICS = 'essential';
+    resetForTests();
+    const before = valuesOf(await stdoutOf(() => handler(scheduled)));
+    expect(value(before, 'ReadyStandbys')).toBeDefined();
+    expect(value(before, 'HeartbeatAge', 'node-2')).toBeDefined();
+    const state = s3.json('peer-sync/watchdog/state.json') as Record<string, unknown>;
+    const note = { at: 1, by: 'ops@host', reason: null };
+    s3.set('peer-sync/watchdog/state.json', { ...state, maintenance: { paused: null, cordoned: { 'node-2': note } } });
+    const after = valuesOf(await stdoutOf(() => handler(scheduled)));
+    expect(value(after, 'ReadyStandbys')).toBeUndefined();
+    expect(value(after, 'HeartbeatAge', 'node-2')).toBeUndefined();
+    expect(value(after, 'FailingSamples', 'node-2')).toBeUndefined();
+    expect(value(after, 'HeartbeatAge', 'node-1')).toBeDefined();
+    expect(value(after, 'Paused')).toBe(0);
+  });
+
   it('publishes only the essential ones at `essential`, and nothing at `off`', async () => {
     s3.set('peer-sync/nodes/node-1/heartbeat.json', heartbeat('node-1', working(0, 9)));
     s3.set('peer-sync/nodes/node-2/heartbeat.json', heartbeat('node-2', working(0, 9)));

@@ -41,7 +41,7 @@ export const CATALOGUE: readonly MetricSpec[] = [
     statistic: 'Maximum',
     meaning:
       "Seconds since the watchdog last saw a new sample from the node, by the watchdog's own clock (never the " +
-      "node's): the dead-node clock.",
+      "node's): the dead-node clock. None for a cordoned node.",
   },
   {
     name: 'FailingSamples',
@@ -51,7 +51,7 @@ export const CATALOGUE: readonly MetricSpec[] = [
     statistic: 'Maximum',
     meaning:
       'Failing samples in a row, as the stall rule counted them (the most this run reached: a restart starts the ' +
-      'count again); the verdict comes at stallSamples (8).',
+      'count again); the verdict comes at stallSamples (8). None for a cordoned node.',
   },
   {
     name: 'ReadyStandbys',
@@ -60,8 +60,8 @@ export const CATALOGUE: readonly MetricSpec[] = [
     level: 'essential',
     statistic: 'Minimum',
     meaning:
-      'Standbys that could take over now (fresh heartbeat, proven worker, current epoch, no incident, not ' +
-      'cordoned): 0 is lost redundancy.',
+      'Standbys that could take over now (fresh heartbeat, proven worker, current epoch, no incident): 0 is ' +
+      'lost redundancy. None while a node is cordoned: its alarm would only repeat the cordon.',
   },
   {
     name: 'Epoch',

@@ -76,13 +76,16 @@ export const watchdogMetricValues = (v: RunView): MetricValues => {
     sampleMs,
     lostMs: lostAfterMs(v.settings),
   };
-  const unready = cordonedNodes(v.after.maintenance);
+  // What an operator took out of rotation is measured by no alarmed gauge: its alarm would only
+  // repeat the cordon. The watchdog's own alerts still judge the nodes left in rotation.
+  const cordoned = cordonedNodes(v.after.maintenance);
   const fleet: Record<string, number> = {
     ...counts,
-    ReadyStandbys: v.leader === null ? 0 : readyStandbys({ ...standbys, leader: v.leader, unready }).length,
     Paused: isPaused(v.after.maintenance, v.now) ? 1 : 0,
     InputHeld: v.after.admission?.held === true ? 1 : 0,
   };
+  if (cordoned.size === 0)
+    fleet.ReadyStandbys = v.leader === null ? 0 : readyStandbys({ ...standbys, leader: v.leader }).length;
   if (v.leader !== null) fleet.Epoch = v.leader.epoch;
   const nodes: Record<string, Record<string, number>> = {};
   for (const spec of v.nodes) {
@@ -92,9 +95,9 @@ export const watchdogMetricValues = (v: RunView): MetricValues => {
     // Each node's age by the rule that judges it: the primary's lease, the others' newest sample.
     const lease = v.leader?.primary === spec.name ? v.after.lease : undefined;
     const since = lease?.changedAt ?? watch?.newest?.changedAt;
-    if (since !== undefined) values.HeartbeatAge = Math.max(0, (v.now - since) / 1000);
+    if (since !== undefined && !cordoned.has(spec.name)) values.HeartbeatAge = Math.max(0, (v.now - since) / 1000);
     const failing = failingPeak(v, spec.name);
-    if (failing !== undefined) values.FailingSamples = failing;
+    if (failing !== undefined && !cordoned.has(spec.name)) values.FailingSamples = failing;
     if (last !== undefined) {
       values.InFlight = last.inFlight.length;
       values.Completions = last.completionsInWindow;
