@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { setupSdk } from '../../lib/aws/setup-sdk';
 import { configFileOf, loadConfig } from '../../lib/config';
@@ -91,8 +92,17 @@ export const registerEnroll = (program: Command): void => {
     )
     .option('--json', 'print one JSON document on stdout')
     .action(async (node: string, o: EnrollOptions) => {
-      const config = loadConfig(process.env, configFlag.file);
-      const configFile = configFileOf(process.env, configFlag.file)?.path ?? DEFAULT_CONFIG_FILE;
+      const named = configFileOf(process.env, configFlag.file);
+      // ./fleet-config.json is what `fleet init` wrote here; without it or FLEET_STAGE the stage
+      // would silently be the default, very likely not the stack deployed.
+      const local = named === null && existsSync(DEFAULT_CONFIG_FILE) ? DEFAULT_CONFIG_FILE : undefined;
+      if (named === null && local === undefined && (process.env.FLEET_STAGE ?? '') === '')
+        throw new ValidationError(
+          'no fleet config found: run `fleet init --stack STAGE` in this directory, or pass --config FILE',
+          '--config',
+        );
+      const config = loadConfig(process.env, local ?? configFlag.file);
+      const configFile = named?.path ?? DEFAULT_CONFIG_FILE;
       const clients = {
         cfn: new (setupSdk.cloudformation().CloudFormationClient)({ region: config.region }),
         ssm: new (setupSdk.ssm().SSMClient)({ region: config.region }),

@@ -227,7 +227,7 @@ export const configSchema = z
     dataDir: z.string().default('/var/queen-fleet'),
     /** The agent's `/healthz` port: 200 only on the live primary, for the Route 53 health check. */
     healthPort: z.number().int().min(0).max(65535).default(8087),
-    /** Where /healthz listens: loopback by default; the node's address when Route 53 health checks it. */
+    /** Where /healthz listens: loopback by default; `0.0.0.0` (one file for all nodes) for Route 53's checks. */
     healthHost: z.union([z.ipv4(), z.ipv6()]).default('127.0.0.1'),
   })
   .superRefine((c, ctx) => {

@@ -13,6 +13,7 @@ export const OUTPUT_KEYS = {
   NotifierFailureQueueUrl: 'notifierFailureQueueUrl',
   AlertTopicArn: 'topicArn',
   WatchdogFunctionName: 'watchdogFunction',
+  RunbookUrl: 'runbookUrl',
   HostedZoneId: 'hostedZoneId',
   OriginRecordName: 'recordName',
 } as const satisfies Record<string, keyof Config>;

@@ -166,7 +166,7 @@ export const nodeRolesFragment = (inputs: NodeRoleInputs): NodeRolesFragment => 
                 // The beat, a standby's newest sample, written every sample (UpdateItem, as the
                 // TableStore writes every item), this item only: one writer per beat, as per
                 // heartbeat, so no node can speak for another's liveness. Table items have no
-                // prefix (as leader.json). Reading every node's beat is the shared NodePolicy's.
+                // prefix (as leader.json). No node reads a beat: only the functions do.
                 {
                   Sid: 'OwnBeat',
                   Effect: 'Allow',

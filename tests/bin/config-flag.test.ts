@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runFleet } from '../helpers/children';
@@ -26,6 +26,23 @@ describe('fleet --config FILE', () => {
     const doc = JSON.parse(r.stdout) as { checks: { name: string; status: string; detail: string }[] };
     expect(doc.checks).toEqual([expect.objectContaining({ name: 'config', status: 'fail' })]);
     expect(doc.checks[0]?.detail).toMatch(/stallSamples/);
+  }, 30_000);
+
+  it('makes enroll refuse, not guess the stage, when no config file is found (exit 2)', async () => {
+    const empty = join(dir, 'empty');
+    mkdirSync(empty);
+    const r = await runFleet(['enroll', 'node-1'], 20_000, { FLEET_CONFIG_FILE: '', FLEET_STAGE: '' }, empty);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('no fleet config found: run `fleet init --stack STAGE` in this directory');
+  }, 30_000);
+
+  it('makes enroll read the ./fleet-config.json fleet init wrote when nothing else names one', async () => {
+    const here = join(dir, 'here');
+    mkdirSync(here);
+    writeFileSync(join(here, 'fleet-config.json'), '{"stallSamples":1}');
+    const r = await runFleet(['enroll', 'node-1'], 20_000, { FLEET_CONFIG_FILE: '', FLEET_STAGE: '' }, here);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/stallSamples/);
   }, 30_000);
 
   it('names the flag when its file cannot be read (exit 2)', async () => {

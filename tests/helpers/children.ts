@@ -40,9 +40,15 @@ export interface RunResult {
 }
 
 /** Runs `fleet …` to completion. */
-export const runFleet = (args: string[], timeoutMs: number, env: NodeJS.ProcessEnv = {}): Promise<RunResult> =>
+export const runFleet = (
+  args: string[],
+  timeoutMs: number,
+  env: NodeJS.ProcessEnv = {},
+  cwd: string = ROOT,
+): Promise<RunResult> =>
   new Promise((resolve) => {
     const child = track(process.execPath, [join(ROOT, 'bin/fleet.js'), ...args], {
+      cwd,
       env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

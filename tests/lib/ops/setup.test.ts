@@ -23,6 +23,7 @@ const OUTPUTS: Record<string, string> = {
   NotifierFailureQueueUrl: 'https://sqs.eu-west-2.amazonaws.com/123456789012/queens-fleet-notifier-dlq-prod',
   AlertTopicArn: 'arn:aws:sns:eu-west-2:123456789012:fleet-events-prod',
   WatchdogFunctionName: 'queens-fleet-prod-watchdog',
+  RunbookUrl: 'https://github.com/acme/queens-fleet/blob/main/docs/runbook.md',
   ReplayFunctionName: 'queens-fleet-prod-replay',
   FleetNodes: '[{"name":"node-1","priority":1},{"name":"node-2","priority":2}]',
   NodeRoleNode1Name: 'queens-fleet-node-prod-eu-west-2-node-1',
@@ -76,6 +77,7 @@ describe('initConfig', () => {
       notifierFailureQueueUrl: OUTPUTS.NotifierFailureQueueUrl,
       topicArn: OUTPUTS.AlertTopicArn,
       watchdogFunction: 'queens-fleet-prod-watchdog',
+      runbookUrl: OUTPUTS.RunbookUrl,
       nodes: [
         { name: 'node-1', priority: 1 },
         { name: 'node-2', priority: 2 },
@@ -98,11 +100,13 @@ describe('initConfig', () => {
   it('says what a stack of an older release lacks, and writes what it has', async () => {
     stackWith(
       Object.fromEntries(
-        Object.entries(OUTPUTS).filter(([key]) => key !== 'FleetNodes' && key !== 'NotifierFailureQueueUrl'),
+        Object.entries(OUTPUTS).filter(
+          ([key]) => !['FleetNodes', 'NotifierFailureQueueUrl', 'RunbookUrl'].includes(key),
+        ),
       ),
     );
     const done = await init(join(dir, 'c.json'));
-    expect(done.missing).toEqual(['NotifierFailureQueueUrl', 'FleetNodes']);
+    expect(done.missing).toEqual(['NotifierFailureQueueUrl', 'RunbookUrl', 'FleetNodes']);
     expect(done.nodes).toEqual([]);
   });
 
