@@ -12,7 +12,7 @@ import { parseScenario } from '../lib/core/drill/scenario';
 import type { Incident, Report } from '../lib/core/drill/report';
 import { runDrill } from '../lib/harness/drill/run';
 
-// As in bin/fleet.js: the SDK's notice about Node 20 is for long-lived installs, not a bench run.
+// As in bin/fleet.js: the SDK's notice about Node versions is for long-lived installs, not a bench run.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const SCENARIOS = [

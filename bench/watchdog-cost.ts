@@ -17,7 +17,7 @@ import { monthlyUsd, seriesAt } from '../lib/core/metrics/catalogue';
 import { runDrill, type DrillStats } from '../lib/harness/drill/run';
 import type { LocalCloud } from '../lib/harness/localcloud/cloud';
 
-// As in bin/fleet.js: the SDK's notice about Node 20 is for long-lived installs, not a bench run.
+// As in bin/fleet.js: the SDK's notice about Node versions is for long-lived installs, not a bench run.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 /** us-west-2 list prices (USD), November 2026. */
