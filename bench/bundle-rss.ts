@@ -8,7 +8,7 @@
  *    loaded with the AWS SDK stubbed out (the floor without it); with the S3, SQS and DynamoDB
  *    clients built; then with the units' Node options (DAEMON_NODE_FLAGS), and with
  *    `--enable-source-maps` (the map beside the bundle, as a node has it).
- * Run: npx tsx bench/bundle-rss.ts [--runs N] [--node PATH]
+ * Run: npx tsx bench/bundle-rss.ts [--runs N] [--node PATH] [--write]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
@@ -17,6 +17,7 @@ import Table from 'cli-table3';
 import { Command } from 'commander';
 import { build, type BuildOptions, type Plugin } from 'esbuild';
 import { buildOptions, DAEMON_NODE_FLAGS } from '../lib/harness/localcloud/bundle';
+import { recorded } from './record';
 
 const ROOT = resolve(__dirname, '..');
 const WORK = join(ROOT, '.tmp', 'bundle-rss');
@@ -157,7 +158,7 @@ const main = async (): Promise<void> => {
   console.log(layers.toString());
 };
 
-main().catch((error: unknown) => {
+recorded('bundle-rss', "What a node process's memory is made of (bundle-rss)", main).catch((error: unknown) => {
   console.error(error);
   process.exit(1);
 });

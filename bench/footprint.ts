@@ -2,7 +2,7 @@
  * The fleet's footprint, against its targets: each function's zip as `sls package` writes
  * it, each function's cold start (its bundle loaded in a fresh Node process, as a Lambda init
  * does), and the resident memory of the agent and the worker on each node of a running drill.
- * Run: npx tsx bench/footprint.ts [--package DIR] [--node PATH] [--runs N] [--time-scale K]
+ * Run: npx tsx bench/footprint.ts [--package DIR] [--node PATH] [--runs N] [--time-scale K] [--write]
  *   --package DIR  read the zips there instead of packaging again (.tmp/package-ci after CI)
  *   --node PATH    the Node binary to load the bundles with (the Lambda runs Node 22)
  *   --no-drill     the functions only
@@ -21,6 +21,7 @@ import { DAEMON_NODE_FLAGS } from '../lib/harness/localcloud/bundle';
 import { processesWithMark, UNIT_MARK } from '../lib/harness/localcloud/processes';
 import { lambdaLikeDir } from '../lib/deploy/lambda-dir';
 import { unpackZip, zipEntries } from '../lib/deploy/zip';
+import { recorded } from './record';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -207,7 +208,7 @@ const main = async (): Promise<void> => {
   console.log(procs.toString());
 };
 
-void main().catch((error: unknown) => {
+void recorded('footprint', "The functions' and the nodes' footprint (footprint)", main).catch((error: unknown) => {
   console.error(error);
   process.exit(1);
 });

@@ -3,7 +3,7 @@
  * seeds (×20, one at a time) and prints, per scenario, the spread of the times docs/healing.md
  * quotes: stall verdict after the window closed, detection, promotion, serving, traffic (the
  * origin record moved) and INSYNC, all in scenario seconds from the fault.
- * Run: npx tsx bench/healing-times.ts [seeds=5] [scenario…] (every scenario below unless named)
+ * Run: npx tsx bench/healing-times.ts [seeds=5] [scenario…] [--write] (every scenario below unless named)
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,8 +11,9 @@ import Table from 'cli-table3';
 import { parseScenario } from '../lib/core/drill/scenario';
 import type { Incident, Report } from '../lib/core/drill/report';
 import { runDrill } from '../lib/harness/drill/run';
+import { recorded } from './record';
 
-// As in bin/fleet.js: the SDK's notice about Node 20 is for long-lived installs, not a bench run.
+// As in bin/fleet.js: the SDK's notice about Node versions is for long-lived installs, not a bench run.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const SCENARIOS = [
@@ -99,4 +100,4 @@ const main = async (): Promise<void> => {
   console.log(table.toString());
 };
 
-void main();
+void recorded('healing-times', 'How fast the fleet heals (healing-times)', main);

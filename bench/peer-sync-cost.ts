@@ -6,7 +6,7 @@
  * and the round reads them through the agent's feed (registry.json, then the journal's news).
  * Each size starts with a few warm-up rounds (the agent runs for months; its code is compiled by
  * then). Targets, at 100,000 live tasks: a quiet round ≤ 5 ms, a 10-change round ≤ 50 ms.
- * Run: npx tsx bench/peer-sync-cost.ts
+ * Run: npx tsx bench/peer-sync-cost.ts [--write]
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -20,6 +20,7 @@ import { localTaskFeed } from '../agent/task-journal';
 import { TaskBook } from '../agent/worker/task-book';
 import { ClientFactory } from '../lib/aws/clients';
 import { StateStore } from '../lib/aws/state-store';
+import { recorded } from './record';
 
 const SIZES = [1_000, 10_000, 100_000];
 const CHANGES = [0, 10, 1_000];
@@ -130,4 +131,4 @@ const main = async (): Promise<void> => {
   console.log(table.toString());
 };
 
-void main();
+void recorded('peer-sync-cost', 'What a peer-sync round costs (peer-sync-cost)', main);

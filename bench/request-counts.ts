@@ -7,6 +7,7 @@
  *   npx tsx bench/request-counts.ts                 seed 1, compared with the baseline
  *   npx tsx bench/request-counts.ts --seeds 1,2,3   several runs: how much the counts move
  *   npx tsx bench/request-counts.ts --update        writes the baseline from the runs (their mean)
+ *   npx tsx bench/request-counts.ts --write         and its section of docs/measurements.md
  *
  * Exits 1 when a figure is more than 25% above its baseline.
  */
@@ -16,6 +17,7 @@ import Table from 'cli-table3';
 import { parseScenario } from '../lib/core/drill/scenario';
 import { mapUnits, regressions, type RequestFigures, type RequestUnits } from '../lib/core/drill/requests';
 import { runDrill } from '../lib/harness/drill/run';
+import { recorded } from './record';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -84,4 +86,4 @@ const main = async (): Promise<void> => {
   if (found.length > 0) process.exitCode = 1;
 };
 
-void main();
+void recorded('request-counts', 'Request counts, the figures CI guards (request-counts)', main);

@@ -5,7 +5,7 @@
  * what each 1,000 tasks add on top. A month is a fleet's steady state, not its start: the idle
  * rate is what one run did in IDLE_SECONDS after WARM_SECONDS (its counters at the end less
  * those at the end of the warm-up), so the first writes of a node that just started (its
- * heartbeats, its role's trigger) do not weigh in it. Run: npx tsx bench/watchdog-cost.ts [time-scale]
+ * heartbeats, its role's trigger) do not weigh in it. Run: npx tsx bench/watchdog-cost.ts [time-scale] [--write]
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,8 +16,9 @@ import { alarmsMonthlyUsd, metricAlarms } from '../lib/core/metrics/alarms';
 import { monthlyUsd, seriesAt } from '../lib/core/metrics/catalogue';
 import { runDrill, type DrillStats } from '../lib/harness/drill/run';
 import type { LocalCloud } from '../lib/harness/localcloud/cloud';
+import { recorded } from './record';
 
-// As in bin/fleet.js: the SDK's notice about Node 20 is for long-lived installs, not a bench run.
+// As in bin/fleet.js: the SDK's notice about Node versions is for long-lived installs, not a bench run.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 /** us-west-2 list prices (USD), November 2026. */
@@ -197,19 +198,12 @@ const main = async (): Promise<void> => {
   }
   const runs = idle.invocations * perMonth;
   total += lambdaUsd(runs, idle);
-  month.push([
-    'watchdog Lambda',
-    '',
-    '',
-    '',
-    '',
-    '',
-    '',
-    `${Math.round(runs)} runs, ${Math.round(LAMBDA_GB * 1024)} MB`,
-    lambdaUsd(runs, idle).toFixed(2),
-  ]);
+  // The Lambda's and the alarms' lines have no request counts: their cost is in runs and alarms.
+  const blank = Array<string>(6).fill('');
+  const lambdaLine = `${Math.round(runs)} runs, ${Math.round(LAMBDA_GB * 1024)} MB`;
+  month.push(['watchdog Lambda', ...blank, lambdaLine, lambdaUsd(runs, idle).toFixed(2)]);
   total += ALARMS * PRICE.alarm;
-  month.push(['CloudWatch alarms', '', '', '', '', '', '', `${ALARMS} alarms`, (ALARMS * PRICE.alarm).toFixed(2)]);
+  month.push(['CloudWatch alarms', ...blank, `${ALARMS} alarms`, (ALARMS * PRICE.alarm).toFixed(2)]);
 
   // What the tasks add: the busy run's requests less the idle rate over the busy run's length.
   const perThousand = 1000 / tasks;
@@ -230,18 +224,9 @@ const main = async (): Promise<void> => {
   const extraRuns =
     (busy.invocations - (warm.invocations + idle.invocations * ((busy.seconds - warm.seconds) / idle.seconds))) *
     perThousand;
-  workTotal += lambdaUsd(Math.max(0, extraRuns), busy);
-  work.push([
-    'watchdog Lambda',
-    '',
-    '',
-    '',
-    '',
-    '',
-    '',
-    `${Math.round(extraRuns)} runs`,
-    lambdaUsd(Math.max(0, extraRuns), busy).toFixed(2),
-  ]);
+  const extraUsd = lambdaUsd(Math.max(0, extraRuns), busy);
+  workTotal += extraUsd;
+  work.push(['watchdog Lambda', ...blank, `${Math.round(extraRuns)} runs`, extraUsd.toFixed(2)]);
 
   const triggers = Object.entries(idle.byTrigger)
     .filter(([, n]) => n > 0)
@@ -310,4 +295,4 @@ const printMetrics = (): void => {
   console.log("the CloudWatch dashboard (dashboard: true): $3.00 per month beyond an account's first three");
 };
 
-void main();
+void recorded('watchdog-cost', 'What the fleet costs to run (watchdog-cost)', main);

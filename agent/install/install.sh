@@ -11,8 +11,8 @@ readonly UNITS=(queen-fleet-peer-sync.service queen-fleet-worker.service)
 readonly BUNDLES=(agent.js worker.js)
 # The units run this binary; a different --node-bin is written into their ExecStart.
 readonly DEFAULT_NODE_BIN=/usr/bin/node
-# What the bundles need (package.json "engines"); AbortSignal.any alone needs 20.3.
-readonly NODE_MIN_MAJOR=20 NODE_MIN_MINOR=19
+# The floor of package.json "engines": Node 20 is past its end of life, and the bundles are tested on 22.
+readonly NODE_MIN_MAJOR=22 NODE_MIN_MINOR=12
 # The same rule as a node name in the fleet config (lib/core/config.ts).
 readonly NODE_NAME_RE='^[a-z0-9][a-z0-9-]{0,62}$'
 # The only directory the units may write (ReadWritePaths=).

@@ -91,7 +91,7 @@ export const buildSdkLayer = async (
       outfile: join(home, 'index.js'),
       bundle: true,
       platform: 'node',
-      target: 'node20',
+      target: 'node22',
       format: 'cjs',
       // The packages' ES modules first: only what the listed names import is kept.
       mainFields: ['module', 'main'],

@@ -162,10 +162,10 @@ describe('agent/install/install.sh', () => {
   });
 
   it.each([
-    ['v18.19.1', 1, /Node\.js v18\.19\.1 at .* is too old: v20\.19 or newer is required/],
-    ['v20.2.0', 1, /too old/],
-    ['v20.19.0', 0, /^$/],
-    ['v22.1.0', 0, /^$/],
+    ['v20.19.0', 1, /Node\.js v20\.19\.0 at .* is too old: v22\.12 or newer is required/],
+    ['v22.11.0', 1, /too old/],
+    ['v22.12.0', 0, /^$/],
+    ['v24.1.0', 0, /^$/],
   ])('checks the --node-bin version: %s exits %i', (version, status, message) => {
     const fake = join(sandbox.tmp, 'bin', 'node');
     writeFileSync(

@@ -23,7 +23,7 @@ export interface WebhookRequest {
   signal: AbortSignal;
 }
 
-/** A fetch function; the global `fetch` of Node 20 satisfies it. */
+/** A fetch function; the global `fetch` of Node 22 satisfies it. */
 export type WebhookFetch = (url: string, init: WebhookRequest) => Promise<WebhookResponse>;
 
 /** A webhook post that failed. Its message holds the HTTP status and Slack's error code only. */

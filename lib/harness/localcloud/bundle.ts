@@ -45,13 +45,13 @@ export interface BundleOptions {
   sourcemap?: boolean;
 }
 
-/** One file with every dependency inside, for Node 20, CommonJS. */
+/** One file with every dependency inside, for Node 22, CommonJS. */
 export const buildOptions = (options: BundleOptions): BuildOptions => {
   const minify = options.minify ?? false;
   return {
     bundle: true,
     platform: 'node',
-    target: 'node20',
+    target: 'node22',
     format: 'cjs',
     logLevel: 'error',
     legalComments: 'none',
@@ -65,7 +65,7 @@ export const buildOptions = (options: BundleOptions): BuildOptions => {
 
 /**
  * Bundles each entry (name → source file) into `<outDir>/<name>.js`: one file with every
- * dependency inside, for Node 20, CommonJS. Returns the path of each bundle by name.
+ * dependency inside, for Node 22, CommonJS. Returns the path of each bundle by name.
  */
 export const bundleEntries = async <K extends string>(
   entries: Readonly<Record<K, string>>,
