@@ -50,6 +50,14 @@ export const renderSwitchover = (r: SwitchoverResult, where: string, c: Paint): 
   return lines.join('\n');
 };
 
+/** `--to` and `--reason` (null with `--cancel`): checked before anything is read. */
+const requireArgs = (o: SwitchoverOptions): { to: string; reason: string } | null => {
+  if (o.cancel === true) return null;
+  if (o.to === undefined || o.reason === undefined)
+    throw new ValidationError('--to and --reason are required (or --cancel)', o.to === undefined ? '--to' : '--reason');
+  return { to: o.to, reason: o.reason };
+};
+
 const operator = (): string => {
   try {
     return `${userInfo().username}@${hostname()}`;
@@ -68,14 +76,13 @@ export const runSwitchover = async (
   o: SwitchoverOptions,
   io: SwitchoverIo,
 ): Promise<number> => {
-  if (o.cancel === true) {
+  const args = requireArgs(o);
+  if (args === null) {
     const r = await cancelSwitchover(deps);
     io.out(o.json === true ? JSON.stringify({ where, ...r }, null, 2) : r.detail);
     return r.cancelled === null ? EXIT.failed : EXIT.ok;
   }
-  if (o.to === undefined || o.reason === undefined)
-    throw new ValidationError('--to and --reason are required (or --cancel)', o.to === undefined ? '--to' : '--reason');
-  const request = { to: o.to, reason: o.reason, by: operator(), force: o.ignoreReadiness === true };
+  const request = { ...args, by: operator(), force: o.ignoreReadiness === true };
   const waitMs = o.wait === false ? 0 : switchoverBoundMs(deps.config);
   const c = paint();
   const yes = o.yes === true || o.force === true;
@@ -86,7 +93,7 @@ export const runSwitchover = async (
       io.err(`fleet switchover: refused: ${plan.refused}`);
       return EXIT.failed;
     }
-    const question = `Hand the primary role over from ${plan.from ?? '?'} to ${o.to}? [y/N] `;
+    const question = `Hand the primary role over from ${plan.from ?? '?'} to ${args.to}? [y/N] `;
     if (!(await confirm(question, io.input, io.output))) {
       io.err('fleet switchover: not confirmed: nothing changed');
       return EXIT.failed;
@@ -126,6 +133,7 @@ export const registerSwitchover = (program: Command): void => {
     .option('--no-wait', 'record the request and return, without waiting for the handover')
     .option('--cancel', 'withdraw a pending request; the primary carries on')
     .action(async (o: SwitchoverOptions) => {
+      requireArgs(o);
       const { target, deps } = connect(o);
       const io: SwitchoverIo = {
         terminal: process.stdin.isTTY === true && process.stdout.isTTY === true,
