@@ -23,6 +23,7 @@ import { PeerSync, type RoundStats } from './peer-sync';
 import { localTaskFeed } from './task-journal';
 import { Sampler } from './sampler';
 import { StepDown } from './step-down';
+import { SwitchoverAgent } from './switchover';
 import { heartbeatDue, newsOf, type Written } from './heartbeat-policy';
 
 const STANDBY_SQS_PROBE_SYNCS = 4;
@@ -59,6 +60,9 @@ export class Agent {
   private readonly reach: Reach;
   /** Whether to give up the role for want of S3 (step-down.ts). */
   private readonly stepDown: StepDown;
+  /** `fleet switchover`: the primary drains and hands over; the target answers in its beat (the last written). */
+  private readonly switchover: SwitchoverAgent;
+  private lastBeat: Beat | null = null;
   private lastRound: RoundStats | null = null;
   private readonly figures: NodeFigures;
   /** Heartbeat writes that failed in a row: the next sample writes it again (heartbeat-policy.ts). */
@@ -78,17 +82,18 @@ export class Agent {
     const { store, log, alerts, now } = deps;
     this.stepDown = new StepDown({ config: c, store, reach: this.reach, log, alerts, now });
     this.figures = new NodeFigures(c.completionWindowSeconds * 1000);
+    const ready = (): boolean => (this.samples.at(-1)?.workerProcesses ?? 0) > 0;
     this.lease = new LeaseKeeper({
       config: c,
-      store: deps.store,
-      log: deps.log,
-      now: deps.now,
-      ready: () => (this.samples.at(-1)?.workerProcesses ?? 0) > 0,
+      store,
+      log,
+      now,
+      ready,
       // A node that cannot reach the stores its work needs takes a lapsed lease only after every node that can.
       reachable: () => !(this.samples.at(-1)?.unreachable ?? []).some((s) => s === 's3' || s === 'sqs'),
       // A node that became primary pokes the watchdog, so traffic follows the lease at once.
-      onRoleChange: (role) => {
-        if (role.role !== 'primary') return;
+      onRoleChange: (role, before) => {
+        if (role.role !== 'primary' || (before.role === 'primary' && before.epoch === role.epoch)) return;
         this.poke({ node: c.nodeName, reason: 'role', detail: `primary of epoch ${role.epoch}` });
       },
       // Only the watchdog rebuilds a damaged leader.json, and only while the primary still holds
@@ -96,6 +101,8 @@ export class Agent {
       onDamaged: (detail) => this.poke({ node: c.nodeName, reason: 'leader-damaged', detail: detail.slice(0, 300) }),
       onRaced: () => this.figures.raced(),
     });
+    const lease = this.lease;
+    this.switchover = new SwitchoverAgent({ config: c, store, log, lease, beat: () => this.lastBeat, ready });
     this.peerSync = new PeerSync({
       store: deps.store,
       log: deps.log,
@@ -142,7 +149,7 @@ export class Agent {
       deps.log.error({ err: describeError(error) }, `${what} failed; next round retries`);
     this.sampleLoop = new Loop(c.sampleIntervalSeconds * 1000, () => this.sampleOnce(), onError('sample'));
     this.leaseLoop = new Loop(
-      () => this.lease.nextDelayMs(),
+      () => Math.min(this.lease.nextDelayMs(), this.switchover.delayMs()),
       () => this.leaseRound(),
       onError('lease'),
     );
@@ -151,8 +158,10 @@ export class Agent {
 
   /** One lease round; the primary then judges whether it must step down for want of S3. */
   private async leaseRound(): Promise<void> {
-    const role = await this.lease.round();
+    // A switchover's quicker looks renew only when a renewal is due; a standby reads at each.
+    const role = this.lease.renewalDue() ? await this.lease.round() : await this.lease.publish();
     if (role.role === 'primary') await this.stepDown.judge(role.epoch, () => this.lease.resign());
+    await this.switchover.tick();
   }
 
   /** One peer-sync round of the task manifest. The lease has its own loop and never waits for this. */
@@ -214,6 +223,7 @@ export class Agent {
   private async writeBeat(sample: Sample): Promise<void> {
     const { seq, unreachable } = sample;
     const beat: Beat = { version: 1, boot: this.boot, seq, ...(unreachable === undefined ? {} : { unreachable }) };
+    this.lastBeat = beat;
     try {
       await this.deps.store.put(KEYS.beat(this.deps.config.nodeName), beat);
     } catch (error) {

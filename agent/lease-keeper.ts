@@ -18,7 +18,8 @@ import {
   type LeaseTiming,
 } from '../lib/core/fleet/lease';
 import { maintenanceSchema, promotionHeld } from '../lib/core/fleet/maintenance';
-import { leaderSchema } from '../lib/core/schemas';
+import { withoutRequest } from '../lib/core/fleet/switchover';
+import { leaderSchema, type Leader } from '../lib/core/schemas';
 import { z } from 'zod';
 import type { StateStore } from '../lib/aws/state-store';
 import { bootId } from './runtime/boot';
@@ -71,6 +72,10 @@ export class LeaseKeeper {
   private damaged: string | null = null;
   /** The last round's takeover was held back (maintenance): the next one waits a whole read period. */
   private held = false;
+  /** A switchover drains this primary (agent/switchover.ts): the role file tells the worker. */
+  private draining = false;
+  /** The switchover request the next renewal removes from the record (dropped: stale, expired, target gone). */
+  private dropping: string | null = null;
 
   constructor(private readonly deps: LeaseKeeperDeps) {
     this.clock = deps.clock ?? mono;
@@ -101,6 +106,38 @@ export class LeaseKeeper {
 
   private isPrimary(): boolean {
     return this.state.leader?.primary === this.deps.config.nodeName && this.state.etag !== null && !this.state.resigned;
+  }
+
+  /** The record as this node last saw or wrote it. */
+  get leader(): Leader | null {
+    return this.state.leader;
+  }
+
+  /** Is this node's own renewal due (a switchover's quicker rounds must not renew more often)? */
+  renewalDue(): boolean {
+    return !this.isPrimary() || this.clock() >= renewalDueAt(this.state.renewOkAt, this.lastSentAt, this.timing);
+  }
+
+  /** Starts or ends a switchover's drain; the worker reads it from the role file. */
+  async drain(on: boolean): Promise<RoleFile> {
+    this.draining = on;
+    return this.publish();
+  }
+
+  /** The next renewal removes request `id` from the record. */
+  drop(id: string): void {
+    this.dropping = id;
+  }
+
+  /** Writes the next epoch naming a switchover's target, by CAS on the version this primary holds. */
+  async handOver(next: Leader): Promise<boolean> {
+    if (!this.isPrimary()) return false;
+    await this.write({ kind: 'handover', next, etag: this.state.etag });
+    const done = this.state.leader?.epoch === next.epoch && this.state.leader.primary === next.primary;
+    // Still draining when the write did not land: the worker takes nothing until the next try.
+    if (done) this.draining = false;
+    await this.publish();
+    return done;
   }
 
   /** Gives the role up: fenced at once, no more renewals; the lease lapses to a standby (lease.ts `resign`). */
@@ -141,7 +178,7 @@ export class LeaseKeeper {
    * Why this node may not take the role now: cordoned, or the fleet paused. Read only before a
    * takeover; one that cannot be read holds nothing back, so a dead primary is still replaced.
    */
-  private async promotionHeld(): Promise<string | null> {
+  async promotionHeld(): Promise<string | null> {
     try {
       const got = await this.deps.store.read(KEYS.watchdogState, maintenanceOnly);
       const now = (this.deps.now ?? Date.now)();
@@ -163,7 +200,7 @@ export class LeaseKeeper {
           ? await store.create(KEYS.leader, intent.next)
           : await store.replace(KEYS.leader, intent.next, intent.etag);
       this.state = applyWrite(this.deps.config.nodeName, this.state, intent, true, etag, sentAt, this.clock());
-      if (intent.kind === 'promote') this.deps.log.warn({ epoch: intent.next.epoch }, intent.next.reason);
+      if (intent.kind !== 'renew') this.deps.log.warn({ epoch: intent.next.epoch }, intent.next.reason);
     } catch (error) {
       if (lostRace(error)) {
         this.deps.onRaced?.();
@@ -182,8 +219,16 @@ export class LeaseKeeper {
     const seen = this.isPrimary() ? true : await this.look();
     this.state = release(this.state, this.clock(), this.timing);
     if (seen) {
-      const plan = (): LeaseIntent =>
-        planSync(me, this.state, this.clock(), { timing: this.timing, rank: this.rank(), ready: this.deps.ready() });
+      const plan = (): LeaseIntent => {
+        const p = planSync(me, this.state, this.clock(), {
+          timing: this.timing,
+          rank: this.rank(),
+          ready: this.deps.ready(),
+        });
+        // A request the primary dropped leaves the record with its renewal; another one stays.
+        const drop = p.kind === 'renew' && p.next.switchover !== undefined && p.next.switchover.id === this.dropping;
+        return drop ? { ...p, next: withoutRequest(p.next) } : p;
+      };
       const intent = plan();
       const held = intent.kind === 'promote' ? await this.promotionHeld() : null;
       this.held = held !== null;
@@ -223,9 +268,10 @@ export class LeaseKeeper {
   /** Recomputes the role by the clock (a lapsed lease fences) and writes it if it changed. */
   async publish(): Promise<RoleFile> {
     const role = roleOf(this.deps.config.nodeName, this.state, this.clock(), this.timing);
-    const next: RoleFile = { ...role, boot: bootId() };
+    const draining = this.draining && role.role === 'primary' ? { draining: true } : {};
+    const next: RoleFile = { ...role, boot: bootId(), ...draining };
     const before = this.role;
-    const changed = next.role !== before.role || next.epoch !== before.epoch;
+    const changed = next.role !== before.role || next.epoch !== before.epoch || next.draining !== before.draining;
     if (changed) this.deps.log.info({ role: next.role, epoch: next.epoch }, 'role changed');
     if (changed || next.validUntil !== before.validUntil) {
       this.role = next;

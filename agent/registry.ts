@@ -26,6 +26,8 @@ export const registrySchema = z.strictObject({
    * node knows of each task; peer-sync reads the journal's new lines each round.
    */
   tasksGeneration: z.number().int().min(0).default(0),
+  /** The epoch whose switchover drain is done: no task in hand and no receive open (null otherwise). */
+  drained: z.number().int().min(0).nullable().default(null),
   /** Before the journal, the tasks lived here; a worker that finds them moves them into its first snapshot. */
   tasks: z.record(taskIdSchema, taskEntrySchema).optional(),
 });
@@ -43,6 +45,7 @@ export const emptyRegistry = (): Registry => ({
   consumingEpoch: null,
   unreachable: [],
   tasksGeneration: 0,
+  drained: null,
 });
 
 export const registryPath = (dataDir: string): string => `${dataDir}/registry.json`;
@@ -117,6 +120,8 @@ export const roleFileSchema = z.strictObject({
   validUntil: z.number(),
   /** The machine boot the monotonic `validUntil` belongs to. */
   boot: z.string().max(64),
+  /** A switchover drains this primary: take no new message, stop each task at its next checkpoint. */
+  draining: z.boolean().optional(),
 });
 export type RoleFile = z.output<typeof roleFileSchema>;
 

@@ -23,8 +23,8 @@ export interface InHandDeps {
   book: TaskBook;
   custody: Custody;
   lease: LeaseView;
-  /** Aborted on SIGTERM: tasks stop after checkpointing their current stage. */
-  draining: AbortSignal;
+  /** Aborted on SIGTERM or a switchover's drain: tasks stop after checkpointing their current stage. */
+  draining: () => AbortSignal;
   /** Aborted once the worker stops. */
   stopping: AbortSignal;
   /** True when the worker stops under a valid lease: its messages stay held for whoever carries on. */
@@ -129,8 +129,15 @@ export class InHand {
       hangMs,
     });
     const attempt: Promise<void> = this.deps.runner
-      .run(run.body, run.message, run.epoch, run.abort.signal, this.deps.draining, events)
-      .then((outcome) => void (settled = outcome !== 'aborted'))
+      .run(run.body, run.message, run.epoch, run.abort.signal, this.deps.draining(), events)
+      .then(async (outcome) => {
+        settled = outcome !== 'aborted';
+        // Stopped at a checkpoint by a switchover's drain (the worker goes on): its message goes
+        // back under this lease, and the next primary resumes the task from that checkpoint.
+        if (settled || this.deps.stopping.aborted || run.abort.signal.aborted) return;
+        await custody.handBack(run.message, run.receivedAt);
+        settled = true;
+      })
       .catch(async (error: unknown) => {
         // Fenced or stopped as hung: the fence watch and the hang check already handed it back.
         if (error instanceof FencedError || run.abort.signal.aborted)

@@ -59,6 +59,17 @@ export class TaskBook {
     this.dirty = true;
   }
 
+  /** The epoch whose switchover drain is done (agent/switchover.ts reads it), or null. */
+  set drained(epoch: number | null) {
+    if (this.registry.drained === epoch) return;
+    this.registry.drained = epoch;
+    this.dirty = true;
+  }
+
+  get drained(): number | null {
+    return this.registry.drained;
+  }
+
   /** The stores the worker's parked tasks wait for, for the agent's samples. */
   set unreachable(stores: readonly StoreName[]) {
     if (this.registry.unreachable.join() === stores.join()) return;

@@ -212,6 +212,8 @@ export class TaskRunner {
       let reported = token;
       // Starting an attempt is progress: the hang check then times this stage by its own limit.
       on.progress(stage.name, {});
+      // One line per start: a drill counts them, so a stage run twice (progress thrown away) shows.
+      log.info({ ...where, stageStart: true }, 'stage started');
       try {
         await stageRunnerFor(stage)({
           taskId: task.taskId,

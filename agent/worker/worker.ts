@@ -13,6 +13,7 @@ import { TaskBook } from './task-book';
 import { Custody } from './custody';
 import { extendEveryMs } from './held';
 import { InHand } from './in-hand';
+import { Drain } from './drain';
 import { pollStep } from './poll-step';
 import { selfTest } from './self-test';
 import { sleep } from '../../lib/sleep';
@@ -26,12 +27,10 @@ export interface WorkerDeps extends Omit<TaskRunnerDeps, 'guard' | 'deadline'> {
 }
 
 /**
- * The reference worker (`queen-fleet-worker`): consumes the task queue while the agent says
- * this node is primary, runs each task's stages, completes it by creating `done.json`
- * (If-None-Match: *), and deletes the message only after that. It acts only under a valid
- * lease (every write is guarded by it, every request abandoned when it ends), keeps the messages
- * it holds invisible by extending them while it holds the lease, stops a task whose stage does no
- * work for `stageHangSeconds`, and waits out an outage with what it holds, receiving nothing more.
+ * The reference worker (`queen-fleet-worker`): consumes the task queue while the agent says this node is primary,
+ * runs each task's stages, creates `done.json` (If-None-Match: *), then deletes the message. It acts only under a
+ * valid lease, extends the messages it holds while it lasts, stops a task whose stage does no work for
+ * `stageHangSeconds`, waits out an outage with what it holds, and drains for a switchover.
  */
 export class Worker {
   private readonly book: TaskBook;
@@ -43,7 +42,7 @@ export class Worker {
   private pollDone: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
   private wake: (() => void) | undefined;
-  /** Aborts the receive under way when the lease lapses. */
+  /** Aborts the receive under way when the lease lapses; undefined while none is open. */
   private receiving: AbortController | undefined;
   /** Writes the registry every tick while tasks change it. */
   private readonly flushLoop: Loop;
@@ -65,8 +64,9 @@ export class Worker {
   private readonly lease: LeaseView;
 
   private readonly runner: TaskRunner;
-  /** SIGTERM: running tasks stop after checkpointing their current stage. */
+  /** SIGTERM, and a switchover's drain (drain.ts): running tasks stop after checkpointing their current stage. */
   private readonly draining = new AbortController();
+  private readonly drain = new Drain(this.draining.signal);
 
   constructor(private readonly deps: WorkerDeps) {
     this.lease = new LeaseView(deps.config.dataDir, deps.config.nodeName, 900 * deps.config.leaseRenewSeconds);
@@ -80,10 +80,13 @@ export class Worker {
       book: this.book,
       custody: this.custody,
       lease: this.lease,
-      draining: this.draining.signal,
+      draining: () => this.drain.signal(),
       stopping: this.stopping.signal,
       handOn: () => this.handOn,
-      settled: () => this.wake?.(),
+      settled: () => {
+        this.wake?.();
+        if (this.drain.on) void this.checkDrain().catch(() => undefined);
+      },
     });
     const failed = (what: string) => (error: unknown) =>
       deps.log.error({ err: describeError(error) }, `${what} failed`);
@@ -137,13 +140,17 @@ export class Worker {
   private async watchOnce(): Promise<void> {
     await this.checkFence();
     this.checkHung();
+    await this.checkDrain();
   }
 
-  /**
-   * Self-fencing: once the lease lapses or another node holds it, stop the receive under way and
-   * abandon running tasks, handing back at once the messages still invisible under this
-   * worker's receipt, so the next primary starts with them and never shares them.
-   */
+  /** Follows a switchover's drain; once nothing is in hand and no receive is open, tells the agent at once. */
+  private async checkDrain(): Promise<void> {
+    const idle = () => this.inHand.size === 0 && this.receiving === undefined;
+    this.book.drained = this.drain.check(await this.lease.allowed(), idle, () => this.receiving?.abort());
+    if (this.book.drained !== null) await this.flush();
+  }
+
+  /** Self-fencing: a lapsed or lost lease stops the receive and the tasks, and hands their messages back at once. */
   private async checkFence(): Promise<void> {
     // Tasks still running count whatever the poll loop saw first: it may have marked the worker
     // idle already, and a task left to fail its next write would keep its message invisible.
@@ -194,9 +201,9 @@ export class Worker {
         await this.idle(idleMs);
         continue;
       }
-      const step = pollStep(role, free, mono(), c);
+      const step = role?.draining === true ? { kind: 'idle' as const } : pollStep(role, free, mono(), c);
       if (step.kind === 'await-renewal') await sleep(step.ms, this.stopping.signal);
-      if (step.kind === 'idle') await this.idle(idleMs);
+      if (step.kind === 'idle') await this.idle(role === null ? idleMs / 4 : idleMs); // a new primary starts soon
       if (step.kind !== 'receive' || role === null) continue;
       // Not aborted by the stop itself: an answer already on its way (or in the socket of a
       // worker that was frozen) is taken in, so its messages are never left invisible.
@@ -205,14 +212,9 @@ export class Worker {
       try {
         const askedAt = mono();
         const until = AbortSignal.any([signal, this.lease.deadline()]);
-        const messages = await this.deps.queue.receive(
-          free,
-          step.waitSeconds,
-          c.visibilityTimeoutSeconds,
-          until,
-          role.epoch,
-          clientTimeouts(c).requestMs,
-        );
+        const messages = await this.deps.queue
+          .receive(free, step.waitSeconds, c.visibilityTimeoutSeconds, until, role.epoch, clientTimeouts(c).requestMs)
+          .finally(() => (this.receiving = undefined));
         const receivedAt = mono();
         if (messages.length === 0) {
           // An empty answer that came back at once (a short poll) waits before the next ask.
@@ -223,8 +225,9 @@ export class Worker {
           await this.custody.stoppedWith(messages, askedAt, role.epoch, this.handOn);
           break;
         }
-        // The lease may have lapsed during the long poll: nothing received then is kept.
-        if ((await this.lease.allowed())?.epoch !== role.epoch) {
+        // The lease may have lapsed, or a drain begun, during the long poll: nothing received then is kept.
+        const after = await this.lease.allowed();
+        if (after?.epoch !== role.epoch || after.draining === true) {
           await Promise.allSettled(messages.map((m) => this.deps.queue.setVisibility(m.receiptHandle, 0)));
           continue;
         }
@@ -248,9 +251,8 @@ export class Worker {
   }
 
   /**
-   * What SIGKILL leaves of a worker, for tests that stand one in for a dead worker in-process:
-   * every loop stops at once and nothing is handed back or written again; `held.json` and the
-   * registry stay as last written. Tasks already running are not touched.
+   * What SIGKILL leaves of a worker, for tests that stand one in for a dead worker in-process: every loop stops at
+   * once, nothing is handed back or written again; `held.json` and the registry stay; running tasks go on.
    */
   async halt(): Promise<void> {
     this.stopping.abort();
@@ -261,10 +263,9 @@ export class Worker {
   }
 
   /**
-   * Stops taking tasks and flushes the registry. While the node may still consume (a restart, a
-   * stop before a handover) its messages stay in `held.json`, checkpointed: the next worker
-   * carries on with them at once, where a hand-back would put them behind the whole backlog.
-   * Otherwise they go back to the queue.
+   * Stops taking tasks and flushes the registry. While the node may still consume (a restart, a stop before a
+   * handover) its messages stay in `held.json`, checkpointed: the next worker carries on with them at once, where
+   * a hand-back would put them behind the whole backlog. Otherwise they go back to the queue.
    */
   close(): Promise<void> {
     this.closing ??= (async () => {

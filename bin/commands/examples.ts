@@ -25,6 +25,12 @@ export const EXAMPLES: Readonly<Record<string, readonly (readonly [string, strin
     ['fleet failover --to node-2 --reason "kernel update"', 'on a terminal: shows the steps, then asks'],
     ['fleet failover --to node-2 --reason "node-1 is gone" --yes --json', 'from a script'],
   ],
+  switchover: [
+    ['fleet switchover --to node-2 --reason "kernel update" --dry-run', 'show the steps, change nothing'],
+    ['fleet switchover --to node-2 --reason "kernel update"', 'drain node-1 to checkpoints, then hand over'],
+    ['fleet switchover --to node-2 --reason "rebalance" --yes --no-wait', 'record the request and return'],
+    ['fleet switchover --cancel', 'withdraw a pending request'],
+  ],
   pause: [
     ['fleet pause --for 2h --reason "kernel update on node-2"', 'alerts only, for two hours at most'],
     ['fleet pause', 'until fleet resume'],

@@ -9,6 +9,7 @@ import { registerReplay } from './replay';
 import { configFlag } from './common';
 import { registerEnroll, registerInit } from './setup';
 import { registerStatus } from './status';
+import { registerSwitchover } from './switchover';
 
 /**
  * Registers the global `--config FILE` and the operator commands (init, enroll, status, events, failover,
@@ -25,6 +26,7 @@ export const registerOperatorCommands = (program: Command): void => {
   registerStatus(program);
   registerEvents(program);
   registerFailover(program);
+  registerSwitchover(program);
   registerMaintenance(program);
   registerRejoin(program);
   registerAdmission(program);

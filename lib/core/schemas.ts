@@ -146,8 +146,23 @@ export const leaderSchema = z.object({
    * exactly that version times its handover wait from when it saw it (lib/core/fleet/lease.ts).
    */
   replaces: z.object({ epoch: z.number().int().min(0), renewals: z.number().int().min(0) }).optional(),
+  /**
+   * An operator's planned handover (`fleet switchover`), written by CAS on this record for its
+   * holder and epoch; the primary drains and hands over (lib/core/fleet/switchover.ts).
+   */
+  switchover: z
+    .object({
+      id: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/),
+      to: nodeName,
+      /** The epoch it was made for: a request for another epoch is stale. */
+      epoch: z.number().int().min(1),
+      by: z.string().max(200),
+      reason: z.string().max(300),
+    })
+    .optional(),
 });
 export type Leader = z.output<typeof leaderSchema>;
+export type SwitchoverRequest = NonNullable<Leader['switchover']>;
 
 /**
  * `nodes/<node>/beat` (control table): a node's newest sample, written by it every sample while it
@@ -158,6 +173,11 @@ export const beatSchema = z.object({
   boot: z.string().min(1).max(64),
   seq: z.number().int().min(0),
   unreachable: z.array(z.enum(STORE_NAMES)).min(1).max(3).optional(),
+  /**
+   * The target of a switchover answers it (lib/core/fleet/switchover.ts): the request's id and a
+   * count it bumps at each look while it waits, so the primary sees it alive before handing over.
+   */
+  accepts: z.object({ id: z.string().max(64), n: z.number().int().min(0) }).optional(),
 });
 export type Beat = z.output<typeof beatSchema>;
 

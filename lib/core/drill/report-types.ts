@@ -67,6 +67,8 @@ export interface Observations {
   heartbeatGaps: Record<string, number>;
   /** Each task's artifacts as its last checkpoint names them. */
   artifacts: Record<string, TaskArtifact[]>;
+  /** How often each task's stages started on any node, from the workers' logs (task id, then stage). */
+  stageStarts?: Record<string, Record<string, number>>;
   /** A media drill's delivered renditions as ffprobe found them; none without `media`. */
   deliveries?: readonly Delivery[];
   /** The task queue's and the intake queue's depths (visible and in flight), sampled every sample interval. */
@@ -124,7 +126,9 @@ export interface Incident {
    * For a fault no worker has to stop for (a damaged object, lost responses, a slow or skewed
    * cloud), the longest time no worker did any work the wire shows (a receive, a checkpoint or
    * completion, an extension), from the fault to the next one (or the drain): how long
-   * consumption stopped at worst. Null for other faults.
+   * consumption stopped at worst. For a switchover, from the old primary's last act under its
+   * epoch (a receive, checkpoint, completion or extension) to the new primary's first receive under
+   * the next. Null for other faults.
    */
   consumeGapSeconds: number | null;
 }
@@ -196,6 +200,8 @@ export interface Report {
   heartbeatGaps: Record<string, number>;
   /** Each task's artifacts as its last checkpoint names them. */
   artifacts: Record<string, TaskArtifact[]>;
+  /** How often each task's stages started on any node (task id, then stage): 1 each when none ran twice. */
+  stageStarts: Record<string, Record<string, number>>;
   /** A media drill's delivered renditions, one per task, as ffprobe found them (empty without media). */
   deliveries: Delivery[];
   /** Backpressure: how often input was held and resumed, and the deepest each queue got. */

@@ -41,6 +41,8 @@ const JUSTIFIES_FAILOVER = new Set([
   'blackhole-node',
   'kill-agent',
   's3-outage',
+  // An operator's planned handover: the role moves away from a healthy primary on purpose.
+  'switchover',
 ]);
 const NODE = /^node-\d+$/;
 const justifies = (f: { kind: string; node: string }): boolean => JUSTIFIES_FAILOVER.has(f.kind) && NODE.test(f.node);
@@ -98,6 +100,22 @@ const consumeGap = (o: Observations, from: number, to: number): number => {
     last = t;
   }
   return Math.max(gap, to - last);
+};
+
+/**
+ * A switchover's gap: from the old primary's last act on the wire under its epoch (a receive, a
+ * checkpoint or completion, an extension) to the new primary's first receive under the next one.
+ */
+const handoverGap = (o: Observations, moved: Report['epochs'][number] | undefined, from: string): number | null => {
+  if (moved === undefined) return null;
+  const old = moved.epoch - 1;
+  const acts = [
+    ...o.receives.filter((r) => r.node === from && r.epoch === old).map((r) => r.t),
+    ...o.writes.filter((w) => w.node === from && w.epoch === old).map((w) => w.t),
+    ...o.extensions.filter((x) => x.node === from && x.t < moved.from).map((x) => x.t),
+  ];
+  const first = o.receives.find((r) => r.node === moved.primary && r.epoch === moved.epoch)?.t;
+  return acts.length === 0 || first === undefined ? null : first - Math.max(...acts);
 };
 
 /** The incidents of rejoins (a standby's worker restarted to make it ready), by their opening event. */
@@ -188,7 +206,12 @@ const buildIncidents = (o: Observations, epochs: Report['epochs'], end: number):
       unrecorded: resume.unrecorded,
       unrecordedResumedAt: round(resume.unrecordedResumedAt),
       redundantAt: round(redundantAfter(o, epochs, failover?.from ?? f.at)),
-      consumeGapSeconds: CARRIED_THROUGH.has(f.kind) ? round(consumeGap(o, f.at, next)) : null,
+      consumeGapSeconds:
+        f.kind === 'switchover'
+          ? round(handoverGap(o, failover, f.node))
+          : CARRIED_THROUGH.has(f.kind)
+            ? round(consumeGap(o, f.at, next))
+            : null,
     };
   });
 
@@ -390,6 +413,7 @@ export const buildReport = (
     cloud: o.cloud,
     heartbeatGaps: o.heartbeatGaps,
     artifacts: o.artifacts,
+    stageStarts: o.stageStarts ?? {},
     deliveries: [...(o.deliveries ?? [])],
     metrics: o.metrics,
     input,

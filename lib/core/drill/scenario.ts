@@ -58,6 +58,8 @@ export const faultSchema = z.discriminatedUnion('kind', [
   z.strictObject({ ...base, kind: z.literal('dynamodb-outage') }),
   z.strictObject({ ...base, kind: z.literal('notification-lag'), seconds: z.number().min(0).max(3_600) }),
   z.strictObject({ ...base, kind: z.literal('poison-task') }),
+  /** Not a fault: an operator's `fleet switchover --to <target>` (a standby by default), under load. */
+  z.strictObject({ ...base, target: target.default('standby'), kind: z.literal('switchover') }),
   /**
    * Every PUT of one caller (a node, or `watchdog`) to a matching key is applied and its response
    * lost, while the fault lasts.
@@ -103,6 +105,7 @@ export const SUPPORTED_FAULTS: ReadonlySet<FaultKind> = new Set([
   'corrupt-object',
   'blackhole-node',
   'watchdog-crash',
+  'switchover',
 ]);
 
 /** Faults that cannot be undone, and why a `for` means nothing for them. */
@@ -112,6 +115,7 @@ export const ONE_WAY_FAULTS: Readonly<Partial<Record<FaultKind, string>>> = {
   'hang-stage': 'the hung stages are stopped and retried by the worker, not resumed',
   'poison-task': 'a poison message stays poison',
   'corrupt-object': 'the garbage is written once; healing it is what the drill watches',
+  switchover: 'a handover is not undone (a second switchover moves the role back)',
 };
 
 /** Faults that act on the whole fleet or its control plane: `target` names nothing for them. */

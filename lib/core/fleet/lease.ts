@@ -95,7 +95,9 @@ export const observeLeader = (
   etag: string | null,
   now: number,
 ): LeaseState => {
-  if (sameVersion(s.leader, leader)) return { ...s, etag };
+  // The same version with another ETag carries an operator's switchover request (or its removal):
+  // the record is taken, but it is no renewal, so no expiry clock starts again.
+  if (sameVersion(s.leader, leader)) return { ...s, leader, etag };
   const newEpoch = leader?.epoch !== s.leader?.epoch;
   const wasPrimary = s.leader?.primary === me;
   // The old primary's last renewal is the version the promoter replaced. If this node saw
@@ -148,7 +150,9 @@ export const nextEpoch = (
 export const handoverFor = (current: Leader | null, outgoingConfirmedStopped: boolean): Leader['handover'] =>
   current === null || (outgoingConfirmedStopped && current.handover === 'immediate') ? 'immediate' : 'await-fence';
 
-export type LeaseIntent = { kind: 'renew' | 'promote'; next: Leader; etag: string | null } | { kind: 'none' };
+/** `handover`: the primary writes the next epoch naming the target of a switchover (fleet/switchover.ts). */
+export type LeaseIntent =
+  { kind: 'renew' | 'promote' | 'handover'; next: Leader; etag: string | null } | { kind: 'none' };
 
 export interface SyncContext {
   timing: LeaseTiming;

@@ -29,6 +29,9 @@ export const unreadyWorker = (hb: Heartbeat, sampleMs: number): WorkerFault | nu
   const last = hb.samples.slice(-UNREADY_SAMPLES);
   if (last.length < UNREADY_SAMPLES) return null;
   const faults = last.map((s) => workerFault(s, sampleMs));
+  // A live worker that consumed proved itself by its work and self-tests only once it stops (a
+  // switchover's old primary): its samples from then on decide, not those it took as primary.
+  if (faults.at(-1) === 'unproven' && last.some((s) => s.mayConsume === true)) return null;
   return faults.every((f) => f !== null) ? (faults.at(-1) ?? null) : null;
 };
 

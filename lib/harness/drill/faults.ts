@@ -27,6 +27,8 @@ export interface FaultTargets {
   enqueuePoison: () => void;
   /** Writes `text` over the object at `key` (below the state prefix), as the harness: never faulted itself. */
   writeRaw: (key: string, text: string) => Promise<void>;
+  /** Records `fleet switchover --to <node>` as an operator would, without waiting; resolves to what it did. */
+  switchover: (to: string) => Promise<string>;
   /** The drill's watchdog dies mid-run while this is active (watchdog-crash). */
   watchdogCrash: Pick<WatchdogCrash, 'active'>;
 }
@@ -248,6 +250,13 @@ export class FaultInjector {
           detail: `S3 event notifications reach the watchdog ${fault.seconds}s late`,
           undo: () => (cloud.notifications.lagMs = 0),
         };
+      case 'switchover': {
+        this.t.switchover(node).then(
+          (done) => this.t.recorder.note(this.primary(), 'switchover', done),
+          (error: unknown) => this.t.recorder.note('drill', 'error', `switchover: ${String(error)}`),
+        );
+        return { detail: `fleet switchover --to ${node} --yes`, undo: null };
+      }
       case 'poison-task':
         this.t.enqueuePoison();
         return { detail: 'a message no worker can process', undo: null };
@@ -275,8 +284,9 @@ export class FaultInjector {
   /** `cause`: what set it off, for a fault that waited for an event (`at: { after: … }`). */
   inject(fault: Fault, scheduleUndo: (afterScenarioSeconds: number, undo: () => void) => void, cause?: string): void {
     const node = this.resolve(fault.target ?? 'primary');
+    // A switchover's incident is the primary's, whose role it moves away.
+    const scoped = fault.kind === 'switchover' ? this.primary() : scopeOf(fault, node);
     const { detail, undo } = this.apply(fault, node);
-    const scoped = scopeOf(fault, node);
     const { recorder } = this.t;
     const entry: Observations['faults'][number] = { at: recorder.t(), kind: fault.kind, node: scoped };
     recorder.faults.push(entry);

@@ -155,7 +155,8 @@ export class Recorder {
           this.note(
             leader.data.primary,
             'role',
-            `primary, epoch ${leader.data.epoch} (${leader.data.handover}, by ${leader.data.changedBy})`,
+            `primary, epoch ${leader.data.epoch} (${leader.data.handover}, by ${leader.data.changedBy})` +
+              (leader.data.reason.startsWith('switchover ') ? `: ${leader.data.reason}` : ''),
           );
         }
         return;

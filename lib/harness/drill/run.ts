@@ -27,7 +27,9 @@ import { createWatchdogHandler } from '../../control/watchdog/handler';
 import { createLogger } from '../../log';
 import { FaultInjector } from './faults';
 import { runOperatorAction } from './operator';
-import { hungStops } from './node-logs';
+import { hungStops, stageStartsOf } from './node-logs';
+import { opsDeps } from '../../ops/observe';
+import { requestSwitchover } from '../../ops/switchover';
 import { MediaShelf } from './media';
 import { Recorder } from './recorder';
 import { drillConfig, localClients, waitFor, WATCHDOG_TIMEOUT_SECONDS } from './setup';
@@ -191,6 +193,9 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
       );
     }
     let poisons = 0;
+    // An operator's commands (fleet switchover) go through the CLI's own code, with the drill's key.
+    const operatorLog = createLogger('operator', {}, process.env.LOG_LEVEL ?? 'warn');
+    const operator = opsDeps({ config, clients, where: 'drill' }, operatorLog);
     const injector = new FaultInjector({
       cloud,
       fleet,
@@ -213,6 +218,10 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         );
       },
       watchdogCrash: crash,
+      switchover: async (to) => {
+        const r = await requestSwitchover(operator, { to, reason: 'drill', by: 'drill', force: false, waitMs: 0 });
+        return r.refused ?? `switchover ${r.id ?? '?'} recorded for epoch ${r.fromEpoch ?? '?'}`;
+      },
       enqueuePoison: () => {
         // Valid JSON, invalid task: every receive fails its schema until SQS dead-letters it.
         void queue.send(JSON.stringify({ taskId: `poison-${++poisons}`, workSeconds: -1 })).catch(() => undefined);
@@ -254,8 +263,8 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         strike(() => injector.inject(fault, later, describeEvent(at, node))),
       );
     });
-    const operator = { config, store, recorder, timeScale, resolve: (n: string) => injector.resolve(n) };
-    for (const action of scenario.operator) later(action.at, () => void runOperatorAction(action, operator));
+    const maintainer = { config, store, recorder, timeScale, resolve: (n: string) => injector.resolve(n) };
+    for (const action of scenario.operator) later(action.at, () => void runOperatorAction(action, maintainer));
     const snapshot = options.snapshot;
     const counted = cloud;
     if (snapshot !== undefined) {
@@ -342,6 +351,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
         lambdaInvocations: sched.invocations,
         heartbeatGaps: recorder.heartbeatGaps,
         artifacts: recorder.artifacts,
+        stageStarts: await stageStartsOf(config.nodes.map((n) => fleet?.dataDir(n.name) ?? '')),
         ...(deliveries === undefined ? {} : { deliveries }),
         metrics: recorder.metrics,
         depths: recorder.depths,

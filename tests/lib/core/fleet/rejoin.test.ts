@@ -12,13 +12,15 @@ const leader = leaderOf({ epoch: 4, renewals: 9, reason: 't', changedBy: 't' });
 const T0 = 1_800_000_000_000;
 const INTERVAL = 15_000;
 
-type Worker = 'ready' | 'stopped' | 'frozen';
+/** `consuming`: a sample it took as primary (a live worker, no self-test); `unproven`: live, none passed yet. */
+type Worker = 'ready' | 'stopped' | 'frozen' | 'consuming' | 'unproven';
 const standbySample = (seq: number, worker: Worker): Sample =>
   sample(seq, {
     epochSeen: 4,
-    consumingEpoch: null,
+    consumingEpoch: worker === 'consuming' ? 4 : null,
     workerProcesses: worker === 'stopped' ? 0 : 1,
     proofAgeMs: worker === 'ready' ? 2_000 : worker === 'frozen' ? 400_000 : null,
+    ...(worker === 'consuming' ? { mayConsume: true } : {}),
   });
 /** node-2's heartbeat after `states.length` samples, one per state. */
 const node2 = (states: Worker[]): Heartbeat => ({
@@ -96,6 +98,16 @@ describe('rejoin: a standby whose worker is not ready is restarted in standby mo
 
   it('gives a worker that just started or stopped consuming two intervals to pass its first self-test', () => {
     expect(run(['ready', 'stopped', 'frozen', 'ready', 'frozen', 'frozen', 'ready']).events).toEqual([]);
+  });
+
+  it('gives an old primary whose live worker stopped consuming (a switchover) its own samples to prove itself', () => {
+    expect(run(['consuming', 'consuming', 'unproven', 'unproven', 'ready']).events).toEqual([]);
+    // Three samples of its own without a self-test: restarted, as any standby.
+    expect(run(['consuming', 'unproven', 'unproven', 'unproven']).events[0]).toBe('STANDBY_UNREADY');
+    // A worker stopped for a failover is restarted as soon as before.
+    expect(run(['consuming', 'consuming', 'stopped']).sent).toEqual([
+      { at: T0 + 3 * INTERVAL, command: 'restartWorker' },
+    ]);
   });
 
   it('never restarts the primary to rejoin, nor counts a standby with an unready worker as ready', () => {
