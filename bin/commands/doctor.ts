@@ -13,7 +13,7 @@ type Sources = Record<string, string>;
 
 /** Where each value came from, on AWS only: a local fleet's config is the drill's own. */
 const sourcesOf = (): { check: Check; sources: Sources } => {
-  const { sources, file } = loadConfigWithSources(process.env, configFlag.file);
+  const { sources, file } = loadConfigWithSources(process.env, configFlag.file, true);
   const described = Object.entries(sources).map(([key, s]) => [key, describeSource(s, file)]);
   return { check: sourcesCheck(sources, file), sources: Object.fromEntries(described) as Sources };
 };

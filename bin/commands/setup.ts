@@ -1,7 +1,6 @@
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { setupSdk } from '../../lib/aws/setup-sdk';
-import { configFileOf, loadConfig } from '../../lib/config';
+import { configFileOf, CWD_CONFIG_FILE, loadConfig } from '../../lib/config';
 import { copyFiles, DEFAULT_EXPIRY_HOURS, MAX_EXPIRY_HOURS } from '../../lib/core/enroll';
 import { ValidationError } from '../../lib/core/errors';
 import { STAGE_PATTERN } from '../../lib/core/stack-names';
@@ -11,7 +10,7 @@ import { VERSION } from '../../lib/version';
 import { argument, configFlag, paint, printJson } from './common';
 
 /** Where `fleet init` writes when neither --config nor FLEET_CONFIG_FILE names a file. */
-export const DEFAULT_CONFIG_FILE = 'fleet-config.json';
+export const DEFAULT_CONFIG_FILE = CWD_CONFIG_FILE;
 
 const parseStage = (raw: string): string => {
   if (!STAGE_PATTERN.test(raw)) throw new ValidationError('--stack: must be a stage such as prod', '--stack');
@@ -92,16 +91,15 @@ export const registerEnroll = (program: Command): void => {
     )
     .option('--json', 'print one JSON document on stdout')
     .action(async (node: string, o: EnrollOptions) => {
-      const named = configFileOf(process.env, configFlag.file);
-      // ./fleet-config.json is what `fleet init` wrote here; without it or FLEET_STAGE the stage
-      // would silently be the default, very likely not the stack deployed.
-      const local = named === null && existsSync(DEFAULT_CONFIG_FILE) ? DEFAULT_CONFIG_FILE : undefined;
-      if (named === null && local === undefined && (process.env.FLEET_STAGE ?? '') === '')
+      const named = configFileOf(process.env, configFlag.file, true);
+      // Without a file or FLEET_STAGE the stage would silently be the default, very likely not the
+      // stack deployed: an activation is a credential, so no guessing.
+      if (named === null && (process.env.FLEET_STAGE ?? '') === '')
         throw new ValidationError(
           'no fleet config found: run `fleet init --stack STAGE` in this directory, or pass --config FILE',
           '--config',
         );
-      const config = loadConfig(process.env, local ?? configFlag.file);
+      const config = loadConfig(process.env, configFlag.file, true);
       const configFile = named?.path ?? DEFAULT_CONFIG_FILE;
       const clients = {
         cfn: new (setupSdk.cloudformation().CloudFormationClient)({ region: config.region }),

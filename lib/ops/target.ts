@@ -90,11 +90,11 @@ export interface Target {
 export const openTarget = (
   local: string | boolean | undefined,
   env: NodeJS.ProcessEnv = process.env,
-  /** The CLI's `--config FILE`, which wins over FLEET_CONFIG_FILE. */
+  /** The CLI's `--config FILE`, which wins over FLEET_CONFIG_FILE (and that over ./fleet-config.json). */
   configFile?: string,
 ): Target => {
   if (local === undefined || local === false) {
-    const config = loadConfig(env, configFile);
+    const config = loadConfig(env, configFile, true);
     return { config, clients: new ClientFactory({ region: config.region }, env), where: 'aws' };
   }
   const info = readLocal(local === true ? defaultLocalFile() : local);

@@ -28,6 +28,23 @@ describe('lib/config.ts', () => {
     expect(loadConfigWithSources({ FLEET_CONFIG_FILE: env }).file).toEqual({ path: env, via: 'env' });
   });
 
+  it('reads ./fleet-config.json for the CLI only, and only when neither --config nor the variable names one', () => {
+    const here = process.cwd();
+    process.chdir(dir);
+    try {
+      write('fleet-config.json', { stage: 'prod' });
+      const other = write('other.json', { stage: 'test' });
+      expect(loadConfigWithSources({}, undefined, true).file).toEqual({ path: 'fleet-config.json', via: 'cwd' });
+      expect(loadConfig({}, undefined, true).table).toBe('queens-fleet-control-prod');
+      // Agents and functions never read the directory they happen to run in.
+      expect(loadConfigWithSources({}).file).toBeNull();
+      expect(loadConfig({ FLEET_CONFIG_FILE: other }, undefined, true).stage).toBe('test');
+      expect(loadConfig({}, other, true).stage).toBe('test');
+    } finally {
+      process.chdir(here);
+    }
+  });
+
   it('lets the environment override the file key by key, and names the variable', () => {
     const file = write('c.json', { region: 'eu-west-2', stage: 'prod' });
     const got = loadConfigWithSources({ FLEET_REGION: 'us-east-1' }, file);

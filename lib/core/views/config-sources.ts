@@ -4,8 +4,10 @@ import { check, type Check } from './doctor-checks';
 /** The config file in use and what named it (lib/config.ts ConfigFile). */
 export interface SourceFile {
   path: string;
-  via: 'flag' | 'env';
+  via: 'flag' | 'env' | 'cwd';
 }
+
+const NAMED_BY = { flag: '--config', env: 'FLEET_CONFIG_FILE', cwd: 'the current directory' } as const;
 
 /** One source as people read it: `default`, `stage`, `file PATH (--config)`, `env FLEET_X`. */
 export const describeSource = (source: ConfigSource, file: SourceFile | null): string => {
@@ -17,7 +19,7 @@ export const describeSource = (source: ConfigSource, file: SourceFile | null): s
     case 'env':
       return `env ${source.name}`;
     case 'file':
-      return `file ${source.path} (${file?.via === 'flag' ? '--config' : 'FLEET_CONFIG_FILE'})`;
+      return `file ${source.path} (${NAMED_BY[file?.via ?? 'env']})`;
   }
 };
 

@@ -20,6 +20,9 @@ describe('sourcesCheck', () => {
     expect(describeSource({ kind: 'file', path: '/f.json' }, { path: '/f.json', via: 'env' })).toBe(
       'file /f.json (FLEET_CONFIG_FILE)',
     );
+    expect(describeSource({ kind: 'file', path: 'fleet-config.json' }, { path: 'fleet-config.json', via: 'cwd' })).toBe(
+      'file fleet-config.json (the current directory)',
+    );
     const none = sourcesCheck(configSources({}), null);
     expect(none.status).toBe('warn');
     expect(none.hint).toMatch(/fleet init --stack/);
