@@ -45,7 +45,7 @@ export const registerInit = (program: Command): void => {
     )
     .requiredOption('--stack <stage>', 'the stage deployed (stack queens-fleet-STAGE)', argument(parseStage))
     .option('--region <region>', 'where the stack is (default: AWS_REGION, else us-west-2)')
-    .option('--overwrite', 'replace the config file if it exists')
+    .option('--overwrite', "update an existing config file: the stack's keys replaced, every other key kept")
     .option('--json', 'print one JSON document on stdout')
     .action(async (o: InitOptions) => {
       const region = regionOf(o.region);
@@ -60,7 +60,7 @@ export const registerInit = (program: Command): void => {
       if (done.missing.length > 0)
         console.log(c.yellow(`the stack lacks ${done.missing.join(', ')}: deploy this release, then init again`));
       if (configFileOf(process.env, configFlag.file) === null)
-        console.log(`use it: export FLEET_CONFIG_FILE=${done.path}   (or fleet --config ${done.path} …)`);
+        console.log(`fleet commands run here read it; elsewhere: export FLEET_CONFIG_FILE=${done.path}`);
       console.log(`next: fleet enroll <node> for each node (${done.nodes.join(', ') || 'none yet'})`);
     });
 };

@@ -28,6 +28,23 @@ export interface StackConfig {
   missing: string[];
 }
 
+/** Keys the stack's outputs own in the config file: replaced on every `fleet init`. */
+export const STACK_KEYS: readonly string[] = ['region', 'nodes', ...Object.values(OUTPUT_KEYS)];
+
+/**
+ * An existing config file brought up to date with the stack: the stack's keys from `fromStack`
+ * (one it no longer outputs is dropped), every other key (a pipeline, timings) kept as it was.
+ */
+export const refreshConfig = (
+  existing: Readonly<Record<string, unknown>>,
+  fromStack: Readonly<Record<string, unknown>>,
+): Record<string, unknown> => {
+  const kept = Object.fromEntries(Object.entries(existing).filter(([key]) => !STACK_KEYS.includes(key)));
+  const file = { ...kept, ...fromStack };
+  buildConfig({}, file);
+  return file;
+};
+
 /**
  * The fleet config file from a stack's outputs: every name and URL the stack made, its region
  * and the node list (`FleetNodes`). Checked as the daemons will read it.

@@ -1,11 +1,12 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import { createActivation, readStackOutputs } from '../aws/stack';
 import { activationRequest, installCommand, type InstallFacts } from '../core/enroll';
 import { ValidationError } from '../core/errors';
-import { configFromOutputs } from '../core/stack-config';
+import { configFromOutputs, refreshConfig } from '../core/stack-config';
+import { parseJsonText } from '../core/validate';
 import { nodeRoleOutputOf, stackNameOf } from '../core/stack-names';
 
 export interface InitRequest {
@@ -16,6 +17,14 @@ export interface InitRequest {
   overwrite: boolean;
 }
 
+/** The JSON object in `path`; anything else is bad input, named. */
+const readObject = (path: string): Record<string, unknown> => {
+  const value = parseJsonText(readFileSync(path, 'utf8'), `config file ${path}`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ValidationError(`config file ${path}: must be a JSON object`, '--overwrite');
+  return value as Record<string, unknown>;
+};
+
 /** `fleet init`: writes the fleet config from the stack's outputs; refuses to replace a file unless told. */
 export const initConfig = async (
   cfn: CloudFormationClient,
@@ -25,7 +34,11 @@ export const initConfig = async (
   if (!req.overwrite && existsSync(path))
     throw new ValidationError(`${path} exists: pass --overwrite to replace it`, '--overwrite');
   const stack = stackNameOf(req.stage);
-  const { file, missing } = configFromOutputs(await readStackOutputs(cfn, stack, req.region), req.region);
+  const made = configFromOutputs(await readStackOutputs(cfn, stack, req.region), req.region);
+  const { missing } = made;
+  // Updating keeps what the operator added (a pipeline, timings); the stack's own keys are its.
+  const existing = req.overwrite && existsSync(path) ? readObject(path) : null;
+  const file = existing === null ? made.file : refreshConfig(existing, made.file);
   // Not `wx` when told to overwrite; otherwise a file that appeared meanwhile is not replaced either.
   writeFileSync(path, `${JSON.stringify(file, null, 2)}\n`, { flag: req.overwrite ? 'w' : 'wx', mode: 0o644 });
   const nodes = Array.isArray(file.nodes) ? (file.nodes as { name: string }[]).map((n) => n.name) : [];

@@ -97,6 +97,20 @@ describe('initConfig', () => {
     expect(loadConfig({ FLEET_CONFIG_FILE: file }).region).toBe('eu-west-2');
   });
 
+  it("updates a file with --overwrite: the stack's keys replaced, the operator's kept, one dropped gone", async () => {
+    stackWith(OUTPUTS);
+    const file = join(dir, 'fleet-config.json');
+    const pipeline = [{ name: 'transcode', command: ['/opt/pipeline/transcode.sh'] }];
+    const mine = { region: 'us-east-1', hostedZoneId: 'ZOLD', pipeline, stallSamples: 6 };
+    writeFileSync(file, JSON.stringify(mine));
+    await init(file, true);
+    const written = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    expect(written).toMatchObject({ region: 'eu-west-2', pipeline, stallSamples: 6 });
+    expect(written).not.toHaveProperty('hostedZoneId');
+    writeFileSync(file, '[1]');
+    await expect(init(file, true)).rejects.toThrow(/must be a JSON object/);
+  });
+
   it('says what a stack of an older release lacks, and writes what it has', async () => {
     stackWith(
       Object.fromEntries(
