@@ -130,7 +130,7 @@ export const configSchema = z
     failoverCooldownSeconds: z.number().min(0).default(300),
     /** How long one watchdog run waits for a stop command's result before handing over anyway. */
     commandWaitSeconds: seconds.default(10),
-    /** Route 53 origin record the watchdog moves on failover; all three set, or none. */
+    /** Route 53 origin record the watchdog moves on failover, with `recordName`: both set, or neither. */
     hostedZoneId: z
       .string()
       .regex(/^[A-Z0-9]{1,32}$/, 'must be a Route 53 hosted zone id')
