@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { CorruptObjectError, describeError, lostRace, ValidationError } from '../core/errors';
 import { KEYS } from '../core/keys';
 import type { NodeSpec } from '../core/config';
@@ -16,7 +15,7 @@ import { noteManualFailover } from '../core/fleet/outcomes';
 import { watchdogStateSchema } from '../core/fleet/watchdog-state';
 import { emit, runAndWait } from '../control/watchdog/actions';
 import { promoteGuarded, takeOver, type Promotion } from '../control/watchdog/failover';
-import { observeObject, observeHeartbeats, type OpsDeps } from './observe';
+import { observeHandover, observeObject, type OpsDeps } from './observe';
 
 export interface FailoverRequest {
   to: string;
@@ -169,25 +168,9 @@ const carryOutFailover = async (
  */
 export const manualFailover = async (deps: OpsDeps, req: FailoverRequest): Promise<FailoverResult> => {
   const { store, config } = deps;
-  const [leader, watchdog, { heartbeats, serverNow }] = await Promise.all([
-    observeObject(store, KEYS.leader, leaderSchema),
-    observeObject(store, KEYS.watchdogState, watchdogStateSchema),
-    observeHeartbeats(store, config.nodes),
-  ]);
-  // Freshness compares S3's Last-Modified with S3's clock (invariant 4), not with this machine's.
-  const now = serverNow ?? deps.now();
-  const plan = planManualFailover({
-    to: req.to,
-    force: req.force,
-    nodes: config.nodes,
-    leader,
-    heartbeats,
-    watchdog,
-    now,
-    sampleMs: config.sampleIntervalSeconds * 1000,
-    keepAliveMs: config.heartbeatKeepAliveSeconds * 1000,
-    nonce: randomBytes(4).toString('hex'),
-  });
+  const input = await observeHandover(deps, req.to, req.force);
+  const plan = planManualFailover(input);
+  const { watchdog } = input;
   if (plan.kind === 'unknown-node') throw new ValidationError(plan.message, '--to');
   const result: FailoverResult = {
     ok: false,

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import { TaskQueue } from '../aws/queue';
 import type { StateStore } from '../aws/state-store';
@@ -5,7 +6,9 @@ import type { NodeSpec } from '../core/config';
 import { CorruptObjectError, describeError } from '../core/errors';
 import { KEYS, nodeOfHeartbeatKey, PREFIXES } from '../core/keys';
 import type { HeartbeatObservation, Observed } from '../core/views/observed';
-import { heartbeatSchema } from '../core/schemas';
+import { heartbeatSchema, leaderSchema } from '../core/schemas';
+import { watchdogStateSchema } from '../core/fleet/watchdog-state';
+import type { ManualFailoverInput } from '../core/views/manual-failover';
 import type { QueueObservation } from '../core/views/status';
 import type { Logger } from '../log';
 import { buildWatchdogDeps } from '../control/watchdog/build';
@@ -72,6 +75,27 @@ export const observeHeartbeats = async (
   );
   const strays = [...written.keys()].filter((name) => !nodes.some((n) => n.name === name)).sort();
   return { heartbeats, strays, serverNow };
+};
+
+/**
+ * What a move of the primary role (`fleet failover`, `fleet switchover`) is planned on: the lease,
+ * the watchdog's state and the heartbeats, read at once.
+ */
+export const observeHandover = async (deps: OpsDeps, to: string, force: boolean): Promise<ManualFailoverInput> => {
+  const { store, config } = deps;
+  const [leader, watchdog, { heartbeats, serverNow }] = await Promise.all([
+    observeObject(store, KEYS.leader, leaderSchema),
+    observeObject(store, KEYS.watchdogState, watchdogStateSchema),
+    observeHeartbeats(store, config.nodes),
+  ]);
+  return {
+    ...{ to, force, nodes: config.nodes, leader, heartbeats, watchdog },
+    // Freshness compares S3's Last-Modified with S3's clock (invariant 4), not with this machine's.
+    now: serverNow ?? deps.now(),
+    sampleMs: config.sampleIntervalSeconds * 1000,
+    keepAliveMs: config.heartbeatKeepAliveSeconds * 1000,
+    nonce: randomBytes(4).toString('hex'),
+  };
 };
 
 /** The queue's depth, or why it could not be read; never throws. */

@@ -1,11 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { describeError, lostRace, ValidationError } from '../core/errors';
 import { KEYS } from '../core/keys';
 import { leaderSchema, type Leader } from '../core/schemas';
-import { watchdogStateSchema } from '../core/fleet/watchdog-state';
 import { withoutRequest } from '../core/fleet/switchover';
 import { planSwitchover, switchoverOutcome, switchoverRequest, type SwitchoverOutcome } from '../core/views/switchover';
-import { observeHeartbeats, observeObject, type OpsDeps } from './observe';
+import { observeHandover, type OpsDeps } from './observe';
 
 export interface SwitchoverArgs {
   to: string;
@@ -51,24 +49,7 @@ export const switchoverBoundMs = (c: OpsDeps['config']): number =>
  */
 export const requestSwitchover = async (deps: OpsDeps, req: SwitchoverArgs): Promise<SwitchoverResult> => {
   const { store, config } = deps;
-  const [leader, watchdog, { heartbeats, serverNow }] = await Promise.all([
-    observeObject(store, KEYS.leader, leaderSchema),
-    observeObject(store, KEYS.watchdogState, watchdogStateSchema),
-    observeHeartbeats(store, config.nodes),
-  ]);
-  const now = serverNow ?? deps.now();
-  const plan = planSwitchover({
-    to: req.to,
-    force: req.force,
-    nodes: config.nodes,
-    leader,
-    heartbeats,
-    watchdog,
-    now,
-    sampleMs: config.sampleIntervalSeconds * 1000,
-    keepAliveMs: config.heartbeatKeepAliveSeconds * 1000,
-    nonce: randomBytes(4).toString('hex'),
-  });
+  const plan = planSwitchover(await observeHandover(deps, req.to, req.force));
   if (plan.kind === 'unknown-node') throw new ValidationError(plan.message, '--to');
   const result: SwitchoverResult = {
     ...{ ok: false, refused: null, id: null, from: null, to: req.to, fromEpoch: null, overridden: [] },
