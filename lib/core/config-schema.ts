@@ -13,8 +13,9 @@ export const nodeSpecSchema = z.strictObject({
     .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be lower-case letters, digits and dashes')
     .refine((name) => !isInheritedName(name), 'must not be a name every JavaScript object has (constructor)'),
   /**
-   * SSM managed-instance id (`mi-…`) or EC2 id the Run Command targets. Unset: the watchdog finds the managed instance
-   * registered with this node's own role (`fleet enroll`), so a node can be deployed before it is registered.
+   * SSM managed-instance id (`mi-…`) or EC2 id the Run Command targets. Unset: the watchdog finds the
+   * managed instance registered with this node's own role (`fleet enroll`), so a node can be deployed
+   * before it is registered.
    */
   instanceId: z
     .string()

@@ -6,6 +6,7 @@ import {
   plannedSteps,
   planManualFailover,
   promotedSummary,
+  readinessStep,
   type ManualFailoverPlan,
 } from '../core/views/manual-failover';
 import { leaderSchema, type Leader } from '../core/schemas';
@@ -199,13 +200,8 @@ export const manualFailover = async (deps: OpsDeps, req: FailoverRequest): Promi
     overridden: plan.overridden,
   });
   const forced = plan.overridden.length > 0;
-  step(
-    'check',
-    forced ? 'warn' : 'ok',
-    forced
-      ? `${plan.to} is not ready (${plan.overridden.join('; ')}): forced`
-      : `${plan.to} is ready; ${plan.from} is primary of epoch ${plan.fromEpoch}`,
-  );
+  const check = readinessStep(plan);
+  step('check', check.status, check.detail);
   if (req.dryRun === true) {
     const record = deps.dns === null ? null : (config.recordName ?? 'the origin record');
     const o = {

@@ -2,6 +2,7 @@ import { describeError, lostRace, ValidationError } from '../core/errors';
 import { KEYS } from '../core/keys';
 import { leaderSchema, type Leader } from '../core/schemas';
 import { withoutRequest } from '../core/fleet/switchover';
+import { readinessStep } from '../core/views/manual-failover';
 import { planSwitchover, switchoverOutcome, switchoverRequest, type SwitchoverOutcome } from '../core/views/switchover';
 import { observeHandover, type OpsDeps } from './observe';
 
@@ -62,14 +63,8 @@ export const requestSwitchover = async (deps: OpsDeps, req: SwitchoverArgs): Pro
     return { ...result, refused: plan.message };
   }
   Object.assign(result, { id: plan.id, from: plan.from, fromEpoch: plan.fromEpoch, overridden: plan.overridden });
-  const forced = plan.overridden.length > 0;
-  step(
-    'check',
-    forced ? 'warn' : 'ok',
-    forced
-      ? `${plan.to} is not ready (${plan.overridden.join('; ')}): forced`
-      : `${plan.to} is ready; ${plan.from} is primary of epoch ${plan.fromEpoch}`,
-  );
+  const check = readinessStep(plan);
+  step('check', check.status, check.detail);
   const drainS = config.workerStopTimeoutSeconds / 2;
   const planned: [SwitchoverStep['step'], string][] = [
     ['request', `record switchover ${plan.id} on leader.json, by CAS on ${plan.from} at epoch ${plan.fromEpoch}`],

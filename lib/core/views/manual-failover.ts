@@ -116,6 +116,14 @@ export const planManualFailover = (input: ManualFailoverInput): ManualFailoverPl
 
 type Go = Extract<ManualFailoverPlan, { kind: 'go' }>;
 
+/** What the readiness check found, as a move of the role (failover or switchover) shows it first. */
+export const readinessStep = (
+  plan: Pick<Go, 'to' | 'from' | 'fromEpoch' | 'overridden'>,
+): { status: 'ok' | 'warn'; detail: string } =>
+  plan.overridden.length > 0
+    ? { status: 'warn', detail: `${plan.to} is not ready (${plan.overridden.join('; ')}): forced` }
+    : { status: 'ok', detail: `${plan.to} is ready; ${plan.from} is primary of epoch ${plan.fromEpoch}` };
+
 /** The `reason` written into leader.json (500 characters at most there). */
 export const leaderReason = (plan: Go, reason: string): string =>
   `${plan.incidentId}: ${plan.from} → ${plan.to}: ${reason}` +

@@ -134,7 +134,8 @@ describe('slack-message', () => {
     it("escapes an & in the runbook's address, as Slack's link syntax needs", () => {
       const payload = formatEvent(stalled, 'https://wiki.example.com/view?space=ops&page=runbook');
       expect(sectionTexts(payload).at(-1)).toBe(
-        '*Runbook*\n<https://wiki.example.com/view?space=ops&amp;page=runbook#stalled|What STALLED means and what to do>',
+        '*Runbook*\n<https://wiki.example.com/view?space=ops&amp;page=runbook#stalled|' +
+          'What STALLED means and what to do>',
       );
     });
 
