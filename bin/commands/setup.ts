@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { setupSdk } from '../../lib/aws/setup-sdk';
-import { configFileOf, CWD_CONFIG_FILE, loadConfig } from '../../lib/config';
+import { configFileOf, CWD_CONFIG_FILE, loadConfigWithSources } from '../../lib/config';
 import { copyFiles, DEFAULT_EXPIRY_HOURS, MAX_EXPIRY_HOURS } from '../../lib/core/enroll';
 import { ValidationError } from '../../lib/core/errors';
 import { STAGE_PATTERN } from '../../lib/core/stack-names';
@@ -91,15 +91,16 @@ export const registerEnroll = (program: Command): void => {
     )
     .option('--json', 'print one JSON document on stdout')
     .action(async (node: string, o: EnrollOptions) => {
-      const named = configFileOf(process.env, configFlag.file, true);
-      // Without a file or FLEET_STAGE the stage would silently be the default, very likely not the
-      // stack deployed: an activation is a credential, so no guessing.
-      if (named === null && (process.env.FLEET_STAGE ?? '') === '')
+      const { config, sources, file: named } = loadConfigWithSources(process.env, configFlag.file, true);
+      // A stage nobody set would be the default, very likely not the stack deployed: an activation
+      // is a credential, so no guessing.
+      if (sources.stage.kind === 'default')
         throw new ValidationError(
-          'no fleet config found: run `fleet init --stack STAGE` in this directory, or pass --config FILE',
+          named === null
+            ? 'no fleet config found: run `fleet init --stack STAGE` in this directory, or pass --config FILE'
+            : `${named.path} sets no stage: run \`fleet init --stack STAGE --overwrite\`, or set FLEET_STAGE`,
           '--config',
         );
-      const config = loadConfig(process.env, configFlag.file, true);
       const configFile = named?.path ?? DEFAULT_CONFIG_FILE;
       const clients = {
         cfn: new (setupSdk.cloudformation().CloudFormationClient)({ region: config.region }),

@@ -46,7 +46,17 @@ export class ManagedInstances {
     } catch (error) {
       throw toFleetError(error, `SSM DescribeInstanceInformation ${filter.Key}=${filter.Values.join(',')}`);
     }
-    return pickInstance(seen);
+    const picked = pickInstance(seen);
+    if (picked.kind === 'ambiguous')
+      throw new FleetError(
+        `${target.name}: ${picked.ids.length} online managed instances hold its role ` +
+          `${nodeRoleNameOf(this.where, target.name)} (${picked.ids.join(', ')}): none is commanded; ` +
+          'deregister the ones that are not the node (aws ssm deregister-managed-instance)',
+      );
+    if (picked.kind === 'none') return null;
+    if (target.instanceId === undefined)
+      this.known.set(target.name, { id: picked.instance.instanceId, at: this.now() });
+    return picked.instance;
   }
 
   /** The id Run Command addresses; throws when the node is not registered (not enrolled yet). */
@@ -60,7 +70,6 @@ export class ManagedInstances {
         `${target.name}: no managed instance is registered with its role ` +
           `${nodeRoleNameOf(this.where, target.name)} (enroll it: fleet enroll ${target.name})`,
       );
-    this.known.set(target.name, { id: found.instanceId, at: this.now() });
     return found.instanceId;
   }
 }

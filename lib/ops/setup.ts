@@ -36,6 +36,9 @@ export const initConfig = async (
   const stack = stackNameOf(req.stage);
   const made = configFromOutputs(await readStackOutputs(cfn, stack, req.region), req.region);
   const { missing } = made;
+  // The stage is the stack's name: a stack of an older release has no Stage output, and a file
+  // without one would name every role and table after the default stage.
+  made.file.stage = req.stage;
   // Updating keeps what the operator added (a pipeline, timings); the stack's own keys are its.
   const existing = req.overwrite && existsSync(path) ? readObject(path) : null;
   const file = existing === null ? made.file : refreshConfig(existing, made.file);

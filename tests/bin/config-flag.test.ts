@@ -45,6 +45,15 @@ describe('fleet --config FILE', () => {
     expect(r.stderr).toMatch(/stallSamples/);
   }, 30_000);
 
+  it('makes enroll refuse a config file that sets no stage, rather than take the default (exit 2)', async () => {
+    const here = join(dir, 'stageless');
+    mkdirSync(here);
+    writeFileSync(join(here, 'fleet-config.json'), '{"region":"eu-west-2"}');
+    const r = await runFleet(['enroll', 'node-1'], 20_000, { FLEET_CONFIG_FILE: '', FLEET_STAGE: '' }, here);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('fleet-config.json sets no stage');
+  }, 30_000);
+
   it('names the flag when its file cannot be read (exit 2)', async () => {
     const r = await runFleet(['enroll', 'node-1', '--config', join(dir, 'missing.json')], 20_000);
     expect(r.code).toBe(2);

@@ -27,14 +27,25 @@ export const instanceFilter = (
     ? { Key: 'InstanceIds', Values: [target.instanceId] }
     : { Key: 'IamRole', Values: [nodeRoleNameOf(where, target.name)] };
 
+/** What the instances registered with a node's role say: the one that is the node, none, or too many. */
+export type InstancePick =
+  | { kind: 'one'; instance: InstanceSeen }
+  | { kind: 'none' }
+  /** More than one online: a forgotten or foreign registration could steer the commands, so none is sent. */
+  | { kind: 'ambiguous'; ids: string[] };
+
 /**
- * The instance that is the node among those registered with its role: an online one before a lost
- * one (a rebuilt node registered again while its old registration lingers), then the latest ping.
+ * The instance that is the node among those registered with its role: the one online (a rebuilt
+ * node registered again while its old registration lingers offline), else the latest ping.
  */
-export const pickInstance = (seen: readonly InstanceSeen[]): InstanceSeen | null =>
-  [...seen].sort(
+export const pickInstance = (seen: readonly InstanceSeen[]): InstancePick => {
+  const online = seen.filter((i) => i.online);
+  if (online.length > 1) return { kind: 'ambiguous', ids: online.map((i) => i.instanceId).sort() };
+  const [best] = [...seen].sort(
     (a, b) =>
       Number(b.online) - Number(a.online) ||
       (b.lastPing ?? -Infinity) - (a.lastPing ?? -Infinity) ||
       a.instanceId.localeCompare(b.instanceId),
-  )[0] ?? null;
+  );
+  return best === undefined ? { kind: 'none' } : { kind: 'one', instance: best };
+};

@@ -19,7 +19,7 @@ import { planWorkload } from '../../core/drill/workload';
 import { buildBundles } from '../localcloud/bundle';
 import { resolveBehaviour } from '../localcloud/behaviour';
 import { HARNESS_PRINCIPAL, LOCAL, startLocalCloud, type LocalCloud } from '../localcloud/cloud';
-import { LocalFleet, type MachineEvent } from '../localcloud/fleet';
+import { LocalFleet, localInstanceId, type MachineEvent } from '../localcloud/fleet';
 import { LocalScheduler } from '../localcloud/scheduler';
 import type { DrillOptions } from './options';
 import { buildWatchdogDeps } from '../../control/watchdog/build';
@@ -95,7 +95,7 @@ export const runDrill = async (scenario: Scenario, options: DrillOptions): Promi
     const origin = originRecordFor(config, clients.route53());
     if (origin !== null && primaryAddress !== undefined) await origin.upsert(primaryAddress);
 
-    const nodeOf = new Map(config.nodes.map((n) => [n.instanceId, n.name]));
+    const nodeOf = new Map(config.nodes.map((n, i) => [localInstanceId(i + 1), n.name]));
     cloud.fakes.ssm.onDone = (c): void => {
       if (c.principal === 'watchdog')
         recorder.note(

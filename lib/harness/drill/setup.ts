@@ -4,7 +4,6 @@ import { buildConfig, type Config } from '../../core/config';
 import type { Scenario } from '../../core/drill/scenario';
 import { SEED_STAGES } from '../../core/pipeline';
 import { LOCAL, LOCAL_ZONE, type LocalCloud } from '../localcloud/cloud';
-import { localInstanceId } from '../localcloud/fleet';
 import { sleep } from '../../sleep';
 
 /** What a drill sets up before it runs: its configuration, its clients, and how it waits. */
@@ -41,8 +40,8 @@ export const drillConfig = (scenario: Scenario, cloud: LocalCloud): Config =>
       deadLetterQueueUrl: cloud.dlqUrl,
       topicArn: cloud.topicArn,
       nodes: Array.from({ length: scenario.nodes }, (_, i) => ({
+        // By name alone, as the stack lists nodes: the watchdog finds each one's instance by its role.
         name: `node-${i + 1}`,
-        instanceId: localInstanceId(i + 1),
         lightsailName: `queen-fleet-node-${i + 1}`,
         priority: i + 1,
         // Documentation addresses (RFC 5737): they only ever appear in the fake DNS record.

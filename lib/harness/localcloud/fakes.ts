@@ -3,6 +3,7 @@ import { jsonBody, jsonError } from './aws-wire';
 import type { Behaviour } from './behaviour';
 import type { Chance } from './chance';
 import { SsmModel, type CommandRecord } from './ssm-fake';
+import { describeInstances } from './ssm-describe';
 
 export type { CommandRecord };
 
@@ -30,6 +31,8 @@ export interface MachineView {
   lightsailState: LightsailState;
   /** Its SSM Agent can take commands and ping: the OS runs, is not frozen, and reaches AWS. */
   reachable: boolean;
+  /** The role its SSM registration holds (the node's own, from `fleet enroll`), when it has one. */
+  iamRole?: string;
 }
 
 /** What the fakes need from the local fleet. */
@@ -183,15 +186,13 @@ export class AwsFakes {
         if (!this.ssm.cancel(String(body.CommandId)))
           return jsonError(reply, 400, 'InvalidCommandId', 'no such command');
         return send({});
-      case 'DescribeInstanceInformation': {
-        const list = (this.machines?.list() ?? []).map((m) => ({
-          InstanceId: m.instanceId,
-          PingStatus: this.ssm.pingStatus(m.instanceId),
-          ComputerName: m.name,
-          ResourceType: 'ManagedInstance',
-        }));
-        return send({ InstanceInformationList: list });
-      }
+      case 'DescribeInstanceInformation':
+        return send(
+          describeInstances(this.machines?.list() ?? [], body, (id) => ({
+            status: this.ssm.pingStatus(id),
+            at: this.ssm.lastPingAt(id),
+          })),
+        );
       default:
         return jsonError(reply, 400, 'InvalidAction', `the local SSM fake does not implement ${action}`);
     }

@@ -4,6 +4,7 @@ import { mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventEmitter } from 'node:events';
 import type { Config } from '../../core/config';
+import { nodeRoleNameOf } from '../../core/stack-names';
 import { DAEMON_NODE_FLAGS, type Bundles } from './bundle';
 import type { LocalCloud } from './cloud';
 import { lightsailView, type LightsailState, type MachineView, type Machines } from './fakes';
@@ -139,6 +140,7 @@ export class LocalFleet extends EventEmitter implements Machines {
       // The SSM Agent is a process of its own: it answers while the OS runs and reaches AWS,
       // whatever became of our agent.
       reachable: n.up && n.alive && !n.frozen && !this.cut(n.name),
+      iamRole: nodeRoleNameOf(this.config, n.name),
     }));
   }
 

@@ -152,6 +152,12 @@ export class SsmModel {
     return found.length > 0;
   }
 
+  /** When the instance's SSM agent last pinged (this process's clock, ms), or null before its first. */
+  lastPingAt(instanceId: string): number | null {
+    this.tick();
+    return this.lastPing.get(instanceId) ?? null;
+  }
+
   /** PingStatus of each known instance. */
   pingStatus(instanceId: string): 'Online' | 'ConnectionLost' {
     this.tick();

@@ -56,6 +56,25 @@ describe('ManagedInstances', () => {
     expect(ssm.commandCalls(DescribeInstanceInformationCommand)).toHaveLength(2);
   });
 
+  it('commands none of two online registrations holding one role, and names both', async () => {
+    registered(
+      { InstanceId: 'mi-0000000000000000a', PingStatus: 'Online', LastPingDateTime: new Date(2_000) },
+      { InstanceId: 'mi-0000000000000000b', PingStatus: 'Online', LastPingDateTime: new Date(1_000) },
+    );
+    const instances = new ManagedInstances(new SSMClient({}), WHERE);
+    const caught = await instances.idOf({ name: 'node-3' }).catch((e: unknown) => e);
+    expect(caught).toBeInstanceOf(FleetError);
+    expect((caught as Error).message).toMatch(/2 online managed instances hold its role .*mi-0000000000000000a, mi-/);
+  });
+
+  it('lets a probe and a command in one run share one lookup', async () => {
+    registered({ InstanceId: 'mi-0000000000000000b', PingStatus: 'Online' });
+    const instances = new ManagedInstances(new SSMClient({}), WHERE, () => 0);
+    await instances.describe({ name: 'node-3' });
+    await expect(instances.idOf({ name: 'node-3' })).resolves.toBe('mi-0000000000000000b');
+    expect(ssm.commandCalls(DescribeInstanceInformationCommand)).toHaveLength(1);
+  });
+
   it('says how to enroll a node that has no managed instance yet', async () => {
     registered();
     const instances = new ManagedInstances(new SSMClient({}), WHERE);

@@ -111,17 +111,19 @@ describe('initConfig', () => {
     await expect(init(file, true)).rejects.toThrow(/must be a JSON object/);
   });
 
-  it('says what a stack of an older release lacks, and writes what it has', async () => {
+  it('says what a stack of an older release lacks, and writes what it has, with the stage it was told', async () => {
     stackWith(
       Object.fromEntries(
         Object.entries(OUTPUTS).filter(
-          ([key]) => !['FleetNodes', 'NotifierFailureQueueUrl', 'RunbookUrl'].includes(key),
+          ([key]) => !['Stage', 'FleetNodes', 'NotifierFailureQueueUrl', 'RunbookUrl'].includes(key),
         ),
       ),
     );
-    const done = await init(join(dir, 'c.json'));
-    expect(done.missing).toEqual(['NotifierFailureQueueUrl', 'RunbookUrl', 'FleetNodes']);
+    const file = join(dir, 'c.json');
+    const done = await init(file);
+    expect(done.missing).toEqual(['Stage', 'NotifierFailureQueueUrl', 'RunbookUrl', 'FleetNodes']);
     expect(done.nodes).toEqual([]);
+    expect(loadConfig({ FLEET_CONFIG_FILE: file }).stage).toBe('prod');
   });
 
   it('names a stack that is not there, and writes nothing', async () => {

@@ -23,19 +23,24 @@ describe('instanceFilter', () => {
 
 describe('pickInstance', () => {
   it('picks nothing from nothing', () => {
-    expect(pickInstance([])).toBeNull();
+    expect(pickInstance([])).toEqual({ kind: 'none' });
   });
 
-  it('picks an online registration when there is one, the latest ping among equals, whatever the order', () => {
+  it('picks the one online registration, else the latest ping, whatever the order; two online are refused', () => {
     fc.assert(
       fc.property(fc.array(seenArb, { minLength: 1, maxLength: 6 }), (seen) => {
         const picked = pickInstance(seen);
-        const shuffled = pickInstance([...seen].reverse());
-        expect(picked).toEqual(shuffled);
-        if (picked === null) throw new Error('picked nothing from a non-empty list');
-        if (seen.some((s) => s.online)) expect(picked.online).toBe(true);
-        for (const s of seen.filter((o) => o.online === picked.online))
-          expect(s.lastPing ?? -1).toBeLessThanOrEqual(picked.lastPing ?? -1);
+        expect(picked).toEqual(pickInstance([...seen].reverse()));
+        const online = seen.filter((s) => s.online);
+        if (online.length > 1) {
+          expect(picked).toEqual({ kind: 'ambiguous', ids: online.map((s) => s.instanceId).sort() });
+          return;
+        }
+        if (picked.kind !== 'one') throw new Error('picked nothing from a non-empty list');
+        const { instance } = picked;
+        if (online.length === 1) expect(instance).toEqual(online[0]);
+        for (const s of seen.filter((o) => o.online === instance.online))
+          expect(s.lastPing ?? -1).toBeLessThanOrEqual(instance.lastPing ?? -1);
       }),
     );
   });
