@@ -87,7 +87,6 @@ export class Agent {
       config: c,
       store,
       log,
-      now,
       ready,
       // A node that cannot reach the stores its work needs takes a lapsed lease only after every node that can.
       reachable: () => !(this.samples.at(-1)?.unreachable ?? []).some((s) => s === 's3' || s === 'sqs'),

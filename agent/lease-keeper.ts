@@ -36,8 +36,6 @@ export interface LeaseKeeperDeps {
   /** Can it reach the stores its work needs? One that cannot takes a lapsed lease only after every node that can. */
   reachable?: () => boolean;
   clock?: () => number;
-  /** The wall clock a pause's expiry is read by (the watchdog's): `clock` is monotonic. */
-  now?: () => number;
   /** Told when this node's role changes (the agent pokes the watchdog when it becomes primary). */
   onRoleChange?: (role: RoleFile, before: RoleFile) => void;
   /**
@@ -181,8 +179,7 @@ export class LeaseKeeper {
   async promotionHeld(): Promise<string | null> {
     try {
       const got = await this.deps.store.read(KEYS.watchdogState, maintenanceOnly);
-      const now = (this.deps.now ?? Date.now)();
-      return promotionHeld(got?.value.maintenance, this.deps.config.nodeName, now);
+      return promotionHeld(got?.value.maintenance, this.deps.config.nodeName);
     } catch (error) {
       this.deps.log.warn({ err: describeError(error) }, 'maintenance unreadable: taking the lease all the same');
       return null;

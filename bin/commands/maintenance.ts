@@ -39,7 +39,7 @@ const run = async (o: MaintenanceOptions, change: (at: number) => MaintenanceCha
   const c = paint();
   const applied = view.changed ? ' (set now: the watchdog applies it at its next run)' : ' (unchanged)';
   console.log(`${c.bold(`Maintenance (${target.where})`)}${applied}`);
-  for (const line of renderMaintenance(view.maintenance, view.paused, now, c)) console.log(line);
+  for (const line of renderMaintenance(view.maintenance, now, c)) console.log(line);
 };
 
 const nodeArgument = argument((raw: string) => parseNode(raw, 'NODE'));
@@ -56,9 +56,7 @@ export const registerMaintenance = (program: Command): void => {
   )
     .option('--for <duration>', 'end the pause by itself after this long (30m, 2h, 1d)', argument(parseFor))
     .option('--reason <text>', 'why, shown in status and in every alert meanwhile')
-    .action((o: MaintenanceOptions) =>
-      run(o, (at) => ({ kind: 'pause', note: noteOf(o, at), until: o.for === undefined ? null : at + o.for })),
-    );
+    .action((o: MaintenanceOptions) => run(o, (at) => ({ kind: 'pause', note: noteOf(o, at), forMs: o.for ?? null })));
   withTargetOptions(
     program.command('resume').description('end a pause: claims held meanwhile go on at the next watchdog run'),
   ).action((o: MaintenanceOptions) => run(o, () => ({ kind: 'resume' })));

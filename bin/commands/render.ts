@@ -54,18 +54,19 @@ const metricLine = (values: Readonly<Record<string, number>>): string =>
     .join(' · ') || dash;
 
 /** The pause and the cordons as stored, for a person. */
-export const renderMaintenance = (m: Maintenance, paused: boolean, now: number, c: Paint): string[] => {
+export const renderMaintenance = (m: Maintenance, now: number, c: Paint): string[] => {
   const p = m.paused;
+  // Its end is the watchdog's clock: stamped by its first run after the pause, which also ends it.
+  const end =
+    p?.until != null
+      ? `, until ${new Date(p.until).toISOString()} by the watchdog's clock`
+      : p?.forMs != null
+        ? `, for ${Math.round(p.forMs / 60_000)} min from the watchdog's next run`
+        : ', until fleet resume';
   const pause =
     p === null
       ? c.green('automation on')
-      : paused
-        ? c.yellow(
-            `PAUSED by ${p.by} ${when(p.at, now)}` +
-              (p.until === null ? ', until fleet resume' : `, until ${new Date(p.until).toISOString()}`) +
-              (p.reason === null ? '' : `: ${p.reason}`),
-          )
-        : `pause expired at ${new Date(p.until ?? 0).toISOString()} (automation on)`;
+      : c.yellow(`PAUSED by ${p.by} ${when(p.at, now)}${end}${p.reason === null ? '' : `: ${p.reason}`}`);
   const cordons = Object.entries(m.cordoned).map(
     ([node, n]) =>
       `  ${c.yellow(`${node} CORDONED`)} by ${n.by} ${when(n.at, now)}${n.reason === null ? '' : `: ${n.reason}`}`,
@@ -94,7 +95,7 @@ export const renderStatus = (v: StatusView, where: string, c: Paint): string => 
   lines.push(`failover  ${failover}`);
   const m = v.watchdog.maintenance;
   if (m.paused !== null || Object.keys(m.cordoned).length > 0)
-    lines.push(`maintenance\n${renderMaintenance(m, v.watchdog.paused, v.at, c).join('\n')}`);
+    lines.push(`maintenance\n${renderMaintenance(m, v.at, c).join('\n')}`);
   if (v.watchdog.state !== 'ok') {
     const why = v.watchdog.error === null ? ' (the watchdog has not run yet)' : `: ${v.watchdog.error}`;
     lines.push(`watchdog  ${c.yellow(`watchdog/state.json ${v.watchdog.state}${why}`)}`);

@@ -55,5 +55,5 @@ export const changeMaintenance = async (
     throw new Error(
       'the watchdog has not run yet (no watchdog/state.json): deploy it, or wait for its first run, then try again',
     );
-  return { ...result, paused: isPaused(result.maintenance, deps.now()) };
+  return { ...result, paused: isPaused(result.maintenance) };
 };

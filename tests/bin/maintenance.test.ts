@@ -28,17 +28,16 @@ afterAll(async () => {
 
 describe('fleet pause and resume', () => {
   it('stores a pause with its expiry and reason, shows it in status, and resume ends it', async () => {
-    const before = Date.now();
     const paused = await fleetRun(['pause', '--for', '2h', '--reason', 'kernel update', '--json']);
     expect(paused.code).toBe(0);
     expect(JSON.parse(paused.stdout)).toMatchObject({ paused: true, changed: true });
     const m = await stored();
     expect(m?.paused).toMatchObject({ reason: 'kernel update', by: expect.stringMatching(/.+/) });
-    expect(m?.paused?.until).toBeGreaterThanOrEqual(before + 7_200_000);
-    expect(m?.paused?.until).toBeLessThanOrEqual(Date.now() + 7_200_000);
+    // The CLI stores the length; the watchdog's first run stamps the end by its own clock.
+    expect(m?.paused).toMatchObject({ forMs: 7_200_000, until: null });
 
     const status = await fleetRun(['status']);
-    expect(status.stdout).toMatch(/PAUSED by .+, until \d{4}-.+: kernel update/);
+    expect(status.stdout).toMatch(/PAUSED by .+, for 120 min from the watchdog's next run: kernel update/);
     const json = await fleetRun(['status', '--json']);
     expect(JSON.parse(json.stdout)).toMatchObject({ watchdog: { paused: true } });
 

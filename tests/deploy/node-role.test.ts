@@ -144,12 +144,15 @@ describe('node roles', () => {
   });
 
   it(
-    'lets nodes read and update the lease item of the control table, ' +
+    'lets nodes read and update the lease item of the control table, read the watchdog state, ' +
       'and no other item but the beats, nor anything else of it',
     () => {
       for (const role of NODE_ROLES) {
         expect(judge(role, item('dynamodb:GetItem', KEYS.leader))).toBe('allow');
         expect(judge(role, item('dynamodb:UpdateItem', KEYS.leader))).toBe('allow');
+        // A standby reads the operator's pause and cordons there before it takes a lapsed lease.
+        expect(judge(role, item('dynamodb:GetItem', KEYS.watchdogState))).toBe('allow');
+        expect(judge(role, item('dynamodb:UpdateItem', KEYS.watchdogState))).toBe('implicit-deny');
         for (const action of [
           'dynamodb:PutItem',
           'dynamodb:DeleteItem',
@@ -158,7 +161,9 @@ describe('node roles', () => {
           'dynamodb:UpdateTable',
         ])
           expect(judge(role, item(action, KEYS.leader))).toBe('implicit-deny');
-        for (const key of [KEYS.watchdogState, 'other', KEYS.heartbeat('node-1')]) {
+        for (const action of ['dynamodb:PutItem', 'dynamodb:DeleteItem'])
+          expect(judge(role, item(action, KEYS.watchdogState))).toBe('implicit-deny');
+        for (const key of ['other', KEYS.heartbeat('node-1')]) {
           expect(judge(role, item('dynamodb:UpdateItem', key))).toBe('implicit-deny');
           expect(judge(role, item('dynamodb:GetItem', key))).toBe('implicit-deny');
         }
@@ -322,9 +327,10 @@ describe('node roles', () => {
         const on = (action: string): string[] =>
           allowed.filter((s) => asList(s.Action).includes(action)).map((s) => arnOf(s.Resource));
         expect(on('lambda:InvokeFunction')).toEqual(['ref:WatchdogLambdaFunction.Arn']);
-        // The lease (NodePolicy's Lease) and the node's own beat (its role's OwnBeat); reads of the lease only.
+        // The lease (NodePolicy's Lease) and the node's own beat (its role's OwnBeat); reads of the lease
+        // and of the watchdog's state (Maintenance), each its one item (tested above).
         expect(on('dynamodb:UpdateItem')).toEqual([TABLE, TABLE]);
-        expect(on('dynamodb:GetItem')).toEqual([TABLE]);
+        expect(on('dynamodb:GetItem')).toEqual([TABLE, TABLE]);
         expect(on('sns:Publish')).toEqual(['ref:AlertTopic']);
         expect(on('sqs:ReceiveMessage')).toEqual(['ref:TaskQueue.Arn']);
         // A failed task goes back as a new message; one that failed maxTaskFailures times, to the dead-letter queue.

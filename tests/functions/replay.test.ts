@@ -4,7 +4,7 @@ import { SendCommandCommand } from '@aws-sdk/client-ssm';
 import { handler, resetForTests } from '../../functions/replay/handler';
 import type { FleetEvent } from '../../lib/core/events';
 import { emptyCounter } from '../../lib/core/fleet/stall';
-import type { IncidentV1 as Incident } from '../../lib/core/fleet/watchdog-state-v1';
+import { upgradeV1, watchdogStateV1Schema, type IncidentV1 as Incident } from '../../lib/core/fleet/watchdog-state-v1';
 import { makeEvent } from '../../lib/core/fleet/watchdog-events';
 import { frozen, heartbeat, working } from '../helpers/fixtures';
 import {
@@ -208,6 +208,32 @@ describe('replay handler', () => {
       expect(again.plan.verdict).toBe('nothing-to-do');
       expect(again.plan.reason).toMatch(/the failover made epoch 4/);
       expect(s3.puts.filter((p) => p.key === 'peer-sync/leader.json')).toHaveLength(1);
+    });
+
+    it('retries no failover to a cordoned standby, however ready', async () => {
+      const open = incident({
+        escalated: true,
+        restart: { command: 'restartWorker', status: 'succeeded', claimedAt: 1 },
+        failover: {
+          status: 'failed',
+          to: 'node-2',
+          fromEpoch: 3,
+          claimedAt: 1,
+          outgoingStopped: false,
+          stopOutgoing: true,
+          detail: 'boom',
+        },
+      });
+      given(open, ['STALLED', 'STILL_STALLED', 'FAILOVER_STARTED', 'FAILOVER_FAILED']);
+      const v1 = watchdogStateV1Schema.parse(s3.json('peer-sync/watchdog/state.json'));
+      const note = { at: 1, by: 'ops@host', reason: null };
+      s3.set('peer-sync/watchdog/state.json', {
+        ...upgradeV1(v1),
+        maintenance: { paused: null, cordoned: { 'node-2': note } },
+      });
+      const out = await handler({ eventId: `${INCIDENT}.FAILOVER_FAILED`, execute: true });
+      expect(out.executed).toEqual([]);
+      expect(s3.json('peer-sync/leader.json')).toMatchObject({ primary: 'node-1', epoch: 3 });
     });
   });
 

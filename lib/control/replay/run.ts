@@ -5,6 +5,7 @@ import { KEYS, PREFIXES } from '../../core/keys';
 import { claimStaleMs } from '../../core/fleet/ladder';
 import { lostAfterMs, newestSample, observe } from '../../core/fleet/membership';
 import { readyStandbys } from '../../core/fleet/readiness';
+import { cordonedNodes } from '../../core/fleet/maintenance';
 import { planReplay, type ReplayAction, type ReplayPlan } from '../../core/views/replay';
 import type { ReplayRef, ReplayRequest } from '../../core/views/replay-input';
 import { advance } from '../../core/fleet/incident';
@@ -64,7 +65,14 @@ const gather = async (deps: WatchdogDeps, event: FleetEvent): Promise<ReplayPlan
     sampleMs: deps.config.sampleIntervalSeconds * 1000,
   };
   const ready =
-    leader === null ? [] : readyStandbys({ ...standbys, leader, lostMs: lostAfterMs(deps.config) }).map((n) => n.name);
+    leader === null
+      ? []
+      : readyStandbys({
+          ...standbys,
+          leader,
+          lostMs: lostAfterMs(deps.config),
+          unready: cordonedNodes(state.maintenance),
+        }).map((n) => n.name);
   return planReplay({
     event,
     leader,

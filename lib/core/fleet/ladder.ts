@@ -60,7 +60,7 @@ const tryFailover = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): Node
   const target =
     cooling || ctx.paused === true
       ? undefined
-      : readyStandbys({ ...input, lostMs: ctx.lostMs, ...(ctx.unready ? { unready: ctx.unready } : {}) })[0];
+      : readyStandbys({ ...input, lostMs: ctx.lostMs, unready: ctx.unready ?? new Set() })[0];
   if (target === undefined) {
     if (pending.noStandbyAlerted) return watch;
     return move(
@@ -205,7 +205,9 @@ const judgeStall = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeW
   const incident = current.incident;
   const replaced = incident === null ? null : replacedWorker(incident);
   const byReplaced = replaced !== null && counter.last?.worker === replaced;
-  if (counter.healthy >= recoverySamples && incident?.stage.name !== 'restart-claimed' && !byReplaced) {
+  // A claim the pause holds unsent changed nothing on the node: its samples speak for it.
+  const claimedThisRun = incident?.stage.name === 'restart-claimed' && ctx.paused !== true;
+  if (counter.healthy >= recoverySamples && !claimedThisRun && !byReplaced) {
     return move(
       ctx,
       spec,
@@ -244,7 +246,8 @@ export const judgeNode = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch):
   if (incident !== null && (incident.kind === 'standby' || incident.kind === 'dead')) {
     // A restart in flight reports its outcome before the incident closes: the node may well be
     // heard from before its command's result is read (an agent restart takes seconds).
-    if (incident.stage.name === 'restart-claimed' || incident.stage.name === 'restart-sent')
+    const held = incident.stage.name === 'restart-claimed' && ctx.paused === true;
+    if ((incident.stage.name === 'restart-claimed' && !held) || incident.stage.name === 'restart-sent')
       return progressRestart(ctx, spec, current);
     return move(ctx, spec, current, { kind: 'RECOVERED' }, `${spec.name} is heard from again.`);
   }

@@ -7,7 +7,8 @@ import { nodeNameSchema } from '../schemas';
  * Pure.
  *
  * - Paused: the watchdog still judges and alerts, but sends no restart and claims no failover,
- *   and no standby takes a lapsed lease over. Claims made meanwhile go on once it ends.
+ *   and no standby takes a lapsed lease over. Claims made meanwhile go on once it ends. Its expiry
+ *   is the watchdog's clock alone: the watchdog stamps it and ends the pause; no one else compares.
  * - Cordoned: a standby that is never promoted, whose silence and restarts are no incident.
  */
 const noteSchema = z.object({
@@ -21,7 +22,9 @@ const noteSchema = z.object({
 export const maintenanceSchema = z.object({
   paused: noteSchema
     .extend({
-      /** When the pause ends by itself (the watchdog's clock); null: until `fleet resume`. */
+      /** How long it lasts from the watchdog's first run that sees it (ms); null: until `fleet resume`. */
+      forMs: z.number().positive().nullable().default(null),
+      /** When it ends, by the watchdog's clock: stamped by that first run from `forMs`. */
       until: z.number().nullable().default(null),
     })
     .nullable()
@@ -33,24 +36,34 @@ export type Note = z.output<typeof noteSchema>;
 
 export const noMaintenance = (): Maintenance => ({ paused: null, cordoned: {} });
 
-/** Whether the automation is paused at `now`: a pause with an expiry in the past has ended. */
-export const isPaused = (m: Maintenance | undefined, now: number): boolean =>
-  m?.paused !== null && m?.paused !== undefined && (m.paused.until === null || now < m.paused.until);
+/** Whether the automation is paused: a pause is stored (the watchdog removes one that expired). */
+export const isPaused = (m: Maintenance | undefined): boolean => m?.paused !== null && m?.paused !== undefined;
+
+/**
+ * The watchdog's step on a pause, by its own clock: a new one's expiry is stamped from `forMs`,
+ * one past its expiry ends. The only place a pause's time is compared.
+ */
+export const settlePause = (m: Maintenance | undefined, now: number): Maintenance | undefined => {
+  const p = m?.paused;
+  if (m === undefined || p === null || p === undefined) return m;
+  if (p.until === null && p.forMs !== null) return { ...m, paused: { ...p, until: now + p.forMs } };
+  return p.until !== null && now >= p.until ? { ...m, paused: null } : m;
+};
 
 /** The cordoned nodes' names. */
 export const cordonedNodes = (m: Maintenance | undefined): ReadonlySet<string> =>
   new Set(Object.keys(m?.cordoned ?? {}));
 
 /** Why `node` may not take the role now, or null: the one rule the agents and the watchdog both apply. */
-export const promotionHeld = (m: Maintenance | undefined, node: string, now: number): string | null => {
+export const promotionHeld = (m: Maintenance | undefined, node: string): string | null => {
   if (m?.cordoned[node] !== undefined) return `${node} is cordoned (fleet uncordon ${node})`;
-  if (isPaused(m, now)) return 'the fleet is paused (fleet resume)';
+  if (isPaused(m)) return 'the fleet is paused (fleet resume)';
   return null;
 };
 
 /** An operator's change: each one is a pure step from the stored maintenance to the next. */
 export type MaintenanceChange =
-  | { kind: 'pause'; note: Note; until: number | null }
+  | { kind: 'pause'; note: Note; forMs: number | null }
   | { kind: 'resume' }
   | { kind: 'cordon'; node: string; note: Note }
   | { kind: 'uncordon'; node: string };
@@ -59,7 +72,7 @@ export const applyChange = (m: Maintenance | undefined, change: MaintenanceChang
   const base = m ?? noMaintenance();
   switch (change.kind) {
     case 'pause':
-      return { ...base, paused: { ...change.note, until: change.until } };
+      return { ...base, paused: { ...change.note, forMs: change.forMs, until: null } };
     case 'resume':
       return { ...base, paused: null };
     case 'cordon':

@@ -51,7 +51,8 @@ export interface StandbyInput {
   now: number;
   sampleMs: number;
   lostMs: number;
-  unready?: ReadonlySet<string>;
+  /** Nodes out of rotation whatever their samples: cordoned ones, and those that cannot reach their stores. */
+  unready: ReadonlySet<string>;
 }
 
 /**
@@ -64,7 +65,7 @@ export const readyStandbys = (i: StandbyInput): NodeSpec[] => {
   const sameZone = (spec: NodeSpec): number => (primaryZone !== undefined && spec.zone === primaryZone ? 1 : 0);
   return i.nodes
     .filter((spec) => {
-      if (spec.name === i.leader.primary || i.unready?.has(spec.name) === true) return false;
+      if (spec.name === i.leader.primary || i.unready.has(spec.name)) return false;
       const watch = i.watches[spec.name];
       const hb = i.heartbeats.get(spec.name);
       const last = hb?.samples.at(-1);

@@ -9,7 +9,7 @@ import { emptyWatch, type NodeWatch, type WatchdogState } from './watchdog-state
 import { withDeadLetters, withRise } from './dead-letters';
 import { withIntakeWait } from './intake-wait';
 import { withLeaderRepair, type LeaderDamage } from './repair';
-import { cordonedNodes, isPaused } from './maintenance';
+import { cordonedNodes, isPaused, settlePause } from './maintenance';
 
 export type { WatchdogAction, WatchdogSettings };
 
@@ -58,7 +58,8 @@ const material = (state: WatchdogState, sampleMs: number): unknown => {
     return [name, quiet ? { ...w, counter: { boot: w.counter.boot }, newest } : w];
   });
   const lease = state.lease === undefined ? null : [state.lease.primary, state.lease.epoch, at(state.lease.changedAt)];
-  return { origin: state.origin ?? null, judged: at(state.judgedAt), lease, nodes: Object.fromEntries(nodes) };
+  const { origin = null, maintenance = null } = state;
+  return { origin, maintenance, judged: at(state.judgedAt), lease, nodes: Object.fromEntries(nodes) };
 };
 
 /** The clocks after this run's reads: every node's newest sample and the lease, restarted after a blind spell. */
@@ -94,7 +95,8 @@ const judge = (state: WatchdogState, i: Inputs, settings: WatchdogSettings): Dec
   const sampleMs = settings.sampleIntervalSeconds * 1000;
   const seen = observeAll(state, i, settings);
   const nodes = seen.nodes;
-  const cordoned = cordonedNodes(state.maintenance);
+  const maintenance = settlePause(state.maintenance, i.now);
+  const cordoned = cordonedNodes(maintenance);
   for (const spec of settings.nodes) {
     const hb = i.heartbeats.get(spec.name);
     const watch = nodes[spec.name] ?? emptyWatch();
@@ -114,7 +116,7 @@ const judge = (state: WatchdogState, i: Inputs, settings: WatchdogSettings): Dec
     watches: nodes,
     unready: new Set([...cannotWork(i.beats), ...cordoned]),
     cordoned,
-    paused: isPaused(state.maintenance, i.now),
+    paused: isPaused(maintenance),
     lastFailoverAt: state.lastFailoverAt,
     lostMs: seen.lostMs,
     leaseStale: seen.stale,
@@ -134,6 +136,7 @@ const judge = (state: WatchdogState, i: Inputs, settings: WatchdogSettings): Dec
   const next: WatchdogState = {
     ...state,
     nodes,
+    ...(maintenance === undefined ? {} : { maintenance }),
     judgedAt: i.now,
     ...(seen.lease === undefined ? {} : { lease: seen.lease }),
   };

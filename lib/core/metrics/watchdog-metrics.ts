@@ -81,11 +81,12 @@ export const watchdogMetricValues = (v: RunView): MetricValues => {
   const cordoned = cordonedNodes(v.after.maintenance);
   const fleet: Record<string, number> = {
     ...counts,
-    Paused: isPaused(v.after.maintenance, v.now) ? 1 : 0,
+    Paused: isPaused(v.after.maintenance) ? 1 : 0,
     InputHeld: v.after.admission?.held === true ? 1 : 0,
   };
   if (cordoned.size === 0)
-    fleet.ReadyStandbys = v.leader === null ? 0 : readyStandbys({ ...standbys, leader: v.leader }).length;
+    fleet.ReadyStandbys =
+      v.leader === null ? 0 : readyStandbys({ ...standbys, leader: v.leader, unready: cordoned }).length;
   if (v.leader !== null) fleet.Epoch = v.leader.epoch;
   const nodes: Record<string, Record<string, number>> = {};
   for (const spec of v.nodes) {
@@ -95,9 +96,11 @@ export const watchdogMetricValues = (v: RunView): MetricValues => {
     // Each node's age by the rule that judges it: the primary's lease, the others' newest sample.
     const lease = v.leader?.primary === spec.name ? v.after.lease : undefined;
     const since = lease?.changedAt ?? watch?.newest?.changedAt;
-    if (since !== undefined && !cordoned.has(spec.name)) values.HeartbeatAge = Math.max(0, (v.now - since) / 1000);
+    // A cordoned standby's silence is no incident, so no alarm either; a primary is always judged.
+    const judged = v.leader?.primary === spec.name || !cordoned.has(spec.name);
+    if (since !== undefined && judged) values.HeartbeatAge = Math.max(0, (v.now - since) / 1000);
     const failing = failingPeak(v, spec.name);
-    if (failing !== undefined && !cordoned.has(spec.name)) values.FailingSamples = failing;
+    if (failing !== undefined && judged) values.FailingSamples = failing;
     if (last !== undefined) {
       values.InFlight = last.inFlight.length;
       values.Completions = last.completionsInWindow;

@@ -43,7 +43,7 @@ export type ManualFailoverPlan =
  * The watchdog's own step in flight on the primary (a restart claimed or sent, a failover
  * claimed): a manual move now would race it and send the node's commands twice.
  */
-const watchdogBusy = (watchdog: Observed<WatchdogState>, primary: string, now: number): string | null => {
+const watchdogBusy = (watchdog: Observed<WatchdogState>, primary: string): string | null => {
   if (watchdog.state !== 'ok') return null;
   const incident = watchdog.value.nodes[primary]?.incident;
   if (incident === null || incident === undefined) return null;
@@ -51,7 +51,7 @@ const watchdogBusy = (watchdog: Observed<WatchdogState>, primary: string, now: n
   if (stage.name === 'failing-over')
     return `the watchdog is failing ${primary} over to ${stage.failover.to} (incident ${incident.id})`;
   // A claim the pause holds unsent is not in flight: only one sent is.
-  const held = stage.name === 'restart-claimed' && isPaused(watchdog.value.maintenance, now);
+  const held = stage.name === 'restart-claimed' && isPaused(watchdog.value.maintenance);
   if ((stage.name === 'restart-claimed' && !held) || stage.name === 'restart-sent')
     return (
       `the watchdog is ` +
@@ -95,7 +95,7 @@ export const planManualFailover = (input: ManualFailoverInput): ManualFailoverPl
     sampleMs: input.sampleMs,
     ...(input.keepAliveMs === undefined ? {} : { keepAliveMs: input.keepAliveMs }),
   });
-  const busy = watchdogBusy(input.watchdog, current.primary, input.now);
+  const busy = watchdogBusy(input.watchdog, current.primary);
   const objections = [...ready.reasons, ...(busy === null ? [] : [busy])];
   if (objections.length > 0 && !input.force)
     return {

@@ -1,6 +1,7 @@
 import type { NodeSpec } from '../config';
 import { isLost } from '../fleet/membership';
 import { isProven, PROOF_INTERVALS, readyStandbys } from '../fleet/readiness';
+import { cordonedNodes } from '../fleet/maintenance';
 import { valueOf, type HeartbeatObservation, type Observed } from './observed';
 import type { Heartbeat, Leader } from '../schemas';
 import { emptyWatch, type NodeWatch, type WatchdogState } from '../fleet/watchdog-state';
@@ -135,9 +136,17 @@ export const readiness = (name: string, input: ReadinessInput): Readiness => {
   }
   const reasons = reasonsAgainst(name, watches[name] ?? operatorWatch(undefined, undefined), input);
   const { nodes, leader, now, sampleMs } = input;
-  const ruled = readyStandbys({ nodes, watches, heartbeats, leader, now, sampleMs, lostMs: 2 * sampleMs }).some(
-    (s) => s.name === name,
-  );
+  const unready = cordonedNodes(input.watchdog.state === 'ok' ? input.watchdog.value.maintenance : undefined);
+  const ruled = readyStandbys({
+    nodes,
+    watches,
+    heartbeats,
+    leader,
+    now,
+    sampleMs,
+    lostMs: 2 * sampleMs,
+    unready,
+  }).some((s) => s.name === name);
   const ready = ruled && reasons.length === 0;
   if (!ready && reasons.length === 0) reasons.push('it is not among the ready standbys');
   return { ready, reasons };

@@ -134,7 +134,7 @@ export interface StatusView {
     state: 'ok' | 'missing' | 'corrupt';
     error: string | null;
     lastFailoverAt: number | null;
-    /** The operator's pause and cordons (`fleet pause`, `fleet cordon`); `paused` is false past its expiry. */
+    /** The operator's pause and cordons (`fleet pause`, `fleet cordon`); `paused` until the watchdog ends it. */
     maintenance: Maintenance;
     paused: boolean;
   };
@@ -258,7 +258,7 @@ export const buildStatus = (input: StatusInput): StatusView => {
       error: input.watchdog.state === 'corrupt' ? input.watchdog.error : null,
       lastFailoverAt: watchdog?.lastFailoverAt ?? null,
       maintenance: watchdog?.maintenance ?? noMaintenance(),
-      paused: isPaused(watchdog?.maintenance, input.now),
+      paused: isPaused(watchdog?.maintenance),
     },
     queue: q.state === 'ok' ? { ...q, depth: q.visible + q.inFlight } : q,
     lastFailover: lastFailover(input.lastPromotion),

@@ -18,7 +18,7 @@ export const planSwitchover = (input: ManualFailoverInput): SwitchoverPlan => {
   const { to, leader, watchdog, now } = input;
   const maintenance = watchdog.state === 'ok' ? watchdog.value.maintenance : undefined;
   if (input.nodes.some((n) => n.name === to)) {
-    if (isPaused(maintenance, now))
+    if (isPaused(maintenance))
       return { kind: 'refuse', message: 'the fleet is paused: no switchover until fleet resume' };
     if (maintenance?.cordoned[to] !== undefined)
       return { kind: 'refuse', message: `${to} is cordoned: no switchover to it until fleet uncordon ${to}` };

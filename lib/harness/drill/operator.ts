@@ -26,7 +26,7 @@ const changeOf = (a: OperatorAction, t: OperatorTargets, now: number): Maintenan
   const note = { at: now, by: `drill@${hostname()}`, reason: `scenario second ${a.at}` };
   switch (a.action) {
     case 'pause':
-      return { kind: 'pause', note, until: a.for === undefined ? null : now + (a.for * 1000) / t.timeScale };
+      return { kind: 'pause', note, forMs: a.for === undefined ? null : (a.for * 1000) / t.timeScale };
     case 'resume':
       return { kind: 'resume' };
     case 'cordon':

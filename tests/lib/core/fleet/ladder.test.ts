@@ -339,7 +339,9 @@ describe('failover ladder', () => {
         leader,
       };
       expect(
-        readyStandbys({ ...input, now: T0 + 126_000, sampleMs: 15_000, lostMs: 120_000 }).map((n) => n.name),
+        readyStandbys({ ...input, now: T0 + 126_000, sampleMs: 15_000, lostMs: 120_000, unready: new Set() }).map(
+          (n) => n.name,
+        ),
       ).toEqual(['node-2']);
       const verified = markRestartResult(back.state, 'node-2', 'node-2-e4-i1', true, 'Success', T0 + 127_000)!;
       expect(verified.event?.kind).toBe('RESTART_RESULT');

@@ -91,6 +91,7 @@ describe('rejoin: a standby whose worker is not ready is restarted in standby mo
           now: T0 + 5 * INTERVAL,
           sampleMs: INTERVAL,
           lostMs: 8 * INTERVAL,
+          unready: new Set(),
         }).map((n) => n.name),
       ).toEqual(['node-2']);
     },
@@ -121,6 +122,7 @@ describe('rejoin: a standby whose worker is not ready is restarted in standby mo
         now: T0 + 2 * INTERVAL,
         sampleMs: INTERVAL,
         lostMs: 8 * INTERVAL,
+        unready: new Set(),
       }),
     ).toEqual([]);
     const primaryStopped = judgeAlive(

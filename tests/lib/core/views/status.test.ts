@@ -368,7 +368,7 @@ describe('readiness', () => {
           const watches = { 'node-2': operatorWatch(state.nodes['node-2'], c.present ? obs : undefined) };
           const heard = new Map(c.present ? [['node-2', hb]] : []);
           const standbys = { nodes: NODES, watches, heartbeats: heard, leader, now: NOW, sampleMs: SAMPLE_MS };
-          const ruled = readyStandbys({ ...standbys, lostMs: 2 * SAMPLE_MS }).length === 1;
+          const ruled = readyStandbys({ ...standbys, lostMs: 2 * SAMPLE_MS, unready: new Set() }).length === 1;
           expect(r.ready).toBe(ruled && c.writtenAgo !== null);
           expect(r.reasons).not.toContain('it is not among the ready standbys');
         },
