@@ -264,6 +264,8 @@ export class LeaseKeeper {
 
   /** Recomputes the role by the clock (a lapsed lease fences) and writes it if it changed. */
   async publish(): Promise<RoleFile> {
+    // A handover's wait ends by the clock alone: no renewal need fall due first.
+    this.state = release(this.state, this.clock(), this.timing);
     const role = roleOf(this.deps.config.nodeName, this.state, this.clock(), this.timing);
     const draining = this.draining && role.role === 'primary' ? { draining: true } : {};
     const next: RoleFile = { ...role, boot: bootId(), ...draining };

@@ -225,6 +225,35 @@ describe('LeaseKeeper', () => {
     expect(restarted.current).toMatchObject({ role: 'primary', epoch: 2 });
   });
 
+  it('consumes once a handover wait runs out by its own clock, between renewals, and does not spin', async () => {
+    const k = keeper('node-2');
+    await k.round(); // a standby: it sees the record of epoch 1 now
+    t += 4_000;
+    const handedOver: Leader = {
+      ...LEADER,
+      primary: 'node-2',
+      epoch: 2,
+      previous: 'node-1',
+      handover: 'await-fence',
+      replaces: { epoch: 1, renewals: 0 },
+    };
+    s3.set('peer-sync/leader.json', handedOver);
+    await k.round();
+    expect(k.current.role).toBe('pending');
+    // The old lease lapses an expiry after this node saw its last version: 26 s from now, between
+    // this node's renewals (due 10, 20 and 30 s from now). The agent's loop rounds only when a
+    // renewal is due and otherwise publishes the role by the clock.
+    const releaseAt = t + 26_000;
+    const agentStep = () => (k.renewalDue() ? k.round() : k.publish());
+    for (let i = 0; i < 50 && k.current.role !== 'primary'; i++) {
+      t += Math.max(1, k.nextDelayMs());
+      await agentStep();
+    }
+    expect(k.current.role).toBe('primary');
+    expect(t).toBe(releaseAt);
+    expect(k.nextDelayMs()).toBeGreaterThan(0);
+  });
+
   it('fences a primary whose renewals fail at expiry less a renewal after its last good one was sent', async () => {
     const primary = keeper('node-1');
     // Its first round reads its own record and renews it; the next renews by CAS, without a read.
