@@ -67,14 +67,17 @@ export class Custody {
    * first, so only a receipt SQS still honours is kept; `begin` runs it); across a reboot each
    * goes back to the queue at once. Otherwise they are left alone to run out (within a
    * visibility timeout): a node fenced since may no longer hand them back, since the new primary
-   * may hold them under a later receive. Resolves once `held.json` says what it decided.
+   * may hold them under a later receive. An extension that fails leaves the message held, to be
+   * taken up again while its margin lasts (`heldUnder`). Resolves once `held.json` says what it
+   * decided: true when every message was decided, false when one waits for another try.
    */
   async takeUp(
     left: Leftovers,
     role: RoleFile | null,
     begin: (message: QueueMessage, epoch: number, sentAt: number) => void,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const { queue, log, config } = this.deps;
+    let pending = false;
     await Promise.allSettled(
       left.messages.map(async ({ taskId, message, epoch }) => {
         // A file of an earlier release names no epoch: judged by the role alone, as it was then.
@@ -94,11 +97,8 @@ export class Custody {
         try {
           await queue.setVisibility(message.receiptHandle, config.visibilityTimeoutSeconds);
         } catch (error) {
-          this.held.release(taskId);
-          log.warn(
-            { err: describeError(error), taskId },
-            'a held message could not be extended; it returns after its visibility timeout',
-          );
+          pending = true;
+          log.warn({ err: describeError(error), taskId }, 'a held message could not be extended yet; tried again');
           return;
         }
         log.info({ taskId, epoch: role.epoch }, 'carrying on with a task the previous worker held');
@@ -110,6 +110,7 @@ export class Custody {
     // it alone (a drill's lasting stall freezes a worker right here: a task then waited out its
     // visibility timeout, 565 s after its node stalled).
     await this.held.flushed();
+    return !pending;
   }
 
   /**

@@ -121,8 +121,8 @@ export class HeldMessages {
 
   /**
    * This node's own messages held under `epoch` whose tasks are not running here, with a margin
-   * of visibility left: what a worker that becomes primary of that epoch after its start (its
-   * agent was pending, or renewed a lease that lapsed for a moment) still has to take up.
+   * of visibility left: what the worker still has to take up (its agent was pending at its start,
+   * a lease lapsed for a moment, or an extension at the take-up failed).
    */
   heldUnder(epoch: number, running: ReadonlySet<string>, marginMs: number): Leftovers {
     const now = { mono: mono(), wall: wall() };
@@ -171,7 +171,11 @@ export class HeldMessages {
     const sameBoot = file?.boot === bootId();
     const now = { mono: mono(), wall: wall() };
     // Across a reboot the monotonic deadlines mean nothing: taken again from the wall clock's.
-    const kept = Object.entries(file?.messages ?? {})
+    const all = Object.entries(file?.messages ?? {});
+    const lapsed = all.filter(([, m]) => !stillInvisible(m, sameBoot, now, marginMs)).map(([taskId]) => taskId);
+    if (lapsed.length > 0)
+      this.log.warn({ tasks: lapsed, sameBoot }, 'held messages too close to their visibility timeout: left to it');
+    const kept = all
       .filter(([, m]) => stillInvisible(m, sameBoot, now, marginMs))
       .map(
         ([taskId, m]) =>

@@ -58,8 +58,6 @@ export class Worker {
   private handOn = false;
   /** This process as the sampler names the running worker (`pid:startTicks`), set at start: its proofs name it. */
   private identity: string | undefined;
-  /** The epoch whose messages this node held were taken up (once, on taking the role). */
-  private tookUpFor: number | null = null;
   /** The agent's last word on the role, re-read every watch tick and before every receive. */
   private readonly lease: LeaseView;
 
@@ -187,13 +185,13 @@ export class Worker {
     while (!this.stopping.signal.aborted) {
       const role = await this.lease.allowed();
       const free = c.concurrency - this.inHand.size;
-      const epoch = role?.epoch ?? null;
-      this.book.consumingEpoch = epoch;
-      if (role !== null && epoch !== this.tookUpFor) {
-        this.tookUpFor = epoch;
-        // This node's own messages of this epoch (a role that came after this worker's start).
-        const mine = this.custody.heldUnder(role.epoch, this.inHand.ids());
-        await this.custody.takeUp(mine, role, (message, e, sentAt) => this.inHand.begin(message, e, sentAt));
+      this.book.consumingEpoch = role?.epoch ?? null;
+      // What this node holds under its epoch and does not run (a dead worker's messages, ones held
+      // before the role came, or a take-up that failed) is carried on with before anything new.
+      const mine = role === null ? null : this.custody.heldUnder(role.epoch, this.inHand.ids());
+      if (role !== null && mine !== null && mine.messages.length > 0) {
+        const decided = await this.custody.takeUp(mine, role, (m, e, sentAt) => this.inHand.begin(m, e, sentAt));
+        if (!decided) await this.idle(idleMs);
         continue;
       }
       // While a task waits out an outage, nothing more is taken in: it is tried again in its turn.

@@ -293,7 +293,7 @@ describe('Worker', () => {
      * A worker receives a 60 s task and is halted (as by SIGKILL: it hands nothing back); the
      * next worker starts under `role` and records what it does with the message's visibility.
      */
-    const restartWith = async (role: 'primary' | 'standby' | 'late-primary') => {
+    const restartWith = async (role: 'primary' | 'standby' | 'late-primary' | 'slow-sqs') => {
       const dataDir = mkdtempSync(join(tmpdir(), 'qf-worker-'));
       const nodes = [
         { name: 'node-1', instanceId: 'mi-00000000000000001' },
@@ -350,9 +350,16 @@ describe('Worker', () => {
         // the role comes back, same epoch, after the worker's start.
         if (role === 'late-primary')
           await writeJsonAtomic(rolePath(dataDir), { role: 'pending', epoch: 3, validUntil: 0, boot: bootId() });
+        // A slow SQS: the next worker's first extension times out.
+        let failing = role === 'slow-sqs' ? 1 : 0;
         const nextQueue = {
           ...scriptedQueue([]).queue,
-          setVisibility: (handle: string, seconds: number) => (after.push({ handle, seconds }), Promise.resolve()),
+          setVisibility: (handle: string, seconds: number) => {
+            after.push({ handle, seconds });
+            return failing-- > 0
+              ? Promise.reject(new TransientError('ChangeMessageVisibility timed out'))
+              : Promise.resolve();
+          },
         } as unknown as TaskQueue;
         next = new Worker({ config, store, queue: nextQueue, log: memoryLogger().log, now: Date.now, alerts: null });
         await next.start();
@@ -366,6 +373,8 @@ describe('Worker', () => {
           });
           for (let i = 0; i < 100 && after.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
         }
+        const tries = role === 'slow-sqs' ? 2 : 0;
+        for (let i = 0; i < 100 && after.length < tries; i++) await new Promise((r) => setTimeout(r, 20));
         return { after: [...after], stillHeld: holds(dataDir, 'h1') };
       } finally {
         await next?.close();
@@ -394,6 +403,15 @@ describe('Worker', () => {
         expect(after.map((v) => v.handle)).not.toContain('older');
       },
     );
+
+    it('tries the extension again when it fails: a slow SQS costs a retry, not the visibility timeout', async () => {
+      const { after, stillHeld } = await restartWith('slow-sqs');
+      expect(after.slice(0, 2)).toEqual([
+        { handle: 'h1', seconds: 30 },
+        { handle: 'h1', seconds: 30 },
+      ]);
+      expect(stillHeld).toBe(true);
+    });
 
     it(
       'leaves it alone when the node may not consume: ' +
