@@ -181,8 +181,9 @@ describe('node roles', () => {
       ['implicit-deny', 'implicit-deny', 'allow'],
     ]);
     for (const role of NODE_ROLES) {
+      // Every beat may be read: a primary that lost S3 steps down only for a peer whose beat moves.
+      for (const node of NODES) expect(judge(role, item('dynamodb:GetItem', KEYS.beat(node)))).toBe('allow');
       for (const action of [
-        'dynamodb:GetItem',
         'dynamodb:PutItem',
         'dynamodb:DeleteItem',
         'dynamodb:BatchWriteItem',
@@ -222,12 +223,15 @@ describe('node roles', () => {
         expect(decide(ownBeat, item('dynamodb:GetItem', KEYS.beat(own)))).toBe('implicit-deny');
       });
       const shared = t.documentStatements(t.props('NodePolicy').PolicyDocument as { Statement: Statement[] });
-      // No node reads another's beat: only the watchdog judges liveness.
+      // Every node reads the beats (a step-down's look at its peers) and writes none through the shared policy.
       for (const node of NODES) {
-        for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem']) {
+        expect(decide(shared, item('dynamodb:GetItem', KEYS.beat(node)))).toBe('allow');
+        for (const action of ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem']) {
           expect(decide(shared, item(action, KEYS.beat(node)))).toBe('implicit-deny');
         }
       }
+      for (const key of ['nodes/node-1/heartbeat.json', 'nodes/beat', 'other/nodes/node-1/beat'])
+        expect(decide(shared, item('dynamodb:GetItem', key))).toBe('implicit-deny');
     },
   );
 
@@ -328,9 +332,9 @@ describe('node roles', () => {
           allowed.filter((s) => asList(s.Action).includes(action)).map((s) => arnOf(s.Resource));
         expect(on('lambda:InvokeFunction')).toEqual(['ref:WatchdogLambdaFunction.Arn']);
         // The lease (NodePolicy's Lease) and the node's own beat (its role's OwnBeat); reads of the lease
-        // and of the watchdog's state (Maintenance), each its one item (tested above).
+        // of the watchdog's state (Maintenance) and of the beats (PeerBeats), each by its keys (tested above).
         expect(on('dynamodb:UpdateItem')).toEqual([TABLE, TABLE]);
-        expect(on('dynamodb:GetItem')).toEqual([TABLE, TABLE]);
+        expect(on('dynamodb:GetItem')).toEqual([TABLE, TABLE, TABLE]);
         expect(on('sns:Publish')).toEqual(['ref:AlertTopic']);
         expect(on('sqs:ReceiveMessage')).toEqual(['ref:TaskQueue.Arn']);
         // A failed task goes back as a new message; one that failed maxTaskFailures times, to the dead-letter queue.
