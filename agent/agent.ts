@@ -62,7 +62,6 @@ export class Agent {
   private readonly stepDown: StepDown;
   /** `fleet switchover`: the primary drains and hands over; the target answers in its beat (the last written). */
   private readonly switchover: SwitchoverAgent;
-  private lastBeat: Beat | null = null;
   private lastRound: RoundStats | null = null;
   private readonly figures: NodeFigures;
   /** Heartbeat writes that failed in a row: the next sample writes it again (heartbeat-policy.ts). */
@@ -101,7 +100,7 @@ export class Agent {
       onRaced: () => this.figures.raced(),
     });
     const lease = this.lease;
-    this.switchover = new SwitchoverAgent({ config: c, store, log, lease, beat: () => this.lastBeat, ready });
+    this.switchover = new SwitchoverAgent({ config: c, log, lease });
     this.peerSync = new PeerSync({
       store: deps.store,
       log: deps.log,
@@ -222,7 +221,6 @@ export class Agent {
   private async writeBeat(sample: Sample): Promise<void> {
     const { seq, unreachable } = sample;
     const beat: Beat = { version: 1, boot: this.boot, seq, ...(unreachable === undefined ? {} : { unreachable }) };
-    this.lastBeat = beat;
     try {
       await this.deps.store.put(KEYS.beat(this.deps.config.nodeName), beat);
     } catch (error) {

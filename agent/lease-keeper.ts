@@ -173,15 +173,16 @@ export class LeaseKeeper {
   }
 
   /**
-   * Why this node may not take the role now: cordoned, or the fleet paused. Read only before a
-   * takeover; one that cannot be read holds nothing back, so a dead primary is still replaced.
+   * Why `node` (this one by default) may not take the role now: cordoned, or the fleet paused. Read
+   * only before a takeover or a handover; one that cannot be read holds nothing back, so a dead
+   * primary is still replaced.
    */
-  async promotionHeld(): Promise<string | null> {
+  async promotionHeld(node = this.deps.config.nodeName): Promise<string | null> {
     try {
       const got = await this.deps.store.read(KEYS.watchdogState, maintenanceOnly);
-      return promotionHeld(got?.value.maintenance, this.deps.config.nodeName);
+      return promotionHeld(got?.value.maintenance, node);
     } catch (error) {
-      this.deps.log.warn({ err: describeError(error) }, 'maintenance unreadable: taking the lease all the same');
+      this.deps.log.warn({ err: describeError(error) }, 'maintenance unreadable: going ahead all the same');
       return null;
     }
   }

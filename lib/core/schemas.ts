@@ -173,11 +173,6 @@ export const beatSchema = z.object({
   boot: z.string().min(1).max(64),
   seq: z.number().int().min(0),
   unreachable: z.array(z.enum(STORE_NAMES)).min(1).max(3).optional(),
-  /**
-   * The target of a switchover answers it (lib/core/fleet/switchover.ts): the request's id and a
-   * count it bumps at each look while it waits, so the primary sees it alive before handing over.
-   */
-  accepts: z.object({ id: z.string().max(64), n: z.number().int().min(0) }).optional(),
 });
 export type Beat = z.output<typeof beatSchema>;
 

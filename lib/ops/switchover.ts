@@ -39,9 +39,9 @@ export interface SwitchoverResult {
   steps: SwitchoverStep[];
 }
 
-/** The longest a switchover can take by the rules: the target's answer and the drain, each within the drain bound. */
+/** The longest a switchover can take by the rules: a renewal to see the request, the drain, then looks to spare. */
 export const switchoverBoundMs = (c: OpsDeps['config']): number =>
-  c.workerStopTimeoutSeconds * 1000 + 3 * c.leaseRenewSeconds * 1000;
+  (c.workerStopTimeoutSeconds * 1000) / 2 + 3 * c.leaseRenewSeconds * 1000;
 
 /**
  * `fleet switchover --to NODE`: records the request on `leader.json` by CAS, only while the record
@@ -139,7 +139,7 @@ const waitForHandover = async (
     outcome.kind === 'moved'
       ? `the role moved another way: ${outcome.primary} is primary of epoch ${outcome.epoch}`
       : outcome.kind === 'dropped'
-        ? `${result.from} dropped the request (the target did not answer or went silent; its log says why)`
+        ? `${result.from} dropped the request (target cordoned or fleet paused since; its log says why)`
         : `not handed over within ${Math.round(waitMs / 1000)} s: still pending ` +
           `(fleet switchover --cancel withdraws it)`;
   step('hand-over', 'fail', detail);

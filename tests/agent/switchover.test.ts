@@ -7,6 +7,7 @@ import { emptyRegistry, registryPath, rolePath, writeJsonAtomic } from '../../ag
 import { SwitchoverAgent } from '../../agent/switchover';
 import { StateStore } from '../../lib/aws/state-store';
 import { buildConfig } from '../../lib/core/config';
+import { emptyWatchdogState } from '../../lib/core/fleet/watchdog-state';
 import type { Leader } from '../../lib/core/schemas';
 import { memoryLogger } from '../helpers/memory-logger';
 import { MemoryS3 } from '../helpers/memory-s3';
@@ -28,6 +29,8 @@ const LEADER: Leader = {
 };
 const REQUEST = { id: 'sw-1-1-ab', to: 'node-2', epoch: 1, by: 'ops', reason: 'kernel update' };
 const KEY = 'peer-sync/leader.json';
+const serverError = (): Error =>
+  Object.assign(new Error('InternalError'), { name: 'InternalError', $metadata: { httpStatusCode: 500 } });
 
 let s3: MemoryS3;
 let t: number;
@@ -45,8 +48,7 @@ const node = (name: string) => {
   });
   const log = memoryLogger().log;
   const lease = new LeaseKeeper({ config, store, log, ready: () => true, clock: () => t });
-  const beat = () => ({ version: 1, boot: `boot-${name}`, seq: 3 });
-  const agent = new SwitchoverAgent({ config, store, log, lease, clock: () => t, beat, ready: () => true });
+  const agent = new SwitchoverAgent({ config, log, lease, clock: () => t });
   /** One look of the agent's lease loop: a round when due, then the switchover's step. */
   const look = async (): Promise<void> => {
     if (lease.renewalDue()) await lease.round();
@@ -68,7 +70,7 @@ beforeEach(() => {
 afterAll(() => s3.restore());
 
 describe('SwitchoverAgent', () => {
-  it('carries a request through renewal, answer, drain and handover: target primary, old one fenced', async () => {
+  it('carries a request through renewal, drain and handover: target primary, old one fenced', async () => {
     const [one, two] = [node('node-1'), node('node-2')];
     await one.look();
     await two.look();
@@ -103,13 +105,18 @@ describe('SwitchoverAgent', () => {
     expect(two.role().role).toBe('primary');
   });
 
-  it('drops a request the target never answers once the drain bound passes, and never drains', async () => {
+  it('drops a request whose target is cordoned, and never drains', async () => {
     const one = node('node-1');
     await one.look();
+    const note = { at: 1, by: 'ops', reason: null };
+    s3.set('peer-sync/watchdog/state.json', {
+      ...emptyWatchdogState(),
+      maintenance: { paused: null, cordoned: { 'node-2': note } },
+    });
     s3.set(KEY, { ...leader(), switchover: REQUEST });
     t += 10_000;
     await one.look();
-    for (let i = 0; i < 25; i++) {
+    for (let i = 0; i < 5; i++) {
       t += 625;
       await one.look();
       expect(one.role().draining).toBeUndefined();
@@ -121,6 +128,27 @@ describe('SwitchoverAgent', () => {
     expect(leader().switchover).toBeUndefined();
     expect(one.role().role).toBe('primary');
     expect(one.agent.active).toBe(false);
+  });
+
+  it('stays drained when its handover write fails, and tries it again: it never consumes meanwhile', async () => {
+    const one = node('node-1');
+    await one.look();
+    s3.set(KEY, { ...leader(), switchover: REQUEST });
+    t += 10_000;
+    await one.look();
+    t += 625;
+    await one.look();
+    expect(one.role()).toMatchObject({ role: 'primary', draining: true });
+    await one.drained(1);
+    s3.failNext(serverError());
+    t += 625;
+    await one.look();
+    expect(leader().epoch).toBe(1);
+    expect(one.role()).toMatchObject({ role: 'primary', draining: true });
+    t += 625;
+    await one.look();
+    expect(leader()).toMatchObject({ primary: 'node-2', epoch: 2, handover: 'immediate' });
+    expect(one.role().role).toBe('fenced');
   });
 
   it('stops draining and carries on when the request is withdrawn', async () => {

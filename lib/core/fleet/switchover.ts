@@ -4,24 +4,24 @@ import { nextEpoch, type LeaseTiming } from './lease';
 /**
  * A planned handover of the primary role (`fleet switchover --to NODE`), on the lease itself: an
  * operator records the request on `leader.json` by CAS for its holder and epoch; the primary sees
- * it at its next renewal, waits for the target to answer, stops taking messages, lets its running
- * stages reach their checkpoint, and writes the next epoch naming the target. Pure: every time is
- * the primary's own monotonic clock, from when it first saw the request (never the operator's).
+ * it at its next renewal, stops taking messages, lets its running stages reach their checkpoint,
+ * and writes the next epoch naming the target. The target's fitness is judged once, before the
+ * drain: the operator's readiness check, then the primary's own look at the maintenance switches.
+ * Pure: every time is the primary's own monotonic clock, from when it first saw the request.
  *
  * Drained means: the worker holds no task and has no receive open. Each running task stopped at
  * a stage boundary, after that stage's checkpoint (or completed, when it was the last stage), and
  * its message went back to the queue under the old lease, so the new primary resumes it from
- * that checkpoint and no stage runs twice.
+ * that checkpoint and no stage runs twice. Once draining, the primary never takes a message again
+ * under this lease: it hands over, or learns from the record that it did.
  */
 export interface Handing {
   id: string;
   to: string;
   /** When this primary first saw the request. */
   seenAt: number;
-  /** When it began to drain (the target had answered), or null while it waits for the answer. */
+  /** When it began to drain, or null before. */
   drainFrom: number | null;
-  /** The target's answer: its count, and when this primary last saw it move. */
-  ack: { n: number; movedAt: number } | null;
 }
 
 export interface HandingTiming extends LeaseTiming {
@@ -31,7 +31,7 @@ export interface HandingTiming extends LeaseTiming {
 
 export type HandoverStep =
   | { kind: 'none' }
-  /** The target has not answered yet: keep consuming. */
+  /** Not seen yet: keep consuming. */
   | { kind: 'wait' }
   /** Take no new message; running stages go on to their checkpoint. */
   | { kind: 'drain' }
@@ -49,22 +49,13 @@ export const observeRequest = (me: string, leader: Leader | null, h: Handing | n
   const req = requestFor(me, leader);
   if (req === null) return null;
   if (h !== null && h.id === req.id) return h;
-  return { id: req.id, to: req.to, seenAt: now, drainFrom: null, ack: null };
+  return { id: req.id, to: req.to, seenAt: now, drainFrom: null };
 };
 
-/** Folds a read of the target's beat: only an answer to this request, with a count that moved, is a sign of life. */
-export const observeAck = (h: Handing, accepts: { id: string; n: number } | null, now: number): Handing => {
-  if (accepts === null || accepts.id !== h.id) return h;
-  if (h.ack !== null && h.ack.n === accepts.n) return h;
-  // The first answer seen is not yet a move: a beat left from a dead target's last look must not count.
-  return { ...h, ack: { n: accepts.n, movedAt: h.ack === null ? -Infinity : now } };
-};
-
-/** The target answered within a renewal period by this primary's clock: its agent is alive and willing. */
-export const targetAlive = (h: Handing, now: number, t: LeaseTiming): boolean =>
-  h.ack !== null && now - h.ack.movedAt < t.renewMs;
-
-/** The primary's next step on a request, from what it knows now and whether its worker has drained. */
+/**
+ * The primary's next step on a request, from what it knows now, whether its worker has drained,
+ * and `held`: why the target may not take the role (the fleet paused, the target cordoned), or null.
+ */
 export const planHandover = (
   me: string,
   leader: Leader | null,
@@ -72,6 +63,7 @@ export const planHandover = (
   now: number,
   t: HandingTiming,
   drained: boolean,
+  held: string | null,
 ): HandoverStep => {
   const req = requestFor(me, leader);
   if (req === null || leader === null) return { kind: 'none' };
@@ -79,22 +71,14 @@ export const planHandover = (
     return { kind: 'drop', why: `stale: made for epoch ${req.epoch}, not ${leader.epoch}` };
   if (req.to === me) return { kind: 'drop', why: `it names the primary ${me} itself` };
   if (h === null || h.id !== req.id) return { kind: 'wait' };
-  const alive = targetAlive(h, now, t);
-  const secs = Math.round(t.drainMs / 100) / 10;
-  if (h.drainFrom === null) {
-    if (alive) return { kind: 'drain' };
-    return now - h.seenAt >= t.drainMs
-      ? { kind: 'drop', why: `${req.to} did not answer within ${secs} s: expired` }
-      : { kind: 'wait' };
-  }
-  if (!alive) return { kind: 'drop', why: `${req.to} went silent while ${me} drained: carrying on as primary` };
+  if (h.drainFrom === null) return held === null ? { kind: 'drain' } : { kind: 'drop', why: held };
   if (drained) return { kind: 'hand-over', to: req.to, handover: 'immediate', why: 'drained' };
   if (now - h.drainFrom >= t.drainMs)
     return {
       kind: 'hand-over',
       to: req.to,
       handover: 'await-fence',
-      why: `drain timed out after ${secs} s (a stage had not reached its checkpoint)`,
+      why: `drain timed out after ${Math.round(t.drainMs / 100) / 10} s (a stage had not reached its checkpoint)`,
     };
   return { kind: 'drain' };
 };
@@ -116,7 +100,7 @@ export const withoutRequest = (leader: Leader): Leader => {
   return rest;
 };
 
-/** Whether this node is the live target of the request on the record: it answers in its beat while so. */
+/** Whether this node is the target of the live request on the record: it reads the record often while so. */
 export const targetOf = (me: string, leader: Leader | null): SwitchoverRequest | null => {
   const req = leader?.switchover;
   return req !== undefined && leader !== null && req.to === me && leader.primary !== me && req.epoch === leader.epoch

@@ -12,7 +12,7 @@ export type SwitchoverPlan =
  * Decides `fleet switchover --to NODE`: the same checks as a manual failover (a configured node
  * other than the primary, ready by the watchdog's rule, no watchdog step in flight on the primary,
  * unless `--ignore-readiness`), and, whatever the flag says, never while the fleet is paused or the
- * target cordoned (the target's agent would not answer), nor over another request still pending.
+ * target cordoned (the primary would drop it), nor over another request still pending.
  */
 export const planSwitchover = (input: ManualFailoverInput): SwitchoverPlan => {
   const { to, leader, watchdog, now } = input;
