@@ -1,3 +1,4 @@
+import { hostname, userInfo } from 'node:os';
 import Table from 'cli-table3';
 import { InvalidArgumentError, type Command } from 'commander';
 import pc from 'picocolors';
@@ -8,6 +9,15 @@ import { defaultLocalFile, openTarget, type Target } from '../../lib/ops/target'
 
 /** The CLI's exit codes, as in bin/fleet.ts. */
 export const EXIT = { ok: 0, failed: 1, badInput: 2 } as const;
+
+/** Who acts, as a request or a note records it: `user@host`, or the host alone with no user entry (containers). */
+export const operator = (): string => {
+  try {
+    return `${userInfo().username}@${hostname()}`;
+  } catch {
+    return hostname();
+  }
+};
 
 /** The global `--config FILE` (bin/commands/index.ts): the config file, before FLEET_CONFIG_FILE. */
 export const configFlag: { file?: string } = {};

@@ -1,10 +1,9 @@
-import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { ValidationError } from '../../lib/core/errors';
 import type { MaintenanceChange, Note } from '../../lib/core/fleet/maintenance';
 import { durationMs, parseNode } from '../../lib/core/views/event-query';
 import { changeMaintenance, type MaintenanceView } from '../../lib/ops/maintenance';
-import { argument, connect, paint, printJson, withTargetOptions, type TargetOptions } from './common';
+import { argument, connect, operator, paint, printJson, withTargetOptions, type TargetOptions } from './common';
 import { renderMaintenance } from './render';
 
 interface MaintenanceOptions extends TargetOptions {
@@ -18,15 +17,7 @@ const parseFor = (raw: string): number => {
   return ms;
 };
 
-const noteOf = (o: MaintenanceOptions, at: number): Note => {
-  let by = hostname();
-  try {
-    by = `${userInfo().username}@${by}`;
-  } catch {
-    // No user entry (some containers): the host alone says where it came from.
-  }
-  return { at, by, reason: o.reason ?? null };
-};
+const noteOf = (o: MaintenanceOptions, at: number): Note => ({ at, by: operator(), reason: o.reason ?? null });
 
 const run = async (o: MaintenanceOptions, change: (at: number) => MaintenanceChange): Promise<void> => {
   const { target, deps } = connect(o);

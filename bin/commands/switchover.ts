@@ -1,4 +1,3 @@
-import { hostname, userInfo } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { ValidationError } from '../../lib/core/errors';
@@ -11,7 +10,7 @@ import {
   type SwitchoverResult,
   type SwitchoverStep,
 } from '../../lib/ops/switchover';
-import { argument, connect, EXIT, paint, withTargetOptions, type Paint, type TargetOptions } from './common';
+import { argument, connect, EXIT, operator, paint, withTargetOptions, type Paint, type TargetOptions } from './common';
 import { confirm, mustAsk } from './confirm';
 
 export interface SwitchoverOptions extends TargetOptions {
@@ -56,14 +55,6 @@ const requireArgs = (o: SwitchoverOptions): { to: string; reason: string } | nul
   if (o.to === undefined || o.reason === undefined)
     throw new ValidationError('--to and --reason are required (or --cancel)', o.to === undefined ? '--to' : '--reason');
   return { to: o.to, reason: o.reason };
-};
-
-const operator = (): string => {
-  try {
-    return `${userInfo().username}@${hostname()}`;
-  } catch {
-    return hostname();
-  }
 };
 
 /**

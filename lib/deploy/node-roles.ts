@@ -16,7 +16,7 @@
 import { z } from 'zod';
 import { nodeSpecSchema, type NodeSpec } from '../core/config';
 import { ValidationError } from '../core/errors';
-import { idPart, nodeRoleOutputOf } from '../core/stack-names';
+import { idPart, nodeRoleNameOf, nodeRoleOutputOf, SERVICE } from '../core/stack-names';
 
 export { idPart };
 import { parseJsonText, parseWith } from '../core/validate';
@@ -83,8 +83,11 @@ export const nodePolicyArnsOf = (value: unknown): string[] => {
  * The role of `node`: fixed, so the activation can name it; the watchdog finds the node's instance by it
  * (lib/core/stack-names.ts, with this service's name).
  */
-export const nodeRoleName = (inputs: Pick<NodeRoleInputs, 'service' | 'stage' | 'region'>, node: string): string =>
-  `${inputs.service}-node-${inputs.stage}-${inputs.region}-${node}`;
+export const nodeRoleName = (inputs: Pick<NodeRoleInputs, 'service' | 'stage' | 'region'>, node: string): string => {
+  if (inputs.service !== SERVICE)
+    throw new ValidationError(`service ${inputs.service}: node roles are found by ${SERVICE}'s names`, 'service');
+  return nodeRoleNameOf(inputs, node);
+};
 
 /** The `nodes` parameter, checked as the config checks its nodes. */
 const nodeSpecsOf = (inputs: Pick<NodeRoleInputs, 'nodes'>): NodeSpec[] => {

@@ -1,5 +1,5 @@
 import { KEYS } from '../core/keys';
-import { ValidationError } from '../core/errors';
+import { NotFoundError, ValidationError } from '../core/errors';
 import { leaderSchema } from '../core/schemas';
 import {
   applyChange,
@@ -14,7 +14,7 @@ import type { OpsDeps } from './observe';
 /** The JSON document of `fleet pause|resume|cordon|uncordon --json` (without `where`). */
 export interface MaintenanceView {
   maintenance: Maintenance;
-  /** Paused now, by this machine's clock (a pause past its expiry is over). */
+  /** Paused as stored: the watchdog lifts a pause past its end at its next run. */
   paused: boolean;
   /** True when this command changed what was stored. */
   changed: boolean;
@@ -38,7 +38,7 @@ export const changeMaintenance = async (
     const leader = await deps.store.read(KEYS.leader, leaderSchema);
     if (leader?.value.primary === change.node)
       throw new ValidationError(
-        `${change.node} is the primary: move the role first (fleet failover --to OTHER), then cordon it`,
+        `${change.node} is the primary: move the role first (fleet switchover --to OTHER), then cordon it`,
         'NODE',
       );
   }
@@ -52,7 +52,7 @@ export const changeMaintenance = async (
     };
   });
   if (result === null)
-    throw new Error(
+    throw new NotFoundError(
       'the watchdog has not run yet (no watchdog/state.json): deploy it, or wait for its first run, then try again',
     );
   return { ...result, paused: isPaused(result.maintenance) };

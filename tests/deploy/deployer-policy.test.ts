@@ -113,6 +113,21 @@ describe('the deployer policy (examples/deployer-policy.json)', () => {
       expect(decide(policy.Statement, { action, resource: stack })).toBe('allow');
   });
 
+  it('allows the steps around the deploy: the instances, the Slack webhook, fleet init and fleet enroll', () => {
+    const role = `arn:aws:iam::${ACCOUNT}:role/queens-fleet-node-ci-${REGION}-node-1`;
+    const steps: Request[] = [
+      { action: 'lightsail:CreateInstances', resource: '*' },
+      { action: 'lightsail:AllocateStaticIp', resource: '*' },
+      { action: 'lightsail:AttachStaticIp', resource: '*' },
+      { action: 'ssm:PutParameter', resource: arn('ssm', 'parameter/queens-fleet/ci/slack-webhook-url') },
+      { action: 'cloudformation:DescribeStacks', resource: arn('cloudformation', `stack/${STACK}/1`) },
+      { action: 'ssm:CreateActivation', resource: '*' },
+      { action: 'ssm:AddTagsToResource', resource: '*' },
+      { action: 'iam:PassRole', resource: role },
+    ];
+    expect(steps.filter((q) => decide(policy.Statement, q) !== 'allow')).toEqual([]);
+  });
+
   it("grants nothing outside the fleet's names: not another stack, role, function, table or bucket", () => {
     const outside: Request[] = [
       { action: 'cloudformation:DeleteStack', resource: arn('cloudformation', 'stack/billing/1') },

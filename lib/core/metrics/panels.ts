@@ -91,8 +91,8 @@ export const dashboardPanels = (
       title: 'Heartbeat age',
       description:
         "Seconds since each node's lease (the primary) or newest sample (the others) last changed, by the " +
-        "watchdog's clock. Past the line a node is lost: NODE_SILENT, AGENT_DEAD, NODE_DEAD, REDUNDANCY_LOST, and " +
-        'RECOVERED once it is heard again; the HeartbeatOld alarm.',
+        "watchdog's clock. Past the line a node is lost: NODE_SILENT, NODE_DEAD, REDUNDANCY_LOST (AGENT_DEAD in " +
+        'earlier versions), and RECOVERED once it is heard again; the HeartbeatOld alarm.',
       unit: 'Seconds',
       series: ours('HeartbeatAge'),
       threshold: { value: settings.silenceSeconds, label: 'silent' },

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import type { StateStore } from '../../aws/state-store';
 import type { Config } from '../../core/config';
 import type { OperatorAction } from '../../core/drill/operator';
-import { describeError } from '../../core/errors';
+import { describeError, NotFoundError } from '../../core/errors';
 import type { MaintenanceChange } from '../../core/fleet/maintenance';
 import { changeMaintenance } from '../../ops/maintenance';
 import type { Recorder } from './recorder';
@@ -54,7 +54,7 @@ export const runOperatorAction = async (a: OperatorAction, t: OperatorTargets): 
       );
       return;
     } catch (error) {
-      if (attempt >= RETRIES || !/has not run yet/.test(describeError(error))) {
+      if (attempt >= RETRIES || !(error instanceof NotFoundError)) {
         t.recorder.note('drill', 'error', `operator ${a.action} at ${a.at}: ${describeError(error)}`);
         return;
       }
