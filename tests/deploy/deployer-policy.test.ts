@@ -113,12 +113,14 @@ describe('the deployer policy (examples/deployer-policy.json)', () => {
       expect(decide(policy.Statement, { action, resource: stack })).toBe('allow');
   });
 
-  it('allows the steps around the deploy: the instances, the Slack webhook, fleet init and fleet enroll', () => {
+  it('allows the steps around the deploy: instances, zone lookup, Slack webhook, fleet init and enroll', () => {
     const role = `arn:aws:iam::${ACCOUNT}:role/queens-fleet-node-ci-${REGION}-node-1`;
     const steps: Request[] = [
       { action: 'lightsail:CreateInstances', resource: '*' },
       { action: 'lightsail:AllocateStaticIp', resource: '*' },
       { action: 'lightsail:AttachStaticIp', resource: '*' },
+      { action: 'lightsail:StopInstance', resource: '*' },
+      { action: 'route53:ListHostedZonesByName', resource: '*' },
       { action: 'ssm:PutParameter', resource: arn('ssm', 'parameter/queens-fleet/ci/slack-webhook-url') },
       { action: 'cloudformation:DescribeStacks', resource: arn('cloudformation', `stack/${STACK}/1`) },
       { action: 'ssm:CreateActivation', resource: '*' },
