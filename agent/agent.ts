@@ -60,7 +60,7 @@ export class Agent {
   private readonly reach: Reach;
   /** Whether to give up the role for want of S3 (step-down.ts). */
   private readonly stepDown: StepDown;
-  /** `fleet switchover`: the primary drains and hands over; the target answers in its beat (the last written). */
+  /** `fleet switchover`: the primary drains and hands over; the target reads the record often meanwhile. */
   private readonly switchover: SwitchoverAgent;
   private lastRound: RoundStats | null = null;
   private readonly figures: NodeFigures;

@@ -172,18 +172,18 @@ export class HeldMessages {
     const now = { mono: mono(), wall: wall() };
     // Across a reboot the monotonic deadlines mean nothing: taken again from the wall clock's.
     const all = Object.entries(file?.messages ?? {});
-    const lapsed = all.filter(([, m]) => !stillInvisible(m, sameBoot, now, marginMs)).map(([taskId]) => taskId);
-    if (lapsed.length > 0)
+    const invisible = all.filter(([, m]) => stillInvisible(m, sameBoot, now, marginMs));
+    if (invisible.length < all.length) {
+      const lapsed = all.filter((e) => !invisible.includes(e)).map(([taskId]) => taskId);
       this.log.warn({ tasks: lapsed, sameBoot }, 'held messages too close to their visibility timeout: left to it');
-    const kept = all
-      .filter(([, m]) => stillInvisible(m, sameBoot, now, marginMs))
-      .map(
-        ([taskId, m]) =>
-          [
-            taskId,
-            sameBoot ? m : { ...m, invisibleUntilMono: now.mono + (m.invisibleUntilWall - now.wall) - marginMs },
-          ] as const,
-      );
+    }
+    const kept = invisible.map(
+      ([taskId, m]) =>
+        [
+          taskId,
+          sameBoot ? m : { ...m, invisibleUntilMono: now.mono + (m.invisibleUntilWall - now.wall) - marginMs },
+        ] as const,
+    );
     for (const [taskId, m] of kept) this.messages.set(taskId, m);
     this.save();
     await this.flushed();

@@ -188,9 +188,10 @@ export class Worker {
       this.book.consumingEpoch = role?.epoch ?? null;
       // What this node holds under its epoch and does not run (a dead worker's messages, ones held
       // before the role came, or a take-up that failed) is carried on with before anything new.
-      const mine = role === null ? null : this.custody.heldUnder(role.epoch, this.inHand.ids());
-      if (role !== null && mine !== null && mine.messages.length > 0) {
-        const decided = await this.custody.takeUp(mine, role, (m, e, sentAt) => this.inHand.begin(m, e, sentAt));
+      const mine = role === null ? [] : this.custody.heldUnder(role.epoch, this.inHand.ids()).messages;
+      if (role !== null && mine.length > 0) {
+        const left = { sameBoot: true, messages: mine };
+        const decided = await this.custody.takeUp(left, role, (m, e, sentAt) => this.inHand.begin(m, e, sentAt));
         if (!decided) await this.idle(idleMs);
         continue;
       }

@@ -4,7 +4,7 @@ import { isLost } from './membership';
 import { readyStandbys } from './readiness';
 import { judgeRejoin } from './rejoin';
 import { isStalled } from './stall';
-import { advance, type FailoverPlan, type Opening } from './incident';
+import { advance, type FailoverPlan, type Incident, type Opening } from './incident';
 import { next, replacedWorker } from './incident-pending';
 import type { NodeWatch } from './watchdog-state';
 import { move, open, timing, type LadderContext, type WatchdogAction, type WatchdogSettings } from './ladder-context';
@@ -40,6 +40,10 @@ const resumeFailover = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): N
  * Claims the failover of the primary to the best ready standby, within the cooldown; with no
  * ready standby it alerts once and tries again on the next run.
  */
+/** The restart this run sends: one claimed and not held back by a pause (a held claim changed nothing on the node). */
+const sendsClaim = (ctx: LadderContext, incident: Incident): boolean =>
+  incident.stage.name === 'restart-claimed' && ctx.paused !== true;
+
 const tryFailover = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeWatch => {
   const { leader } = ctx;
   const { incident } = watch;
@@ -205,9 +209,7 @@ const judgeStall = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch): NodeW
   const incident = current.incident;
   const replaced = incident === null ? null : replacedWorker(incident);
   const byReplaced = replaced !== null && counter.last?.worker === replaced;
-  // A claim the pause holds unsent changed nothing on the node: its samples speak for it.
-  const claimedThisRun = incident?.stage.name === 'restart-claimed' && ctx.paused !== true;
-  if (counter.healthy >= recoverySamples && !claimedThisRun && !byReplaced) {
+  if (counter.healthy >= recoverySamples && !(incident !== null && sendsClaim(ctx, incident)) && !byReplaced) {
     return move(
       ctx,
       spec,
@@ -246,9 +248,7 @@ export const judgeNode = (ctx: LadderContext, spec: NodeSpec, watch: NodeWatch):
   if (incident !== null && (incident.kind === 'standby' || incident.kind === 'dead')) {
     // A restart in flight reports its outcome before the incident closes: the node may well be
     // heard from before its command's result is read (an agent restart takes seconds).
-    const held = incident.stage.name === 'restart-claimed' && ctx.paused === true;
-    if ((incident.stage.name === 'restart-claimed' && !held) || incident.stage.name === 'restart-sent')
-      return progressRestart(ctx, spec, current);
+    if (sendsClaim(ctx, incident) || incident.stage.name === 'restart-sent') return progressRestart(ctx, spec, current);
     return move(ctx, spec, current, { kind: 'RECOVERED' }, `${spec.name} is heard from again.`);
   }
   return isPrimary ? judgeStall(ctx, spec, current) : judgeRejoin(ctx, spec, current);

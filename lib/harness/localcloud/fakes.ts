@@ -187,6 +187,9 @@ export class AwsFakes {
           return jsonError(reply, 400, 'InvalidCommandId', 'no such command');
         return send({});
       case 'DescribeInstanceInformation':
+        // SSM refuses a page size outside 5–50 (API reference, MaxResults); it does not clamp it.
+        if (body.MaxResults !== undefined && !(Number(body.MaxResults) >= 5 && Number(body.MaxResults) <= 50))
+          return jsonError(reply, 400, 'ValidationException', `MaxResults ${JSON.stringify(body.MaxResults)}: 5 to 50`);
         return send(
           describeInstances(this.machines?.list() ?? [], body, (id) => ({
             status: this.ssm.pingStatus(id),

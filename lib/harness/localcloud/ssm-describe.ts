@@ -13,7 +13,8 @@ interface InstanceInformation {
 /**
  * DescribeInstanceInformation over the local machines, as SSM answers it (SSM API reference,
  * "DescribeInstanceInformation"): `Filters` by `InstanceIds` or `IamRole` (a hybrid node's
- * activation role, by name), and pages of `MaxResults` (5 to 50, default 10) with a `NextToken`,
+ * activation role, by name), and pages of `MaxResults` (5 to 50, default 10; the caller refuses
+ * others, as SSM does) with a `NextToken`,
  * so a caller that reads only the first page misses instances, as it would on AWS.
  */
 export const describeInstances = (
